@@ -1,0 +1,163 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Swift 6 language mode (complete strict concurrency) for every target.
+let strict: [SwiftSetting] = []
+
+let package = Package(
+    name: "hadeploy",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "hadeploy", targets: ["hadeploy"]),
+        .library(name: "HADeployKit", targets: ["HADeployKit"]),
+        .library(name: "DeviceSpec", targets: ["DeviceSpec"]),
+        .library(name: "HomeAssistant", targets: ["HomeAssistant"]),
+        .library(name: "VirtualDevice", targets: ["VirtualDevice"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/websocket-kit", from: "2.16.2"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+    ],
+    targets: [
+        // MARK: executable + CLI
+        .executableTarget(
+            name: "hadeploy",
+            dependencies: ["HADeployCLI"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HADeployCLI",
+            dependencies: [
+                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // MARK: the Kit: plans as values, executors
+        .target(
+            name: "HADeployKit",
+            dependencies: [
+                "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // MARK: pure middle
+        .target(
+            name: "HADeployCore",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DeviceSpec",
+            dependencies: ["HADeployCore", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Versioning",
+            dependencies: ["HADeployCore"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Templating",
+            dependencies: [
+                "HADeployCore",
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // MARK: C libraries (only the wrapper targets import them)
+        .systemLibrary(
+            name: "CIMobileDevice",
+            pkgConfig: "libimobiledevice-1.0",
+            providers: [.apt(["libimobiledevice-dev"]), .brew(["libimobiledevice"])]
+        ),
+        .systemLibrary(
+            name: "CPlist",
+            pkgConfig: "libplist-2.0",
+            providers: [.apt(["libplist-dev"]), .brew(["libplist"])]
+        ),
+        .systemLibrary(
+            name: "CUsbmuxd",
+            pkgConfig: "libusbmuxd-2.0",
+            providers: [.apt(["libusbmuxd-dev"]), .brew(["libusbmuxd"])]
+        ),
+        .systemLibrary(
+            name: "CLibSSH",
+            pkgConfig: "libssh",
+            providers: [.apt(["libssh-dev"]), .brew(["libssh"])]
+        ),
+
+        // MARK: edges
+        .target(
+            name: "MobileDevice",
+            dependencies: ["HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SSHTransport",
+            dependencies: ["HADeployCore", "CLibSSH"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HomeAssistant",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WebSocketKit", package: "websocket-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "VirtualDevice",
+            dependencies: [
+                "HomeAssistant",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // MARK: tests
+        .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec"], swiftSettings: strict),
+        .testTarget(name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
+        .testTarget(name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
+        .testTarget(name: "VirtualDeviceTests", dependencies: ["VirtualDevice"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,33 @@
+/// A value that must never be shown: tokens, passwords, keys.
+///
+/// `description`, `debugDescription` and `Encodable` all produce `***`; the only way to the
+/// plain text is `reveal()`, which callers use at the last moment (a launch argument, an HTTP header).
+public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    Encodable
+{
+    private let value: String
+
+    public init(_ value: String) { self.value = value }
+
+    public func reveal() -> String { value }
+
+    public var isEmpty: Bool { value.isEmpty }
+
+    public static let redacted = "***"
+
+    public var description: String { Secret.redacted }
+    public var debugDescription: String { Secret.redacted }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Secret.redacted)
+    }
+
+    /// Whether a key name looks like it holds a secret (TOKEN, KEY, SECRET, PASSWORD, ...).
+    public static func isSecretKey(_ key: String) -> Bool {
+        let upper = key.uppercased()
+        return ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE"].contains {
+            upper.contains($0)
+        }
+    }
+}

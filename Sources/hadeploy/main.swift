@@ -1,0 +1,3 @@
+import HADeployCLI
+
+await HADeploy.main()
