@@ -81,20 +81,11 @@ cmd_start() {
         printf '%s' '{"version":4,"minor_version":1,"key":"onboarding","data":{"done":["core_config"]}}' \
             >"$dir/.storage/onboarding"
     fi
-    # setsid: HA must not receive the terminal's SIGINT aimed at the caller; stop sends SIGTERM itself.
-    HA_PORT="$port" setsid "$venv/bin/python" -m homeassistant --config "$dir" --skip-pip \
-        >"$dir/hass.out" 2>&1 </dev/null &
-    local pid=$!
+    # launch.py: clean signal mask, no inherited descriptors, own session (see its docstring).
+    local pid
+    pid="$("$venv/bin/python" "$data/launch.py" --dir "$dir" --port "$port" \
+        ${HA_PEER_WATCH_PID:+--watch "$HA_PEER_WATCH_PID"} </dev/null)"
     echo "$pid" >"$dir/ha.pid"
-    if [ -n "${HA_PEER_WATCH_PID:-}" ]; then
-        local watched="$HA_PEER_WATCH_PID"
-        (
-            trap '' HUP
-            while kill -0 "$watched" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 1; done
-            kill -TERM "$pid" 2>/dev/null || true
-        ) </dev/null >/dev/null 2>&1 &
-        disown
-    fi
     if ! "$venv/bin/python" "$data/onboard.py" --dir "$dir" --port "$port" --pid "$pid" \
         --timeout "${HA_PEER_START_TIMEOUT:-90}"; then
         echo "ha-peer: last lines of $dir/hass.out:" >&2

@@ -85,7 +85,8 @@ public actor HomeAssistantConnection {
         let closing = socket
         socket = nil
         failEverything(
-            HomeAssistantError(.notConnected, server: serverName, message: "the connection to \(serverName) was closed"))
+            HomeAssistantError(
+                .notConnected, server: serverName, message: "the connection to \(serverName) was closed"))
         if let closing {
             _ = try? await closing.close(code: .normalClosure).get()
         }
@@ -114,7 +115,8 @@ public actor HomeAssistantConnection {
             await self?.handshakeTimedOut(generation: current)
         }
         defer { timer.cancel() }
-        let version = try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<String, any Error>) in
+        let version = try await withCheckedThrowingContinuation {
+            (waiter: CheckedContinuation<String, any Error>) in
             if let outcome = handshakeOutcome {
                 waiter.resume(with: outcome)
             } else {
@@ -161,7 +163,9 @@ public actor HomeAssistantConnection {
     }
 
     /// `get_config`.
-    public nonisolated func config() async throws -> HomeAssistantConfig { try await send(GetConfigRequest()) }
+    public nonisolated func config() async throws -> HomeAssistantConfig {
+        try await send(GetConfigRequest())
+    }
     /// `get_states`.
     public nonisolated func states() async throws -> [EntityState] { try await send(GetStatesRequest()) }
     /// `get_services`.
@@ -178,7 +182,9 @@ public actor HomeAssistantConnection {
     }
     /// `fire_event`; returns the result (`{"context": …}`).
     @discardableResult
-    public nonisolated func fireEvent(_ eventType: String, data: [String: JSONValue]? = nil) async throws -> JSONValue {
+    public nonisolated func fireEvent(_ eventType: String, data: [String: JSONValue]? = nil) async throws
+        -> JSONValue
+    {
         try await send(FireEventRequest(eventType: eventType, data: data))
     }
     /// `ping`; returns the round-trip time.
@@ -199,8 +205,10 @@ public actor HomeAssistantConnection {
         }
         let key = allocateKey()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<CommandReply, any Error>) in
-                enqueue(key: key, type: type, parameters: parameters, subscriptionKey: nil, timeout: timeout) {
+            try await withCheckedThrowingContinuation {
+                (waiter: CheckedContinuation<CommandReply, any Error>) in
+                enqueue(key: key, type: type, parameters: parameters, subscriptionKey: nil, timeout: timeout)
+                {
                     waiter.resume(with: $0.mapError { $0 as any Error })
                 }
             }
@@ -269,7 +277,8 @@ public actor HomeAssistantConnection {
     private func cancelPending(key: Int) {
         resolve(
             key: key,
-            with: .failure(HomeAssistantError(.cancelled, server: serverName, message: "the request was cancelled")))
+            with: .failure(
+                HomeAssistantError(.cancelled, server: serverName, message: "the request was cancelled")))
     }
 
     // MARK: - Subscriptions
@@ -302,7 +311,8 @@ public actor HomeAssistantConnection {
             type: command.type, parameters: command.parameters, serverID: nil,
             deliver: { message in
                 do {
-                    continuation.yield(try JSONDecoder().decode(EventEnvelope<Element>.self, from: message).event)
+                    continuation.yield(
+                        try JSONDecoder().decode(EventEnvelope<Element>.self, from: message).event)
                 } catch {
                     logger.warning("dropped an event that could not be decoded: \(error)")
                 }
@@ -314,7 +324,8 @@ public actor HomeAssistantConnection {
         do {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
                 enqueue(
-                    key: allocateKey(), type: command.type, parameters: command.parameters, subscriptionKey: key,
+                    key: allocateKey(), type: command.type, parameters: command.parameters,
+                    subscriptionKey: key,
                     timeout: options.requestTimeout
                 ) { result in
                     waiter.resume(with: result.map { _ in () }.mapError { $0 as any Error })
@@ -337,7 +348,8 @@ public actor HomeAssistantConnection {
         if let id = record.serverID, state == .connected, socket != nil {
             let unsubscribe = UnsubscribeEventsRequest(subscription: id)
             enqueue(
-                key: allocateKey(), type: unsubscribe.type, parameters: unsubscribe.parameters, subscriptionKey: nil,
+                key: allocateKey(), type: unsubscribe.type, parameters: unsubscribe.parameters,
+                subscriptionKey: nil,
                 timeout: options.requestTimeout, complete: { _ in })
         }
     }
@@ -385,7 +397,9 @@ public actor HomeAssistantConnection {
             guard let id = header.id, let key = pendingByServerID[id] else {
                 // HA 2024.3 sends a second result for some failed deletes; a late reply after a
                 // timeout lands here too.
-                logger.debug("ignored a reply for an id that is not pending", metadata: ["ha.id": "\(header.id ?? -1)"])
+                logger.debug(
+                    "ignored a reply for an id that is not pending", metadata: ["ha.id": "\(header.id ?? -1)"]
+                )
                 return
             }
             if header.type == "pong" || header.success == true {
@@ -402,7 +416,8 @@ public actor HomeAssistantConnection {
                             message: "Home Assistant at \(serverName) refused \(type): \(code): \(message)")))
             }
         case "event":
-            guard let id = header.id, let key = subscriptionByServerID[id], let record = subscriptions[key] else {
+            guard let id = header.id, let key = subscriptionByServerID[id], let record = subscriptions[key]
+            else {
                 return
             }
             record.deliver(data)
@@ -431,7 +446,8 @@ public actor HomeAssistantConnection {
         guard options.reconnect.isEnabled else {
             state = .closed
             failEverything(
-                .unreachable(serverName, tried: options.server.webSocketURL, "the server closed the connection"))
+                .unreachable(
+                    serverName, tried: options.server.webSocketURL, "the server closed the connection"))
             return
         }
         state = .reconnecting(attempt: 1)

@@ -1,6 +1,6 @@
 import Foundation
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WebSocketKit
@@ -10,8 +10,10 @@ import WebSocketKit
 enum SocketOpener {
     static func open(_ options: ClientOptions) async throws -> (WebSocket, AsyncStream<SocketFrame>) {
         let server = options.server
-        let tls = server.isSecure ? try TLSSetup.configuration(caFile: options.caFile, server: server.baseURL) : nil
-        let configuration = WebSocketClient.Configuration(tlsConfiguration: tls, maxFrameSize: options.maxFrameSize)
+        let tls =
+            server.isSecure ? try TLSSetup.configuration(caFile: options.caFile, server: server.baseURL) : nil
+        let configuration = WebSocketClient.Configuration(
+            tlsConfiguration: tls, maxFrameSize: options.maxFrameSize)
         let group = MultiThreadedEventLoopGroup.singleton
         let client = WebSocketClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
         let (frames, continuation) = AsyncStream.makeStream(of: SocketFrame.self)
@@ -44,9 +46,10 @@ enum SocketOpener {
                 (waiter: CheckedContinuation<WebSocket, any Error>) in
                 let timer = loop.scheduleTask(in: options.connectTimeout.timeAmount) {
                     if claim() {
-                        waiter.resume(throwing: HomeAssistantError.unreachable(
-                            server.baseURL, tried: server.webSocketURL,
-                            "no WebSocket connection within \(options.connectTimeout.secondsText)"))
+                        waiter.resume(
+                            throwing: HomeAssistantError.unreachable(
+                                server.baseURL, tried: server.webSocketURL,
+                                "no WebSocket connection within \(options.connectTimeout.secondsText)"))
                     }
                 }
                 socketPromise.futureResult.whenComplete { result in

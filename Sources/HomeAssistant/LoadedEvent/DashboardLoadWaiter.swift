@@ -34,7 +34,9 @@ public actor DashboardLoadWaiter {
     }
 
     /// Subscribes to `ha_dashboard_loaded` now. The connection must be connected.
-    public static func subscribe(on connection: HomeAssistantConnection, deployID: String, device: String? = nil)
+    public static func subscribe(
+        on connection: HomeAssistantConnection, deployID: String, device: String? = nil
+    )
         async throws -> DashboardLoadWaiter
     {
         let subscription = try await connection.subscribe(to: DashboardLoadedEvent.eventType)
@@ -92,7 +94,8 @@ public actor DashboardLoadWaiter {
             guard !Task.isCancelled else { return }
             await self?.deadlinePassed(timeout: timeout, reconnectsBefore: reconnectsBefore)
         }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<DashboardLoadOutcome, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<DashboardLoadOutcome, Never>) in
             if let settled = settledOutcome() {
                 continuation.resume(returning: settled)
             } else {
@@ -137,7 +140,9 @@ public actor DashboardLoadWaiter {
         let reconnects = await connection.reconnectCount - reconnectsBefore
         let reason: NotLoadedReason
         if state != .connected {
-            let lost = lostSince.map { "connection lost \((clock.now - $0).secondsText) ago, \(state)" } ?? "\(state)"
+            let lost =
+                lostSince.map { "connection lost \((clock.now - $0).secondsText) ago, \(state)" }
+                ?? "\(state)"
             reason = .homeAssistantUnreachable(server: connection.options.server.baseURL, detail: lost)
         } else {
             reason = .timedOut(after: timeout, device: device, reconnects: reconnects)

@@ -20,7 +20,8 @@ public struct DashboardLoadedEvent: Sendable, Hashable, Codable {
     }
 
     public init(
-        deployID: String, device: String, dashboard: String? = nil, version: String? = nil, build: String? = nil,
+        deployID: String, device: String, dashboard: String? = nil, version: String? = nil,
+        build: String? = nil,
         kiosk: Bool? = nil, timeFired: String? = nil
     ) {
         self.deployID = deployID

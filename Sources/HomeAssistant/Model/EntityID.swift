@@ -7,7 +7,8 @@ public enum EntityID {
             !part.isEmpty
                 && part.utf8.allSatisfy { byte in
                     (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                        || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
+                        || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                        || byte == UInt8(ascii: "_")
                 }
         }
     }

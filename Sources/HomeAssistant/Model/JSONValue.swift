@@ -83,9 +83,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
-    ExpressibleByNilLiteral
+    ExpressibleByNilLiteral, ExpressibleByStringInterpolation
 {
     public init(stringLiteral value: String) { self = .string(value) }
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self = .string(String(stringInterpolation: stringInterpolation))
+    }
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
     public init(floatLiteral value: Double) { self = .number(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }

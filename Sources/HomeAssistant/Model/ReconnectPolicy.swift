@@ -7,7 +7,8 @@ public struct ReconnectPolicy: Sendable, Hashable {
     public var maximumDelay: Duration
 
     public init(
-        isEnabled: Bool = true, initialDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(5)
+        isEnabled: Bool = true, initialDelay: Duration = .milliseconds(200),
+        maximumDelay: Duration = .seconds(5)
     ) {
         self.isEnabled = isEnabled
         self.initialDelay = initialDelay

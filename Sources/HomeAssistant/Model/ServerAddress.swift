@@ -30,7 +30,8 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
                 .invalidServerURL, server: trimmed,
                 message: "'\(trimmed)' has scheme '\(scheme)': use http, https, ws or wss")
         }
-        self.host = host
+        // URLComponents keeps the brackets of an IPv6 literal on some platforms and not on others.
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = components.port ?? (isSecure ? 443 : 80)
         var path = components.path
         for suffix in ["/api/websocket", "/api/websocket/", "/api/", "/api"] where path.hasSuffix(suffix) {

@@ -16,7 +16,8 @@ public struct Preflight: Sendable {
         var once = options
         once.reconnect = .never
         let connection = HomeAssistantConnection(options: once)
-        var report = PreflightReport(server: options.server.baseURL, webSocketURL: options.server.webSocketURL)
+        var report = PreflightReport(
+            server: options.server.baseURL, webSocketURL: options.server.webSocketURL)
         do {
             try await connection.connect()
             report = await Self.check(on: connection, dashboard: dashboard)
@@ -46,7 +47,8 @@ public struct Preflight: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let options = connection.options
-        var report = PreflightReport(server: options.server.baseURL, webSocketURL: options.server.webSocketURL)
+        var report = PreflightReport(
+            server: options.server.baseURL, webSocketURL: options.server.webSocketURL)
         report.reachable = true
         report.tokenAccepted = true
         report.homeAssistantVersion = await connection.haVersion
@@ -59,7 +61,8 @@ public struct Preflight: Sendable {
     }
 
     private static func checkDashboard(
-        _ selection: DashboardSelection, on connection: HomeAssistantConnection, into report: inout PreflightReport
+        _ selection: DashboardSelection, on connection: HomeAssistantConnection,
+        into report: inout PreflightReport
     ) async {
         var check = DashboardCheck(urlPath: selection.urlPath)
         // Three commands in flight at once: one round trip instead of three.
@@ -95,7 +98,8 @@ public struct Preflight: Sendable {
                 report.issues.append(
                     PreflightIssue(
                         .warning, code: "dashboard_not_saved",
-                        message: "\(selection.displayName) exists on \(report.server) but was never saved, so "
+                        message:
+                            "\(selection.displayName) exists on \(report.server) but was never saved, so "
                             + "Home Assistant shows an auto-generated one: open it in Home Assistant, "
                             + "take control and save it; its entities were not checked"))
             }
@@ -117,7 +121,9 @@ public struct Preflight: Sendable {
                 report.issues.append(
                     PreflightIssue(
                         .warning, code: "dashboard_not_parsed",
-                        message: "\(selection.displayName) is saved as raw YAML text; its entities were not checked"))
+                        message:
+                            "\(selection.displayName) is saved as raw YAML text; its entities were not checked"
+                    ))
             }
             let references = EntityReferenceCollector.collect(from: parsedConfig.value)
             check.referencedEntities = references.count
@@ -128,7 +134,8 @@ public struct Preflight: Sendable {
                         PreflightIssue(
                             .warning, code: "entity_missing",
                             message: "\(entity.entityID) is used by \(selection.displayName) at "
-                                + "\(entity.usedAt.joined(separator: ", ")) but does not exist on \(report.server)"))
+                                + "\(entity.usedAt.joined(separator: ", ")) but does not exist on \(report.server)"
+                        ))
                 }
             }
         }

@@ -56,7 +56,8 @@ public final class HomeAssistantREST: Sendable {
     /// `POST /api/states/<entity_id>`: creates or replaces a state (the attributes are replaced
     /// whole). States made this way are not persisted across a restart.
     @discardableResult
-    public func setState(_ entityID: String, state: String, attributes: [String: JSONValue] = [:]) async throws
+    public func setState(_ entityID: String, state: String, attributes: [String: JSONValue] = [:])
+        async throws
         -> EntityState
     {
         let path = "api/states/" + (try Self.checkedEntityID(entityID, server: options.server.baseURL))
