@@ -1,0 +1,91 @@
+import HADeployCore
+
+/// Finds the variables a Mustache template needs, with their positions, so that every missing key
+/// can be reported at once before anything is rendered (Mustache itself renders a missing key as "").
+///
+/// Only top-level variables are required: a variable inside a section may be resolved by the
+/// section's own context, and `{{^KEY}}fallback{{/KEY}}` is the way to make a key optional.
+enum TemplateScanner {
+    struct Reference: Hashable {
+        var key: String
+        var line: Int
+        var column: Int
+    }
+
+    static func requiredKeys(in text: String) -> [Reference] {
+        var references: [Reference] = []
+        var depth = 0
+        var open = "{{"
+        var close = "}}"
+        var line = 1
+        var column = 1
+        var index = text.startIndex
+
+        func step(_ character: Character) {
+            if character == "\n" {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+
+        while index < text.endIndex {
+            guard text[index...].hasPrefix(open) else {
+                step(text[index])
+                index = text.index(after: index)
+                continue
+            }
+            let tagLine = line
+            let tagColumn = column
+            var cursor = text.index(index, offsetBy: open.count)
+            var tripleMustache = false
+            if open == "{{", cursor < text.endIndex, text[cursor] == "{" {
+                tripleMustache = true
+                cursor = text.index(after: cursor)
+            }
+            let terminator = tripleMustache ? "}" + close : close
+            guard let end = text[cursor...].range(of: terminator) else { break }
+            let body = text[cursor..<end.lowerBound].trimmingCharacters(in: .whitespaces)
+            for character in text[index..<end.upperBound] { step(character) }
+            index = end.upperBound
+
+            let sigil = body.first
+            let name = String(body.dropFirst()).trimmingCharacters(in: .whitespaces)
+            switch sigil {
+            case "#", "^", "$", "<":
+                depth += 1
+            case "/":
+                depth = max(0, depth - 1)
+            case "!", ">", "%":
+                continue
+            case "=":
+                // {{=<% %>=}} changes the delimiters for the rest of the template.
+                let spec = body.dropFirst().dropLast().split(separator: " ")
+                if spec.count == 2 {
+                    open = String(spec[0])
+                    close = String(spec[1])
+                }
+            case "&":
+                if depth == 0 { references.append(reference(name, tagLine, tagColumn)) }
+            default:
+                if depth == 0, !body.isEmpty {
+                    references.append(reference(tripleMustache ? body : String(body), tagLine, tagColumn))
+                }
+            }
+        }
+        return references.filter { $0.key != "." && !$0.key.isEmpty }
+    }
+
+    private static func reference(_ name: String, _ line: Int, _ column: Int) -> Reference {
+        // `a.b` needs `a`; transforms like `uppercased(NAME)` need NAME.
+        var key = name
+        if let open = key.firstIndex(of: "("), key.hasSuffix(")") {
+            key = String(key[key.index(after: open)..<key.index(before: key.endIndex)])
+        }
+        if let dot = key.firstIndex(of: "."), dot != key.startIndex {
+            key = String(key[..<dot])
+        }
+        return Reference(key: key, line: line, column: column)
+    }
+}

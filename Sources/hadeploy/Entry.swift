@@ -1,0 +1,8 @@
+import HADeployCLI
+
+@main
+enum Entry {
+    static func main() async {
+        await HADeploy.main()
+    }
+}
