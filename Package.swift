@@ -150,12 +150,21 @@ let package = Package(
         // MARK: tests
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec"], swiftSettings: strict),
-        .testTarget(name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
-        .testTarget(name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "TemplatingTests",
+            dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"],
+            swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(name: "VirtualDeviceTests", dependencies: ["VirtualDevice"], swiftSettings: strict),
     ],

@@ -33,7 +33,8 @@ struct DeployCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withContext { context in
-            let workspace = Workspace(context: context, configPath: project.config, envFilePath: project.envFile)
+            let workspace = Workspace(
+                context: context, configPath: project.config, envFilePath: project.envFile)
             let plan = try await PlanCommand.makePlan(workspace: workspace, arguments: arguments)
             if dryRun {
                 context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))

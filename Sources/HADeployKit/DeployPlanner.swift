@@ -27,7 +27,9 @@ public struct DeployPlanner: Sendable {
         var devicePlans: [DevicePlan] = []
         for device in devices {
             devicePlans.append(
-                plan(device, options: options, server: serverValue, token: token, deployID: deployID, version: version))
+                plan(
+                    device, options: options, server: serverValue, token: token, deployID: deployID,
+                    version: version))
         }
 
         var builds: [BuildPlan] = []
@@ -71,7 +73,11 @@ public struct DeployPlanner: Sendable {
         }
         let udid = resolved(device.udid)
         let sshHost: String?
-        if device.transport == .ssh { sshHost = resolved(device.host) } else { sshHost = device.host?.display(variables) }
+        if device.transport == .ssh {
+            sshHost = resolved(device.host)
+        } else {
+            sshHost = device.host?.display(variables)
+        }
         let usbHost = device.usbHost.flatMap { value -> String? in
             let text = value.display(variables)
             return text.isEmpty ? nil : text
@@ -102,8 +108,11 @@ public struct DeployPlanner: Sendable {
         switch device.transport {
         case .simctl, .rosettasim, .devicectl:
             if host != .macOS {
-                let tool = device.transport == .devicectl ? "xcrun devicectl" : device.transport == .simctl
-                    ? "xcrun simctl" : "rosettasim-ctl"
+                let tool =
+                    device.transport == .devicectl
+                    ? "xcrun devicectl"
+                    : device.transport == .simctl
+                        ? "xcrun simctl" : "rosettasim-ctl"
                 if device.transport == .devicectl {
                     // On Linux an iOS 17+ device still installs over usbmuxd; launch needs pymobiledevice3.
                     availability = .available
@@ -116,12 +125,16 @@ public struct DeployPlanner: Sendable {
         }
 
         var steps: [String] = []
-        steps.append(options.build ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
+        steps.append(
+            options.build
+                ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
         var connect = "connect over \(device.transport.rawValue)"
         if let fallback = device.fallbackTransport { connect += " (fallback: \(fallback.rawValue))" }
         if let usbHost { connect += " via \(usbHost)" }
         steps.append(connect)
-        if device.transport == .usb && device.iosMajor < 17 { steps.append("mount the Developer Disk Image if needed") }
+        if device.transport == .usb && device.iosMajor < 17 {
+            steps.append("mount the Developer Disk Image if needed")
+        }
         steps.append("install \(version.marketingVersion) (\(version.buildNumber)) unless unchanged")
         steps.append("launch with the arguments above")
         if options.verify {
@@ -135,7 +148,8 @@ public struct DeployPlanner: Sendable {
         var seen = Set<String>()
         return DevicePlan(
             id: device.id, name: device.name, kind: device.kind, transport: device.transport,
-            fallbackTransport: device.fallbackTransport, productType: device.productType, ios: device.iosVersion,
+            fallbackTransport: device.fallbackTransport, productType: device.productType,
+            ios: device.iosVersion,
             arch: device.arch.rawValue, flavour: device.flavour, udid: udid, host: sshHost, usbHost: usbHost,
             kiosk: kiosk, dashboard: dashboard, verificationTimeout: device.verificationTimeout,
             launchArguments: arguments, steps: steps, unsetKeys: unset.filter { seen.insert($0).inserted },

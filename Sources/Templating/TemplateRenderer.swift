@@ -77,9 +77,11 @@ public struct TemplateRenderer: Sendable {
             do {
                 template = try MustacheTemplate(string: pragma + source.text)
             } catch let error as MustacheTemplate.ParserError {
-                let column = error.context.lineNumber == 1
+                let column =
+                    error.context.lineNumber == 1
                     ? max(1, error.context.columnNumber - pragma.count) : error.context.columnNumber
-                let line = error.context.lineNumber == 1
+                let line =
+                    error.context.lineNumber == 1
                     ? String(error.context.line.dropFirst(pragma.count)) : error.context.line
                 throw TemplatingError.syntax(
                     location: SourceLocation(
