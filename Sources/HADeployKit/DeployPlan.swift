@@ -48,6 +48,8 @@ public struct DevicePlan: Sendable, Hashable, Encodable {
     /// nil = the app's default dashboard.
     public var dashboard: String?
     public var verificationTimeout: Double
+    /// Per-step deadline overrides in seconds, from devices.yaml.
+    public var timeouts: [String: Double]
     public var launchArguments: LaunchArguments
     public var steps: [String]
     /// `.env` keys the device's steps need that are not set; a real deploy stops on them.

@@ -152,6 +152,7 @@ public struct DeployPlanner: Sendable {
             ios: device.iosVersion,
             arch: device.arch.rawValue, flavour: device.flavour, udid: udid, host: sshHost, usbHost: usbHost,
             kiosk: kiosk, dashboard: dashboard, verificationTimeout: device.verificationTimeout,
+            timeouts: device.timeouts,
             launchArguments: arguments, steps: steps, unsetKeys: unset.filter { seen.insert($0).inserted },
             availability: availability)
     }
