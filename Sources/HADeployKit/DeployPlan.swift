@@ -27,6 +27,8 @@ public struct BuildPlan: Sendable, Hashable, Encodable {
     public var devices: [String]
     /// false with --no-build: the devices use an existing artifact.
     public var enabled: Bool
+    /// The exact commands, environment included (secrets as ***).
+    public var commands: [ProcessCommand]
 }
 
 /// Everything hadeploy will do for one device, resolved, as a value.

@@ -32,6 +32,7 @@ public struct DeployPlanner: Sendable {
                     version: version))
         }
 
+        let commands = BuildCommandBuilder(variables: variables, version: version)
         var builds: [BuildPlan] = []
         for flavour in matrix.flavours {
             let users = devicePlans.filter { $0.flavour == flavour.name && $0.availability == .available }
@@ -42,7 +43,9 @@ public struct DeployPlanner: Sendable {
                     xcode: flavour.xcode?.display(variables) ?? "(default Xcode)",
                     archs: flavour.archs.map(\.rawValue),
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
-                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build))
+                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
+                    commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
+            )
         }
         if !options.verify {
             warnings.append("--no-verify: the dashboard check is skipped; results will say so")
