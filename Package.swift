@@ -52,6 +52,7 @@ let package = Package(
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strict
         ),
@@ -157,7 +158,11 @@ let package = Package(
             dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
         .testTarget(
-            name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"],
+            name: "HADeployKitTests",
+            dependencies: [
+                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(
