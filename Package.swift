@@ -53,6 +53,7 @@ let package = Package(
                 "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -163,6 +164,7 @@ let package = Package(
                 "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(

@@ -10,6 +10,8 @@ public struct BuildCommandBuilder: Sendable {
     public var buildDirectory: String
     public var project: String
     public var scheme: String
+    /// Executables by name, for a non-standard install (or a stand-in in tests).
+    public var tools: [String: String] = [:]
 
     public init(
         variables: [String: String], version: GitVersion, buildDirectory: String = ".hadeploy/build",
@@ -32,7 +34,8 @@ public struct BuildCommandBuilder: Sendable {
         var environment: [String: String] = [:]
         if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
         return ProcessCommand(
-            "xcodegen", ["generate", "--spec", "Generated/project.yml", "--project-root", "."],
+            tools["xcodegen"] ?? "xcodegen",
+            ["generate", "--spec", "Generated/project.yml", "--project-root", "."],
             environment: environment)
     }
 
@@ -76,6 +79,7 @@ public struct BuildCommandBuilder: Sendable {
         }
         var environment: [String: String] = [:]
         if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
-        return ProcessCommand("xcodebuild", arguments, environment: environment, secretValues: secrets)
+        return ProcessCommand(
+            tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment, secretValues: secrets)
     }
 }
