@@ -51,16 +51,18 @@ enum TestBundles {
     @discardableResult
     static func makeApp(
         in directory: URL, name: String = "Dashboard", bundleID: String, version: String = "42",
-        shortVersion: String = "1.2.3", executable: Data? = nil, infoPlist: Bool = true, payloadBytes: Int = 0
+        shortVersion: String = "1.2.3", executable: Data? = nil, infoPlist: Bool = true,
+        executableKey: Bool = true, payloadBytes: Int = 0
     ) throws -> URL {
         let app = directory.appendingPathComponent("\(name).app")
         try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
         if infoPlist {
-            let info: [String: Any] = [
+            var info: [String: Any] = [
                 "CFBundleIdentifier": bundleID, "CFBundleExecutable": name, "CFBundleVersion": version,
                 "CFBundleShortVersionString": shortVersion, "CFBundleDisplayName": "HA \(name)",
                 "CFBundleName": name, "MinimumOSVersion": "9.0", "UIDeviceFamily": [1, 2],
             ]
+            if !executableKey { info["CFBundleExecutable"] = nil }
             try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
                 .write(to: app.appendingPathComponent("Info.plist"))
         }
