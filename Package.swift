@@ -149,10 +149,10 @@ let package = Package(
 
         // MARK: tests
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec"], swiftSettings: strict),
+        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
         .testTarget(name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
-        .testTarget(name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams"), .product(name: "Mustache", package: "swift-mustache")], swiftSettings: strict),
+        .testTarget(name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore", "Versioning"], swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"], swiftSettings: strict),
         .testTarget(name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
