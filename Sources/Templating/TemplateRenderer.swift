@@ -75,6 +75,16 @@ public struct TemplateRenderer: Sendable {
                     message: Self.explain(error.error),
                     line: place.line <= lines.count ? String(lines[place.line - 1]) : "")
             }
+            if let tag = TemplateScanner.scan(source.text).wholeContext.first {
+                let lines = source.text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                throw TemplatingError.syntax(
+                    location: SourceLocation(
+                        file: display(templatesDirectory.appendingPathComponent(source.path)),
+                        line: tag.line, column: tag.column),
+                    message: "a tag without a key name would insert every value, the environment and its "
+                        + "secrets included; name a key, or write `{{! text }}` for a comment",
+                    line: String(lines[tag.line - 1]))
+            }
         }
 
         var missing: [String: [SourceLocation]] = [:]

@@ -42,7 +42,11 @@ enum TemplateScanner {
         return (openLine, text.distance(from: lineStart, to: open) + 1)
     }
 
-    static func scan(_ text: String) -> (references: [Reference], unclosedSections: [Reference]) {
+    /// `wholeContext`: top-level `{{ }}` / `{{.}}` tags, which Mustache renders as the entire value
+    /// dictionary (every environment variable, secrets included).
+    static func scan(_ text: String) -> (
+        references: [Reference], unclosedSections: [Reference], wholeContext: [Reference]
+    ) {
         var references: [Reference] = []
         var sections: [Reference] = []
         var depth = 0
@@ -103,12 +107,15 @@ enum TemplateScanner {
             case "&":
                 if depth == 0 { references.append(reference(name, tagLine, tagColumn)) }
             default:
-                if depth == 0, !body.isEmpty {
+                if depth == 0 {
                     references.append(reference(tripleMustache ? body : String(body), tagLine, tagColumn))
                 }
             }
         }
-        return (references.filter { $0.key != "." && !$0.key.isEmpty }, sections)
+        let isWholeContext = { (reference: Reference) in reference.key == "." || reference.key.isEmpty }
+        return (
+            references.filter { !isWholeContext($0) }, sections, references.filter(isWholeContext)
+        )
     }
 
     private static func reference(_ name: String, _ line: Int, _ column: Int) -> Reference {
