@@ -10,7 +10,9 @@ enum HADeployBinary {
     /// `swift test` builds every product before it runs tests, and puts the test bundle next to them.
     private static let located = Task<String, any Error> {
         var candidates = [Bundle.main.bundleURL]
-        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.deletingLastPathComponent())
+        }
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
             candidates.append(bundle.bundleURL.deletingLastPathComponent())
         }
@@ -25,7 +27,8 @@ enum HADeployBinary {
             ProcessCommand("swift", ["build", "--product", "hadeploy"], workingDirectory: root),
             timeout: .seconds(1800))
         let binPath = try await runner.checked(
-            ProcessCommand("swift", ["build", "--show-bin-path"], workingDirectory: root), timeout: .seconds(120))
+            ProcessCommand("swift", ["build", "--show-bin-path"], workingDirectory: root),
+            timeout: .seconds(120))
         return binPath.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/hadeploy"
     }
 
@@ -35,7 +38,8 @@ enum HADeployBinary {
     static func baseEnvironment(home: URL) -> [String: String] {
         [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
-            "HOME": home.path, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C.UTF-8",
+            "HOME": home.path, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+            "LC_ALL": "C.UTF-8",
         ]
     }
 

@@ -17,7 +17,10 @@ import Testing
         let result = try await project.run("plan", "all")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("version 1.0.0 (3)"))
-        for id in ["ipad2", "mini4", "mini5", "iphone", "sim-ipad", "sim-iphone", "sim-ipadpro-ios9", "sim-ipad5-ios10"] {
+        for id in [
+            "ipad2", "mini4", "mini5", "iphone", "sim-ipad", "sim-iphone", "sim-ipadpro-ios9",
+            "sim-ipad5-ios10",
+        ] {
             #expect(result.stdout.contains("[\(id)]"), "\(id)")
         }
         #expect(result.stdout.contains("udid:      <unset: IPAD2_UDID>"))
@@ -39,13 +42,16 @@ import Testing
     @Test func theTokenNeverAppearsInAnyOutput() async throws {
         let project = try await Project(commits: 2, tag: "v1.0.0")
         try project.write(
-            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nIPAD2_SSH_PASSWORD=hunter2pw\n", to: ".env")
+            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nIPAD2_SSH_PASSWORD=hunter2pw\n",
+            to: ".env")
         for environment in [[:], ["HA_TOKEN": Self.environmentToken]] {
             for arguments in [
-                ["plan", "all"], ["plan", "all", "--json"], ["all", "--dry-run"], ["all", "--dry-run", "--json"],
+                ["plan", "all"], ["plan", "all", "--json"], ["all", "--dry-run"],
+                ["all", "--dry-run", "--json"],
                 ["deploy", "mini4", "--dry-run"],
             ] {
-                let result = try await HADeployBinary.run(arguments, in: project.url, environment: environment)
+                let result = try await HADeployBinary.run(
+                    arguments, in: project.url, environment: environment)
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
                 for secret in [Self.fileToken, Self.environmentToken, "hunter2pw"] {
                     #expect(!result.stdout.contains(secret), "\(arguments) stdout")
@@ -58,7 +64,10 @@ import Testing
                     #expect(devices.count == 8)
                     for device in devices {
                         let arguments = try #require(device["launchArguments"] as? [String])
-                        #expect(arguments[0...3] == ["-HAServerURL", "http://ha.local:8123", "-HAAccessToken", "***"])
+                        #expect(
+                            arguments[0...3] == [
+                                "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", "***",
+                            ])
                     }
                 } else {
                     #expect(result.stdout.contains("-HAAccessToken ***"))
@@ -125,7 +134,8 @@ import Testing
     @Test func aBrokenDevicesYamlListsEveryProblemWithExit78() async throws {
         let project = try await Project(commits: 1)
         var yaml = try project.read("devices.yaml")
-        yaml = yaml.replacingOccurrences(of: "    flavour: legacy\n    transport: ssh", with: "    flavour: modern\n    transport: ssh")
+        yaml = yaml.replacingOccurrences(
+            of: "    flavour: legacy\n    transport: ssh", with: "    flavour: modern\n    transport: ssh")
         yaml = yaml.replacingOccurrences(of: "    product_type: iPad5,1", with: "    product_typ: iPad5,1")
         try project.write(yaml, to: "broken.yaml")
         let result = try await project.run("plan", "all", "--config", "broken.yaml")
@@ -133,10 +143,14 @@ import Testing
         #expect(result.stdout == "")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "error: broken.yaml is not valid (2 problems):")
-        #expect(lines.contains { $0.hasPrefix("broken.yaml:44:3: error: device 'ipad2' is armv7 but flavour 'modern'") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("broken.yaml:44:3: error: device 'ipad2' is armv7 but flavour 'modern'")
+            })
         #expect(
             lines.contains(
-                "broken.yaml:65:5: error: device 'mini4': unknown key 'product_typ' (did you mean 'product_type'?)"))
+                "broken.yaml:65:5: error: device 'mini4': unknown key 'product_typ' (did you mean 'product_type'?)"
+            ))
 
         try project.write("version: 1\ndevices: [\n", to: "syntax.yaml")
         let syntax = try await project.run("plan", "all", "--config", "syntax.yaml")

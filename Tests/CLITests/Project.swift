@@ -14,8 +14,10 @@ final class Project: Sendable {
     ]
 
     /// `commits` commits, `tag` (if any) placed on commit number `tagAt` (1-based).
-    init(commits: Int = 3, tag: String? = nil, tagAt: Int? = nil, copyProjectFiles: Bool = true) async throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("hadeploy-cli-\(UUID().uuidString)")
+    init(commits: Int = 3, tag: String? = nil, tagAt: Int? = nil, copyProjectFiles: Bool = true) async throws
+    {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         if copyProjectFiles {
             for name in ["devices.yaml", ".env.example"] {
@@ -33,7 +35,8 @@ final class Project: Sendable {
         // Commits via a shell loop in one process: fast enough for tens of commits.
         let tagCommand = tag.map { "if [ $i -eq \(tagAt ?? commits) ]; then git tag '\($0)'; fi" } ?? ":"
         try await shell(
-            "for i in $(seq 1 \(commits)); do git commit -q --allow-empty -m \"commit $i\"; \(tagCommand); done")
+            "for i in $(seq 1 \(commits)); do git commit -q --allow-empty -m \"commit $i\"; \(tagCommand); done"
+        )
     }
 
     static let projectTemplate = """
@@ -70,7 +73,8 @@ final class Project: Sendable {
     @discardableResult
     func shell(_ script: String) async throws -> String {
         let output = try await LiveProcessRunner().checked(
-            ProcessCommand("/bin/sh", ["-c", script], environment: Self.gitEnvironment, workingDirectory: url.path),
+            ProcessCommand(
+                "/bin/sh", ["-c", script], environment: Self.gitEnvironment, workingDirectory: url.path),
             timeout: .seconds(120))
         return output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -86,7 +90,9 @@ final class Project: Sendable {
         try String(contentsOf: url.appendingPathComponent(path), encoding: .utf8)
     }
 
-    func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> HADeployBinary.Result {
+    func run(_ arguments: String..., environment: [String: String] = [:]) async throws
+        -> HADeployBinary.Result
+    {
         try await HADeployBinary.run(arguments, in: url, environment: environment)
     }
 }

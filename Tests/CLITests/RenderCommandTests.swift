@@ -25,7 +25,8 @@ import Testing
         }
         let second = try await project.run("render")
         #expect(second.status == 0)
-        #expect(second.stderr == "Generated/ExportOptions.plist: unchanged\nGenerated/project.yml: unchanged\n")
+        #expect(
+            second.stderr == "Generated/ExportOptions.plist: unchanged\nGenerated/project.yml: unchanged\n")
         #expect(try modificationDate(project, "Generated/project.yml") == past)
 
         let upToDate = try await project.run("render", "--check")
@@ -52,7 +53,8 @@ import Testing
         let project = try await Project(commits: 1)
         try project.write("NAME=it's: here\n", to: "ci.env")
         try project.write("name: {{NAME}}\n", to: "tpl/deep/app.yml.mustache")
-        let result = try await project.run("render", "--env-file", "ci.env", "--templates", "tpl", "--out", "out")
+        let result = try await project.run(
+            "render", "--env-file", "ci.env", "--templates", "tpl", "--out", "out")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try project.read("out/deep/app.yml") == "name: \"it's: here\"\n")
         let missingCheck = try await project.run(
@@ -66,10 +68,13 @@ import Testing
         let project = try await Project(commits: 1)
         let result = try await project.run("render")
         #expect(result.status == 78)
-        #expect(result.stderr.contains("error: 2 key(s) used by the templates are not set in .env or the environment:"))
         #expect(
             result.stderr.contains(
-                "  BUNDLE_ID  (used at Templates/project.yml.mustache:4:19, Templates/project.yml.mustache:8:32)"))
+                "error: 2 key(s) used by the templates are not set in .env or the environment:"))
+        #expect(
+            result.stderr.contains(
+                "  BUNDLE_ID  (used at Templates/project.yml.mustache:4:19, Templates/project.yml.mustache:8:32)"
+            ))
         #expect(
             result.stderr.contains(
                 "  APPLE_TEAM_ID  (used at Templates/ExportOptions.plist.mustache:5:13, "
@@ -82,6 +87,8 @@ import Testing
         try project.write("a: 1\nb: {{#LIST}}\nc: {{/LISTS}}\n", to: "T/x.yml.mustache")
         let result = try await project.run("render", "--templates", "T")
         #expect(result.status == 78)
-        #expect(result.stderr.hasPrefix("error: T/x.yml.mustache:3:4: template syntax error:"), "\(result.stderr)")
+        #expect(
+            result.stderr.hasPrefix("error: T/x.yml.mustache:3:4: template syntax error:"), "\(result.stderr)"
+        )
     }
 }

@@ -19,7 +19,9 @@ import Testing
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(
-            Set(object.keys) == ["marketingVersion", "buildNumber", "tag", "commitsSinceTag", "dirty", "shallow"])
+            Set(object.keys) == [
+                "marketingVersion", "buildNumber", "tag", "commitsSinceTag", "dirty", "shallow",
+            ])
         #expect(object["marketingVersion"] as? String == "3.1.0")
         #expect(object["buildNumber"] as? Int == 5)
         #expect(object["tag"] as? String == "v3.1.0-beta.2")
@@ -33,7 +35,8 @@ import Testing
         let result = try await project.run("version")
         #expect(result.status == 0)
         #expect(result.stdout == "0.0.0 (2)\n")
-        #expect(result.stderr.hasPrefix("warning: no release tag (v1.2.3) is reachable from HEAD; using 0.0.0."))
+        #expect(
+            result.stderr.hasPrefix("warning: no release tag (v1.2.3) is reachable from HEAD; using 0.0.0."))
     }
 
     @Test func aShallowCloneIsRefusedUnlessAllowed() async throws {

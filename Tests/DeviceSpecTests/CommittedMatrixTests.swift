@@ -8,7 +8,8 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent()
 
     static func load() throws -> DeviceMatrix {
-        try SpecLoader().load(contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
+        try SpecLoader().load(
+            contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
     }
 
     @Test func itLoadsWithTheWholeMatrix() throws {
@@ -66,11 +67,16 @@ import Testing
 
         for id in ["sim-ipad", "sim-iphone"] {
             let sim = try #require(matrix.device(id: id))
-            #expect((sim.kind, sim.transport, sim.arch, sim.flavour) == (.simulator, .simctl, .arm64, "simulator"))
+            #expect(
+                (sim.kind, sim.transport, sim.arch, sim.flavour) == (.simulator, .simctl, .arm64, "simulator")
+            )
         }
         for id in ["sim-ipadpro-ios9", "sim-ipad5-ios10"] {
             let sim = try #require(matrix.device(id: id))
-            #expect((sim.kind, sim.transport, sim.arch, sim.flavour) == (.simulator, .rosettasim, .x86_64, "rosettasim"))
+            #expect(
+                (sim.kind, sim.transport, sim.arch, sim.flavour) == (
+                    .simulator, .rosettasim, .x86_64, "rosettasim"
+                ))
         }
         #expect(matrix.device(id: "sim-ipadpro-ios9")?.iosVersion == "9.3")
         #expect(matrix.device(id: "sim-ipad5-ios10")?.iosVersion == "10.3")

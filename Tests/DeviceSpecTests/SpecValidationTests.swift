@@ -26,7 +26,9 @@ import Testing
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    trasport: usb")
         let found = problems(yaml)
-        #expect(found.contains("devices.yaml:11:5: error: device 'a': unknown key 'trasport' (did you mean 'transport'?)"))
+        #expect(
+            found.contains(
+                "devices.yaml:11:5: error: device 'a': unknown key 'trasport' (did you mean 'transport'?)"))
         #expect(found.contains("devices.yaml:10:3: error: device 'a' needs `transport:` (e.g. usb)"))
         #expect(found.count == 2)
     }
@@ -123,8 +125,10 @@ import Testing
     }
 
     @Test func aliasesMayNotCollideWithOtherDevicesOrGroups() {
-        let yaml = SpecFixtures.minimal.replacingOccurrences(
-            of: "  b:\n", with: "  b:\n    aliases: [\"A\", mine]\n") + "groups:\n  mine: [a]\n  deploy: [b]\n"
+        let yaml =
+            SpecFixtures.minimal.replacingOccurrences(
+                of: "  b:\n", with: "  b:\n    aliases: [\"A\", mine]\n")
+            + "groups:\n  mine: [a]\n  deploy: [b]\n"
         #expect(
             problems(yaml).sorted() == [
                 "devices.yaml:15:3: error: device 'b': name 'A' is already used by device 'a'",
@@ -134,7 +138,9 @@ import Testing
     }
 
     @Test func groupNamesCollideAsTypedTargetsDo() {
-        let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  b:\n", with: "  b:\n    aliases: [\"old one\"]\n")
+        let yaml =
+            SpecFixtures.minimal.replacingOccurrences(
+                of: "  b:\n", with: "  b:\n    aliases: [\"old one\"]\n")
             + "groups:\n  A: [b]\n  Old  One: [a]\n  Help: [a]\n"
         #expect(
             problems(yaml) == [
@@ -145,19 +151,32 @@ import Testing
     }
 
     @Test func aDeviceDefinedTwiceIsPlaced() {
-        let yaml = SpecFixtures.minimal + "  a:\n    transport: usb\n    ios: \"15.8\"\n    arch: arm64\n    flavour: modern\n"
+        let yaml =
+            SpecFixtures.minimal
+            + "  a:\n    transport: usb\n    ios: \"15.8\"\n    arch: arm64\n    flavour: modern\n"
         let found = problems(yaml)
         #expect(found.count == 1)
         let message = found.first ?? ""
         #expect(message.contains("'a'"), "\(message)")
         #expect(!message.contains("flavours:"), "the whole file is not dumped into the message: \(message)")
-        #expect(message.hasPrefix("devices.yaml:10:3: ") || message.hasPrefix("devices.yaml:20:3: "), "\(message)")
+        #expect(
+            message.hasPrefix("devices.yaml:10:3: ") || message.hasPrefix("devices.yaml:20:3: "), "\(message)"
+        )
     }
 
     @Test(arguments: [
-        ("version: 1\ndevices:\n  a:\n    kiosk: yes: no\n", "devices.yaml:4:15: error: YAML syntax error: mapping values are not allowed in this context"),
-        ("version: 1\ndevices:\n\ta: 1\n", "devices.yaml:3:1: error: YAML syntax error: found character that cannot start any token"),
-        ("devices:\n  a:\n    name: \"unterminated\n", "devices.yaml:4:1: error: YAML syntax error: found unexpected end of stream"),
+        (
+            "version: 1\ndevices:\n  a:\n    kiosk: yes: no\n",
+            "devices.yaml:4:15: error: YAML syntax error: mapping values are not allowed in this context"
+        ),
+        (
+            "version: 1\ndevices:\n\ta: 1\n",
+            "devices.yaml:3:1: error: YAML syntax error: found character that cannot start any token"
+        ),
+        (
+            "devices:\n  a:\n    name: \"unterminated\n",
+            "devices.yaml:4:1: error: YAML syntax error: found unexpected end of stream"
+        ),
     ])
     func brokenYAMLIsPlaced(yaml: String, expected: String) {
         let found = problems(yaml)
@@ -171,13 +190,18 @@ import Testing
     }
 
     @Test func emptyAndMissingFiles() throws {
-        #expect(problems("") == ["devices.yaml:1:1: error: the file is empty; it needs at least `flavours:` and `devices:`"])
-        #expect(problems("version: 1\n") == [
-            "devices.yaml:1:1: error: missing `flavours:` (legacy, modern, simulator, ...)",
-            "devices.yaml:1:1: error: missing `devices:`",
-        ])
+        #expect(
+            problems("") == [
+                "devices.yaml:1:1: error: the file is empty; it needs at least `flavours:` and `devices:`"
+            ])
+        #expect(
+            problems("version: 1\n") == [
+                "devices.yaml:1:1: error: missing `flavours:` (legacy, modern, simulator, ...)",
+                "devices.yaml:1:1: error: missing `devices:`",
+            ])
         let error = #expect(throws: SpecValidationError.self) {
-            try SpecLoader().load(contentsOf: URL(fileURLWithPath: "/nonexistent/devices.yaml"), displayName: "x.yaml")
+            try SpecLoader().load(
+                contentsOf: URL(fileURLWithPath: "/nonexistent/devices.yaml"), displayName: "x.yaml")
         }
         #expect(error?.description.contains("x.yaml:1:1: error: file not found; pass --config PATH") == true)
     }

@@ -35,7 +35,9 @@ import Testing
         #expect(error?.exitStatus == .usage)
         let message = try #require(error?.description)
         #expect(message.hasPrefix("unknown target 'mini6' — did you mean 'mini4'?\nValid targets: "))
-        for target in ["ipad2", "ipad-2", "mini4", "mini5", "iphone", "sim", "sim ipad", "sim iphone", "all", "ipads"] {
+        for target in [
+            "ipad2", "ipad-2", "mini4", "mini5", "iphone", "sim", "sim ipad", "sim iphone", "all", "ipads",
+        ] {
             #expect(error?.validTargets.contains(target) == true, "\(target)")
         }
 

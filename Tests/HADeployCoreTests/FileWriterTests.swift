@@ -36,11 +36,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("ExportOptions.plist")
         try FileWriter().write(Data("one".utf8), to: url)
-        let before = try #require(FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
+        let before = try #require(
+            FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
         try FileWriter().write(Data("two".utf8), to: url)
-        let after = try #require(FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
+        let after = try #require(
+            FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
         // A rename puts a new inode in place; an in-place write would keep the old one half-written.
         #expect(before != after)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["ExportOptions.plist"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["ExportOptions.plist"])
     }
 }

@@ -35,7 +35,9 @@ import Testing
                 environment: ["HADEPLOY_TEST_VALUE": "a b"], workingDirectory: directory.path),
             timeout: .seconds(30))
         let lines = output.stdout.split(separator: "\n").map(String.init)
-        #expect(URL(fileURLWithPath: lines[0]).resolvingSymlinksInPath().path == directory.resolvingSymlinksInPath().path)
+        #expect(
+            URL(fileURLWithPath: lines[0]).resolvingSymlinksInPath().path
+                == directory.resolvingSymlinksInPath().path)
         #expect(lines[1] == "a b")
     }
 
@@ -68,7 +70,9 @@ import Testing
         let elapsed = ContinuousClock.now - started
         #expect(elapsed < .seconds(20))
         #expect(error?.description.contains("did not finish within 1 s") == true)
-        let pid = try #require(Int32(String(contentsOf: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try #require(
+            Int32(String(contentsOf: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        )
         // Gone (reaped), not merely signalled.
         var alive = true
         for _ in 0..<50 where alive {

@@ -22,6 +22,8 @@ import Testing
         #expect(values["BUNDLE_ID"] == "com.example.app")
         #expect(dotEnv.values["HA_TOKEN"] == "file-token")
         #expect(sink.standardOutput.isEmpty)
-        #expect(sink.standardError == "warning: \(directory.path)/ci.env:3: could not parse this line; it was ignored\n")
+        #expect(
+            sink.standardError
+                == "warning: \(directory.path)/ci.env:3: could not parse this line; it was ignored\n")
     }
 }

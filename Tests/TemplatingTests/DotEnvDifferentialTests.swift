@@ -16,7 +16,8 @@ import Testing
         Case(name: "plain", text: "A=1\nB=two words\nC= spaced value  \nlower_case=x\n"),
         Case(
             name: "export prefix",
-            text: "export A=1\nexport  B='x'\nexport\tC=\"y\"\nexport=3\nexport D\nexportE=5\n   export F=6\n"),
+            text: "export A=1\nexport  B='x'\nexport\tC=\"y\"\nexport=3\nexport D\nexportE=5\n   export F=6\n"
+        ),
         Case(
             name: "single quotes are raw",
             text: #"""
@@ -156,7 +157,10 @@ import Testing
     /// python-dotenv's `dotenv_values(file)`, run with exactly `environment` (plus PATH).
     static func reference(_ file: URL, environment: [String: String]) async throws -> [String: Any] {
         let output = try await ReferenceTools.python(
-            [ReferenceTools.repositoryRoot.appendingPathComponent("scripts/dotenv-reference.py").path, file.path],
+            [
+                ReferenceTools.repositoryRoot.appendingPathComponent("scripts/dotenv-reference.py").path,
+                file.path,
+            ],
             environment: environment)
         return try #require(try JSONSerialization.jsonObject(with: output.standardOutput) as? [String: Any])
     }

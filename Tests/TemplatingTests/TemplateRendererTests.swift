@@ -22,16 +22,17 @@ import Yams
     @Test func everyMissingKeyIsReportedOnceWithEveryPlaceItIsUsed() throws {
         let directory = try templates([
             "Config/project.yml.mustache": """
-                name: {{APP}}
-                team: {{TEAM}}
-                {{! a comment {{NOT_A_KEY}} is no reference }}
-                {{#SECTION}}{{INSIDE}}{{/SECTION}}
-                {{^OPTIONAL}}fallback{{/OPTIONAL}}
-                again:   {{ TEAM }} and {{{RAW}}}
-                amp: {{&AMP}}
+            name: {{APP}}
+            team: {{TEAM}}
+            {{! a comment {{NOT_A_KEY}} is no reference }}
+            {{#SECTION}}{{INSIDE}}{{/SECTION}}
+            {{^OPTIONAL}}fallback{{/OPTIONAL}}
+            again:   {{ TEAM }} and {{{RAW}}}
+            amp: {{&AMP}}
 
-                """,
-            "ExportOptions.plist.mustache": "<plist>\n  <string>{{TEAM}}</string>\n\t{{MISSING2}}\n</plist>\n",
+            """,
+            "ExportOptions.plist.mustache":
+                "<plist>\n  <string>{{TEAM}}</string>\n\t{{MISSING2}}\n</plist>\n",
             "notes.txt": "{{IGNORED}} is not a template",
         ])
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -155,7 +156,9 @@ import Yams
         }
         #expect(location.description == "sub/project.yml.mustache:\(sample.line):\(sample.column)")
         #expect(message.contains(sample.message), "\(message)")
-        #expect(error?.description.hasPrefix("sub/project.yml.mustache:\(sample.line):\(sample.column): ") == true)
+        #expect(
+            error?.description.hasPrefix("sub/project.yml.mustache:\(sample.line):\(sample.column): ") == true
+        )
         #expect(error?.exitStatus == .config)
     }
 

@@ -27,7 +27,8 @@ import Testing
     func render(_ value: String, raw: String = "r") throws -> String {
         let directory = try ReferenceTools.temporaryDirectory("plist")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Data(Self.template.utf8).write(to: directory.appendingPathComponent("ExportOptions.plist.mustache"))
+        try Data(Self.template.utf8).write(
+            to: directory.appendingPathComponent("ExportOptions.plist.mustache"))
         let files = try TemplateRenderer(templatesDirectory: directory).render(values: [
             "VALUE": value, "RAW": raw,
         ])

@@ -82,7 +82,8 @@ import Yams
             json.dump(out, sys.stdout)
             """
         let output = try await ReferenceTools.pythonScript(script, arguments: [input.path])
-        let parsed = try #require(try JSONSerialization.jsonObject(with: output.standardOutput) as? [[String]])
+        let parsed = try #require(
+            try JSONSerialization.jsonObject(with: output.standardOutput) as? [[String]])
         #expect(parsed.count == Self.awkward.count)
         for (index, value) in Self.awkward.enumerated() where index < parsed.count {
             for got in parsed[index] {

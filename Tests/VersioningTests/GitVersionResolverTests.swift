@@ -109,7 +109,8 @@ import Versioning
         for junk in ["vfoo", "v1.2.x", "v01.2.3"] {
             #expect(resolution.warnings.contains { $0.contains("ignoring tag \(junk)") }, "\(junk)")
         }
-        #expect(!resolution.warnings.contains { $0.contains("release-1") }, "not a v* tag: not even looked at")
+        #expect(
+            !resolution.warnings.contains { $0.contains("release-1") }, "not a v* tag: not even looked at")
     }
 
     @Test func onlyJunkTagsMeansNoVersion() async throws {
