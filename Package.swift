@@ -52,6 +52,8 @@ let package = Package(
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -149,13 +151,31 @@ let package = Package(
 
         // MARK: tests
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams"), .product(name: "Mustache", package: "swift-mustache")], swiftSettings: strict),
-        .testTarget(name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore", "Versioning"], swiftSettings: strict),
+        .testTarget(
+            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "TemplatingTests",
+            dependencies: [
+                "Templating", "HADeployCore", .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HADeployKitTests",
+            dependencies: [
+                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(name: "VirtualDeviceTests", dependencies: ["VirtualDevice"], swiftSettings: strict),
     ],

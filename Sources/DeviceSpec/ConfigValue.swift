@@ -65,7 +65,8 @@ public struct ConfigValue: Sendable, Hashable, Codable, CustomStringConvertible 
                 literal = ""
                 if let range = inner.range(of: ":-") {
                     parts.append(
-                        .variable(String(inner[..<range.lowerBound]), fallback: String(inner[range.upperBound...])))
+                        .variable(
+                            String(inner[..<range.lowerBound]), fallback: String(inner[range.upperBound...])))
                 } else {
                     parts.append(.variable(String(inner), fallback: nil))
                 }

@@ -102,7 +102,8 @@ public struct SpecLoader: Sendable {
                     column += 1
                 }
             }
-            return SpecProblem(SourceLocation(file: file, line: line, column: column), "YAML error: \(problem)")
+            return SpecProblem(
+                SourceLocation(file: file, line: line, column: column), "YAML error: \(problem)")
         default:
             return SpecProblem(SourceLocation(file: file, line: 1, column: 1), "YAML error: \(error)")
         }
@@ -122,7 +123,8 @@ public struct SpecLoader: Sendable {
         guard let node else { return defaults }
         let entries = reader.entries(node, allowed: Self.defaultKeys, context: "defaults")
         if let kiosk = reader.bool(entries["kiosk"]?.value, "defaults.kiosk") { defaults.kiosk = kiosk }
-        if let timeout = reader.number(entries["verification_timeout"]?.value, "defaults.verification_timeout")
+        if let timeout = reader.number(
+            entries["verification_timeout"]?.value, "defaults.verification_timeout")
         {
             defaults.verificationTimeout = timeout
         }
@@ -215,7 +217,9 @@ public struct SpecLoader: Sendable {
             if let ios, !Self.isVersion(ios) {
                 reader.problem(entries["ios"]?.value, "\(context) ios '\(ios)' is not a version like 15.8")
             }
-            let arch = required("arch", "arm64").flatMap { reader.choice($0, "\(context) arch", as: Arch.self) }
+            let arch = required("arch", "arm64").flatMap {
+                reader.choice($0, "\(context) arch", as: Arch.self)
+            }
             let flavour = required("flavour", "modern").flatMap { reader.string($0, "\(context) flavour") }
             var ssh: SSHSettings?
             if let sshNode = entries["ssh"]?.value {
@@ -232,7 +236,8 @@ public struct SpecLoader: Sendable {
                 },
                 udid: reader.string(entries["udid"]?.value, "\(context) udid").map(ConfigValue.init),
                 host: reader.string(entries["host"]?.value, "\(context) host").map(ConfigValue.init),
-                usbHost: reader.string(entries["usb_host"]?.value, "\(context) usb_host").map(ConfigValue.init),
+                usbHost: reader.string(entries["usb_host"]?.value, "\(context) usb_host").map(
+                    ConfigValue.init),
                 productType: reader.string(entries["product_type"]?.value, "\(context) product_type"),
                 iosVersion: ios ?? "0",
                 arch: arch ?? .arm64,

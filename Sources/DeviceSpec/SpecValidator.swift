@@ -11,10 +11,12 @@ struct SpecValidator {
 
         for flavour in matrix.flavours {
             if flavour.sdk == "iphonesimulator" && flavour.archs.contains(.armv7) {
-                problems.append(SpecProblem(flavour.location, "flavour '\(flavour.name)': simulators cannot be armv7"))
+                problems.append(
+                    SpecProblem(flavour.location, "flavour '\(flavour.name)': simulators cannot be armv7"))
             }
             if flavour.archs.contains(.armv7) {
-                if let target = Double(flavour.deploymentTarget.split(separator: ".").prefix(2).joined(separator: ".")),
+                if let target = Double(
+                    flavour.deploymentTarget.split(separator: ".").prefix(2).joined(separator: ".")),
                     target >= 11
                 {
                     problems.append(
@@ -36,7 +38,8 @@ struct SpecValidator {
                             + "\(flavour.archs.map(\.rawValue).joined(separator: "+"))"
                         if device.arch == .armv7 {
                             let armv7 = matrix.flavours.filter { $0.archs.contains(.armv7) }.map(\.name)
-                            message += armv7.isEmpty
+                            message +=
+                                armv7.isEmpty
                                 ? "; armv7 needs a legacy flavour (Xcode 13.x, archs [armv7, arm64])"
                                 : "; use flavour '\(armv7[0])'"
                         }
@@ -67,25 +70,39 @@ struct SpecValidator {
                         "\(context) is a \(device.kind.rawValue) but transport '\(device.transport.rawValue)' "
                             + "drives \(device.transport.kind.rawValue)s"))
             }
-            if let fallback = device.fallbackTransport, fallback.kind != device.kind || fallback == device.transport {
+            if let fallback = device.fallbackTransport,
+                fallback.kind != device.kind || fallback == device.transport
+            {
                 problems.append(
-                    SpecProblem(device.location, "\(context) fallback_transport '\(fallback.rawValue)' cannot stand in for '\(device.transport.rawValue)'"))
+                    SpecProblem(
+                        device.location,
+                        "\(context) fallback_transport '\(fallback.rawValue)' cannot stand in for '\(device.transport.rawValue)'"
+                    ))
             }
             if device.transport == .ssh || device.fallbackTransport == .ssh, device.host == nil {
-                problems.append(SpecProblem(device.location, "\(context) uses ssh and needs `host:` (e.g. ${IPAD2_HOST})"))
+                problems.append(
+                    SpecProblem(device.location, "\(context) uses ssh and needs `host:` (e.g. ${IPAD2_HOST})")
+                )
             }
             if device.transport == .devicectl && device.iosMajor > 0 && device.iosMajor < 17 {
                 problems.append(
-                    SpecProblem(device.location, "\(context): devicectl drives iOS 17 and later; iOS \(device.iosVersion) uses transport usb"))
+                    SpecProblem(
+                        device.location,
+                        "\(context): devicectl drives iOS 17 and later; iOS \(device.iosVersion) uses transport usb"
+                    ))
             }
             for word in [device.id] + device.aliases {
                 let normalized = TargetResolver.normalize(word)
                 if normalized == "all" || SpecLoader.reservedWords.contains(normalized) {
                     problems.append(
-                        SpecProblem(device.location, "\(context): '\(word)' is a hadeploy command word and cannot name a device"))
+                        SpecProblem(
+                            device.location,
+                            "\(context): '\(word)' is a hadeploy command word and cannot name a device"))
                 } else if let other = seenWords[normalized], other != device.id {
                     problems.append(
-                        SpecProblem(device.location, "\(context): name '\(word)' is already used by device '\(other)'"))
+                        SpecProblem(
+                            device.location, "\(context): name '\(word)' is already used by device '\(other)'"
+                        ))
                 } else {
                     seenWords[normalized] = device.id
                 }
@@ -100,7 +117,8 @@ struct SpecValidator {
                 let word = TargetResolver.normalize(name)
                 if SpecLoader.reservedWords.contains(word) || seenWords[word] != nil {
                     problems.append(
-                        SpecProblem(reader.location(key), "group '\(name)' has the name of a device or command"))
+                        SpecProblem(
+                            reader.location(key), "group '\(name)' has the name of a device or command"))
                 }
                 let items: [Node] = {
                     if case .sequence(let sequence) = value { return Array(sequence) }

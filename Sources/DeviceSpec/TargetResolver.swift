@@ -52,7 +52,9 @@ public struct TargetResolver: Sendable {
     }
 
     public func resolve(_ words: [String]) throws -> [Device] {
-        let tokens = words.flatMap { $0.split(whereSeparator: \.isWhitespace).map { String($0).lowercased() } }
+        let tokens = words.flatMap {
+            $0.split(whereSeparator: \.isWhitespace).map { String($0).lowercased() }
+        }
         guard !tokens.isEmpty else {
             throw UnknownTargetError(word: "", suggestion: nil, validTargets: validTargets)
         }

@@ -6,22 +6,29 @@ struct ProjectOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The device matrix.", valueName: "path"))
     var config: String = "devices.yaml"
 
-    @Option(name: .customLong("env-file"), help: ArgumentHelp("Values for templates and ${VARS}.", valueName: "path"))
+    @Option(
+        name: .customLong("env-file"),
+        help: ArgumentHelp("Values for templates and ${VARS}.", valueName: "path"))
     var envFile: String = ".env"
 }
 
 /// The options of `deploy` and `plan`.
 struct DeployArguments: ParsableArguments {
-    @Argument(help: ArgumentHelp("Devices, aliases or groups from devices.yaml (`all` for every device).", valueName: "target"))
+    @Argument(
+        help: ArgumentHelp(
+            "Devices, aliases or groups from devices.yaml (`all` for every device).", valueName: "target"))
     var targets: [String] = []
 
     @Flag(name: .customLong("no-build"), help: "Do not build; use the existing artifact.")
     var noBuild = false
 
-    @Option(name: .long, help: ArgumentHelp("Open this dashboard (its url_path, e.g. wall-kitchen).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Open this dashboard (its url_path, e.g. wall-kitchen).", valueName: "name"))
     var dashboard: String?
 
-    @Flag(name: .customLong("default"), help: "Open the app's default dashboard (conflicts with --dashboard).")
+    @Flag(
+        name: .customLong("default"), help: "Open the app's default dashboard (conflicts with --dashboard).")
     var defaultDashboard = false
 
     @Option(name: .long, help: ArgumentHelp("Home Assistant URL (default: HA_SERVER).", valueName: "url"))
@@ -30,7 +37,9 @@ struct DeployArguments: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Kiosk mode on or off (default: each device's setting).")
     var kiosk: Bool?
 
-    @Flag(name: .customLong("no-verify"), help: "Skip the Home Assistant checks (reported as skipped, never passed).")
+    @Flag(
+        name: .customLong("no-verify"),
+        help: "Skip the Home Assistant checks (reported as skipped, never passed).")
     var noVerify = false
 
     @Flag(name: .long, help: "Reinstall even when the device already has this exact build.")

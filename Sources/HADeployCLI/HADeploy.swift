@@ -23,7 +23,7 @@ public struct HADeploy: AsyncParsableCommand {
             """,
         version: ToolVersion.current,
         subcommands: [
-            DeployCommand.self, PlanCommand.self, VersionCommand.self, RenderCommand.self,
+            DeployCommand.self, PlanCommand.self, BuildCommand.self, VersionCommand.self, RenderCommand.self,
         ],
         defaultSubcommand: DeployCommand.self
     )

@@ -28,7 +28,8 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await withContext { context in
-            let workspace = Workspace(context: context, configPath: project.config, envFilePath: project.envFile)
+            let workspace = Workspace(
+                context: context, configPath: project.config, envFilePath: project.envFile)
             let plan = try await Self.makePlan(workspace: workspace, arguments: arguments)
             context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
         }

@@ -13,7 +13,9 @@ struct VersionCommand: AsyncParsableCommand {
               git tag v1.11.0               a version bump
             """)
 
-    @Flag(name: .long, help: "Print marketingVersion, buildNumber, tag, commitsSinceTag, dirty, shallow as JSON.")
+    @Flag(
+        name: .long,
+        help: "Print marketingVersion, buildNumber, tag, commitsSinceTag, dirty, shallow as JSON.")
     var json = false
 
     @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")

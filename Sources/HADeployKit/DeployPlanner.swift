@@ -27,9 +27,12 @@ public struct DeployPlanner: Sendable {
         var devicePlans: [DevicePlan] = []
         for device in devices {
             devicePlans.append(
-                plan(device, options: options, server: serverValue, token: token, deployID: deployID, version: version))
+                plan(
+                    device, options: options, server: serverValue, token: token, deployID: deployID,
+                    version: version))
         }
 
+        let commands = BuildCommandBuilder(variables: variables, version: version)
         var builds: [BuildPlan] = []
         for flavour in matrix.flavours {
             let users = devicePlans.filter { $0.flavour == flavour.name && $0.availability == .available }
@@ -40,7 +43,9 @@ public struct DeployPlanner: Sendable {
                     xcode: flavour.xcode?.display(variables) ?? "(default Xcode)",
                     archs: flavour.archs.map(\.rawValue),
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
-                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build))
+                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
+                    commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
+            )
         }
         if !options.verify {
             warnings.append("--no-verify: the dashboard check is skipped; results will say so")
@@ -71,7 +76,11 @@ public struct DeployPlanner: Sendable {
         }
         let udid = resolved(device.udid)
         let sshHost: String?
-        if device.transport == .ssh { sshHost = resolved(device.host) } else { sshHost = device.host?.display(variables) }
+        if device.transport == .ssh {
+            sshHost = resolved(device.host)
+        } else {
+            sshHost = device.host?.display(variables)
+        }
         let usbHost = device.usbHost.flatMap { value -> String? in
             let text = value.display(variables)
             return text.isEmpty ? nil : text
@@ -102,8 +111,11 @@ public struct DeployPlanner: Sendable {
         switch device.transport {
         case .simctl, .rosettasim, .devicectl:
             if host != .macOS {
-                let tool = device.transport == .devicectl ? "xcrun devicectl" : device.transport == .simctl
-                    ? "xcrun simctl" : "rosettasim-ctl"
+                let tool =
+                    device.transport == .devicectl
+                    ? "xcrun devicectl"
+                    : device.transport == .simctl
+                        ? "xcrun simctl" : "rosettasim-ctl"
                 if device.transport == .devicectl {
                     // On Linux an iOS 17+ device still installs over usbmuxd; launch needs pymobiledevice3.
                     availability = .available
@@ -116,12 +128,16 @@ public struct DeployPlanner: Sendable {
         }
 
         var steps: [String] = []
-        steps.append(options.build ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
+        steps.append(
+            options.build
+                ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
         var connect = "connect over \(device.transport.rawValue)"
         if let fallback = device.fallbackTransport { connect += " (fallback: \(fallback.rawValue))" }
         if let usbHost { connect += " via \(usbHost)" }
         steps.append(connect)
-        if device.transport == .usb && device.iosMajor < 17 { steps.append("mount the Developer Disk Image if needed") }
+        if device.transport == .usb && device.iosMajor < 17 {
+            steps.append("mount the Developer Disk Image if needed")
+        }
         steps.append("install \(version.marketingVersion) (\(version.buildNumber)) unless unchanged")
         steps.append("launch with the arguments above")
         if options.verify {
@@ -135,9 +151,11 @@ public struct DeployPlanner: Sendable {
         var seen = Set<String>()
         return DevicePlan(
             id: device.id, name: device.name, kind: device.kind, transport: device.transport,
-            fallbackTransport: device.fallbackTransport, productType: device.productType, ios: device.iosVersion,
+            fallbackTransport: device.fallbackTransport, productType: device.productType,
+            ios: device.iosVersion,
             arch: device.arch.rawValue, flavour: device.flavour, udid: udid, host: sshHost, usbHost: usbHost,
             kiosk: kiosk, dashboard: dashboard, verificationTimeout: device.verificationTimeout,
+            timeouts: device.timeouts,
             launchArguments: arguments, steps: steps, unsetKeys: unset.filter { seen.insert($0).inserted },
             availability: availability)
     }

@@ -15,12 +15,14 @@ public enum PlanPrinter {
                 let state = build.enabled ? "" : " [--no-build: existing artifact]"
                 lines.append(
                     "  \(build.flavour): \(build.archs.joined(separator: "+")), iOS \(build.deploymentTarget)+, "
-                        + "\(build.sdk), \(build.configuration), Xcode \(build.xcode) → \(build.devices.joined(separator: ", "))\(state)")
+                        + "\(build.sdk), \(build.configuration), Xcode \(build.xcode) → \(build.devices.joined(separator: ", "))\(state)"
+                )
             }
         }
         for device in plan.devices {
             lines.append("")
-            lines.append("\(device.name) [\(device.id)] — iOS \(device.ios) \(device.arch), \(device.kind.rawValue)")
+            lines.append(
+                "\(device.name) [\(device.id)] — iOS \(device.ios) \(device.arch), \(device.kind.rawValue)")
             lines.append("  flavour:   \(device.flavour)")
             var transport = device.transport.rawValue
             if let fallback = device.fallbackTransport { transport += " (fallback \(fallback.rawValue))" }
@@ -36,7 +38,9 @@ public enum PlanPrinter {
                 lines.append("  skipped:   not available on this host (\(reason))")
             }
             if !device.unsetKeys.isEmpty {
-                lines.append("  needs:     \(device.unsetKeys.joined(separator: ", ")) (set in .env or the environment)")
+                lines.append(
+                    "  needs:     \(device.unsetKeys.joined(separator: ", ")) (set in .env or the environment)"
+                )
             }
             lines.append("  steps:")
             for (index, step) in device.steps.enumerated() { lines.append("    \(index + 1). \(step)") }

@@ -28,8 +28,10 @@ public struct Workspace: Sendable {
     }
 
     public func loadVersion(allowShallow: Bool) async throws -> GitVersion {
-        let resolution = try await GitVersionResolver(runner: context.runner, repository: context.currentDirectory)
-            .resolve(allowShallow: allowShallow)
+        let resolution = try await GitVersionResolver(
+            runner: context.runner, repository: context.currentDirectory
+        )
+        .resolve(allowShallow: allowShallow)
         for warning in resolution.warnings { context.message("warning: \(warning)") }
         return resolution.version
     }

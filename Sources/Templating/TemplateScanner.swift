@@ -20,8 +20,9 @@ enum TemplateScanner {
     /// Where to point the user for a syntax error Mustache noticed at `line`:`column` (1-based): the
     /// opening delimiter of the broken tag, or for a section that is never closed, its opening tag
     /// (Mustache itself notices those only at the end of the file).
-    static func errorLocation(for error: any Error, line: Int, column: Int, in text: String) -> (line: Int, column: Int)
-    {
+    static func errorLocation(for error: any Error, line: Int, column: Int, in text: String) -> (
+        line: Int, column: Int
+    ) {
         if let error = error as? MustacheTemplate.Error, case .expectedSectionEnd = error,
             let section = scan(text).unclosedSections.last
         {
@@ -30,12 +31,15 @@ enum TemplateScanner {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
         guard line >= 1, line <= lines.count else { return (line, column) }
         let lineText = lines[line - 1]
-        let offset = lineText.index(
-            lineText.startIndex, offsetBy: column - 1, limitedBy: lineText.endIndex) ?? lineText.endIndex
+        let offset =
+            lineText.index(
+                lineText.startIndex, offsetBy: column - 1, limitedBy: lineText.endIndex) ?? lineText.endIndex
         guard var open = text[..<offset].range(of: "{{", options: .backwards)?.lowerBound else {
             return (line, column)
         }
-        while open > text.startIndex, text[text.index(before: open)] == "{" { open = text.index(before: open) }
+        while open > text.startIndex, text[text.index(before: open)] == "{" {
+            open = text.index(before: open)
+        }
         let before = text[..<open]
         let openLine = before.filter(\.isNewline).count + 1
         let lineStart = before.lastIndex(where: \.isNewline).map { text.index(after: $0) } ?? text.startIndex

@@ -1,0 +1,115 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// A real deploy from a plan: artifacts (built, given, or demo), the Home Assistant preflight,
+/// virtual devices when asked, then the executor.
+public struct DeploySession: Sendable {
+    public struct Settings: Sendable {
+        public var artifact: URL?
+        public var artifacts: URL?
+        public var virtual: Bool
+        public var stateDirectory: URL
+        public var reportDirectory: URL?
+        public var jobs: Int?
+        public var failFast: Bool
+        public var force: Bool
+
+        public init(
+            artifact: URL?, artifacts: URL?, virtual: Bool, stateDirectory: URL, reportDirectory: URL?,
+            jobs: Int?,
+            failFast: Bool, force: Bool
+        ) {
+            self.artifact = artifact
+            self.artifacts = artifacts
+            self.virtual = virtual
+            self.stateDirectory = stateDirectory
+            self.reportDirectory = reportDirectory
+            self.jobs = jobs
+            self.failFast = failFast
+            self.force = force
+        }
+    }
+
+    public var context: HADeployContext
+    public var matrix: DeviceMatrix
+    public var variables: [String: String]
+    public var plan: DeployPlan
+    public var settings: Settings
+    public var reporter: any DeployReporter
+
+    public init(
+        context: HADeployContext, matrix: DeviceMatrix, variables: [String: String], plan: DeployPlan,
+        settings: Settings, reporter: any DeployReporter
+    ) {
+        self.context = context
+        self.matrix = matrix
+        self.variables = variables
+        self.plan = plan
+        self.settings = settings
+        self.reporter = reporter
+    }
+
+    public func run() async throws -> DeployReport {
+        let host = HostPlatform.current
+        let source: ArtifactSource
+        if let artifact = settings.artifact {
+            source = .single(artifact)
+        } else if let directory = settings.artifacts {
+            source = .directory(directory)
+        } else if settings.virtual && (!plan.builds.contains(where: \.enabled) || host == .linux) {
+            source = .demo(
+                directory: settings.stateDirectory.appendingPathComponent("demo-apps"),
+                bundleID: variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
+                    ?? "com.example.hadashboard")
+        } else if plan.builds.contains(where: \.enabled) {
+            source = .build
+        } else {
+            throw NothingToInstall()
+        }
+
+        var artifacts: [String: Artifact]
+        if case .build = source {
+            var builder = BuildCommandBuilder(variables: variables, version: plan.version)
+            if let tool = context.environment["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
+            if let tool = context.environment["HADEPLOY_XCODEGEN"] { builder.tools["xcodegen"] = tool }
+            let reporter = self.reporter
+            artifacts = try await BuildRunner(context: context, matrix: matrix, builder: builder, host: host)
+                .build(plan) { reporter.handle(.message($0)) }
+        } else {
+            artifacts = try source.artifacts(for: plan, matrix: matrix, host: host)
+            if case .demo = source {
+                reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
+            }
+        }
+
+        let registry = DriverRegistry(
+            matrix: matrix, variables: variables, host: host,
+            usbmuxdAddress: context.environment["USBMUXD_SOCKET_ADDRESS"],
+            stateDirectory: settings.stateDirectory, output: context.output)
+        let environment = DeployEnvironment(
+            driver: { try registry.driver(for: $0) }, verifier: nil,
+            verificationSkippedReason: "no Home Assistant verification in this build",
+            artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
+            lockDirectory: Self.lockDirectory(context.environment),
+            jobs: settings.jobs, failFast: settings.failFast, force: settings.force)
+        return await DeployExecutor(plan: plan, environment: environment).run()
+    }
+
+    /// Per user, not per checkout: two runs from different directories still see each other's locks.
+    public static func lockDirectory(_ environment: [String: String]) -> URL {
+        let base =
+            environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".cache") }
+            ?? FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("hadeploy/locks")
+    }
+}
+
+/// `--no-build` without saying what to install.
+public struct NothingToInstall: Error, CustomStringConvertible, ExitStatusProviding {
+    public var description: String {
+        "--no-build needs something to install: --artifact PATH, --artifacts DIR, or --virtual for demo bundles"
+    }
+    public var exitStatus: ExitStatus { .usage }
+}
