@@ -167,12 +167,16 @@ let package = Package(
 
         // MARK: tests
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec"], swiftSettings: strict),
+        .testTarget(
+            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "TemplatingTests",
-            dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "Templating", "HADeployCore", .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "HADeployKitTests",
