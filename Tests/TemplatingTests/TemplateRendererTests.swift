@@ -199,15 +199,7 @@ import Yams
     }
 
     @Test func theCommittedTemplatesRenderWithTheExampleEnv() throws {
-        // Known: Templates/project.yml.mustache line 2 says "Values in {{ }} come from .env", a tag
-        // that inserted the whole value dictionary (the environment, HA_TOKEN included) into the
-        // generated file, differently ordered on every run. The renderer now refuses it; the template
-        // needs `{{! }}`-free wording (e.g. "Values in double braces ...").
-        try withKnownIssue(isIntermittent: true) {
-            try renderCommittedTemplates()
-        } matching: { issue in
-            "\(issue)".contains("Templates/project.yml.mustache:2:")
-        }
+        try renderCommittedTemplates()
     }
 
     func renderCommittedTemplates() throws {
