@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "VirtualDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

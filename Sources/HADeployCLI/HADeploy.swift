@@ -24,6 +24,7 @@ public struct HADeploy: AsyncParsableCommand {
         version: ToolVersion.current,
         subcommands: [
             DeployCommand.self, PlanCommand.self, BuildCommand.self, VersionCommand.self, RenderCommand.self,
+            VirtualCommand.self,
         ],
         defaultSubcommand: DeployCommand.self
     )
