@@ -197,6 +197,7 @@ let package = Package(
             name: "VirtualDeviceTests",
             dependencies: [
                 "VirtualDevice", "ImageCodec",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
