@@ -107,7 +107,12 @@ let package = Package(
         // MARK: edges
         .target(
             name: "MobileDevice",
-            dependencies: ["HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd"],
+            dependencies: [
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
