@@ -166,7 +166,12 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(
-            name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"],
+            name: "MobileDeviceTests",
+            dependencies: [
+                "MobileDevice", "VirtualDevice", "HADeployCore",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
