@@ -99,6 +99,16 @@ let package = Package(
             providers: [.apt(["libusbmuxd-dev"]), .brew(["libusbmuxd"])]
         ),
         .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"]), .brew(["libpng"])]
+        ),
+        .systemLibrary(
+            name: "CTIFF",
+            pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"]), .brew(["libtiff"])]
+        ),
+        .systemLibrary(
             name: "CLibSSH",
             pkgConfig: "libssh",
             providers: [.apt(["libssh-dev"]), .brew(["libssh"])]
@@ -134,10 +144,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "ImageCodec",
+            dependencies: ["CPNG", "CTIFF"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "VirtualDevice",
             dependencies: [
-                "HomeAssistant",
+                "HomeAssistant", "ImageCodec",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -176,7 +192,16 @@ let package = Package(
         .testTarget(
             name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
-        .testTarget(name: "VirtualDeviceTests", dependencies: ["VirtualDevice"], swiftSettings: strict),
+        .testTarget(
+            name: "VirtualDeviceTests",
+            dependencies: [
+                "VirtualDevice", "ImageCodec",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
