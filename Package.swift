@@ -119,7 +119,12 @@ let package = Package(
         // MARK: edges
         .target(
             name: "MobileDevice",
-            dependencies: ["HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd"],
+            dependencies: [
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -188,7 +193,12 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(
-            name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"],
+            name: "MobileDeviceTests",
+            dependencies: [
+                "MobileDevice", "VirtualDevice", "HADeployCore",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
