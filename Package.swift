@@ -32,7 +32,7 @@ let package = Package(
         // MARK: executable + CLI
         .executableTarget(
             name: "hadeploy",
-            dependencies: ["HADeployCLI"],
+            dependencies: ["HADeployCLI", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
