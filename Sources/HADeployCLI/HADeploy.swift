@@ -23,7 +23,8 @@ public struct HADeploy: AsyncParsableCommand {
             """,
         version: ToolVersion.current,
         subcommands: [
-            DeployCommand.self, PlanCommand.self, BuildCommand.self, VersionCommand.self, RenderCommand.self,
+            DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self, VersionCommand.self,
+            RenderCommand.self,
             VirtualCommand.self,
         ],
         defaultSubcommand: DeployCommand.self
