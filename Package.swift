@@ -39,6 +39,7 @@ let package = Package(
             name: "HADeployCLI",
             dependencies: [
                 "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "VirtualDevice",
+                "HomeAssistant",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -158,13 +158,34 @@ public struct DeploySession: Sendable {
             stateDirectory: settings.stateDirectory, output: context.output)
         registry.developerImageOverride = virtualDDI.map { [$0] }
         let drivers = registry
+        // Preflight once per run, before any device is touched.
+        var verifier: HomeAssistantVerifier?
+        var skipped = "verification skipped (--no-verify)"
+        let server = plan.server.hasPrefix("<unset") ? nil : plan.server
+        let token = variables["HA_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
+        if plan.verify {
+            if let server, let token {
+                let candidate = try HomeAssistantVerifier(
+                    server: server, token: token,
+                    caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+                reporter.handle(.message("preflight: checking Home Assistant at \(server)…"))
+                for note in try await candidate.preflight(dashboards: plan.devices.map(\.dashboard)) {
+                    reporter.handle(.message("preflight: \(note)"))
+                }
+                verifier = candidate
+            } else {
+                skipped = "verification skipped: HA_SERVER and HA_TOKEN are not both set"
+            }
+        }
         let environment = DeployEnvironment(
-            driver: { try drivers.driver(for: $0) }, verifier: nil,
-            verificationSkippedReason: "no Home Assistant verification in this build",
+            driver: { try drivers.driver(for: $0) }, verifier: verifier,
+            verificationSkippedReason: skipped,
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
             lockDirectory: Self.lockDirectory(context.environment),
             jobs: settings.jobs, failFast: settings.failFast, force: settings.force)
-        return await DeployExecutor(plan: plan, environment: environment).run()
+        let report = await DeployExecutor(plan: plan, environment: environment).run()
+        await verifier?.close()
+        return report
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
