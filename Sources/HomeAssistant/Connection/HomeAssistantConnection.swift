@@ -87,9 +87,9 @@ public actor HomeAssistantConnection {
         failEverything(
             HomeAssistantError(
                 .notConnected, server: serverName, message: "the connection to \(serverName) was closed"))
-        if let closing {
-            _ = try? await closing.close(code: .normalClosure).get()
-        }
+        // Not awaited: the close frame is written on the event loop, and a server that stopped
+        // reading must not hold up the caller.
+        closing?.close(code: .normalClosure, promise: nil)
     }
 
     private func establish() async throws {

@@ -86,10 +86,3 @@ enum SocketOpener {
         return text
     }
 }
-
-extension Duration {
-    var timeAmount: TimeAmount {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
