@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "MobileDevice",
             dependencies: [
-                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd",
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [
-                "MobileDevice", "VirtualDevice", "HADeployCore",
+                "MobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
