@@ -174,6 +174,16 @@ let package = Package(
         ),
 
         // MARK: tests
+        .target(
+            name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestSupport", "VirtualDevice", "HADeployKit", "DeviceSpec", "HADeployCore", "HomeAssistant",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
@@ -194,7 +204,7 @@ let package = Package(
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["HADeployCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [
