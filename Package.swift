@@ -32,13 +32,14 @@ let package = Package(
         // MARK: executable + CLI
         .executableTarget(
             name: "hadeploy",
-            dependencies: ["HADeployCLI"],
+            dependencies: ["HADeployCLI", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "VirtualDevice",
+                "HomeAssistant",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,6 +53,8 @@ let package = Package(
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -138,6 +141,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -169,18 +174,37 @@ let package = Package(
         ),
 
         // MARK: tests
+        .target(
+            name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestSupport", "VirtualDevice", "HADeployKit", "DeviceSpec", "HADeployCore", "HomeAssistant",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec"], swiftSettings: strict),
+        .testTarget(
+            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "TemplatingTests",
-            dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "Templating", "HADeployCore", .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
             swiftSettings: strict),
         .testTarget(
-            name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"],
+            name: "HADeployKitTests",
+            dependencies: [
+                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["HADeployCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [

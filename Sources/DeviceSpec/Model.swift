@@ -43,6 +43,21 @@ public struct Flavour: Sendable, Hashable, Codable {
     /// Extra build settings passed to xcodebuild (e.g. MERGED_BINARY_TYPE=none).
     public var settings: [String: String]
     public var location: SourceLocation
+
+    public init(
+        name: String, xcode: ConfigValue?, archs: [Arch], deploymentTarget: String, sdk: String,
+        configuration: String, scheme: String?, settings: [String: String], location: SourceLocation
+    ) {
+        self.name = name
+        self.xcode = xcode
+        self.archs = archs
+        self.deploymentTarget = deploymentTarget
+        self.sdk = sdk
+        self.configuration = configuration
+        self.scheme = scheme
+        self.settings = settings
+        self.location = location
+    }
 }
 
 /// Per-device SSH settings for jailbroken devices (and `usb_host`).

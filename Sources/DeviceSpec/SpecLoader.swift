@@ -84,6 +84,26 @@ public struct SpecLoader: Sendable {
             var message = "YAML syntax error: \(problem)"
             if let context { message += " (\(context.text))" }
             return SpecProblem(SourceLocation(file: file, line: mark.line, column: mark.column), message)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            // Yams' own description quotes the whole file as "context"; the mark is what matters.
+            let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            return SpecProblem(
+                SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
+                "\(names) appears more than once in the same mapping; remove or rename the duplicate")
+        case .reader(let problem, let offset, _, let yaml):
+            // Not UTF-8 or a control character; the offset counts Characters of `yaml`.
+            var line = 1
+            var column = 1
+            for character in yaml.prefix(offset ?? 0) {
+                if character.isNewline {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            }
+            return SpecProblem(
+                SourceLocation(file: file, line: line, column: column), "YAML error: \(problem)")
         default:
             return SpecProblem(SourceLocation(file: file, line: 1, column: 1), "YAML error: \(error)")
         }

@@ -113,7 +113,9 @@ struct SpecValidator {
         if case .mapping(let mapping) = groupNodes {
             for (key, value) in mapping {
                 let name = key.string ?? ""
-                if SpecLoader.reservedWords.contains(name) || seenWords[name] != nil {
+                // Compared as typed targets are: a group `Sim` would hide behind the alias `sim`.
+                let word = TargetResolver.normalize(name)
+                if SpecLoader.reservedWords.contains(word) || seenWords[word] != nil {
                     problems.append(
                         SpecProblem(
                             reader.location(key), "group '\(name)' has the name of a device or command"))

@@ -2,10 +2,10 @@ import Foundation
 
 /// Where a command's output goes: results on stdout, human messages on stderr.
 public protocol OutputSink: Sendable {
-    func write(_ text: String, to stream: OutputStream)
+    func write(_ text: String, to stream: OutputChannel)
 }
 
-public enum OutputStream: Sendable {
+public enum OutputChannel: Sendable {
     case standardOutput, standardError
 }
 
@@ -13,7 +13,7 @@ public enum OutputStream: Sendable {
 public struct StandardOutputSink: OutputSink {
     public init() {}
 
-    public func write(_ text: String, to stream: OutputStream) {
+    public func write(_ text: String, to stream: OutputChannel) {
         let handle = stream == .standardOutput ? FileHandle.standardOutput : FileHandle.standardError
         handle.write(Data(text.utf8))
     }
@@ -27,7 +27,7 @@ public final class RecordingOutputSink: OutputSink, @unchecked Sendable {
 
     public init() {}
 
-    public func write(_ text: String, to stream: OutputStream) {
+    public func write(_ text: String, to stream: OutputChannel) {
         lock.withLock {
             if stream == .standardOutput { out += text } else { err += text }
         }

@@ -27,6 +27,8 @@ public struct BuildPlan: Sendable, Hashable, Encodable {
     public var devices: [String]
     /// false with --no-build: the devices use an existing artifact.
     public var enabled: Bool
+    /// The exact commands, environment included (secrets as ***).
+    public var commands: [ProcessCommand]
 }
 
 /// Everything hadeploy will do for one device, resolved, as a value.
@@ -48,6 +50,8 @@ public struct DevicePlan: Sendable, Hashable, Encodable {
     /// nil = the app's default dashboard.
     public var dashboard: String?
     public var verificationTimeout: Double
+    /// Per-step deadline overrides in seconds, from devices.yaml.
+    public var timeouts: [String: Double]
     public var launchArguments: LaunchArguments
     public var steps: [String]
     /// `.env` keys the device's steps need that are not set; a real deploy stops on them.

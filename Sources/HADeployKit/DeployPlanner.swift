@@ -32,6 +32,7 @@ public struct DeployPlanner: Sendable {
                     version: version))
         }
 
+        let commands = BuildCommandBuilder(variables: variables, version: version)
         var builds: [BuildPlan] = []
         for flavour in matrix.flavours {
             let users = devicePlans.filter { $0.flavour == flavour.name && $0.availability == .available }
@@ -42,7 +43,9 @@ public struct DeployPlanner: Sendable {
                     xcode: flavour.xcode?.display(variables) ?? "(default Xcode)",
                     archs: flavour.archs.map(\.rawValue),
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
-                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build))
+                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
+                    commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
+            )
         }
         if !options.verify {
             warnings.append("--no-verify: the dashboard check is skipped; results will say so")
@@ -103,6 +106,8 @@ public struct DeployPlanner: Sendable {
         }
         arguments.append("-HAKioskMode", kiosk ? "YES" : "NO")
         arguments.append("-HADeployID", deployID)
+        // Echoed back as `device` in ha_dashboard_loaded, so an event is matched to this device.
+        arguments.append("-HADeviceID", device.id)
 
         var availability = Availability.available
         switch device.transport {
@@ -152,6 +157,7 @@ public struct DeployPlanner: Sendable {
             ios: device.iosVersion,
             arch: device.arch.rawValue, flavour: device.flavour, udid: udid, host: sshHost, usbHost: usbHost,
             kiosk: kiosk, dashboard: dashboard, verificationTimeout: device.verificationTimeout,
+            timeouts: device.timeouts,
             launchArguments: arguments, steps: steps, unsetKeys: unset.filter { seen.insert($0).inserted },
             availability: availability)
     }

@@ -32,6 +32,9 @@ public struct DotEnv: Sendable {
         var reader = DotEnvReader(text)
         var raw: [(String, String?, Int)] = []
         while reader.hasMore {
+            // Blank lines belong to no statement: a line number names where the statement starts.
+            reader.skipWhitespace()
+            guard reader.hasMore else { break }
             let startLine = reader.line
             switch reader.binding() {
             case .blank:
@@ -118,7 +121,24 @@ struct DotEnvReader {
     private(set) var line = 1
 
     init(_ text: String) {
-        scalars = Array(text.unicodeScalars)
+        // python-dotenv reads the file in text mode, whose universal newlines turn CRLF and a lone CR
+        // into LF before parsing: a quoted multi-line value from a CRLF file holds LF only.
+        var scalars: [Unicode.Scalar] = []
+        scalars.reserveCapacity(text.unicodeScalars.count)
+        var previousWasCR = false
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" && previousWasCR {
+                previousWasCR = false
+                continue
+            }
+            previousWasCR = scalar == "\r"
+            scalars.append(previousWasCR ? "\n" : scalar)
+        }
+        self.scalars = scalars
+    }
+
+    mutating func skipWhitespace() {
+        while let s = peek(), Self.isSpace(s) { advance() }
     }
 
     var hasMore: Bool { position < scalars.count }
@@ -134,8 +154,9 @@ struct DotEnvReader {
     }
 
     private static func isLineBreak(_ s: Unicode.Scalar) -> Bool { s == "\n" || s == "\r" }
+    /// Python's `\s` (`str.isspace`): Unicode White_Space plus the ASCII separators U+001C...U+001F.
     private static func isSpace(_ s: Unicode.Scalar) -> Bool {
-        s.properties.isWhitespace
+        s.properties.isWhitespace || (0x1C...0x1F).contains(s.value)
     }
     private static func isInlineSpace(_ s: Unicode.Scalar) -> Bool {
         isSpace(s) && !isLineBreak(s)
@@ -155,13 +176,18 @@ struct DotEnvReader {
         if peek() == "#" {
             key = nil
         } else if peek() == "'" {
+            let start = (position, line)
             advance()
             var text = ""
             while let s = peek(), s != "'" {
                 text.unicodeScalars.append(s)
                 advance()
             }
-            guard peek() == "'", !text.isEmpty else { return skipLine() }
+            guard peek() == "'", !text.isEmpty else {
+                // python-dotenv's key pattern fails at the opening quote, so only that line is skipped.
+                (position, line) = start
+                return skipLine()
+            }
             advance()
             key = text
         } else {

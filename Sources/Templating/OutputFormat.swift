@@ -53,6 +53,8 @@ struct XMLContentType: MustacheContentType {
             case ">": result += "&gt;"
             case "\"": result += "&quot;"
             case "'": result += "&apos;"
+            // XML parsers turn a raw CR (and CRLF) into LF; a character reference survives.
+            case "\r": result += "&#13;"
             default: result.unicodeScalars.append(scalar)
             }
         }
@@ -73,7 +75,10 @@ public enum YAMLScalar {
             case "\n": result += "\\n"
             case "\t": result += "\\t"
             case "\r": result += "\\r"
-            case "\u{00}"..."\u{1F}", "\u{7F}", "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}":
+            // YAML's printable set excludes C0/C1 controls (NEL aside, which parsers fold as a line
+            // break), U+FFFE and U+FFFF; libyaml and PyYAML reject them raw, so escape them all.
+            case "\u{00}"..."\u{1F}", "\u{7F}"..."\u{9F}", "\u{2028}", "\u{2029}", "\u{FEFF}",
+                "\u{FFFE}", "\u{FFFF}":
                 result += String(format: "\\u%04X", scalar.value)
             default: result.unicodeScalars.append(scalar)
             }

@@ -53,6 +53,40 @@ public struct TemplateRenderer: Sendable {
             sources.append((path, text))
         }
 
+        // Parse everything first: a broken template is reported as broken (a typo like `{{NAME}`
+        // would otherwise be scanned as a strange missing key).
+        var compiled: [(path: String, template: MustacheTemplate)] = []
+        for source in sources {
+            let format = OutputFormat(fileName: String(source.path.dropLast(".mustache".count)))
+            // On a line of its own the pragma is a standalone tag that Mustache removes, so it changes
+            // neither the output nor the template's first line (which may be standalone itself).
+            let pragma = "{{% CONTENT_TYPE: \(format.contentTypeName)}}\n"
+            do {
+                compiled.append((source.path, try MustacheTemplate(string: pragma + source.text)))
+            } catch let error as MustacheTemplate.ParserError {
+                let place = TemplateScanner.errorLocation(
+                    for: error.error, line: error.context.lineNumber - 1, column: error.context.columnNumber,
+                    in: source.text)
+                let lines = source.text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                throw TemplatingError.syntax(
+                    location: SourceLocation(
+                        file: display(templatesDirectory.appendingPathComponent(source.path)),
+                        line: place.line, column: place.column),
+                    message: Self.explain(error.error),
+                    line: place.line <= lines.count ? String(lines[place.line - 1]) : "")
+            }
+            if let tag = TemplateScanner.scan(source.text).wholeContext.first {
+                let lines = source.text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                throw TemplatingError.syntax(
+                    location: SourceLocation(
+                        file: display(templatesDirectory.appendingPathComponent(source.path)),
+                        line: tag.line, column: tag.column),
+                    message: "a tag without a key name would insert every value, the environment and its "
+                        + "secrets included; name a key, or write `{{! text }}` for a comment",
+                    line: String(lines[tag.line - 1]))
+            }
+        }
+
         var missing: [String: [SourceLocation]] = [:]
         for source in sources {
             for reference in TemplateScanner.requiredKeys(in: source.text)
@@ -68,29 +102,10 @@ public struct TemplateRenderer: Sendable {
             throw TemplatingError.missingKeys(keys, envFile: envFileName)
         }
 
-        return try sources.map { source in
-            let outputPath = String(source.path.dropLast(".mustache".count))
-            let format = OutputFormat(fileName: outputPath)
-            // The pragma sits on line 1 without a newline, so line numbers stay those of the file.
-            let pragma = "{{% CONTENT_TYPE: \(format.contentTypeName)}}"
-            let template: MustacheTemplate
-            do {
-                template = try MustacheTemplate(string: pragma + source.text)
-            } catch let error as MustacheTemplate.ParserError {
-                let column =
-                    error.context.lineNumber == 1
-                    ? max(1, error.context.columnNumber - pragma.count) : error.context.columnNumber
-                let line =
-                    error.context.lineNumber == 1
-                    ? String(error.context.line.dropFirst(pragma.count)) : error.context.line
-                throw TemplatingError.syntax(
-                    location: SourceLocation(
-                        file: display(templatesDirectory.appendingPathComponent(source.path)),
-                        line: error.context.lineNumber, column: column),
-                    message: Self.explain(error.error), line: line)
-            }
-            return RenderedFile(
-                relativePath: outputPath, contents: template.render(values), template: source.path)
+        return compiled.map { source in
+            RenderedFile(
+                relativePath: String(source.path.dropLast(".mustache".count)),
+                contents: source.template.render(values), template: source.path)
         }
     }
 

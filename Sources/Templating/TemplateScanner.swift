@@ -1,4 +1,5 @@
 import HADeployCore
+import Mustache
 
 /// Finds the variables a Mustache template needs, with their positions, so that every missing key
 /// can be reported at once before anything is rendered (Mustache itself renders a missing key as "").
@@ -13,7 +14,45 @@ enum TemplateScanner {
     }
 
     static func requiredKeys(in text: String) -> [Reference] {
+        scan(text).references
+    }
+
+    /// Where to point the user for a syntax error Mustache noticed at `line`:`column` (1-based): the
+    /// opening delimiter of the broken tag, or for a section that is never closed, its opening tag
+    /// (Mustache itself notices those only at the end of the file).
+    static func errorLocation(for error: any Error, line: Int, column: Int, in text: String) -> (
+        line: Int, column: Int
+    ) {
+        if let error = error as? MustacheTemplate.Error, case .expectedSectionEnd = error,
+            let section = scan(text).unclosedSections.last
+        {
+            return (section.line, section.column)
+        }
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        guard line >= 1, line <= lines.count else { return (line, column) }
+        let lineText = lines[line - 1]
+        let offset =
+            lineText.index(
+                lineText.startIndex, offsetBy: column - 1, limitedBy: lineText.endIndex) ?? lineText.endIndex
+        guard var open = text[..<offset].range(of: "{{", options: .backwards)?.lowerBound else {
+            return (line, column)
+        }
+        while open > text.startIndex, text[text.index(before: open)] == "{" {
+            open = text.index(before: open)
+        }
+        let before = text[..<open]
+        let openLine = before.filter(\.isNewline).count + 1
+        let lineStart = before.lastIndex(where: \.isNewline).map { text.index(after: $0) } ?? text.startIndex
+        return (openLine, text.distance(from: lineStart, to: open) + 1)
+    }
+
+    /// `wholeContext`: top-level `{{ }}` / `{{.}}` tags, which Mustache renders as the entire value
+    /// dictionary (every environment variable, secrets included).
+    static func scan(_ text: String) -> (
+        references: [Reference], unclosedSections: [Reference], wholeContext: [Reference]
+    ) {
         var references: [Reference] = []
+        var sections: [Reference] = []
         var depth = 0
         var open = "{{"
         var close = "}}"
@@ -22,7 +61,8 @@ enum TemplateScanner {
         var index = text.startIndex
 
         func step(_ character: Character) {
-            if character == "\n" {
+            // "\r\n" is one Character; counted as Mustache and editors count lines.
+            if character.isNewline {
                 line += 1
                 column = 1
             } else {
@@ -55,8 +95,10 @@ enum TemplateScanner {
             switch sigil {
             case "#", "^", "$", "<":
                 depth += 1
+                sections.append(Reference(key: name, line: tagLine, column: tagColumn))
             case "/":
                 depth = max(0, depth - 1)
+                _ = sections.popLast()
             case "!", ">", "%":
                 continue
             case "=":
@@ -69,12 +111,15 @@ enum TemplateScanner {
             case "&":
                 if depth == 0 { references.append(reference(name, tagLine, tagColumn)) }
             default:
-                if depth == 0, !body.isEmpty {
+                if depth == 0 {
                     references.append(reference(tripleMustache ? body : String(body), tagLine, tagColumn))
                 }
             }
         }
-        return references.filter { $0.key != "." && !$0.key.isEmpty }
+        let isWholeContext = { (reference: Reference) in reference.key == "." || reference.key.isEmpty }
+        return (
+            references.filter { !isWholeContext($0) }, sections, references.filter(isWholeContext)
+        )
     }
 
     private static func reference(_ name: String, _ line: Int, _ column: Int) -> Reference {
