@@ -39,9 +39,10 @@ public struct PyMobileDevice3Commands: Sendable, Hashable {
     /// `shlex.split`, so each word is quoted here the POSIX way (a value with spaces stays one argument).
     public func launch(udid: String, bundleID: String, arguments: [String], secrets: Set<String> = []) -> ProcessCommand {
         let line = ([bundleID] + arguments).map(Self.shellQuoted).joined(separator: " ")
+        // The quoted form of a secret is what appears in the line (`'to'"'"'ken'` for `to'ken`).
         return ProcessCommand(
             executable, ["developer", "dvt", "launch", "--tunnel", udid, "--kill-existing", line],
-            secretValues: secrets)
+            secretValues: secrets.union(secrets.map(Self.shellQuoted)))
     }
 
     public func screenshot(udid: String, to path: String) -> ProcessCommand {

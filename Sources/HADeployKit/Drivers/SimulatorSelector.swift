@@ -54,9 +54,11 @@ public struct SimulatorSelector: Sendable, Hashable {
                     Self.normalized($0) == wantedType || device.deviceType.map(Self.normalized) == wantedType
                 } ?? false
         }
-        let usable = matches.filter(\.isAvailable)
-        if let booted = usable.first(where: \.isBooted) { return .found(booted) }
-        if let first = usable.first { return .found(first) }
+        // Booted first (it is the one in use), then a simulator named after the type over a renamed one.
+        let usable = matches.filter(\.isAvailable).enumerated().min { a, b in
+            (Self.rank(a.element, wantedType), a.offset) < (Self.rank(b.element, wantedType), b.offset)
+        }
+        if let usable { return .found(usable.element) }
 
         let runtimeText = runtime ?? "any runtime"
         if let broken = matches.first {
@@ -73,6 +75,10 @@ public struct SimulatorSelector: Sendable, Hashable {
                     ? (wantedRuntime == nil ? "" : " (no simulators of that runtime at all)")
                     : " (there: \(others.joined(separator: ", ")))"),
             fix: "create one: xcrun simctl create '\(deviceType)' '\(deviceType)' \(runtimeID)")
+    }
+
+    static func rank(_ device: SimulatorDevice, _ wantedType: String) -> Int {
+        (device.isBooted ? 0 : 2) + (normalized(device.name) == wantedType ? 0 : 1)
     }
 
     /// Case, spaces and punctuation ignored: `iPad (10th generation)` matches `iPad-10th-generation`.
