@@ -112,7 +112,7 @@ let package = Package(
         ),
         .target(
             name: "SSHTransport",
-            dependencies: ["HADeployCore", "CLibSSH"],
+            dependencies: ["HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .target(

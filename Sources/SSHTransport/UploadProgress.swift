@@ -1,0 +1,15 @@
+/// How far an upload got; reported after each chunk, on the connection's queue.
+public struct UploadProgress: Sendable, Equatable {
+    public let bytesSent: Int64
+    public let totalBytes: Int64
+    /// The file being written, relative to the app directory.
+    public let currentFile: String
+}
+
+/// How files reach the device.
+public enum TransferMethod: String, Sendable, Equatable, CaseIterable {
+    /// SFTP, falling back to SCP when the server has no working SFTP subsystem.
+    case auto
+    case sftp
+    case scp
+}
