@@ -18,7 +18,8 @@ struct AppBundleInfo: Sendable, Equatable {
         self.name = String(directoryName.dropLast(4))
         var plist: [String: Any] = [:]
         if let data = try? Data(contentsOf: app.appendingPathComponent("Info.plist")),
-            let parsed = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+            let parsed = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
         {
             plist = parsed
         }

@@ -38,6 +38,7 @@ final class ChannelHandle {
         let n = buffer.withUnsafeMutableBytes {
             ssh_channel_read_timeout(raw, $0.baseAddress, UInt32($0.count), 0, timeoutMs)
         }
+        if n == SSH_AGAIN || n == SSH_EOF { return 0 }
         if n < 0 { throw session.failure("reading from the channel") }
         return Int(n)
     }

@@ -35,13 +35,16 @@ final class ForwardPump: @unchecked Sendable {
         self.device = device
     }
 
-    static func openChannel(session: SessionHandle, remoteSocket: String, device: String) throws -> ChannelHandle {
+    static func openChannel(session: SessionHandle, remoteSocket: String, device: String) throws
+        -> ChannelHandle
+    {
         guard let raw = ssh_channel_new(session.raw) else {
             throw SSHError.sessionFailed(device: device, step: "opening a channel", reason: session.lastError)
         }
         let channel = ChannelHandle(raw: raw, session: session)
         guard ssh_channel_open_forward_unix(raw, remoteSocket, "127.0.0.1", 0) == SSH_OK else {
-            throw SSHError.sessionFailed(device: device, step: "opening \(remoteSocket)", reason: session.lastError)
+            throw SSHError.sessionFailed(
+                device: device, step: "opening \(remoteSocket)", reason: session.lastError)
         }
         return channel
     }
@@ -63,6 +66,7 @@ final class ForwardPump: @unchecked Sendable {
         }
         for link in links { link.close() }
         links.removeAll()
+        listener.closeSocket()
         control.finish(failure: failure)
     }
 
@@ -171,7 +175,7 @@ final class ForwardPump: @unchecked Sendable {
             if n > 0 {
                 link.fromServer.append(contentsOf: buffer[0..<Int(n)])
                 if link.fromServer.count > UsbmuxFrame.maximumSize * 2 { break }
-            } else if n == 0 {
+            } else if n == 0 || n == SSH_AGAIN || n == SSH_EOF {
                 if ssh_channel_is_eof(link.channel.raw) != 0 || ssh_channel_is_closed(link.channel.raw) != 0 {
                     link.serverClosed = true
                 }
@@ -208,7 +212,8 @@ final class ForwardPump: @unchecked Sendable {
 
     private func flushClient(_ link: ForwardLink) {
         while !link.toClient.isEmpty {
-            let n = link.toClient.withUnsafeBytes { write(link.fd, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a client that went away must not raise SIGPIPE.
+            let n = link.toClient.withUnsafeBytes { send(link.fd, $0.baseAddress, $0.count, noSignalFlag) }
             if n > 0 {
                 link.toClient.removeFirst(n)
             } else {
@@ -229,10 +234,15 @@ final class ForwardPump: @unchecked Sendable {
                 { try Self.openChannel(session: session, remoteSocket: remoteSocket, device: device) })
         else { return }
         let request = UsbmuxFrame.plist(
-            ["MessageType": "ListDevices", "ClientVersionString": "hadeploy", "ProgName": "hadeploy"], tag: 0x7fff)
-        guard (try? executor.guarded("listing devices", timeout: callTimeout, {
-            try channel.write(request.encoded, step: "listing devices")
-        })) != nil else { return }
+            ["MessageType": "ListDevices", "ClientVersionString": "hadeploy", "ProgName": "hadeploy"],
+            tag: 0x7fff)
+        guard
+            (try? executor.guarded(
+                "listing devices", timeout: callTimeout,
+                {
+                    try channel.write(request.encoded, step: "listing devices")
+                })) != nil
+        else { return }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 32 * 1024)
         let deadline = Date().addingTimeInterval(5)

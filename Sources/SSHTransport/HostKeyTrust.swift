@@ -31,7 +31,8 @@ public enum HostKeyTrust {
             if let expectedFingerprint, expectedFingerprint != info.fingerprint {
                 throw SSHError.hostKeyChanged(
                     device: config.name, address: config.address, keyType: info.keyType,
-                    fingerprint: info.fingerprint, knownHosts: "the fingerprint you confirmed (\(expectedFingerprint))")
+                    fingerprint: info.fingerprint,
+                    knownHosts: "the fingerprint you confirmed (\(expectedFingerprint))")
             }
             switch info.status {
             case .trusted:
@@ -42,7 +43,8 @@ public enum HostKeyTrust {
                         device: config.name, address: config.address, keyType: info.keyType,
                         fingerprint: info.fingerprint, knownHosts: config.knownHostsPath)
                 }
-                try KnownHostsFile.removeEntries(host: config.host, port: config.port, path: config.knownHostsPath)
+                try KnownHostsFile.removeEntries(
+                    host: config.host, port: config.port, path: config.knownHostsPath)
             case .unknown:
                 break
             }

@@ -11,7 +11,8 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
     public var refreshIconsTimeout: Double
 
     public init(
-        connection: SSHConnectionConfig, installDirectory: String = "/Applications", owner: String = "root:admin",
+        connection: SSHConnectionConfig, installDirectory: String = "/Applications",
+        owner: String = "root:admin",
         transfer: TransferMethod = .auto, commands: JailbreakCommands = JailbreakCommands(),
         refreshIconsTimeout: Double = 180
     ) {

@@ -24,8 +24,12 @@ public struct JailbreakDeployer: Sendable {
         let info = try AppBundleInfo(app: app)
         if let launch { _ = try launchCommand(info: info, parameters: launch, argsFile: "") }
         var connection = try await SSHConnection.connect(config.connection)
-        defer { let c = connection; Task { await c.close() } }
-        let report = try await install(app: app, info: info, force: force, on: &connection, progress: progress)
+        defer {
+            let c = connection
+            Task { await c.close() }
+        }
+        let report = try await install(
+            app: app, info: info, force: force, on: &connection, progress: progress)
         if let launch {
             _ = try await stop(info: info, on: connection)
             try await start(info: info, parameters: launch, on: connection)
@@ -39,7 +43,10 @@ public struct JailbreakDeployer: Sendable {
     ) async throws -> InstallReport {
         let info = try AppBundleInfo(app: app)
         var connection = try await SSHConnection.connect(config.connection)
-        defer { let c = connection; Task { await c.close() } }
+        defer {
+            let c = connection
+            Task { await c.close() }
+        }
         return try await install(app: app, info: info, force: force, on: &connection, progress: progress)
     }
 
@@ -72,7 +79,8 @@ public struct JailbreakDeployer: Sendable {
             let command = try JailbreakCommands.expand(template, ["output": path], field: "screenshot")
             let quoted = ShellQuote.quote(path)
             output = try await connection.run(
-                "\(command) && cat \(quoted); status=$?; rm -f \(quoted); exit $status", timeout: timeout, step: step)
+                "\(command) && cat \(quoted); status=$?; rm -f \(quoted); exit $status", timeout: timeout,
+                step: step)
         } else {
             let command = try JailbreakCommands.expand(template, [:], field: "screenshot")
             output = try await connection.run(command, timeout: timeout, step: step)
@@ -88,7 +96,9 @@ public struct JailbreakDeployer: Sendable {
     // MARK: paths
 
     private func paths(_ info: AppBundleInfo) -> (target: String, staging: String, hashFile: String) {
-        let dir = config.installDirectory.hasSuffix("/") ? String(config.installDirectory.dropLast()) : config.installDirectory
+        let dir =
+            config.installDirectory.hasSuffix("/")
+            ? String(config.installDirectory.dropLast()) : config.installDirectory
         return (
             "\(dir)/\(info.directoryName)", "\(dir)/.hadeploy-staging-\(info.directoryName)",
             "\(dir)/.\(info.directoryName).hadeploy-hash"
@@ -116,8 +126,10 @@ public struct JailbreakDeployer: Sendable {
         let (target, staging, hashFile) = paths(info)
         let q = ShellQuote.quote
         let values = placeholders(info)
-        let permissions = try JailbreakCommands.expand(config.commands.permissions, values, field: "permissions")
-        let refresh = try JailbreakCommands.expand(config.commands.refreshIcons, values, field: "refresh icons")
+        let permissions = try JailbreakCommands.expand(
+            config.commands.permissions, values, field: "permissions")
+        let refresh = try JailbreakCommands.expand(
+            config.commands.refreshIcons, values, field: "refresh icons")
 
         if !force {
             let check = try await connection.run(
@@ -138,7 +150,8 @@ public struct JailbreakDeployer: Sendable {
 
         let method: TransferMethod
         do {
-            method = try await upload(tree: tree, info: info, staging: staging, on: &connection, progress: progress)
+            method = try await upload(
+                tree: tree, info: info, staging: staging, on: &connection, progress: progress)
         } catch let error as SSHError {
             if case .localFileFailed = error {
                 _ = try? await connection.execute("rm -rf \(q(staging))", timeout: 15)
@@ -163,9 +176,11 @@ public struct JailbreakDeployer: Sendable {
             fi
             printf '%s\\n' \(hash) > \(q(hashFile)) && rm -rf \(q(staging))
             """, step: "moving the app into place")
-        try await connection.run(refresh, timeout: config.refreshIconsTimeout, step: "refreshing the icon cache")
+        try await connection.run(
+            refresh, timeout: config.refreshIconsTimeout, step: "refreshing the icon cache")
         return InstallReport(
-            installedPath: target, changed: true, method: method, bytesSent: tree.totalBytes, contentHash: hash,
+            installedPath: target, changed: true, method: method, bytesSent: tree.totalBytes,
+            contentHash: hash,
             seconds: Date().timeIntervalSince(started))
     }
 
@@ -184,11 +199,13 @@ public struct JailbreakDeployer: Sendable {
             ) { session in
                 let sftp: SFTPHandle
                 do {
-                    sftp = try SFTPHandle(session: session, executor: executor, initTimeout: timeouts.sftpInit)
+                    sftp = try SFTPHandle(
+                        session: session, executor: executor, initTimeout: timeouts.sftpInit)
                 } catch let unavailable as SFTPHandle.Unavailable {
                     return .failure(unavailable)
                 }
                 try sftp.upload(tree: tree, to: destination, progress: report)
+                sftp.finish()
                 return .success(())
             }
             switch sftpResult {
@@ -196,7 +213,8 @@ public struct JailbreakDeployer: Sendable {
                 return .sftp
             case .failure(let unavailable):
                 guard config.transfer == .auto else {
-                    throw SSHError.sessionFailed(device: device, step: "SFTP upload", reason: unavailable.reason)
+                    throw SSHError.sessionFailed(
+                        device: device, step: "SFTP upload", reason: unavailable.reason)
                 }
             }
         }
@@ -231,13 +249,17 @@ public struct JailbreakDeployer: Sendable {
 
     // MARK: launch / stop
 
-    private func launchCommand(info: AppBundleInfo, parameters: LaunchParameters, argsFile: String) throws -> String {
+    private func launchCommand(info: AppBundleInfo, parameters: LaunchParameters, argsFile: String) throws
+        -> String
+    {
         var values = placeholders(info).merging(parameters.placeholders) { $1 }
         values["args_file"] = argsFile
         return try JailbreakCommands.expand(config.commands.launch, values, field: "launch")
     }
 
-    private func start(info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection) async throws {
+    private func start(info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection)
+        async throws
+    {
         let step = "launching \(info.name)"
         let payload = parameters.stdinPayload
         guard config.commands.launch.contains("{args_file}") else {
@@ -270,7 +292,8 @@ public struct JailbreakDeployer: Sendable {
         case 1: return false
         default:
             throw SSHError.remoteCommandFailed(
-                device: device, step: "stopping \(info.name)", command: command, exitStatus: output.exitStatus,
+                device: device, step: "stopping \(info.name)", command: command,
+                exitStatus: output.exitStatus,
                 stderr: output.stderrText)
         }
     }

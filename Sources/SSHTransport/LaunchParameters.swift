@@ -9,7 +9,8 @@ public struct LaunchParameters: Sendable, Equatable {
     public var kioskMode: Bool
     public var deployID: String
 
-    public init(serverURL: String, accessToken: Secret, dashboard: String, kioskMode: Bool, deployID: String) {
+    public init(serverURL: String, accessToken: Secret, dashboard: String, kioskMode: Bool, deployID: String)
+    {
         self.serverURL = serverURL
         self.accessToken = accessToken
         self.dashboard = dashboard
@@ -31,6 +32,9 @@ public struct LaunchParameters: Sendable, Equatable {
     }
 
     var placeholders: [String: String] {
-        ["server_url": serverURL, "dashboard": dashboard, "kiosk": kioskMode ? "YES" : "NO", "deploy_id": deployID]
+        [
+            "server_url": serverURL, "dashboard": dashboard, "kiosk": kioskMode ? "YES" : "NO",
+            "deploy_id": deployID,
+        ]
     }
 }

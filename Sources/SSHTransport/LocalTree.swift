@@ -47,7 +47,8 @@ struct LocalTree: Sendable {
         var entries: [Entry] = []
         for path in paths {
             if path.contains("\n") {
-                throw SSHError.localFileFailed(path: path, reason: "file names with line breaks cannot be uploaded")
+                throw SSHError.localFileFailed(
+                    path: path, reason: "file names with line breaks cannot be uploaded")
             }
             let full = root.appendingPathComponent(path).path
             let attributes: [FileAttributeKey: Any]

@@ -15,7 +15,8 @@ final class LocalUnixListener: @unchecked Sendable {
     init() throws {
         var template = Array((NSTemporaryDirectory() + "/hadeploy-usbmux.XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw SSHError.localFileFailed(path: NSTemporaryDirectory(), reason: String(cString: strerror(errno)))
+            throw SSHError.localFileFailed(
+                path: NSTemporaryDirectory(), reason: String(cString: strerror(errno)))
         }
         directory = String(cString: made)
         chmod(directory, 0o700)
@@ -26,7 +27,8 @@ final class LocalUnixListener: @unchecked Sendable {
         let bytes = Array(path.utf8)
         guard bytes.count < capacity else {
             rmdir(directory)
-            throw SSHError.localFileFailed(path: path, reason: "path too long for a UNIX socket (TMPDIR is too deep)")
+            throw SSHError.localFileFailed(
+                path: path, reason: "path too long for a UNIX socket (TMPDIR is too deep)")
         }
         #if canImport(Glibc)
             let socketType = Int32(SOCK_STREAM.rawValue)
@@ -56,6 +58,7 @@ final class LocalUnixListener: @unchecked Sendable {
             throw SSHError.localFileFailed(path: path, reason: reason)
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         self.fd = fd
     }
 
@@ -68,11 +71,20 @@ final class LocalUnixListener: @unchecked Sendable {
         #endif
         guard client >= 0 else { return nil }
         _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
         return client
     }
 
-    func remove() {
+    /// Closes the socket; only the pump calls this, when it ends, so no call can use a reused number.
+    func closeSocket() {
         close(fd)
+    }
+
+    func remove() {
         unlink(path)
         rmdir(directory)
     }

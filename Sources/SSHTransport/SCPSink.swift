@@ -14,7 +14,8 @@ struct SCPSink {
     private let step = "SCP upload"
 
     /// Creates `parent/name` holding `tree`.
-    func upload(tree: LocalTree, into parent: String, name: String, progress: (UploadProgress) -> Void) throws {
+    func upload(tree: LocalTree, into parent: String, name: String, progress: (UploadProgress) -> Void) throws
+    {
         let channel = try session.openChannel(step: step)
         guard ssh_channel_request_exec(channel.raw, "scp -r -t \(ShellQuote.quote(parent))") == SSH_OK else {
             throw session.failure(step)
@@ -39,7 +40,8 @@ struct SCPSink {
                 depth.append(base)
             case .symlink(let target):
                 throw SSHError.localFileFailed(
-                    path: entry.path, reason: "symbolic link to \(target) cannot be sent over SCP; enable SFTP")
+                    path: entry.path,
+                    reason: "symbolic link to \(target) cannot be sent over SCP; enable SFTP")
             case .file(let size):
                 try send(channel, "C0\(String(entry.mode, radix: 8)) \(size) \(base)\n")
                 try tree.forEachChunk(of: entry) { chunk in
@@ -74,7 +76,8 @@ struct SCPSink {
             if n == 1 { break }
             if channel.isEOF {
                 throw SSHError.disconnected(
-                    device: session.config.name, step: step, reason: "scp on the server stopped (is scp installed?)")
+                    device: session.config.name, step: step,
+                    reason: "scp on the server stopped (is scp installed?)")
             }
         }
         guard byte[0] != 0 else { return }

@@ -29,6 +29,19 @@ final class SFTPHandle {
         sftp_free(raw)
     }
 
+    /// Ends the subsystem and waits (bounded) until the server's sftp-server has exited.
+    ///
+    /// dropbear 2022.83 closed the *next* session channel right after opening it when the previous
+    /// sftp-server exited only after that open (seen in libssh packet logs: EOF+close for the new channel
+    /// in the same batch as its confirmation). Waiting for the exit status first avoids that.
+    func finish() {
+        guard let channel = raw.pointee.channel else { return }
+        _ = ssh_channel_send_eof(channel)
+        // Waits for exit-status or close. libssh bounds this wait by SSH_OPTIONS_TIMEOUT (seen: 15 s with
+        // a 15 s option), so a server that never answers costs that long, not the connection.
+        _ = ssh_channel_get_exit_status(channel)
+    }
+
     func failure(_ step: String, path: String) -> SSHError {
         if ssh_is_connected(session.raw) == 0 {
             return .disconnected(device: session.config.name, step: step, reason: session.lastError)

@@ -13,8 +13,9 @@ public final class SSHConnection: Sendable {
     let executor: SessionExecutor
     let session: SessionHandle
 
-    private init(config: SSHConnectionConfig, executor: SessionExecutor, session: SessionHandle, hostKey: HostKeyInfo)
-    {
+    private init(
+        config: SSHConnectionConfig, executor: SessionExecutor, session: SessionHandle, hostKey: HostKeyInfo
+    ) {
         self.config = config
         self.executor = executor
         self.session = session
@@ -73,7 +74,8 @@ public final class SSHConnection: Sendable {
         guard output.succeeded else {
             throw SSHError.remoteCommandFailed(
                 device: config.name, step: step, command: command, exitStatus: output.exitStatus,
-                stderr: output.stderrText.isEmpty ? output.stdoutText.prefix(2048).description : output.stderrText)
+                stderr: output.stderrText.isEmpty
+                    ? output.stdoutText.prefix(2048).description : output.stderrText)
         }
         return output
     }

@@ -10,9 +10,11 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A step did not finish before its deadline; the connection was shut down.
     case timedOut(device: String, step: String, seconds: Double)
     /// The server's host key is not in the known_hosts file.
-    case unknownHostKey(device: String, address: String, keyType: String, fingerprint: String, knownHosts: String)
+    case unknownHostKey(
+        device: String, address: String, keyType: String, fingerprint: String, knownHosts: String)
     /// The server's host key differs from the trusted one (or is of another type).
-    case hostKeyChanged(device: String, address: String, keyType: String, fingerprint: String, knownHosts: String)
+    case hostKeyChanged(
+        device: String, address: String, keyType: String, fingerprint: String, knownHosts: String)
     /// The known_hosts file could not be read or written.
     case knownHostsFailed(path: String, reason: String)
     /// The server refused the credentials.
@@ -20,13 +22,15 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A private key file could not be loaded.
     case keyUnreadable(path: String, reason: String)
     /// A remote command ran and failed; `stderr` is what it printed (capped).
-    case remoteCommandFailed(device: String, step: String, command: String, exitStatus: Int32?, stderr: String)
+    case remoteCommandFailed(
+        device: String, step: String, command: String, exitStatus: Int32?, stderr: String)
     /// A libssh call failed on an open connection.
     case sessionFailed(device: String, step: String, reason: String)
     /// The connection was closed or lost.
     case disconnected(device: String, step: String, reason: String)
     /// An upload stopped half way; the installed app was left as it was.
-    case transferInterrupted(device: String, app: String, installed: String, temporary: String,
+    case transferInterrupted(
+        device: String, app: String, installed: String, temporary: String,
         temporaryRemoved: Bool, reason: String)
     /// A local file or directory could not be used.
     case localFileFailed(path: String, reason: String)
@@ -38,23 +42,28 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .connectFailed(let device, let address, let reason, let hint):
-            return "SSH connection to \(device) (\(address)) failed: \(reason)." + (hint.isEmpty ? "" : " \(hint)")
+            return "SSH connection to \(device) (\(address)) failed: \(reason)."
+                + (hint.isEmpty ? "" : " \(hint)")
         case .timedOut(let device, let step, let seconds):
-            return "SSH \(step) on \(device) did not finish within \(Self.format(seconds)) s; the connection was "
+            return
+                "SSH \(step) on \(device) did not finish within \(Self.format(seconds)) s; the connection was "
                 + "closed. Check that the device is awake and reachable, or raise the timeout."
         case .unknownHostKey(let device, let address, let keyType, let fingerprint, let knownHosts):
-            return "The SSH host key of \(device) (\(address)) is not trusted yet: \(keyType) \(fingerprint). "
+            return
+                "The SSH host key of \(device) (\(address)) is not trusted yet: \(keyType) \(fingerprint). "
                 + "Compare this fingerprint with the one on the device (ssh-keygen -lf on its host key), then "
                 + "run `hadeploy trust-host \(device)` to add it to \(knownHosts)."
         case .hostKeyChanged(let device, let address, let keyType, let fingerprint, let knownHosts):
-            return "WARNING: THE SSH HOST KEY OF \(device) (\(address)) HAS CHANGED. It now presents \(keyType) "
+            return
+                "WARNING: THE SSH HOST KEY OF \(device) (\(address)) HAS CHANGED. It now presents \(keyType) "
                 + "\(fingerprint), which does not match the key trusted in \(knownHosts). Someone may be "
                 + "intercepting the connection, so nothing was sent. If the device's SSH server was reinstalled, "
                 + "check the new fingerprint on the device and run `hadeploy trust-host \(device) --replace`."
         case .knownHostsFailed(let path, let reason):
             return "Could not use the known_hosts file \(path): \(reason)."
         case .authenticationFailed(let device, let user, let method, let reason):
-            return "SSH login as \(user) on \(device) failed (\(method)): \(reason). Check the user, the key or "
+            return
+                "SSH login as \(user) on \(device) failed (\(method)): \(reason). Check the user, the key or "
                 + "the password variable in .env; for an old jailbreak OpenSSH set legacy_algorithms: true."
         case .keyUnreadable(let path, let reason):
             return "Could not load the SSH private key \(path): \(reason)."
@@ -71,7 +80,8 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
                 removed
                 ? "the temporary copy \(temporary) was removed"
                 : "the temporary copy \(temporary) could not be removed now and will be removed by the next deploy"
-            return "Upload of \(app) to \(device) was interrupted (\(reason)). The installed app \(installed) "
+            return
+                "Upload of \(app) to \(device) was interrupted (\(reason)). The installed app \(installed) "
                 + "was left as it was; \(cleanup). Run the deploy again once the device is reachable."
         case .localFileFailed(let path, let reason):
             return "Could not read \(path): \(reason)."

@@ -15,6 +15,10 @@ import Foundation
 /// (or the task is cancelled); the blocked call then fails at once. The session is dead afterwards.
 /// Blocking work never runs on Swift's cooperative pool.
 final class SessionExecutor: @unchecked Sendable {
+    /// Watchdog timers fire on their own serial queue: a global concurrent queue can be starved when
+    /// its threads are busy (Swift's pool on Linux is one of them), and then no deadline would fire.
+    static let watchdogQueue = DispatchQueue(label: "hadeploy.ssh.watchdog")
+
     private let queue: DispatchQueue
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -38,7 +42,7 @@ final class SessionExecutor: @unchecked Sendable {
     /// Gives the executor its own duplicate of the session socket, so shutting it down can never hit
     /// a descriptor number that libssh closed and the process reused.
     func watch(socket: Int32) {
-        let copy = dup(socket)
+        let copy = fcntl(socket, F_DUPFD_CLOEXEC, 0)
         lock.withLock {
             if watchedSocket >= 0 { close(watchedSocket) }
             watchedSocket = copy
@@ -64,7 +68,7 @@ final class SessionExecutor: @unchecked Sendable {
             active.insert(nextToken)
             return nextToken
         }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let timer = DispatchSource.makeTimerSource(queue: Self.watchdogQueue)
         timer.schedule(deadline: .now() + max(timeout, 0.001))
         timer.setEventHandler { [self] in
             lock.withLock {
@@ -80,13 +84,14 @@ final class SessionExecutor: @unchecked Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 queue.async { [self] in
-                    let result = Result { try body() }
+                    let result = Result { try SignalShield.run(body) }
                     let timedOut = lock.withLock { () -> Bool in
                         active.remove(token)
                         return expired.remove(token) != nil
                     }
                     if timedOut {
-                        continuation.resume(throwing: SSHError.timedOut(device: device, step: step, seconds: timeout))
+                        continuation.resume(
+                            throwing: SSHError.timedOut(device: device, step: step, seconds: timeout))
                     } else {
                         continuation.resume(with: result)
                     }
@@ -104,7 +109,7 @@ final class SessionExecutor: @unchecked Sendable {
             active.insert(nextToken)
             return nextToken
         }
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        let timer = DispatchSource.makeTimerSource(queue: Self.watchdogQueue)
         timer.schedule(deadline: .now() + max(timeout, 0.001))
         timer.setEventHandler { [self] in
             lock.withLock {
@@ -127,11 +132,6 @@ final class SessionExecutor: @unchecked Sendable {
 
     /// Runs `body` on the session queue without a deadline: only for freeing handles.
     func runDetached(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
-    }
-
-    /// Runs `body` on the session queue and waits (used from deinit-like paths off the pool).
-    func runSync(_ body: () -> Void) {
-        queue.sync(execute: body)
+        queue.async { SignalShield.run(body) }
     }
 }

@@ -63,11 +63,13 @@ final class SessionHandle: @unchecked Sendable {
         try handle.setOptions()
         let fd: Int32
         do {
-            fd = try TCPConnector.connect(host: config.host, port: config.port, timeout: config.timeouts.connect)
+            fd = try TCPConnector.connect(
+                host: config.host, port: config.port, timeout: config.timeouts.connect)
         } catch {
             throw SSHError.connectFailed(
                 device: config.name, address: config.address, reason: error.reason,
-                hint: "Check that the device is on the network and its SSH server runs on port \(config.port).")
+                hint:
+                    "Check that the device is on the network and its SSH server runs on port \(config.port).")
         }
         executor.watch(socket: fd)
         var socketValue = fd
@@ -81,7 +83,8 @@ final class SessionHandle: @unchecked Sendable {
                 reason.contains("no match for method") && !config.legacyAlgorithms
                 ? "The server only offers old algorithms: set legacy_algorithms: true for this device."
                 : ""
-            throw SSHError.connectFailed(device: config.name, address: config.address, reason: reason, hint: hint)
+            throw SSHError.connectFailed(
+                device: config.name, address: config.address, reason: reason, hint: hint)
         }
         return handle
     }
@@ -260,8 +263,9 @@ final class SessionHandle: @unchecked Sendable {
             throw SSHError.sessionFailed(device: config.name, step: step, reason: lastError)
         }
         let handle = ChannelHandle(raw: channel, session: self)
-        guard ssh_channel_open_session(channel) == SSH_OK else {
-            throw failure(step)
+        let rc = ssh_channel_open_session(channel)
+        guard rc == SSH_OK else {
+            throw failure("\(step) (opening a session channel: \(rc))")
         }
         return handle
     }
@@ -278,8 +282,9 @@ final class SessionHandle: @unchecked Sendable {
     /// Runs `command`, feeding `stdin`, collecting stdout/stderr up to `limit` bytes each.
     func execute(_ command: String, stdin: Data?, limit: Int, step: String) throws -> SSHCommandOutput {
         let channel = try openChannel(step: step)
-        guard ssh_channel_request_exec(channel.raw, command) == SSH_OK else {
-            throw failure(step)
+        let rc = ssh_channel_request_exec(channel.raw, command)
+        guard rc == SSH_OK else {
+            throw failure("\(step) (starting the command: \(rc))")
         }
         if let stdin, !stdin.isEmpty {
             try channel.write(stdin, step: step)
@@ -299,10 +304,12 @@ final class SessionHandle: @unchecked Sendable {
                 ssh_channel_read_nonblocking(channel.raw, $0.baseAddress, UInt32($0.count), 1)
             }
             if err > 0, stderr.count < limit { stderr.append(contentsOf: buffer[0..<Int(err)]) }
-            if out < 0 || err < 0 {
-                throw failure(step)
+            // SSH_AGAIN: the wait ended without data; SSH_EOF: that stream ended (read_nonblocking).
+            let benign = [Int32(0), SSH_AGAIN, SSH_EOF]
+            if (out < 0 && !benign.contains(out)) || (err < 0 && !benign.contains(err)) {
+                throw failure("\(step) (reading its output: \(out), \(err))")
             }
-            if out == 0, err == 0, ssh_channel_is_eof(channel.raw) != 0 {
+            if out <= 0, err <= 0, ssh_channel_is_eof(channel.raw) != 0 {
                 break
             }
         }

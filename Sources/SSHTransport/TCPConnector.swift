@@ -34,6 +34,8 @@ enum TCPConnector {
                 lastError = String(cString: strerror(errno))
                 continue
             }
+            // Not inherited by processes hadeploy starts (they would keep the connection open).
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let flags = fcntl(fd, F_GETFL)
             _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
             var result = Glibc_connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
@@ -58,7 +60,8 @@ enum TCPConnector {
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return fd
             }
-            lastError = errno == ETIMEDOUT ? "no answer within \(Int(timeout)) s" : String(cString: strerror(errno))
+            lastError =
+                errno == ETIMEDOUT ? "no answer within \(Int(timeout)) s" : String(cString: strerror(errno))
             close(fd)
             if deadline.timeIntervalSinceNow <= 0 { break }
         }
@@ -71,11 +74,13 @@ struct TCPConnectError: Error {
 }
 
 #if canImport(Glibc)
-    private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
+    private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
+    {
         Glibc.connect(fd, address, length)
     }
 #else
-    private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
+    private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
+    {
         Darwin.connect(fd, address, length)
     }
 #endif

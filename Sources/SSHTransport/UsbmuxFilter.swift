@@ -45,7 +45,9 @@ final class UsbmuxFilter {
             case nil: return .lookup(deviceID: id)
             }
         case "ReadPairRecord", "SavePairRecord", "DeletePairRecord":
-            guard let udid = plist["PairRecordID"] as? String, isAllowed(udid: udid) else { return .refuse(2) }
+            guard let udid = plist["PairRecordID"] as? String, isAllowed(udid: udid) else {
+                return .refuse(2)
+            }
             return .forward
         default:
             return .forward

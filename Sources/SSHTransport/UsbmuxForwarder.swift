@@ -49,7 +49,8 @@ public final class UsbmuxForwarder: Sendable {
         }
         let name = config.name
         do {
-            try await connection.withSession("opening \(remoteSocket)", timeout: config.timeouts.connect) { session in
+            try await connection.withSession("opening \(remoteSocket)", timeout: config.timeouts.connect) {
+                session in
                 _ = try ForwardPump.openChannel(session: session, remoteSocket: remoteSocket, device: name)
             }
         } catch let error as SSHError {
@@ -110,7 +111,8 @@ final class PumpControl: @unchecked Sendable {
     func waitUntilFinished(timeout: Double) async {
         let done = self.done
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
+            // A thread of its own: this wait must neither block Swift's pool nor the watchdog queue.
+            Thread.detachNewThread {
                 _ = done.wait(timeout: .now() + timeout)
                 continuation.resume()
             }

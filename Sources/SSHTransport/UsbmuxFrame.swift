@@ -53,7 +53,8 @@ struct UsbmuxFrame: Equatable {
     /// A plist frame; replies must be XML, libusbmuxd parses nothing else (PROTOCOL.md §1.2).
     static func plist(_ dictionary: [String: Any], tag: UInt32) -> UsbmuxFrame {
         let payload =
-            (try? PropertyListSerialization.data(fromPropertyList: dictionary, format: .xml, options: 0)) ?? Data()
+            (try? PropertyListSerialization.data(fromPropertyList: dictionary, format: .xml, options: 0))
+            ?? Data()
         return UsbmuxFrame(version: 1, message: plistMessage, tag: tag, payload: payload)
     }
 

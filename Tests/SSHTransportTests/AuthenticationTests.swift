@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Authentication against real sshd and dropbear")
 struct AuthenticationTests {
-    @Test("ed25519 and RSA keys log in to modern OpenSSH and dropbear", arguments: [SSHPeer.Kind.modern, .dropbear])
+    @Test(
+        "ed25519 and RSA keys log in to modern OpenSSH and dropbear",
+        arguments: [SSHPeer.Kind.modern, .dropbear])
     func keysWork(kind: SSHPeer.Kind) async throws {
         let peer = try SSHPeer.start(kind)
         defer { peer.stopAndClean() }
@@ -23,20 +25,19 @@ struct AuthenticationTests {
         let peer = try SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let socket = peer.directory.appendingPathComponent("agent.sock").path
-        let agent = Process()
-        agent.executableURL = URL(fileURLWithPath: "/usr/bin/ssh-agent")
-        agent.arguments = ["-D", "-a", socket]
-        agent.standardOutput = FileHandle.nullDevice
-        try agent.run()
+        let agent = try TestEnvironment.spawn(
+            "/usr/bin/ssh-agent", ["-D", "-a", socket],
+            outputPath: peer.directory.appendingPathComponent("agent.log").path)
         defer {
-            agent.terminate()
-            agent.waitUntilExit()
+            kill(agent, SIGTERM)
+            _ = TestEnvironment.wait(agent, timeout: 5)
         }
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
         let added = try TestEnvironment.run(
             "/usr/bin/ssh-add", [TestEnvironment.rsaKey], environment: ["SSH_AUTH_SOCK": socket])
         #expect(added.status == 0)
-        let connection = try await SSHConnection.connect(try peer.config(authentication: .agent(socketPath: socket)))
+        let connection = try await SSHConnection.connect(
+            try peer.config(authentication: .agent(socketPath: socket)))
         #expect(try await connection.run("echo agent").stdoutText == "agent\n")
         await connection.close()
     }
@@ -58,7 +59,8 @@ struct AuthenticationTests {
         // ed25519 is not accepted by this server: a clear error, not a hang.
         let denied = await #expect(throws: SSHError.self) {
             try await SSHConnection.connect(
-                try peer.config(authentication: .privateKey(path: TestEnvironment.ed25519Key, passphrase: nil)))
+                try peer.config(
+                    authentication: .privateKey(path: TestEnvironment.ed25519Key, passphrase: nil)))
         }
         guard case .authenticationFailed = denied else {
             Issue.record("expected authenticationFailed, got \(String(describing: denied))")
@@ -94,14 +96,16 @@ struct AuthenticationTests {
         // Exactly one attempt reached the server: no retry storm.
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, !peer.log.contains("Failed password") { usleep(50_000) }
-        #expect(peer.log.components(separatedBy: "Failed password for \(TestEnvironment.user)").count - 1 == 1)
+        #expect(
+            peer.log.components(separatedBy: "Failed password for \(TestEnvironment.user)").count - 1 == 1)
     }
 
     @Test("a missing key file is reported as such")
     func missingKey() async throws {
         let peer = try SSHPeer.start(.dropbear)
         defer { peer.stopAndClean() }
-        let config = try peer.config(authentication: .privateKey(path: "/nonexistent/id_ed25519", passphrase: nil))
+        let config = try peer.config(
+            authentication: .privateKey(path: "/nonexistent/id_ed25519", passphrase: nil))
         let error = await #expect(throws: SSHError.self) { try await SSHConnection.connect(config) }
         guard case .keyUnreadable = error else {
             Issue.record("expected keyUnreadable, got \(String(describing: error))")

@@ -9,7 +9,12 @@ final class Flag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
     /// Sets the flag; returns true only for the first caller.
-    func setOnce() -> Bool { lock.withLock { defer { value = true }; return !value } }
+    func setOnce() -> Bool {
+        lock.withLock {
+            defer { value = true }
+            return !value
+        }
+    }
     var isSet: Bool { lock.withLock { value } }
 }
 
@@ -23,7 +28,9 @@ struct DeployTests {
             kioskMode: true, deployID: "deploy-42")
     }
 
-    @Test("deploy uploads, installs, refreshes icons and launches; an unchanged app is skipped", arguments: SSHPeer.Kind.allCases)
+    @Test(
+        "deploy uploads, installs, refreshes icons and launches; an unchanged app is skipped",
+        arguments: SSHPeer.Kind.allCases)
     func deployToEachServer(kind: SSHPeer.Kind) async throws {
         let peer = try SSHPeer.start(kind)
         defer { peer.stopAndClean() }
@@ -189,8 +196,11 @@ struct DeployTests {
         #expect(device.read("launch.argsfile").contains(Self.token))
         let mode = device.read("launch.argsfile.mode")
         #expect(mode.hasPrefix("-rw-------"))
-        let argsPath = mode.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
-        #expect(argsPath.map { !FileManager.default.fileExists(atPath: $0) } == true, "args file must be removed")
+        let argsPath = mode.split(separator: " ").last.map {
+            String($0).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(
+            argsPath.map { !FileManager.default.fileExists(atPath: $0) } == true, "args file must be removed")
         #expect(!device.read("launch.ps").contains(Self.token))
 
         #expect(try await deployer.stop(app: app.url) == true)
@@ -200,8 +210,11 @@ struct DeployTests {
     @Test("templates refuse unknown placeholders, and there is no way to put the token in a command line")
     func templates() throws {
         let values = ["app": "/Applications/My App.app", "name": "x"]
-        #expect(try JailbreakCommands.expand("ls {app}", values, field: "t") == "ls '/Applications/My App.app'")
-        #expect(throws: SSHError.self) { try JailbreakCommands.expand("run {token}", values, field: "launch") }
+        #expect(
+            try JailbreakCommands.expand("ls {app}", values, field: "t") == "ls '/Applications/My App.app'")
+        #expect(throws: SSHError.self) {
+            try JailbreakCommands.expand("run {token}", values, field: "launch")
+        }
         #expect(throws: SSHError.self) { try JailbreakCommands.expand("run {appp}", values, field: "launch") }
         #expect(ShellQuote.quote("it's") == "'it'\\''s'")
     }

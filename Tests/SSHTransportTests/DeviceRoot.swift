@@ -19,19 +19,23 @@ struct DeviceRoot {
                 at: TestEnvironment.scriptsDirectory.appendingPathComponent("device/\(tool)"),
                 to: bin.appendingPathComponent(tool))
         }
-        screen = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data((0..<3000).map { UInt8($0 % 251) })
+        screen =
+            Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data((0..<3000).map { UInt8($0 % 251) })
         try screen.write(to: url.appendingPathComponent("screen.png"))
-        try TestEnvironment.run("/bin/chown", ["-R", "\(TestEnvironment.user):\(TestEnvironment.user)", url.path])
+        try TestEnvironment.giveToTestUser(url)
     }
 
     var commands: JailbreakCommands {
         let bin = url.appendingPathComponent("bin").path
         return JailbreakCommands(
-            refreshIcons: "\(bin)/uicache", launch: "\(bin)/launch {bundle_id}", kill: "\(bin)/kill {executable}",
+            refreshIcons: "\(bin)/uicache", launch: "\(bin)/launch {bundle_id}",
+            kill: "\(bin)/kill {executable}",
             screenshot: "\(bin)/screenshot {output}")
     }
 
-    func deployConfig(_ connection: SSHConnectionConfig, transfer: TransferMethod = .auto) -> JailbreakDeployConfig {
+    func deployConfig(_ connection: SSHConnectionConfig, transfer: TransferMethod = .auto)
+        -> JailbreakDeployConfig
+    {
         JailbreakDeployConfig(
             connection: connection, installDirectory: applications,
             owner: "\(TestEnvironment.user):\(TestEnvironment.user)", transfer: transfer, commands: commands)
@@ -65,7 +69,8 @@ struct TestApp {
         try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary.path)
         try Data("storyboard \(version)".utf8).write(
             to: url.appendingPathComponent("Base.lproj/Main.storyboardc/Info.plist"))
-        try Data("it's a file with a 'quote' and spaces".utf8).write(to: url.appendingPathComponent("odd name's.txt"))
+        try Data("it's a file with a 'quote' and spaces".utf8).write(
+            to: url.appendingPathComponent("odd name's.txt"))
         if bigFileBytes > 0 {
             var generator = SystemRandomNumberGenerator()
             let bytes = (0..<(bigFileBytes / 8)).map { _ in generator.next() as UInt64 }
@@ -82,7 +87,7 @@ struct TestApp {
         for path in (try? manager.subpathsOfDirectory(atPath: root.path)) ?? [] {
             let full = root.appendingPathComponent(path).path
             var isDirectory: ObjCBool = false
-            manager.fileExists(atPath: full, isDirectory: &isDirectory)
+            _ = manager.fileExists(atPath: full, isDirectory: &isDirectory)
             if isDirectory.boolValue {
                 result[path] = "dir"
             } else {

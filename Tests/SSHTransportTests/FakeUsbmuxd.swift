@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import SSHTransport
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -48,21 +50,28 @@ final class FakeUsbmuxd: @unchecked Sendable {
             stopped = true
             for client in clients { shutdown(client, Int32(SHUT_RDWR)) }
         }
+        // The accept loop closes the listening socket itself once accept fails.
         shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
         unlink(path)
     }
 
     private func acceptLoop() {
         while true {
             let client = accept(listenFD, nil, nil)
-            if client < 0 { return }
+            if client < 0 {
+                close(listenFD)
+                return
+            }
             let stop = lock.withLock { () -> Bool in
-                clients.append(client)
+                if stopped {
+                    close(client)
+                } else {
+                    clients.append(client)
+                }
                 return stopped
             }
             if stop {
-                close(client)
+                close(listenFD)
                 return
             }
             Thread.detachNewThread { [self] in serve(client) }
@@ -96,10 +105,20 @@ final class FakeUsbmuxd: @unchecked Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        defer { close(fd) }
+        // Forget the descriptor before closing it: `stop` must never shut down a reused number
+        // (it once cut the SSH connections of tests running in parallel).
+        defer {
+            lock.withLock {
+                clients.removeAll { $0 == fd }
+                close(fd)
+            }
+        }
         while let header = readExactly(fd, 16) {
             var buffer = header
-            let length = Int(header.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) })
+            let length = Int(
+                header.prefix(4).enumerated().reduce(UInt32(0)) {
+                    $0 | UInt32($1.element) << (8 * UInt32($1.offset))
+                })
             guard let body = readExactly(fd, length - 16) else { return }
             buffer.append(body)
             guard let frame = try? UsbmuxFrame.take(from: &buffer), let plist = frame.plist else { return }
@@ -112,7 +131,9 @@ final class FakeUsbmuxd: @unchecked Sendable {
             case "Listen":
                 send(fd, ["MessageType": "Result", "Number": 0], tag: frame.tag)
                 for device in devices { send(fd, deviceEntry(device), tag: 0) }
-                for device in devices.reversed() { send(fd, ["MessageType": "Detached", "DeviceID": device.id], tag: 0) }
+                for device in devices.reversed() {
+                    send(fd, ["MessageType": "Detached", "DeviceID": device.id], tag: 0)
+                }
             case "ReadBUID":
                 send(fd, ["BUID": "E1A2B3C4-0000-1111-2222-333344445555"], tag: frame.tag)
             case "ReadPairRecord":
@@ -184,7 +205,10 @@ struct UsbmuxTestClient {
     func receive() -> [String: Any]? {
         var header = receiveRaw(16)
         guard header.count == 16 else { return nil }
-        let length = Int(header.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) })
+        let length = Int(
+            header.prefix(4).enumerated().reduce(UInt32(0)) {
+                $0 | UInt32($1.element) << (8 * UInt32($1.offset))
+            })
         header.append(receiveRaw(length - 16))
         return (try? UsbmuxFrame.take(from: &header))?.plist
     }

@@ -55,7 +55,8 @@ struct HostKeyTests {
         defer { peer.stopAndClean() }
         // Trust a different RSA key for the same address, as after a server reinstall (or an attack).
         let other = peer.directory.appendingPathComponent("other_rsa").path
-        try TestEnvironment.run("/usr/bin/ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", other])
+        try TestEnvironment.run(
+            "/usr/bin/ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", other])
         let otherKey = try String(contentsOfFile: other + ".pub", encoding: .utf8).split(separator: " ")
         let knownHosts = peer.directory.appendingPathComponent("known_hosts_changed").path
         try "[127.0.0.1]:\(peer.port) \(otherKey[0]) \(otherKey[1])\n".write(
@@ -87,7 +88,8 @@ struct HostKeyTests {
         defer { TestEnvironment.remove(directory) }
         let path = directory.appendingPathComponent("known_hosts").path
         let key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
-        try "[10.0.0.5]:2222 \(key)\nother.example \(key)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[10.0.0.5]:2222 \(key)\nother.example \(key)\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         // Let ssh-keygen hash it, so the hashed format comes from OpenSSH itself.
         try TestEnvironment.run("/usr/bin/ssh-keygen", ["-H", "-f", path])
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("|1|"))

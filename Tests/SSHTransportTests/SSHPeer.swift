@@ -18,7 +18,7 @@ final class SSHPeer: @unchecked Sendable {
     let kind: Kind
     let port: Int
     let directory: URL
-    private var process: Process?
+    private var pid: pid_t?
     private let logPath: String
 
     var keyDirectory: URL { directory.appendingPathComponent("keys") }
@@ -48,12 +48,15 @@ final class SSHPeer: @unchecked Sendable {
             try TestEnvironment.run(
                 "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keys + "/modern_ed25519_host"])
             try TestEnvironment.run(
-                "/usr/bin/ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/modern_rsa_host"])
+                "/usr/bin/ssh-keygen",
+                ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/modern_rsa_host"])
         case .legacy:
             try TestEnvironment.run(
-                "/usr/bin/ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/legacy_rsa_host"])
+                "/usr/bin/ssh-keygen",
+                ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/legacy_rsa_host"])
         case .dropbear:
-            try TestEnvironment.run("/usr/bin/dropbearkey", ["-t", "ed25519", "-f", keys + "/dropbear_ed25519_host"])
+            try TestEnvironment.run(
+                "/usr/bin/dropbearkey", ["-t", "ed25519", "-f", keys + "/dropbear_ed25519_host"])
         }
     }
 
@@ -84,64 +87,67 @@ final class SSHPeer: @unchecked Sendable {
     /// SHA256 fingerprints of the host keys, as `ssh-keygen -lf` prints them.
     func fingerprints() throws -> [String] {
         try knownHostsLines().map { line in
-            let output = try TestEnvironment.run("/usr/bin/ssh-keygen", ["-lf", "-"], stdin: line + "\n").output
+            let output = try TestEnvironment.run("/usr/bin/ssh-keygen", ["-lf", "-"], stdin: line + "\n")
+                .output
             return String(output.split(separator: " ")[1])
         }
     }
 
     func writeKnownHosts(to path: String) throws {
-        try (knownHostsLines().joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try (knownHostsLines().joined(separator: "\n") + "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
     }
 
     private func launch() throws {
-        let process = Process()
+        let executable: String
+        let arguments: [String]
         switch kind {
         case .dropbear:
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/dropbear")
-            process.arguments = [
+            executable = "/usr/sbin/dropbear"
+            arguments = [
                 "-F", "-E", "-p", "127.0.0.1:\(port)", "-r", keyDirectory.path + "/dropbear_ed25519_host",
                 "-P", directory.path + "/dropbear.pid",
             ]
         default:
             let template = TestEnvironment.scriptsDirectory.appendingPathComponent(
-                kind == .legacy ? "sshd_legacy.conf" : kind == .noSFTP ? "sshd_nosftp.conf" : "sshd_modern.conf")
+                kind == .legacy
+                    ? "sshd_legacy.conf" : kind == .noSFTP ? "sshd_nosftp.conf" : "sshd_modern.conf")
             let config = try String(contentsOf: template, encoding: .utf8)
                 .replacingOccurrences(of: "KEYDIR", with: keyDirectory.path)
                 .replacingOccurrences(of: "RUNDIR", with: directory.path)
             let configPath = directory.appendingPathComponent("sshd.conf").path
             try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/sshd")
-            process.arguments = ["-D", "-e", "-f", configPath, "-p", String(port)]
+            executable = "/usr/sbin/sshd"
+            arguments = ["-D", "-e", "-f", configPath, "-p", String(port)]
         }
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        self.process = process
+        let pid = try TestEnvironment.spawn(executable, arguments, outputPath: logPath)
+        self.pid = pid
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            if !process.isRunning {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                self.pid = nil
                 throw TestEnvironment.SetupMissing(description: "\(kind) server exited at start: \(self.log)")
             }
             if TestEnvironment.isListening(port: port) { return }
             usleep(20_000)
         }
         stop()
-        throw TestEnvironment.SetupMissing(description: "\(kind) server did not listen on \(port): \(self.log)")
+        throw TestEnvironment.SetupMissing(
+            description: "\(kind) server did not listen on \(port): \(self.log)")
     }
 
-    var serverPID: Int32? { process?.processIdentifier }
+    var serverPID: Int32? { pid }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Kills the server and every session process it forked (SIGKILL: like pulling the plug).
     func kill() {
-        guard let process else { return }
-        let pids = [process.processIdentifier] + TestEnvironment.descendants(of: process.processIdentifier)
-        for pid in pids { Glibc.kill(pid, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
+        guard let pid else { return }
+        let pids = [pid] + TestEnvironment.descendants(of: pid)
+        for one in pids { Glibc.kill(one, SIGKILL) }
+        _ = TestEnvironment.wait(pid, timeout: 10)
+        self.pid = nil
     }
 
     /// Starts the same server again (same port and keys) after `kill`.
@@ -160,17 +166,14 @@ final class SSHPeer: @unchecked Sendable {
 
     /// A connection config trusting this server, logging in as the test user.
     func config(
-        name: String? = nil, authentication: SSHAuthentication = .privateKey(path: TestEnvironment.ed25519Key, passphrase: nil),
-        legacy: Bool? = nil, knownHosts: String? = nil
+        name: String? = nil, authentication: SSHAuthentication? = nil, legacy: Bool? = nil,
+        knownHosts: String? = nil
     ) throws -> SSHConnectionConfig {
         let path = knownHosts ?? directory.appendingPathComponent("known_hosts").path
         if knownHosts == nil { try writeKnownHosts(to: path) }
-        let auth: SSHAuthentication
-        if kind == .legacy, case .privateKey(let keyPath, _) = authentication, keyPath == TestEnvironment.ed25519Key {
-            auth = .privateKey(path: TestEnvironment.rsaKey, passphrase: nil)
-        } else {
-            auth = authentication
-        }
+        // The legacy server accepts only ssh-rsa user keys.
+        let defaultKey = kind == .legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key
+        let auth = authentication ?? .privateKey(path: defaultKey, passphrase: nil)
         return SSHConnectionConfig(
             name: name ?? "test-\(kind.rawValue)", host: "127.0.0.1", port: port, user: TestEnvironment.user,
             authentication: auth, knownHostsPath: path, legacyAlgorithms: legacy ?? (kind == .legacy),
