@@ -1,0 +1,31 @@
+import NIOConcurrencyHelpers
+
+/// The running app's window on the device: its screen and its standard output.
+public final class VirtualAppContext: Sendable {
+    private let state: NIOLockedValueBox<(screen: VirtualScreen, output: [String])>
+
+    init(initialScreen: VirtualScreen) {
+        state = NIOLockedValueBox((initialScreen, []))
+    }
+
+    /// What the app shows now.
+    public var screen: VirtualScreen { state.withLockedValue { $0.screen } }
+
+    /// Replaces the screen contents (shows up in the next screenshot).
+    public func show(_ screen: VirtualScreen) {
+        state.withLockedValue { $0.screen = screen }
+    }
+
+    /// Writes a line to the app's stdout (delivered to a debugger as `O` packets when it listens).
+    public func print(_ line: String) {
+        state.withLockedValue { $0.output.append(line) }
+    }
+
+    /// Takes the output written since the last call.
+    func takeOutput() -> [String] {
+        state.withLockedValue { state in
+            defer { state.output.removeAll() }
+            return state.output
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A JSON-lines control socket (`<state>/control.sock`) for faults and reboots from other processes.
+///
+/// One request per line, one reply line each:
+/// ```
+/// {"command":"devices"}
+/// {"command":"inject","udid":"<UDID or name>","fault":{"throttle":{"bytesPerSecond":35000000}}}
+/// {"command":"clearFaults","udid":"…","kind":"throttle"}      (kind optional)
+/// {"command":"reboot","udid":"…"}
+/// {"command":"installedApps","udid":"…"}  {"command":"runningApp","udid":"…"}
+/// ```
+/// Replies: `{"ok":true,…}` or `{"ok":false,"error":"…"}`.
+final class ControlServer: Sendable {
+    private let daemon: VirtualUsbmuxd
+    private let logger: Logger
+    private let channel = NIOLockedValueBox<Channel?>(nil)
+    private let path = NIOLockedValueBox<String?>(nil)
+
+    init(daemon: VirtualUsbmuxd, logger: Logger) {
+        self.daemon = daemon
+        self.logger = logger
+    }
+
+    func start(path socketPath: String) async throws {
+        try? FileManager.default.removeItem(atPath: socketPath)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let stream = try ByteStream(channel: channel)
+                    Task { await self.serve(stream) }
+                }
+            }
+        let bound = try await bootstrap.bind(unixDomainSocketPath: socketPath).get()
+        channel.withLockedValue { $0 = bound }
+        path.withLockedValue { $0 = socketPath }
+    }
+
+    func stop() async {
+        let bound = channel.withLockedValue { channel in
+            defer { channel = nil }
+            return channel
+        }
+        try? await bound?.close()
+        if let socketPath = path.withLockedValue({ $0 }) {
+            try? FileManager.default.removeItem(atPath: socketPath)
+        }
+    }
+
+    struct Request: Decodable {
+        let command: String
+        let udid: String?
+        let fault: VirtualFault?
+        let kind: String?
+    }
+
+    private func serve(_ stream: ByteStream) async {
+        defer { stream.close() }
+        var pending = Data()
+        while true {
+            guard let chunk = try? await stream.read(upTo: 65_536, timeout: .seconds(600)) else { return }
+            pending.append(contentsOf: chunk.readableBytesView)
+            guard pending.count < 1_048_576 else { return }
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = pending[pending.startIndex..<newline]
+                pending = Data(pending[(newline + 1)...])
+                guard !line.isEmpty else { continue }
+                let reply = await handle(Data(line))
+                var buffer = ByteBuffer(bytes: reply)
+                buffer.writeString("\n")
+                do { try await stream.write(buffer) } catch { return }
+            }
+        }
+    }
+
+    private func handle(_ line: Data) async -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        func failure(_ message: String) -> Data {
+            (try? encoder.encode(["ok": AnyEncodable(false), "error": AnyEncodable(message)])) ?? Data()
+        }
+        guard let request = try? JSONDecoder().decode(Request.self, from: line) else {
+            return failure("not a JSON request with a \"command\"")
+        }
+        do {
+            var reply: [String: AnyEncodable] = ["ok": true]
+            switch request.command {
+            case "devices":
+                reply["devices"] = AnyEncodable(await daemon.devices())
+            case "inject":
+                guard let fault = request.fault else { return failure("inject needs a \"fault\"") }
+                try await daemon.inject(fault, udid: try udid(request))
+            case "clearFaults":
+                try await daemon.clearFaults(udid: try udid(request), kind: request.kind)
+            case "reboot":
+                try await daemon.reboot(udid: try udid(request))
+            case "installedApps":
+                reply["apps"] = AnyEncodable(try await daemon.installedApps(udid: try udid(request)))
+            case "runningApp":
+                if let app = try await daemon.runningApp(udid: try udid(request)) {
+                    reply["app"] = AnyEncodable(app)
+                }
+            default:
+                return failure("unknown command \(request.command)")
+            }
+            return try encoder.encode(reply)
+        } catch {
+            return failure("\(error)")
+        }
+    }
+
+    private func udid(_ request: Request) throws -> String {
+        guard let udid = request.udid else {
+            throw VirtualDeviceError.invalidConfiguration("the request needs a \"udid\"")
+        }
+        return udid
+    }
+}
+
+/// Type-erased Encodable for building JSON replies.
+struct AnyEncodable: Encodable, ExpressibleByBooleanLiteral, ExpressibleByStringLiteral {
+    private let encodeValue: (Encoder) throws -> Void
+
+    init(_ value: some Encodable) {
+        encodeValue = { try value.encode(to: $0) }
+    }
+
+    init(booleanLiteral value: Bool) { self.init(value) }
+    init(stringLiteral value: String) { self.init(value) }
+
+    func encode(to encoder: Encoder) throws { try encodeValue(encoder) }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Where one device keeps its files under the emulator's state directory.
+struct DevicePaths: Sendable {
+    let root: URL
+
+    init(stateDirectory: URL, name: String) {
+        let safe = name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" }
+        root = stateDirectory.appendingPathComponent("devices").appendingPathComponent(String(safe))
+    }
+
+    var stateFile: URL { root.appendingPathComponent("state.json") }
+    var deviceKey: URL { root.appendingPathComponent("device-key.pem") }
+    var deviceCertificate: URL { root.appendingPathComponent("device-certificate.pem") }
+    /// AFC root (`/var/mobile/Media` on the device).
+    var media: URL { root.appendingPathComponent("Media") }
+    /// crashreportcopymobile root (`/var/mobile/Library/Logs/CrashReporter`).
+    var crashReports: URL { root.appendingPathComponent("CrashReporter") }
+    /// Installed bundles, one directory per bundle identifier.
+    var applications: URL { root.appendingPathComponent("Applications") }
+    var developerImage: URL { root.appendingPathComponent("DeveloperDiskImage.dmg") }
+
+    func createAll() throws {
+        for url in [root, media, crashReports, applications] {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+    }
+}

@@ -1,0 +1,395 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOSSL
+import _CryptoExtras
+
+/// One emulated device: its persistent state, faults, service ports, and the app in the foreground.
+///
+/// Protocol code runs outside the actor (one task per connection) and calls in for state.
+actor DeviceRuntime {
+    nonisolated let profile: VirtualDeviceProfile
+    nonisolated let paths: DevicePaths
+    nonisolated let identity: DeviceIdentity
+    nonisolated let model: VirtualDeviceProfile.Model?
+    nonisolated let deviceKey: _RSA.Signing.PrivateKey
+    nonisolated let pairRecords: PairRecordStore
+    nonisolated let logger: Logger
+    nonisolated let behaviour: any VirtualAppBehaviour
+    /// The link limiter every connection of this device shares (throttle fault).
+    nonisolated let link: NIOLockedValueBox<LinkThrottle?>
+    /// Faults, readable without hopping onto the actor (hot paths such as AFC writes).
+    nonisolated let faultBox: NIOLockedValueBox<[VirtualFault]>
+
+    private var state: DeviceState
+    private var services: [UInt16: ServiceKind] = [:]
+    private var nextPort: UInt16 = UInt16.random(in: 49_200...52_000)
+    private var streams: [ObjectIdentifier: ByteStream] = [:]
+    private var running: RunningApp?
+    private var tlsContextCache: (pem: String, context: NIOSSLContext)?
+    private var launchCounter = 0
+
+    struct RunningApp {
+        let launchID: Int
+        let app: VirtualInstalledApp
+        let arguments: [String]
+        let environment: [String]
+        let context: VirtualAppContext
+        let task: Task<Void, Never>
+    }
+
+    init(
+        profile: VirtualDeviceProfile, stateDirectory: URL, pairRecords: PairRecordStore,
+        behaviour: any VirtualAppBehaviour, logger baseLogger: Logger
+    ) throws {
+        let paths = DevicePaths(stateDirectory: stateDirectory, name: profile.name)
+        try paths.createAll()
+        let model = VirtualDeviceProfile.models[profile.productType]
+        var state: DeviceState
+        if let data = try? Data(contentsOf: paths.stateFile),
+            let decoded = try? JSONDecoder().decode(DeviceState.self, from: data)
+        {
+            state = decoded
+            if let configured = profile.udid, !configured.isEmpty, configured != state.identity.udid {
+                state.identity.udid = configured
+            }
+        } else {
+            let chipID = model?.chipID ?? (profile.cpuArchitecture == "armv7" ? 0x8940 : 0x8020)
+            state = DeviceState(identity: DeviceIdentity.makeUp(chipID: chipID, configuredUDID: profile.udid))
+        }
+        let key: _RSA.Signing.PrivateKey
+        if let pem = try? String(contentsOf: paths.deviceKey, encoding: .utf8),
+            let loaded = try? _RSA.Signing.PrivateKey(pemRepresentation: pem)
+        {
+            key = loaded
+        } else {
+            key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            try key.pemRepresentation.write(to: paths.deviceKey, atomically: true, encoding: .utf8)
+        }
+        self.profile = profile
+        self.paths = paths
+        self.identity = state.identity
+        self.model = model
+        self.deviceKey = key
+        self.pairRecords = pairRecords
+        self.behaviour = behaviour
+        var logger = baseLogger
+        logger[metadataKey: "device"] = "\(profile.name)"
+        logger[metadataKey: "udid"] = "\(state.identity.udid)"
+        self.logger = logger
+        let throttleRate = profile.faults.compactMap { fault -> Int? in
+            if case .throttle(let rate) = fault { return rate }
+            return nil
+        }.last
+        self.link = NIOLockedValueBox(throttleRate.map { LinkThrottle(bytesPerSecond: $0) })
+        self.faultBox = NIOLockedValueBox(profile.faults)
+        if profile.pairing == .prePaired && !state.prePairingDone {
+            try Self.makePrePairedRecord(state: &state, deviceKey: key, pairRecords: pairRecords)
+        }
+        try Self.write(state, to: paths)
+        self.state = state
+    }
+
+    /// Pre-paired mode: generate the host's pair record as if `idevicepair pair` had run long ago
+    /// (PROTOCOL.md §2.10 mode 1), store it in the virtual usbmuxd and trust its HostID.
+    private static func makePrePairedRecord(
+        state: inout DeviceState, deviceKey: _RSA.Signing.PrivateKey, pairRecords: PairRecordStore
+    ) throws {
+        let material = try PairingCertificateFactory.makeMaterial(devicePublicKey: deviceKey.publicKey)
+        let hostID = UUID().uuidString.uppercased()
+        let record: [String: Any] = [
+            "DeviceCertificate": Data(material.deviceCertificatePEM.utf8),
+            "HostCertificate": Data(material.hostCertificatePEM.utf8),
+            "HostPrivateKey": Data(material.hostPrivateKeyPEM.utf8),
+            "RootCertificate": Data(material.rootCertificatePEM.utf8),
+            "RootPrivateKey": Data(material.rootPrivateKeyPEM.utf8),
+            "HostID": hostID,
+            "SystemBUID": pairRecords.systemBUID,
+            "WiFiMACAddress": state.identity.wifiAddress,
+            "EscrowBag": state.escrowBag,
+        ]
+        try pairRecords.save(udid: state.identity.udid, record: try PropertyList.xml(record))
+        state.trustedHosts.append(TrustedHost(hostID: hostID, systemBUID: pairRecords.systemBUID))
+        state.prePairingDone = true
+    }
+
+    private static func write(_ state: DeviceState, to paths: DevicePaths) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(state).write(to: paths.stateFile, options: .atomic)
+    }
+
+    private func persistLogging() {
+        do { try Self.write(state, to: paths) } catch {
+            logger.error("could not save device state: \(error)")
+        }
+    }
+
+    // MARK: identity and lockdown values
+
+    nonisolated var udid: String { identity.udid }
+
+    /// `DevicePublicKey`: PKCS#1 PEM (`BEGIN RSA PUBLIC KEY`); SubjectPublicKeyInfo PEM makes
+    /// libimobiledevice's pairing fail before `Pair` is sent (PROTOCOL.md §2.4).
+    nonisolated var devicePublicKeyPEM: String { deviceKey.publicKey.pkcs1PEMRepresentation }
+
+    var escrowBag: Data { state.escrowBag }
+    var isDeveloperImageMounted: Bool { state.developerImageSignature != nil }
+    var developerImageSignature: Data? { state.developerImageSignature }
+    var bootCount: Int { state.bootCount }
+
+    // MARK: faults
+
+    nonisolated func hasFault(_ kind: String) -> Bool {
+        faultBox.withLockedValue { $0.contains { $0.kind == kind } }
+    }
+
+    nonisolated func isStalled(at point: VirtualStallPoint) -> Bool {
+        faultBox.withLockedValue { $0.contains { $0 == .stall(at: point) } }
+    }
+
+    nonisolated var uploadDropThreshold: Int? {
+        faultBox.withLockedValue { faults in
+            faults.compactMap { fault -> Int? in
+                if case .dropUploadAfter(let bytes) = fault { return bytes }
+                return nil
+            }.min()
+        }
+    }
+
+    nonisolated var installFailure: (error: String, description: String?)? {
+        faultBox.withLockedValue { faults in
+            for case .failInstall(let error, let description) in faults { return (error, description) }
+            return nil
+        }
+    }
+
+    nonisolated var faults: [VirtualFault] { faultBox.withLockedValue { $0 } }
+
+    func inject(_ fault: VirtualFault) {
+        faultBox.withLockedValue { faults in
+            // One fault per kind: a new throttle rate replaces the old one.
+            faults.removeAll { $0.kind == fault.kind }
+            faults.append(fault)
+        }
+        if case .throttle(let rate) = fault {
+            link.withLockedValue { $0 = LinkThrottle(bytesPerSecond: rate) }
+        }
+        logger.info("fault injected: \(fault)")
+    }
+
+    func clearFaults(kind: String? = nil) {
+        faultBox.withLockedValue { faults in
+            if let kind { faults.removeAll { $0.kind == kind } } else { faults.removeAll() }
+        }
+        if kind == nil || kind == "throttle" {
+            link.withLockedValue { $0 = nil }
+        }
+        logger.info("faults cleared: \(kind ?? "all")")
+    }
+
+    // MARK: pairing
+
+    func isTrusted(hostID: String) -> Bool {
+        state.trustedHosts.contains { $0.hostID == hostID }
+    }
+
+    func trust(hostID: String, systemBUID: String?) {
+        state.trustedHosts.removeAll { $0.hostID == hostID }
+        state.trustedHosts.append(TrustedHost(hostID: hostID, systemBUID: systemBUID))
+        persistLogging()
+        logger.info("paired with host \(hostID)")
+    }
+
+    func forget(hostID: String) {
+        state.trustedHosts.removeAll { $0.hostID == hostID }
+        persistLogging()
+        logger.info("unpaired host \(hostID)")
+    }
+
+    /// The server identity for lockdown/service TLS: the pair record's DeviceCertificate when it
+    /// carries our key (what a real device presents), else a self-signed certificate for our key.
+    func tlsContext() throws -> NIOSSLContext {
+        var certificatePEM: String?
+        if let record = pairRecords.dictionary(udid: udid), let data = record["DeviceCertificate"] as? Data,
+            let pem = String(data: data, encoding: .utf8),
+            PairingCertificateFactory.certificate(pem, carries: deviceKey.publicKey)
+        {
+            certificatePEM = pem
+        }
+        if certificatePEM == nil {
+            if let pem = try? String(contentsOf: paths.deviceCertificate, encoding: .utf8) {
+                certificatePEM = pem
+            } else {
+                let pem = try PairingCertificateFactory.selfSignedDeviceCertificate(deviceKey: deviceKey)
+                try pem.write(to: paths.deviceCertificate, atomically: true, encoding: .utf8)
+                certificatePEM = pem
+            }
+        }
+        let pem = certificatePEM!
+        if let cached = tlsContextCache, cached.pem == pem { return cached.context }
+        let certificate = try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem)
+        let key = try NIOSSLPrivateKey(bytes: Array(deviceKey.pemRepresentation.utf8), format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
+        // libimobiledevice caps TLS at 1.0 for ProductVersion < 10 (PROTOCOL.md §2.6).
+        configuration.minimumTLSVersion = .tlsv1
+        configuration.certificateVerification = .none
+        let context = try NIOSSLContext(configuration: configuration)
+        tlsContextCache = (pem, context)
+        return context
+    }
+
+    // MARK: services
+
+    /// Opens a service port for `kind`; the client connects to it once through usbmuxd.
+    func openService(_ kind: ServiceKind) -> UInt16 {
+        nextPort = nextPort >= 60_000 ? 49_200 : nextPort + 1
+        services[nextPort] = kind
+        return nextPort
+    }
+
+    /// Takes the service waiting on `port` (each StartService port is good for one connection).
+    func takeService(port: UInt16) -> ServiceKind? {
+        services.removeValue(forKey: port)
+    }
+
+    func register(_ stream: ByteStream) {
+        streams[ObjectIdentifier(stream)] = stream
+    }
+
+    func unregister(_ stream: ByteStream) {
+        streams.removeValue(forKey: ObjectIdentifier(stream))
+    }
+
+    // MARK: developer image
+
+    func mountDeveloperImage(signature: Data) {
+        state.developerImageSignature = signature
+        persistLogging()
+        logger.info("developer disk image mounted")
+    }
+
+    // MARK: apps
+
+    var installedApps: [VirtualInstalledApp] { state.installedApps }
+
+    func app(bundleIdentifier: String) -> VirtualInstalledApp? {
+        state.installedApps.first { $0.bundleIdentifier == bundleIdentifier }
+    }
+
+    func recordInstall(_ app: VirtualInstalledApp) {
+        state.installedApps.removeAll { $0.bundleIdentifier == app.bundleIdentifier }
+        state.installedApps.append(app)
+        persistLogging()
+        logger.info("installed \(app.bundleIdentifier) \(app.bundleVersion)")
+    }
+
+    func recordUninstall(bundleIdentifier: String) -> Bool {
+        guard state.installedApps.contains(where: { $0.bundleIdentifier == bundleIdentifier }) else {
+            return false
+        }
+        state.installedApps.removeAll { $0.bundleIdentifier == bundleIdentifier }
+        if running?.app.bundleIdentifier == bundleIdentifier { terminateRunningApp(reason: "uninstalled") }
+        try? FileManager.default.removeItem(at: paths.applications.appendingPathComponent(bundleIdentifier))
+        persistLogging()
+        logger.info("uninstalled \(bundleIdentifier)")
+        return true
+    }
+
+    // MARK: the foreground app
+
+    /// Launches `app` (replacing any foreground app) and starts its behaviour.
+    func launch(_ app: VirtualInstalledApp, arguments: [String], environment: [String]) -> VirtualAppContext {
+        terminateRunningApp(reason: "replaced")
+        launchCounter += 1
+        let launch = VirtualAppLaunch(
+            bundleIdentifier: app.bundleIdentifier, displayName: app.displayName,
+            version: app.shortVersion ?? app.bundleVersion, build: app.bundleVersion,
+            arguments: Array(arguments.dropFirst()), environment: environment,
+            deviceName: profile.deviceName, udid: udid, productType: profile.productType,
+            productVersion: profile.productVersion)
+        let context = VirtualAppContext(
+            initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]))
+        let behaviour = self.behaviour
+        let task = Task { await behaviour.run(launch, context: context) }
+        running = RunningApp(
+            launchID: launchCounter, app: app, arguments: arguments, environment: environment,
+            context: context,
+            task: task)
+        logger.info("launched \(app.bundleIdentifier) with \(arguments.count - 1) argument(s)")
+        return context
+    }
+
+    func terminateRunningApp(reason: String) {
+        guard let running else { return }
+        running.task.cancel()
+        self.running = nil
+        logger.info("app \(running.app.bundleIdentifier) terminated (\(reason))")
+    }
+
+    var runningApp: VirtualRunningApp? {
+        guard let running else { return nil }
+        return VirtualRunningApp(
+            bundleIdentifier: running.app.bundleIdentifier, arguments: running.arguments,
+            environment: running.environment, screen: running.context.screen)
+    }
+
+    /// What the screen shows: the foreground app, or the home screen.
+    var screen: VirtualScreen {
+        if let running { return running.context.screen }
+        let apps = state.installedApps.map(\.displayName).sorted()
+        return VirtualScreen(
+            title: profile.deviceName,
+            lines: ["iOS \(profile.productVersion) (\(profile.buildVersion))", profile.productType, ""]
+                + (apps.isEmpty ? ["No apps installed"] : apps))
+    }
+
+    // MARK: crash reports
+
+    /// Writes a crash report the way the device would after `app` crashed.
+    func writeCrashReport(for app: VirtualInstalledApp, reason: String) throws -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd-HHmmss"
+        let stamp = formatter.string(from: Date())
+        // iOS 14+ writes .ips files; older versions .crash (both are text).
+        let fileExtension = profile.majorVersion >= 14 ? "ips" : "crash"
+        let name = "\(app.executable)-\(stamp).\(fileExtension)"
+        let body = """
+            Incident Identifier: \(UUID().uuidString)
+            Hardware Model:      \(profile.hardwareModel)
+            Process:             \(app.executable)
+            Identifier:          \(app.bundleIdentifier)
+            Version:             \(app.bundleVersion) (\(app.shortVersion ?? app.bundleVersion))
+            OS Version:          iPhone OS \(profile.productVersion) (\(profile.buildVersion))
+            Exception Type:      EXC_CRASH (SIGABRT)
+            Termination Reason:  \(reason)
+
+            """
+        try Data(body.utf8).write(to: paths.crashReports.appendingPathComponent(name), options: .atomic)
+        logger.info("crash report written: \(name)")
+        return name
+    }
+
+    // MARK: reboot
+
+    /// Drops every connection, kills the foreground app and forgets the mounted image, as a real
+    /// reboot does (the Developer disk image does not survive it).
+    func shutDown() {
+        terminateRunningApp(reason: "reboot")
+        state.developerImageSignature = nil
+        state.bootCount += 1
+        services.removeAll()
+        for stream in streams.values { stream.close() }
+        streams.removeAll()
+        persistLogging()
+        logger.info("rebooting")
+    }
+
+    func closeAllConnections() {
+        for stream in streams.values { stream.close() }
+        streams.removeAll()
+        terminateRunningApp(reason: "emulator stopped")
+    }
+}

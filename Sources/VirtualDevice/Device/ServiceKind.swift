@@ -1,0 +1,44 @@
+/// The lockdown services the emulator runs (PROTOCOL.md §2.7 for names and TLS use).
+enum ServiceKind: Sendable, Equatable {
+    case afc
+    case installationProxy
+    case notificationProxy
+    case imageMounter
+    case crashReportMover
+    case crashReportCopy
+    case screenshotr
+    /// `secure` = `com.apple.debugserver.DVTSecureSocketProxy` (TLS for the whole connection, iOS 14+).
+    case debugserver(secure: Bool)
+
+    /// Whether the service connection starts with a TLS handshake (`EnableServiceSSL`).
+    var usesTLS: Bool {
+        if case .debugserver(let secure) = self { return secure }
+        return false
+    }
+
+    /// Whether it needs the Developer disk image (PROTOCOL.md §6.2).
+    var isDeveloperService: Bool {
+        switch self {
+        case .screenshotr, .debugserver: return true
+        default: return false
+        }
+    }
+
+    /// Resolves a lockdown service name for a device running iOS `major`.
+    static func named(_ name: String, major: Int) -> ServiceKind? {
+        switch name {
+        case "com.apple.afc": return .afc
+        case "com.apple.mobile.installation_proxy": return .installationProxy
+        case "com.apple.mobile.notification_proxy": return .notificationProxy
+        case "com.apple.mobile.mobile_image_mounter": return .imageMounter
+        case "com.apple.crashreportmover": return .crashReportMover
+        case "com.apple.crashreportcopymobile": return .crashReportCopy
+        case "com.apple.mobile.screenshotr": return .screenshotr
+        case "com.apple.debugserver": return .debugserver(secure: false)
+        // The secure proxy exists from iOS 14 (PROTOCOL.md §7.1); older devices answer InvalidService.
+        case "com.apple.debugserver.DVTSecureSocketProxy":
+            return major >= 14 ? .debugserver(secure: true) : nil
+        default: return nil
+        }
+    }
+}

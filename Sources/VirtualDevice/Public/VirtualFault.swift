@@ -1,0 +1,45 @@
+/// A misbehaviour the emulated device shows on demand, like a real device or cable would.
+///
+/// JSON form (control socket, profile files): Swift's synthesized coding of an enum with associated
+/// values, e.g. `{"throttle":{"bytesPerSecond":35000000}}`, `{"crashOnLaunch":{}}`.
+public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
+    /// The connection carrying an AFC upload is cut after this many bytes of file data
+    /// (a cable pulled mid-install).
+    case dropUploadAfter(bytes: Int)
+    /// The device stops answering at the given point (the connection stays open, nothing comes back).
+    case stall(at: VirtualStallPoint)
+    /// The USB link moves at most this many bytes per second (USB 2.0 ≈ 35 MB/s).
+    case throttle(bytesPerSecond: Int)
+    /// `Install`/`Upgrade` fails with this installation_proxy error name (e.g. "ApplicationVerificationFailed").
+    case failInstall(error: String, description: String?)
+    /// A launched app crashes right away and leaves a crash report.
+    case crashOnLaunch
+    /// Pairing waits for the "Trust this computer?" dialog (`PairingDialogResponsePending`).
+    case pairingDialogPending
+    /// The device is locked with a passcode (`PasswordProtected` on pairing, `DeviceLocked` on mounting).
+    case passcodeLocked
+
+    /// Short stable name, used in logs and for clearing one kind of fault.
+    public var kind: String {
+        switch self {
+        case .dropUploadAfter: return "dropUploadAfter"
+        case .stall: return "stall"
+        case .throttle: return "throttle"
+        case .failInstall: return "failInstall"
+        case .crashOnLaunch: return "crashOnLaunch"
+        case .pairingDialogPending: return "pairingDialogPending"
+        case .passcodeLocked: return "passcodeLocked"
+        }
+    }
+}
+
+/// Where a `stall` fault makes the device go silent.
+public enum VirtualStallPoint: String, Sendable, Codable, Hashable {
+    /// usbmuxd never answers `Connect` to this device (clients give up after about 5 s).
+    case usbmuxConnect
+    /// lockdownd reads requests but never answers (clients give up after 30 s).
+    case lockdown
+    /// installation_proxy accepts an install but never reports progress or completion
+    /// (ideviceinstaller 1.1.1 waits forever: callers need their own deadline).
+    case install
+}

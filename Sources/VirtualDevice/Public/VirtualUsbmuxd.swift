@@ -1,0 +1,289 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// A virtual usbmuxd with emulated iOS devices behind it.
+///
+/// Point libimobiledevice clients at it with `USBMUXD_SOCKET_ADDRESS=<value returned by start()>`.
+/// Device state (pair records, installed apps, mounted image, crash logs) lives under
+/// `stateDirectory` and survives restarts.
+public actor VirtualUsbmuxd {
+    public let stateDirectory: URL
+    public let address: VirtualUsbmuxdAddress
+    nonisolated let logger: Logger
+    nonisolated let pairRecords: PairRecordStore
+
+    private let profiles: [VirtualDeviceProfile]
+    private let behaviour: any VirtualAppBehaviour
+    private var runtimes: [DeviceRuntime] = []
+    /// udid → DeviceID while attached (a rebooting device is absent).
+    private var attachments: [String: Int] = [:]
+    private var nextDeviceID = 1
+    private var listeners: [ObjectIdentifier: ByteStream] = [:]
+    private var serverChannel: Channel?
+    private var control: ControlServer?
+    private var clientAddress: String?
+    private var rebootTasks: [String: Task<Void, Never>] = [:]
+
+    /// How long a rebooting device stays detached.
+    private var rebootDuration: Duration = .seconds(2)
+
+    /// Sets how long a rebooting device stays detached (default 2 s).
+    public func setRebootDuration(_ duration: Duration) {
+        rebootDuration = duration
+    }
+
+    /// What usbmuxd knows about an attached device.
+    struct AttachedDevice: Sendable {
+        let deviceID: Int
+        let udid: String
+        let isPad: Bool
+        let locationID: Int
+    }
+
+    /// Where `Connect` leads.
+    enum ConnectTarget {
+        case noDevice
+        case refused
+        case stalled(DeviceRuntime)
+        case lockdown(DeviceRuntime)
+        case service(DeviceRuntime, ServiceKind)
+    }
+
+    /// - Parameters:
+    ///   - profiles: one per device; names must be unique.
+    ///   - appBehaviour: what launched apps do (default: the HA Dashboard app).
+    public init(
+        profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
+        logger: Logger, appBehaviour: any VirtualAppBehaviour = HomeAssistantDashboardBehaviour()
+    ) throws {
+        self.profiles = profiles
+        self.stateDirectory = stateDirectory
+        self.address = address
+        self.logger = logger
+        self.behaviour = appBehaviour
+        self.pairRecords = try PairRecordStore(directory: stateDirectory.appendingPathComponent("usbmuxd"))
+    }
+
+    /// Loads the devices, binds the socket and the control socket (`<state>/control.sock`).
+    /// Returns the `USBMUXD_SOCKET_ADDRESS` value for clients (`UNIX:/path` or `127.0.0.1:port`).
+    public func start() async throws -> String {
+        if let clientAddress { return clientAddress }
+        var names = Set<String>()
+        for profile in profiles where !names.insert(profile.name).inserted {
+            throw VirtualDeviceError.invalidConfiguration("two devices are named \"\(profile.name)\"")
+        }
+        var loaded: [DeviceRuntime] = []
+        for profile in profiles {
+            do {
+                loaded.append(
+                    try DeviceRuntime(
+                        profile: profile, stateDirectory: stateDirectory, pairRecords: pairRecords,
+                        behaviour: behaviour, logger: logger))
+            } catch {
+                throw VirtualDeviceError.stateUnusable(
+                    stateDirectory.path, "device \(profile.name): \(error)")
+            }
+        }
+        var udids = Set<String>()
+        for runtime in loaded where !udids.insert(runtime.udid).inserted {
+            throw VirtualDeviceError.invalidConfiguration("two devices use UDID \(runtime.udid)")
+        }
+        runtimes = loaded
+        for runtime in loaded { attach(runtime) }
+
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { [weak self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let stream = try ByteStream(channel: channel)
+                    Task { await self?.serveClient(stream) }
+                }
+            }
+        let channel: Channel
+        let result: String
+        do {
+            switch address {
+            case .unixSocket(let path):
+                // A stale socket file from a previous run would make bind fail.
+                try? FileManager.default.removeItem(atPath: path)
+                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+                result = "UNIX:\(path)"
+            case .tcp(let port):
+                channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+                result = "127.0.0.1:\(channel.localAddress?.port ?? port)"
+            }
+        } catch {
+            throw VirtualDeviceError.bindFailed("\(address)", "\(error)")
+        }
+        serverChannel = channel
+        clientAddress = result
+        let control = ControlServer(daemon: self, logger: logger)
+        try await control.start(path: stateDirectory.appendingPathComponent("control.sock").path)
+        self.control = control
+        logger.info("virtual usbmuxd listening at \(result) with \(loaded.count) device(s)")
+        return result
+    }
+
+    /// Closes the sockets and every device connection.
+    public func stop() async {
+        for task in rebootTasks.values { task.cancel() }
+        rebootTasks.removeAll()
+        try? await serverChannel?.close()
+        serverChannel = nil
+        await control?.stop()
+        control = nil
+        for stream in listeners.values { stream.close() }
+        listeners.removeAll()
+        for runtime in runtimes { await runtime.closeAllConnections() }
+        if case .unixSocket(let path) = address { try? FileManager.default.removeItem(atPath: path) }
+        clientAddress = nil
+        logger.info("virtual usbmuxd stopped")
+    }
+
+    private func serveClient(_ stream: ByteStream) async {
+        await UsbmuxConnection(stream: stream, daemon: self, logger: logger).run()
+    }
+
+    // MARK: public inspection and control
+
+    /// The configured devices (attached or rebooting).
+    public func devices() async -> [VirtualDeviceInfo] {
+        var result: [VirtualDeviceInfo] = []
+        for runtime in runtimes {
+            result.append(
+                VirtualDeviceInfo(
+                    name: runtime.profile.name, udid: runtime.udid, deviceName: runtime.profile.deviceName,
+                    productType: runtime.profile.productType, productVersion: runtime.profile.productVersion,
+                    buildVersion: runtime.profile.buildVersion,
+                    cpuArchitecture: runtime.profile.cpuArchitecture,
+                    deviceID: attachments[runtime.udid],
+                    developerImageMounted: await runtime.isDeveloperImageMounted,
+                    activeFaults: runtime.faults))
+        }
+        return result
+    }
+
+    /// Adds a fault to a device (one per kind: a new one replaces the old).
+    public func inject(_ fault: VirtualFault, udid: String) async throws {
+        try await runtime(udid: udid).inject(fault)
+    }
+
+    /// Removes all faults of a device, or only those of one kind (`VirtualFault.kind`).
+    public func clearFaults(udid: String, kind: String? = nil) async throws {
+        try await runtime(udid: udid).clearFaults(kind: kind)
+    }
+
+    /// Reboots a device: `Detached`, connections dropped, app killed, image unmounted, then
+    /// `Attached` again (new DeviceID) after `rebootDuration`.
+    public func reboot(udid: String) async throws {
+        let runtime = try runtime(udid: udid)
+        detach(runtime)
+        await runtime.shutDown()
+        let duration = rebootDuration
+        rebootTasks[udid]?.cancel()
+        rebootTasks[udid] = Task { [weak self] in
+            try? await Task.sleep(for: duration)
+            guard !Task.isCancelled else { return }
+            await self?.finishReboot(runtime)
+        }
+    }
+
+    private func finishReboot(_ runtime: DeviceRuntime) {
+        rebootTasks[runtime.udid] = nil
+        guard serverChannel != nil else { return }
+        attach(runtime)
+    }
+
+    /// Apps installed on a device.
+    public func installedApps(udid: String) async throws -> [VirtualInstalledApp] {
+        try await runtime(udid: udid).installedApps
+    }
+
+    /// The foreground app of a device (launch arguments, screen), or nil on the home screen.
+    public func runningApp(udid: String) async throws -> VirtualRunningApp? {
+        try await runtime(udid: udid).runningApp
+    }
+
+    /// What the device's screen shows now.
+    public func screen(udid: String) async throws -> VirtualScreen {
+        try await runtime(udid: udid).screen
+    }
+
+    /// A screenshot as the device would send it (PNG or TIFF by firmware).
+    public func screenshot(udid: String) async throws -> Data {
+        let runtime = try runtime(udid: udid)
+        return try await ScreenRenderer.screenshot(of: runtime)
+    }
+
+    func runtime(udid: String) throws -> DeviceRuntime {
+        guard let runtime = runtimes.first(where: { $0.udid == udid || $0.profile.name == udid }) else {
+            throw VirtualDeviceError.unknownDevice(udid, runtimes.map(\.udid))
+        }
+        return runtime
+    }
+
+    // MARK: usbmuxd internals
+
+    private func attach(_ runtime: DeviceRuntime) {
+        let deviceID = nextDeviceID
+        nextDeviceID += 1
+        attachments[runtime.udid] = deviceID
+        let device = attachedDevice(runtime, deviceID: deviceID)
+        broadcast(UsbmuxConnection.attachedMessage(device))
+        logger.info("attached \(runtime.profile.name) (\(runtime.udid)) as DeviceID \(deviceID)")
+    }
+
+    private func detach(_ runtime: DeviceRuntime) {
+        guard let deviceID = attachments.removeValue(forKey: runtime.udid) else { return }
+        broadcast(["MessageType": "Detached", "DeviceID": deviceID])
+        logger.info("detached \(runtime.profile.name) (DeviceID \(deviceID))")
+    }
+
+    private func attachedDevice(_ runtime: DeviceRuntime, deviceID: Int) -> AttachedDevice {
+        AttachedDevice(
+            deviceID: deviceID, udid: runtime.udid, isPad: runtime.profile.deviceClass == "iPad",
+            locationID: 0x1410_0000 + deviceID)
+    }
+
+    func attachedDevices() -> [AttachedDevice] {
+        runtimes.compactMap { runtime in
+            attachments[runtime.udid].map { attachedDevice(runtime, deviceID: $0) }
+        }
+    }
+
+    func addListener(_ stream: ByteStream) {
+        listeners[ObjectIdentifier(stream)] = stream
+        for device in attachedDevices() {
+            if let frame = try? UsbmuxConnection.frame(UsbmuxConnection.attachedMessage(device), tag: 0) {
+                stream.writeWithoutWaiting(frame)
+            }
+        }
+    }
+
+    func removeListener(_ stream: ByteStream) {
+        listeners.removeValue(forKey: ObjectIdentifier(stream))
+    }
+
+    func broadcastPaired(deviceID: Int) {
+        broadcast(["MessageType": "Paired", "DeviceID": deviceID])
+    }
+
+    private func broadcast(_ message: [String: Any]) {
+        guard let frame = try? UsbmuxConnection.frame(message, tag: 0) else { return }
+        for stream in listeners.values { stream.writeWithoutWaiting(frame) }
+    }
+
+    func resolveConnect(deviceID: Int, port: UInt16) async -> ConnectTarget {
+        guard let udid = attachments.first(where: { $0.value == deviceID })?.key,
+            let runtime = runtimes.first(where: { $0.udid == udid })
+        else { return .noDevice }
+        if runtime.isStalled(at: .usbmuxConnect) { return .stalled(runtime) }
+        if port == 62_078 { return .lockdown(runtime) }
+        if let kind = await runtime.takeService(port: port) { return .service(runtime, kind) }
+        return .refused
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Runs the device side of a tunnelled connection: lockdownd or one started service.
+enum ServiceHost {
+    static func serve(_ kind: ServiceKind?, on stream: ByteStream, runtime: DeviceRuntime) async {
+        stream.attachLink(runtime.link)
+        await runtime.register(stream)
+        defer {
+            stream.close()
+            Task { await runtime.unregister(stream) }
+        }
+        do {
+            guard let kind else {
+                try await LockdownService(runtime: runtime, stream: stream).run()
+                return
+            }
+            if kind.usesTLS {
+                try await stream.startServerTLS(runtime.tlsContext())
+            }
+            switch kind {
+            case .afc:
+                try await AFCService(root: runtime.paths.media, runtime: runtime, stream: stream).run()
+            case .crashReportCopy:
+                try await AFCService(root: runtime.paths.crashReports, runtime: runtime, stream: stream).run()
+            case .crashReportMover:
+                try await CrashReportMoverService(stream: stream).run()
+            case .installationProxy:
+                try await InstallationProxyService(runtime: runtime, stream: stream).run()
+            case .notificationProxy:
+                try await NotificationProxyService(stream: stream).run()
+            case .imageMounter:
+                try await ImageMounterService(runtime: runtime, stream: stream).run()
+            case .screenshotr:
+                try await ScreenshotrService(runtime: runtime, stream: stream).run()
+            case .debugserver:
+                try await DebugserverService(runtime: runtime, stream: stream).run()
+            }
+        } catch TransportError.closed {
+            return
+        } catch {
+            runtime.logger.debug("service \(String(describing: kind)) ended: \(error)")
+        }
+    }
+}

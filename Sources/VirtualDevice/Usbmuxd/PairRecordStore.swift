@@ -1,0 +1,49 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The virtual usbmuxd's pair-record directory (real usbmuxd: /var/lib/lockdown/<UDID>.plist).
+final class PairRecordStore: Sendable {
+    let directory: URL
+    /// The host's system BUID (ReadBUID), made up once and kept.
+    let systemBUID: String
+    private let lock = NIOLock()
+
+    init(directory: URL) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configuration = directory.appendingPathComponent("SystemConfiguration.plist")
+        if let data = try? Data(contentsOf: configuration),
+            let dictionary = try? PropertyList.dictionary(from: data),
+            let buid = dictionary["SystemBUID"] as? String
+        {
+            systemBUID = buid
+        } else {
+            systemBUID = UUID().uuidString.uppercased()
+            try PropertyList.xml(["SystemBUID": systemBUID]).write(to: configuration, options: .atomic)
+        }
+    }
+
+    private func url(for udid: String) -> URL {
+        directory.appendingPathComponent(udid.replacingOccurrences(of: "/", with: "_") + ".plist")
+    }
+
+    /// The stored record as the client saved it (binary or XML plist), or nil.
+    func read(udid: String) -> Data? {
+        lock.withLock { try? Data(contentsOf: url(for: udid)) }
+    }
+
+    func save(udid: String, record: Data) throws {
+        try lock.withLock { try record.write(to: url(for: udid), options: .atomic) }
+    }
+
+    /// Removes the record; false if there was none.
+    @discardableResult
+    func delete(udid: String) -> Bool {
+        lock.withLock { (try? FileManager.default.removeItem(at: url(for: udid))) != nil }
+    }
+
+    /// The stored record parsed, or nil.
+    func dictionary(udid: String) -> [String: Any]? {
+        read(udid: udid).flatMap { try? PropertyList.dictionary(from: $0) }
+    }
+}
