@@ -204,7 +204,12 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+            name: "SSHTransportTests",
+            dependencies: [
+                "SSHTransport", "HADeployCore", "VirtualDevice",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(
             name: "VirtualDeviceTests",

@@ -3,7 +3,8 @@
 /// Commands are templates run by the login shell. Placeholders are replaced by shell-quoted values:
 /// `{app}` installed app path, `{staged}` uploaded copy before the move, `{name}` app name without `.app`,
 /// `{executable}` CFBundleExecutable, `{bundle_id}` CFBundleIdentifier, `{install_dir}`, `{owner}`,
-/// and for `launch` also `{server_url}`, `{dashboard}`, `{kiosk}` (YES/NO), `{deploy_id}`, `{args_file}`.
+/// and for `launch` also `{server_url}`, `{dashboard}`, `{kiosk}` (YES/NO), `{deploy_id}`, `{device_id}`,
+/// `{args_file}` (and every non-secret argument by flag name, e.g. `{HADeployID}`).
 /// There is deliberately no placeholder for the access token: see `launch`.
 public struct JailbreakCommands: Sendable, Equatable {
     /// Sets ownership and modes of the uploaded copy before it is moved into place.
@@ -34,6 +35,29 @@ public struct JailbreakCommands: Sendable, Equatable {
         self.launch = launch
         self.kill = kill
         self.screenshot = screenshot
+    }
+
+    /// Placeholders every command may use; `launch` and `screenshot` add their own.
+    static let commonPlaceholders = [
+        "app", "staged", "name", "executable", "bundle_id", "install_dir", "owner",
+    ]
+    static let launchPlaceholders = [
+        "server_url", "dashboard", "kiosk", "deploy_id", "device_id", "args_file", "HAServerURL",
+        "HADashboard",
+        "HADefaultDashboard", "HAKioskMode", "HADeployID", "HADeviceID",
+    ]
+
+    /// Checks every template for unknown placeholders (a typo, or an attempt at `{token}`).
+    func validate() throws {
+        func check(_ template: String, _ field: String, _ extra: [String]) throws {
+            let values = Dictionary(uniqueKeysWithValues: (Self.commonPlaceholders + extra).map { ($0, "x") })
+            _ = try Self.expand(template, values, field: field)
+        }
+        try check(permissions, "permissions", [])
+        try check(refreshIcons, "refresh", [])
+        try check(launch, "launch", Self.launchPlaceholders)
+        try check(kill, "kill", [])
+        try check(screenshot, "screenshot", ["output"])
     }
 
     /// Replaces `{key}` placeholders with shell-quoted values; refuses unknown ones (typos, `{token}`).

@@ -22,19 +22,17 @@ public struct JailbreakDeployer: Sendable {
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> InstallReport {
         let info = try AppBundleInfo(app: app)
+        try config.commands.validate()
         if let launch { _ = try launchCommand(info: info, parameters: launch, argsFile: "") }
-        var connection = try await SSHConnection.connect(config.connection)
-        defer {
-            let c = connection
-            Task { await c.close() }
+        return try await withConnection { connection in
+            let report = try await install(
+                app: app, info: info, force: force, on: &connection, progress: progress)
+            if let launch {
+                _ = try await stop(info: info, on: connection)
+                try await start(info: info, parameters: launch, on: connection)
+            }
+            return report
         }
-        let report = try await install(
-            app: app, info: info, force: force, on: &connection, progress: progress)
-        if let launch {
-            _ = try await stop(info: info, on: connection)
-            try await start(info: info, parameters: launch, on: connection)
-        }
-        return report
     }
 
     /// Uploads and installs `app` (a local `.app` directory) unless the device has the same content.
@@ -42,35 +40,52 @@ public struct JailbreakDeployer: Sendable {
         app: URL, force: Bool = false, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> InstallReport {
         let info = try AppBundleInfo(app: app)
-        var connection = try await SSHConnection.connect(config.connection)
-        defer {
-            let c = connection
-            Task { await c.close() }
+        try config.commands.validate()
+        return try await withConnection { connection in
+            try await install(app: app, info: info, force: force, on: &connection, progress: progress)
         }
-        return try await install(app: app, info: info, force: force, on: &connection, progress: progress)
     }
 
-    /// Starts the installed app with `parameters` (token on stdin only).
+    /// Starts the installed app with `parameters` (secrets on stdin only).
     public func launch(app: URL, parameters: LaunchParameters) async throws {
         let info = try AppBundleInfo(app: app)
-        let connection = try await SSHConnection.connect(config.connection)
-        defer { Task { await connection.close() } }
-        try await start(info: info, parameters: parameters, on: connection)
+        try await withConnection { connection in
+            try await start(info: info, parameters: parameters, on: connection)
+        }
     }
 
     /// Stops the app; returns false if it was not running.
     @discardableResult
     public func stop(app: URL) async throws -> Bool {
         let info = try AppBundleInfo(app: app)
-        let connection = try await SSHConnection.connect(config.connection)
-        defer { Task { await connection.close() } }
-        return try await stop(info: info, on: connection)
+        return try await withConnection { connection in
+            try await stop(info: info, on: connection)
+        }
+    }
+
+    /// Opens a connection for `body` and closes it afterwards, also when `body` throws.
+    private func withConnection<T: Sendable>(
+        _ body: (inout SSHConnection) async throws -> T
+    ) async throws -> T {
+        var connection = try await SSHConnection.connect(config.connection)
+        do {
+            let result = try await body(&connection)
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
     }
 
     /// Runs the screenshot command and returns the image bytes.
     public func screenshot(timeout: Double = 60) async throws -> Data {
-        let connection = try await SSHConnection.connect(config.connection)
-        defer { Task { await connection.close() } }
+        try await withConnection { connection in
+            try await screenshot(timeout: timeout, on: connection)
+        }
+    }
+
+    private func screenshot(timeout: Double, on connection: SSHConnection) async throws -> Data {
         let template = config.commands.screenshot
         let step = "screenshot"
         let output: SSHCommandOutput
@@ -218,9 +233,9 @@ public struct JailbreakDeployer: Sendable {
                 }
             }
         }
-        if let reason = connection.executor.abortedReason {
+        if connection.executor.abortedReason != nil {
             // sftp_init timed out and the watchdog closed the connection: SCP needs a new one.
-            _ = reason
+            await connection.close()
             connection = try await SSHConnection.connect(config.connection)
         }
         let parent = staging
@@ -243,8 +258,9 @@ public struct JailbreakDeployer: Sendable {
         quick.timeouts.connect = min(quick.timeouts.connect, 10)
         quick.timeouts.authentication = min(quick.timeouts.authentication, 10)
         guard let fresh = try? await SSHConnection.connect(quick) else { return false }
-        defer { Task { await fresh.close() } }
-        return (try? await fresh.execute(command, timeout: 15))?.succeeded == true
+        let removed = (try? await fresh.execute(command, timeout: 15))?.succeeded == true
+        await fresh.close()
+        return removed
     }
 
     // MARK: launch / stop
@@ -252,7 +268,9 @@ public struct JailbreakDeployer: Sendable {
     private func launchCommand(info: AppBundleInfo, parameters: LaunchParameters, argsFile: String) throws
         -> String
     {
-        var values = placeholders(info).merging(parameters.placeholders) { $1 }
+        var values = Dictionary(uniqueKeysWithValues: JailbreakCommands.launchPlaceholders.map { ($0, "") })
+        values.merge(placeholders(info)) { $1 }
+        values.merge(parameters.placeholders) { $1 }
         values["args_file"] = argsFile
         return try JailbreakCommands.expand(config.commands.launch, values, field: "launch")
     }
@@ -260,11 +278,31 @@ public struct JailbreakDeployer: Sendable {
     private func start(info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection)
         async throws
     {
+        do {
+            try await startUnscrubbed(info: info, parameters: parameters, on: connection)
+        } catch let error as SSHError {
+            // A launch command could echo what it read from stdin into its error output.
+            guard case .remoteCommandFailed(let device, let step, let command, let status, var stderr) = error
+            else {
+                throw error
+            }
+            for secret in parameters.secretValues {
+                stderr = stderr.replacingOccurrences(of: secret, with: "***")
+            }
+            throw SSHError.remoteCommandFailed(
+                device: device, step: step, command: command, exitStatus: status, stderr: stderr)
+        }
+    }
+
+    private func startUnscrubbed(
+        info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection
+    ) async throws {
         let step = "launching \(info.name)"
         let payload = parameters.stdinPayload
+        let timeout = config.launchTimeout
         guard config.commands.launch.contains("{args_file}") else {
             let command = try launchCommand(info: info, parameters: parameters, argsFile: "")
-            try await connection.run(command, stdin: payload, step: step)
+            try await connection.run(command, stdin: payload, timeout: timeout, step: step)
             return
         }
         // The file is written from stdin under umask 077 in a fresh mktemp directory, so the token is
@@ -281,7 +319,8 @@ public struct JailbreakDeployer: Sendable {
         let command = try launchCommand(info: info, parameters: parameters, argsFile: directory + "/args")
         let q = ShellQuote.quote(directory)
         try await connection.run(
-            "( \(command) ); status=$?; rm -rf \(q); exit $status", stdin: payload, step: step)
+            "( \(command) ); status=$?; rm -rf \(q); exit $status", stdin: payload, timeout: timeout,
+            step: step)
     }
 
     private func stop(info: AppBundleInfo, on connection: SSHConnection) async throws -> Bool {

@@ -19,7 +19,15 @@ final class SFTPHandle {
         }
         self.raw = raw
         self.session = session
-        let rc = try executor.guarded("starting SFTP", timeout: initTimeout) { sftp_init(raw) }
+        let rc: Int32
+        do {
+            rc = try executor.guarded("starting SFTP", timeout: initTimeout) { sftp_init(raw) }
+        } catch {
+            throw Unavailable(
+                reason:
+                    "the SFTP subsystem did not answer within \(Int(initTimeout)) s (the connection was closed)"
+            )
+        }
         if rc != SSH_OK {
             throw Unavailable(reason: "sftp_init failed (\(session.lastError))")
         }

@@ -25,12 +25,12 @@ struct DeployTests {
     static func launchParameters() -> LaunchParameters {
         LaunchParameters(
             serverURL: "http://ha.local:8123", accessToken: Secret(token), dashboard: "lovelace-kiosk",
-            kioskMode: true, deployID: "deploy-42")
+            kioskMode: true, deployID: "deploy-42", deviceID: "ipad2")
     }
 
     @Test(
         "deploy uploads, installs, refreshes icons and launches; an unchanged app is skipped",
-        arguments: SSHPeer.Kind.allCases)
+        arguments: [SSHPeer.Kind.modern, .legacy, .noSFTP, .dropbear])
     func deployToEachServer(kind: SSHPeer.Kind) async throws {
         let peer = try SSHPeer.start(kind)
         defer { peer.stopAndClean() }
@@ -58,7 +58,7 @@ struct DeployTests {
         #expect(
             device.read("launch.stdin")
                 == "-HAServerURL\nhttp://ha.local:8123\n-HAAccessToken\n\(Self.token)\n-HADashboard\nlovelace-kiosk\n"
-                + "-HAKioskMode\nYES\n-HADeployID\ndeploy-42\n")
+                + "-HAKioskMode\nYES\n-HADeployID\ndeploy-42\n-HADeviceID\nipad2\n")
         // What `ps` on the device showed while the launcher ran: the token is not in any command line.
         let processList = device.read("launch.ps")
         #expect(processList.contains("launch io.hadeploy.test"))
@@ -85,6 +85,57 @@ struct DeployTests {
         let scp = JailbreakDeployer(config: device.deployConfig(try peer.config(), transfer: .scp))
         let report = try await scp.install(app: app.url)
         #expect(report.method == .scp)
+    }
+
+    @Test("an SFTP subsystem that never answers is cut off at its deadline and SCP takes over")
+    func hangingSFTPFallsBackToSCP() async throws {
+        let peer = try SSHPeer.start(.hangingSFTP)
+        defer { peer.stopAndClean() }
+        let device = try DeviceRoot()
+        defer { device.remove() }
+        let app = try TestApp()
+        defer { app.remove() }
+        var connection = try peer.config()
+        connection.timeouts.sftpInit = 2
+        let started = Date()
+        let report = try await JailbreakDeployer(config: device.deployConfig(connection)).install(
+            app: app.url)
+        #expect(report.method == .scp)
+        #expect(Date().timeIntervalSince(started) < 20)
+        let installed = URL(fileURLWithPath: device.applications).appendingPathComponent("HADash.app")
+        #expect(TestApp.snapshot(installed) == TestApp.snapshot(app.url))
+    }
+
+    @Test("devices.yaml command overrides map onto the config; typos and {token} are refused")
+    func commandOverrides() throws {
+        var config = JailbreakDeployConfig(
+            connection: SSHConnectionConfig(host: "10.0.0.5", authentication: .agent(socketPath: nil)))
+        try config.apply(commandOverrides: [
+            "install_dir": "/var/stash/Applications", "refresh": "uicache -p {app}",
+            "launch": "open {bundle_id}", "kill": "killall -9 {executable}",
+            "screenshot": "screendump {output}",
+        ])
+        #expect(config.installDirectory == "/var/stash/Applications")
+        #expect(config.commands.refreshIcons == "uicache -p {app}")
+        #expect(config.commands.kill == "killall -9 {executable}")
+        #expect(throws: SSHError.self) { try config.apply(commandOverrides: ["relaunch": "x"]) }
+        #expect(throws: SSHError.self) { try config.apply(commandOverrides: ["launch": "open {token}"]) }
+        #expect(throws: SSHError.self) {
+            try config.apply(commandOverrides: ["kill": "killall {exectuable}"])
+        }
+
+        let parsed = try SSHConnectionConfig.parse(
+            url: "ssh://pi@nas.local:2222", authentication: .agent(socketPath: nil), name: "mini4")
+        #expect(
+            parsed.host == "nas.local" && parsed.port == 2222 && parsed.user == "pi" && parsed.name == "mini4"
+        )
+        #expect(throws: SSHError.self) {
+            try SSHConnectionConfig.parse(url: "http://nas", authentication: .agent(socketPath: nil))
+        }
+        let secret = LaunchParameters(
+            serverURL: "http://ha", accessToken: Secret("s3cr3t"), dashboard: nil, kioskMode: false,
+            deployID: "d")
+        #expect(!"\(secret)".contains("s3cr3t") && "\(secret)".contains("-HADefaultDashboard YES"))
     }
 
     @Test("an upload cut off half way leaves the installed app as it was and says so")

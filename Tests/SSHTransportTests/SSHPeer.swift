@@ -12,6 +12,8 @@ final class SSHPeer: @unchecked Sendable {
         case modern
         case legacy
         case noSFTP
+        /// An SFTP subsystem that never answers: `sftp_init` blocks forever.
+        case hangingSFTP
         case dropbear
     }
 
@@ -44,7 +46,7 @@ final class SSHPeer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
         let keys = keyDirectory.path
         switch kind {
-        case .modern, .noSFTP:
+        case .modern, .noSFTP, .hangingSFTP:
             try TestEnvironment.run(
                 "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keys + "/modern_ed25519_host"])
             try TestEnvironment.run(
@@ -109,9 +111,14 @@ final class SSHPeer: @unchecked Sendable {
                 "-P", directory.path + "/dropbear.pid",
             ]
         default:
-            let template = TestEnvironment.scriptsDirectory.appendingPathComponent(
-                kind == .legacy
-                    ? "sshd_legacy.conf" : kind == .noSFTP ? "sshd_nosftp.conf" : "sshd_modern.conf")
+            let file: String
+            switch kind {
+            case .legacy: file = "sshd_legacy.conf"
+            case .noSFTP: file = "sshd_nosftp.conf"
+            case .hangingSFTP: file = "sshd_hangsftp.conf"
+            default: file = "sshd_modern.conf"
+            }
+            let template = TestEnvironment.scriptsDirectory.appendingPathComponent(file)
             let config = try String(contentsOf: template, encoding: .utf8)
                 .replacingOccurrences(of: "KEYDIR", with: keyDirectory.path)
                 .replacingOccurrences(of: "RUNDIR", with: directory.path)

@@ -21,7 +21,6 @@ struct UsbmuxForwarderTests {
         let forwarder = try await UsbmuxForwarder.start(
             ssh: try peer.config(name: "nas"), remoteSocket: usbmuxd.path,
             allowedUDIDs: ["00008030001a2b3c4d5e802e"])
-        defer { Task { await forwarder.stop() } }
         #expect(forwarder.socketAddress == "UNIX:" + forwarder.socketPath)
         let attributes = try FileManager.default.attributesOfItem(atPath: forwarder.socketPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
@@ -72,6 +71,7 @@ struct UsbmuxForwarderTests {
         tunnel.sendRaw(payload)
         #expect(tunnel.receiveRaw(payload.count) == payload)
         tunnel.close()
+        await forwarder.stop()
     }
 
     @Test("a Connect to an ID the forwarder has not seen yet is checked against a fresh device list")
@@ -84,7 +84,6 @@ struct UsbmuxForwarderTests {
         defer { usbmuxd.stop() }
         let forwarder = try await UsbmuxForwarder.start(
             ssh: try peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
-        defer { Task { await forwarder.stop() } }
 
         let hidden = try UsbmuxTestClient(path: forwarder.socketPath)
         hidden.send(["MessageType": "Connect", "DeviceID": Self.hidden.id, "PortNumber": 32498], tag: 1)
@@ -97,6 +96,7 @@ struct UsbmuxForwarderTests {
         #expect(allowed.receiveRaw(4) == Data("ping".utf8))
         allowed.close()
         #expect(!usbmuxd.seenRequests.contains("Connect \(Self.hidden.id)"))
+        await forwarder.stop()
     }
 
     @Test("the real idevice_id sees only the allowed device through the tunnel")
@@ -109,12 +109,12 @@ struct UsbmuxForwarderTests {
         defer { usbmuxd.stop() }
         let forwarder = try await UsbmuxForwarder.start(
             ssh: try peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
-        defer { Task { await forwarder.stop() } }
 
         let result = try TestEnvironment.run(
             "/usr/bin/idevice_id", ["-l"], environment: ["USBMUXD_SOCKET_ADDRESS": forwarder.socketAddress])
         #expect(result.status == 0)
         #expect(result.output.split(separator: "\n").map(String.init) == [Self.allowed.udid])
+        await forwarder.stop()
     }
 
     @Test("dropbear cannot forward UNIX sockets: a clear error")
