@@ -67,6 +67,8 @@ final class ForwardPump: @unchecked Sendable {
         for link in links { link.close() }
         links.removeAll()
         listener.closeSocket()
+        // Also when the forwarder was only released: the socket file and its directory never outlive it.
+        listener.remove()
         control.finish(failure: failure)
     }
 
@@ -255,29 +257,5 @@ final class ForwardPump: @unchecked Sendable {
             }
             if n == 0, channel.isEOF { return }
         }
-    }
-}
-
-/// One local client and its channel.
-final class ForwardLink {
-    let fd: Int32
-    let channel: ChannelHandle
-    var fromClient = Data()
-    var fromServer = Data()
-    var toClient = Data()
-    var raw = false
-    var awaitingConnect = false
-    var clientClosed = false
-    var serverClosed = false
-    var finished = false
-
-    init(fd: Int32, channel: ChannelHandle) {
-        self.fd = fd
-        self.channel = channel
-    }
-
-    func close() {
-        if fd >= 0 { closeDescriptor(fd) }
-        _ = ssh_channel_send_eof(channel.raw)
     }
 }

@@ -16,19 +16,18 @@ public enum HostKeyTrust {
     /// Writes the server's current host key to `config.knownHostsPath`.
     ///
     /// - Parameters:
-    ///   - expectedFingerprint: the `SHA256:…` the user was shown (from `scan`); if the server now presents
-    ///     another key, nothing is written. nil trusts what the server presents now (only for a caller that
-    ///     displays the result and asked the user beforehand).
+    ///   - expectedFingerprint: the `SHA256:…` the user confirmed (shown by `scan`, or typed from the
+    ///     device); if the server now presents another key, nothing is written.
     ///   - replace: remove existing entries for this host first; without it a changed key is refused.
     /// - Returns: the key as now trusted.
     public static func trust(
-        _ config: SSHConnectionConfig, expectedFingerprint: String?, replace: Bool = false
+        _ config: SSHConnectionConfig, expectedFingerprint: String, replace: Bool = false
     ) async throws -> HostKeyInfo {
         let (executor, session) = try await SSHConnection.connectUnauthenticated(config)
         defer { executor.abort(reason: "trust done") }
         return try await executor.run("trusting the host key", timeout: config.timeouts.connect) {
             let info = try session.hostKey()
-            if let expectedFingerprint, expectedFingerprint != info.fingerprint {
+            if expectedFingerprint != info.fingerprint {
                 throw SSHError.hostKeyChanged(
                     device: config.name, address: config.address, keyType: info.keyType,
                     fingerprint: info.fingerprint,

@@ -38,7 +38,7 @@ enum TCPConnector {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let flags = fcntl(fd, F_GETFL)
             _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-            var result = Glibc_connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
+            var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
             if result != 0 && errno == EINPROGRESS {
                 let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
@@ -69,17 +69,13 @@ enum TCPConnector {
     }
 }
 
-struct TCPConnectError: Error {
-    let reason: String
-}
-
 #if canImport(Glibc)
-    private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
+    private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
     {
         Glibc.connect(fd, address, length)
     }
 #else
-    private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
+    private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
     {
         Darwin.connect(fd, address, length)
     }

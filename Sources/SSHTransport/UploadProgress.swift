@@ -5,11 +5,3 @@ public struct UploadProgress: Sendable, Equatable {
     /// The file being written, relative to the app directory.
     public let currentFile: String
 }
-
-/// How files reach the device.
-public enum TransferMethod: String, Sendable, Equatable, CaseIterable {
-    /// SFTP, falling back to SCP when the server has no working SFTP subsystem.
-    case auto
-    case sftp
-    case scp
-}
