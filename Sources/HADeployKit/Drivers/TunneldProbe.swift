@@ -37,8 +37,9 @@ public struct TunneldProbe: TunneldProbing {
         guard let url = URL(string: "http://\(host):\(port)/") else {
             return .notRunning(reason: "bad address \(address)")
         }
-        var request = URLRequest(url: url)
-        request.timeoutInterval = timeout.seconds
+        var mutableRequest = URLRequest(url: url)
+        mutableRequest.timeoutInterval = timeout.seconds
+        let request = mutableRequest
         do {
             let data = try await withDeadline("tunneld", timeout + .seconds(1)) {
                 try await Self.fetch(request)
