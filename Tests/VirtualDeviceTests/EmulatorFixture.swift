@@ -20,7 +20,8 @@ struct EmulatorFixture {
         // Set VDEV_TEST_LOG=1 to see the emulator's log.
         if ProcessInfo.processInfo.environment["VDEV_TEST_LOG"] != nil {
             var logger = Logger(label: "vdev-test")
-            logger.logLevel = .debug
+            logger.logLevel =
+                ProcessInfo.processInfo.environment["VDEV_TEST_LOG"] == "trace" ? .trace : .debug
             return logger
         }
         return Logger(label: "vdev-test", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -28,6 +28,7 @@ actor DeviceRuntime {
     private var running: RunningApp?
     private var tlsContextCache: (pem: String, context: NIOSSLContext)?
     private var launchCounter = 0
+    private(set) var lastUpload: VirtualUploadStatistics?
 
     struct RunningApp {
         let launchID: Int
@@ -260,6 +261,11 @@ actor DeviceRuntime {
 
     func unregister(_ stream: ByteStream) {
         streams.removeValue(forKey: ObjectIdentifier(stream))
+    }
+
+    func recordUpload(_ statistics: VirtualUploadStatistics) {
+        lastUpload = statistics
+        logger.debug("upload of \(statistics.bytes) bytes in \(statistics.seconds) s")
     }
 
     // MARK: developer image

@@ -208,6 +208,11 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).runningApp
     }
 
+    /// The last AFC upload the device received (for throughput measurements).
+    public func lastUpload(udid: String) async throws -> VirtualUploadStatistics? {
+        try await runtime(udid: udid).lastUpload
+    }
+
     /// What the device's screen shows now.
     public func screen(udid: String) async throws -> VirtualScreen {
         try await runtime(udid: udid).screen
