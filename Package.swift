@@ -32,13 +32,14 @@ let package = Package(
         // MARK: executable + CLI
         .executableTarget(
             name: "hadeploy",
-            dependencies: ["HADeployCLI"],
+            dependencies: ["HADeployCLI", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "VirtualDevice",
+                "HomeAssistant",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,6 +53,8 @@ let package = Package(
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -117,7 +120,12 @@ let package = Package(
         // MARK: edges
         .target(
             name: "MobileDevice",
-            dependencies: ["HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd"],
+            dependencies: [
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -133,6 +141,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -165,13 +175,36 @@ let package = Package(
 
         // MARK: tests
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "DeviceSpecTests", dependencies: ["DeviceSpec"], swiftSettings: strict),
-        .testTarget(name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HADeployCore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
-        .testTarget(name: "HADeployKitTests", dependencies: ["HADeployKit", "DeviceSpec", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "TemplatingTests",
+            dependencies: [
+                "Templating", "HADeployCore", .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HADeployKitTests",
+            dependencies: [
+                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"], swiftSettings: strict),
-        .testTarget(name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "MobileDeviceTests",
+            dependencies: [
+                "MobileDevice", "VirtualDevice", "HADeployCore",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(
             name: "VirtualDeviceTests",

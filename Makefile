@@ -1,0 +1,42 @@
+# hadeploy — the two commands a newcomer needs:
+#   make demo   the main job on the built-in default (the virtual device matrix)
+#   make test   every test, lint included
+SHELL := /bin/bash
+SWIFT ?= swift
+BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)/hadeploy
+
+.PHONY: all deps peers peers-demo build demo test lint format bench clean
+
+all: build
+
+deps:
+	@scripts/bootstrap.sh
+
+peers:
+	@scripts/bootstrap.sh --with-peers
+	@for s in scripts/tools-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh; do \
+	  if [ -x $$s ]; then case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; fi; done
+
+# The demo needs only the build dependencies (virtual devices are in-process).
+peers-demo:
+	@scripts/bootstrap.sh
+
+build: deps
+	$(SWIFT) build
+
+demo: peers-demo build
+	$(BIN) all --kiosk --virtual --report report --allow-shallow
+
+test: peers
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+	$(MAKE) lint
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
+
+clean:
+	rm -rf .build Generated report .hadeploy

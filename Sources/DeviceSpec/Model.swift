@@ -1,0 +1,155 @@
+import HADeployCore
+
+/// CPU architectures the matrix deals with.
+public enum Arch: String, Sendable, Codable, CaseIterable {
+    case armv7, arm64, arm64e, x86_64
+}
+
+public enum DeviceKind: String, Sendable, Codable, CaseIterable {
+    case device, simulator
+}
+
+/// How hadeploy reaches a device.
+public enum TransportKind: String, Sendable, Codable, CaseIterable {
+    /// usbmuxd + lockdownd through libimobiledevice (local USB, or a remote host's usbmuxd over SSH).
+    case usb
+    /// A jailbroken device over SSH (libssh).
+    case ssh
+    /// `xcrun devicectl` (iOS 17+ on macOS).
+    case devicectl
+    /// `xcrun simctl` (macOS).
+    case simctl
+    /// `rosettasim-ctl` for x86_64 legacy simulator runtimes (macOS).
+    case rosettasim
+
+    public var kind: DeviceKind {
+        switch self {
+        case .usb, .ssh, .devicectl: return .device
+        case .simctl, .rosettasim: return .simulator
+        }
+    }
+}
+
+/// One way of building the app: which Xcode, which architectures, which deployment target.
+public struct Flavour: Sendable, Hashable, Codable {
+    public var name: String
+    /// The Xcode installation (`DEVELOPER_DIR` is derived from it; never `xcode-select`).
+    public var xcode: ConfigValue?
+    public var archs: [Arch]
+    public var deploymentTarget: String
+    public var sdk: String
+    public var configuration: String
+    public var scheme: String?
+    /// Extra build settings passed to xcodebuild (e.g. MERGED_BINARY_TYPE=none).
+    public var settings: [String: String]
+    public var location: SourceLocation
+
+    public init(
+        name: String, xcode: ConfigValue?, archs: [Arch], deploymentTarget: String, sdk: String,
+        configuration: String, scheme: String?, settings: [String: String], location: SourceLocation
+    ) {
+        self.name = name
+        self.xcode = xcode
+        self.archs = archs
+        self.deploymentTarget = deploymentTarget
+        self.sdk = sdk
+        self.configuration = configuration
+        self.scheme = scheme
+        self.settings = settings
+        self.location = location
+    }
+}
+
+/// Per-device SSH settings for jailbroken devices (and `usb_host`).
+public struct SSHSettings: Sendable, Hashable, Codable {
+    public var user: String
+    public var port: Int
+    /// Private key path; nil means the ssh agent.
+    public var key: ConfigValue?
+    /// The `.env` key holding the password, if password auth is used (never a flag).
+    public var passwordEnv: String?
+    /// Enables ssh-rsa host keys, SHA-1 key exchange, CBC ciphers and hmac-sha1 for this device only.
+    public var legacyAlgorithms: Bool
+    /// Overrides of the remote commands (install_dir, refresh, launch, kill, screenshot).
+    public var commands: [String: String]
+
+    public init(
+        user: String = "root", port: Int = 22, key: ConfigValue? = nil, passwordEnv: String? = nil,
+        legacyAlgorithms: Bool = false, commands: [String: String] = [:]
+    ) {
+        self.user = user
+        self.port = port
+        self.key = key
+        self.passwordEnv = passwordEnv
+        self.legacyAlgorithms = legacyAlgorithms
+        self.commands = commands
+    }
+}
+
+/// One device (or simulator) of the matrix.
+public struct Device: Sendable, Hashable, Codable {
+    /// The key in devices.yaml (`ipad2`): the word users type.
+    public var id: String
+    public var name: String
+    public var aliases: [String]
+    public var kind: DeviceKind
+    public var transport: TransportKind
+    /// Used when the primary transport cannot reach the device (the iPad 2: SSH, else USB).
+    public var fallbackTransport: TransportKind?
+    public var udid: ConfigValue?
+    public var host: ConfigValue?
+    /// `ssh://user@host` of a machine whose usbmuxd this USB device is plugged into.
+    public var usbHost: ConfigValue?
+    public var productType: String?
+    public var iosVersion: String
+    public var arch: Arch
+    public var flavour: String
+    public var kiosk: Bool
+    public var dashboard: String?
+    /// How long to wait for the app's `ha_dashboard_loaded` event.
+    public var verificationTimeout: Double
+    /// Per-step deadline overrides in seconds (connect, install, launch, screenshot...).
+    public var timeouts: [String: Double]
+    public var ssh: SSHSettings?
+    public var ddiDir: ConfigValue?
+    /// Simulator device type and runtime names, for finding one without a UDID.
+    public var simulatorDeviceType: String?
+    public var simulatorRuntime: String?
+    public var location: SourceLocation
+
+    /// The iOS major version (9 for 9.3.5).
+    public var iosMajor: Int { Int(iosVersion.split(separator: ".").first ?? "") ?? 0 }
+}
+
+/// Defaults applied to every device that does not set the value itself.
+public struct DeviceDefaults: Sendable, Hashable, Codable {
+    public var kiosk: Bool = true
+    public var verificationTimeout: Double = 30
+    public var dashboard: String?
+    public var ddiDir: ConfigValue?
+    public var timeouts: [String: Double] = [:]
+
+    public init() {}
+}
+
+/// The whole devices.yaml.
+public struct DeviceMatrix: Sendable, Hashable, Codable {
+    public var file: String
+    public var defaults: DeviceDefaults
+    /// Flavours in file order.
+    public var flavours: [Flavour]
+    /// Devices in file order.
+    public var devices: [Device]
+    /// Named groups of device ids (`all` may be redefined here).
+    public var groups: [String: [String]]
+    /// A remote macOS builder (`ssh://mac-mini`).
+    public var buildHost: ConfigValue?
+
+    public func flavour(named name: String) -> Flavour? {
+        flavours.first { $0.name == name }
+    }
+
+    public func device(id: String) -> Device? {
+        devices.first { $0.id == id }
+    }
+}

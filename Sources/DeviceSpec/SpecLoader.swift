@@ -1,0 +1,304 @@
+import Foundation
+import HADeployCore
+import Yams
+
+/// Loads and validates devices.yaml into a `DeviceMatrix`, collecting every problem.
+public struct SpecLoader: Sendable {
+    /// Words that are hadeploy subcommands and so can never name a device, alias or group.
+    public static let reservedWords: Set<String> = [
+        "deploy", "plan", "version", "render", "devices", "verify", "virtual", "build", "trust-host",
+        "help",
+    ]
+
+    static let topKeys = ["version", "defaults", "flavours", "groups", "devices", "build_host"]
+    static let defaultKeys = ["kiosk", "verification_timeout", "dashboard", "ddi_dir", "timeouts"]
+    static let flavourKeys = [
+        "xcode", "archs", "deployment_target", "sdk", "configuration", "scheme", "settings",
+    ]
+    static let deviceKeys = [
+        "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
+        "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
+        "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime",
+    ]
+    static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
+    public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
+    public static let timeoutKeys = [
+        "connect", "build", "install", "launch", "verify", "screenshot", "crash_check", "mount",
+    ]
+
+    public init() {}
+
+    public func load(contentsOf url: URL, displayName: String? = nil) throws -> DeviceMatrix {
+        let name = displayName ?? url.path
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw SpecValidationError(problems: [
+                SpecProblem(
+                    SourceLocation(file: name, line: 1, column: 1),
+                    "file not found; pass --config PATH or create devices.yaml (see README)")
+            ])
+        }
+        let data = try Data(contentsOf: url)
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw SpecValidationError(problems: [
+                SpecProblem(SourceLocation(file: name, line: 1, column: 1), "not UTF-8 text")
+            ])
+        }
+        return try load(yaml: text, file: name)
+    }
+
+    public func load(yaml text: String, file: String) throws -> DeviceMatrix {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw SpecValidationError(problems: [Self.problem(from: error, file: file)])
+        }
+        let reader = NodeReader(file: file)
+        guard let root else {
+            reader.problem(nil, "the file is empty; it needs at least `flavours:` and `devices:`")
+            throw SpecValidationError(problems: reader.problems)
+        }
+        let top = reader.entries(root, allowed: Self.topKeys, context: "devices.yaml")
+        if let version = top["version"], reader.string(version.value, "version") != "1" {
+            reader.problem(version.value, "version must be 1 (the only format this hadeploy knows)")
+        }
+        let defaults = loadDefaults(top["defaults"]?.value, reader)
+        let flavours = loadFlavours(top["flavours"]?.value, reader, rootNode: root)
+        let devices = loadDevices(top["devices"]?.value, reader, defaults: defaults, rootNode: root)
+        let groups = loadGroups(top["groups"]?.value, reader)
+        let buildHost = reader.string(top["build_host"]?.value, "build_host").map(ConfigValue.init)
+        let matrix = DeviceMatrix(
+            file: file, defaults: defaults, flavours: flavours, devices: devices, groups: groups,
+            buildHost: buildHost)
+
+        var problems = reader.problems
+        problems += SpecValidator().validate(matrix, groupNodes: top["groups"]?.value, reader: reader)
+        guard problems.isEmpty else { throw SpecValidationError(problems: problems) }
+        return matrix
+    }
+
+    static func problem(from error: YamlError, file: String) -> SpecProblem {
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            var message = "YAML syntax error: \(problem)"
+            if let context { message += " (\(context.text))" }
+            return SpecProblem(SourceLocation(file: file, line: mark.line, column: mark.column), message)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            // Yams' own description quotes the whole file as "context"; the mark is what matters.
+            let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            return SpecProblem(
+                SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
+                "\(names) appears more than once in the same mapping; remove or rename the duplicate")
+        case .reader(let problem, let offset, _, let yaml):
+            // Not UTF-8 or a control character; the offset counts Characters of `yaml`.
+            var line = 1
+            var column = 1
+            for character in yaml.prefix(offset ?? 0) {
+                if character.isNewline {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            }
+            return SpecProblem(
+                SourceLocation(file: file, line: line, column: column), "YAML error: \(problem)")
+        default:
+            return SpecProblem(SourceLocation(file: file, line: 1, column: 1), "YAML error: \(error)")
+        }
+    }
+
+    private func timeouts(_ node: Node?, _ reader: NodeReader, context: String) -> [String: Double] {
+        guard let node else { return [:] }
+        var result: [String: Double] = [:]
+        for (name, entry) in reader.entries(node, allowed: Self.timeoutKeys, context: context) {
+            if let value = reader.number(entry.value, "\(context).\(name)") { result[name] = value }
+        }
+        return result
+    }
+
+    private func loadDefaults(_ node: Node?, _ reader: NodeReader) -> DeviceDefaults {
+        var defaults = DeviceDefaults()
+        guard let node else { return defaults }
+        let entries = reader.entries(node, allowed: Self.defaultKeys, context: "defaults")
+        if let kiosk = reader.bool(entries["kiosk"]?.value, "defaults.kiosk") { defaults.kiosk = kiosk }
+        if let timeout = reader.number(
+            entries["verification_timeout"]?.value, "defaults.verification_timeout")
+        {
+            defaults.verificationTimeout = timeout
+        }
+        defaults.dashboard = reader.string(entries["dashboard"]?.value, "defaults.dashboard")
+        defaults.ddiDir = reader.string(entries["ddi_dir"]?.value, "defaults.ddi_dir").map(ConfigValue.init)
+        defaults.timeouts = timeouts(entries["timeouts"]?.value, reader, context: "defaults.timeouts")
+        return defaults
+    }
+
+    private func loadFlavours(_ node: Node?, _ reader: NodeReader, rootNode: Node) -> [Flavour] {
+        guard let node else {
+            reader.problem(rootNode, "missing `flavours:` (legacy, modern, simulator, ...)")
+            return []
+        }
+        guard case .mapping(let mapping) = node else {
+            reader.problem(node, "flavours must be a mapping of flavour names to settings")
+            return []
+        }
+        var flavours: [Flavour] = []
+        for (key, value) in mapping {
+            guard let name = reader.string(key, "flavour name") else { continue }
+            let context = "flavour '\(name)'"
+            let entries = reader.entries(value, allowed: Self.flavourKeys, context: context)
+            var archs: [Arch] = []
+            if let archNode = entries["archs"]?.value {
+                if case .sequence(let items) = archNode {
+                    archs = items.compactMap { reader.choice($0, "\(context) arch", as: Arch.self) }
+                } else if let single = reader.choice(archNode, "\(context) arch", as: Arch.self) {
+                    archs = [single]
+                }
+            } else {
+                reader.problem(key, "\(context) needs `archs:` (e.g. [arm64])")
+            }
+            let target = reader.string(entries["deployment_target"]?.value, "\(context) deployment_target")
+            if target == nil && entries["deployment_target"] == nil {
+                reader.problem(key, "\(context) needs `deployment_target:` (e.g. \"15.0\")")
+            } else if let target, !Self.isVersion(target) {
+                reader.problem(
+                    entries["deployment_target"]?.value,
+                    "\(context) deployment_target '\(target)' is not a version like 15.0")
+            }
+            let sdk = reader.string(entries["sdk"]?.value, "\(context) sdk") ?? "iphoneos"
+            if !["iphoneos", "iphonesimulator"].contains(sdk) {
+                reader.problem(
+                    entries["sdk"]?.value, "\(context) sdk '\(sdk)' is not iphoneos or iphonesimulator")
+            }
+            flavours.append(
+                Flavour(
+                    name: name,
+                    xcode: reader.string(entries["xcode"]?.value, "\(context) xcode").map(ConfigValue.init),
+                    archs: archs, deploymentTarget: target ?? "",
+                    sdk: sdk,
+                    configuration: reader.string(entries["configuration"]?.value, "\(context) configuration")
+                        ?? "Release",
+                    scheme: reader.string(entries["scheme"]?.value, "\(context) scheme"),
+                    settings: reader.stringMap(entries["settings"]?.value, "\(context) settings") ?? [:],
+                    location: reader.location(key)))
+        }
+        return flavours
+    }
+
+    private func loadDevices(_ node: Node?, _ reader: NodeReader, defaults: DeviceDefaults, rootNode: Node)
+        -> [Device]
+    {
+        guard let node else {
+            reader.problem(rootNode, "missing `devices:`")
+            return []
+        }
+        guard case .mapping(let mapping) = node else {
+            reader.problem(node, "devices must be a mapping of device names to settings")
+            return []
+        }
+        var devices: [Device] = []
+        for (key, value) in mapping {
+            guard let id = reader.string(key, "device name") else { continue }
+            let context = "device '\(id)'"
+            let entries = reader.entries(value, allowed: Self.deviceKeys, context: context)
+            func required(_ field: String, _ example: String) -> Node? {
+                if let node = entries[field]?.value { return node }
+                reader.problem(key, "\(context) needs `\(field):` (e.g. \(example))")
+                return nil
+            }
+            let transport = required("transport", "usb").flatMap {
+                reader.choice($0, "\(context) transport", as: TransportKind.self)
+            }
+            let kind =
+                entries["kind"].flatMap { reader.choice($0.value, "\(context) kind", as: DeviceKind.self) }
+                ?? transport?.kind ?? .device
+            let ios = required("ios", "\"15.8\"").flatMap { reader.string($0, "\(context) ios") }
+            if let ios, !Self.isVersion(ios) {
+                reader.problem(entries["ios"]?.value, "\(context) ios '\(ios)' is not a version like 15.8")
+            }
+            let arch = required("arch", "arm64").flatMap {
+                reader.choice($0, "\(context) arch", as: Arch.self)
+            }
+            let flavour = required("flavour", "modern").flatMap { reader.string($0, "\(context) flavour") }
+            var ssh: SSHSettings?
+            if let sshNode = entries["ssh"]?.value {
+                ssh = loadSSH(sshNode, reader, context: "\(context) ssh")
+            }
+            let device = Device(
+                id: id,
+                name: reader.string(entries["name"]?.value, "\(context) name") ?? id,
+                aliases: reader.strings(entries["aliases"]?.value, "\(context) aliases") ?? [],
+                kind: kind,
+                transport: transport ?? .usb,
+                fallbackTransport: entries["fallback_transport"].flatMap {
+                    reader.choice($0.value, "\(context) fallback_transport", as: TransportKind.self)
+                },
+                udid: reader.string(entries["udid"]?.value, "\(context) udid").map(ConfigValue.init),
+                host: reader.string(entries["host"]?.value, "\(context) host").map(ConfigValue.init),
+                usbHost: reader.string(entries["usb_host"]?.value, "\(context) usb_host").map(
+                    ConfigValue.init),
+                productType: reader.string(entries["product_type"]?.value, "\(context) product_type"),
+                iosVersion: ios ?? "0",
+                arch: arch ?? .arm64,
+                flavour: flavour ?? "",
+                kiosk: reader.bool(entries["kiosk"]?.value, "\(context) kiosk") ?? defaults.kiosk,
+                dashboard: reader.string(entries["dashboard"]?.value, "\(context) dashboard")
+                    ?? defaults.dashboard,
+                verificationTimeout: reader.number(
+                    entries["verification_timeout"]?.value, "\(context) verification_timeout")
+                    ?? defaults.verificationTimeout,
+                timeouts: defaults.timeouts.merging(
+                    timeouts(entries["timeouts"]?.value, reader, context: "\(context) timeouts")
+                ) { _, device in device },
+                ssh: ssh,
+                ddiDir: reader.string(entries["ddi_dir"]?.value, "\(context) ddi_dir").map(ConfigValue.init)
+                    ?? defaults.ddiDir,
+                simulatorDeviceType: reader.string(
+                    entries["simulator_device_type"]?.value, "\(context) simulator_device_type"),
+                simulatorRuntime: reader.string(
+                    entries["simulator_runtime"]?.value, "\(context) simulator_runtime"),
+                location: reader.location(key))
+            devices.append(device)
+        }
+        return devices
+    }
+
+    private func loadSSH(_ node: Node, _ reader: NodeReader, context: String) -> SSHSettings {
+        let entries = reader.entries(node, allowed: Self.sshKeys, context: context)
+        var settings = SSHSettings()
+        if let user = reader.string(entries["user"]?.value, "\(context) user") { settings.user = user }
+        if let port = reader.integer(entries["port"]?.value, "\(context) port", range: 1...65535) {
+            settings.port = port
+        }
+        settings.key = reader.string(entries["key"]?.value, "\(context) key").map(ConfigValue.init)
+        settings.passwordEnv = reader.string(entries["password_env"]?.value, "\(context) password_env")
+        settings.legacyAlgorithms =
+            reader.bool(entries["legacy_algorithms"]?.value, "\(context) legacy_algorithms") ?? false
+        if let commands = entries["commands"]?.value {
+            for (name, entry) in reader.entries(
+                commands, allowed: Self.sshCommandKeys, context: "\(context) commands")
+            {
+                if let value = reader.string(entry.value, "\(context) commands.\(name)") {
+                    settings.commands[name] = value
+                }
+            }
+        }
+        return settings
+    }
+
+    private func loadGroups(_ node: Node?, _ reader: NodeReader) -> [String: [String]] {
+        guard let node else { return [:] }
+        var groups: [String: [String]] = [:]
+        for (name, entry) in reader.entries(node, allowed: [], context: "groups") {
+            groups[name] = reader.strings(entry.value, "group '\(name)'") ?? []
+        }
+        return groups
+    }
+
+    static func isVersion(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return (1...3).contains(parts.count)
+            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import HADeployKit
+
+/// Options every command that reads the project shares.
+struct ProjectOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The device matrix.", valueName: "path"))
+    var config: String = "devices.yaml"
+
+    @Option(
+        name: .customLong("env-file"),
+        help: ArgumentHelp("Values for templates and ${VARS}.", valueName: "path"))
+    var envFile: String = ".env"
+}
+
+/// The options of `deploy` and `plan`.
+struct DeployArguments: ParsableArguments {
+    @Argument(
+        help: ArgumentHelp(
+            "Devices, aliases or groups from devices.yaml (`all` for every device).", valueName: "target"))
+    var targets: [String] = []
+
+    @Flag(name: .customLong("no-build"), help: "Do not build; use the existing artifact.")
+    var noBuild = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Open this dashboard (its url_path, e.g. wall-kitchen).", valueName: "name"))
+    var dashboard: String?
+
+    @Flag(
+        name: .customLong("default"), help: "Open the app's default dashboard (conflicts with --dashboard).")
+    var defaultDashboard = false
+
+    @Option(name: .long, help: ArgumentHelp("Home Assistant URL (default: HA_SERVER).", valueName: "url"))
+    var server: String?
+
+    @Flag(inversion: .prefixedNo, help: "Kiosk mode on or off (default: each device's setting).")
+    var kiosk: Bool?
+
+    @Flag(
+        name: .customLong("no-verify"),
+        help: "Skip the Home Assistant checks (reported as skipped, never passed).")
+    var noVerify = false
+
+    @Flag(name: .long, help: "Reinstall even when the device already has this exact build.")
+    var force = false
+
+    @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
+    var allowShallow = false
+
+    func validate() throws {
+        if dashboard != nil && defaultDashboard {
+            throw ValidationError("--dashboard and --default conflict: choose one dashboard")
+        }
+        if let dashboard, dashboard.isEmpty {
+            throw ValidationError("--dashboard needs a name (or use --default for the app's default)")
+        }
+        if let server, !(server.hasPrefix("http://") || server.hasPrefix("https://")) {
+            throw ValidationError("--server must be an http:// or https:// URL, not '\(server)'")
+        }
+    }
+
+    var options: DeployOptions {
+        var choice = DashboardChoice.unspecified
+        if let dashboard { choice = .named(dashboard) } else if defaultDashboard { choice = .appDefault }
+        return DeployOptions(
+            targets: targets, build: !noBuild, dashboard: choice, server: server, kiosk: kiosk,
+            verify: !noVerify, force: force)
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import HADeployCore
+import HADeployKit
+
+struct VersionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "The app's version from git: nearest v* tag and commit count. Never edits a file.",
+        discussion: """
+            Examples:
+              hadeploy version              1.10.0 (57)
+              hadeploy version --json       {"marketingVersion": "1.10.0", "buildNumber": 57, ...}
+              git tag v1.11.0               a version bump
+            """)
+
+    @Flag(
+        name: .long,
+        help: "Print marketingVersion, buildNumber, tag, commitsSinceTag, dirty, shallow as JSON.")
+    var json = false
+
+    @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
+    var allowShallow = false
+
+    func run() async throws {
+        try await withContext { context in
+            let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: ".env")
+            let version = try await workspace.loadVersion(allowShallow: allowShallow)
+            context.print(json ? try PlanPrinter.json(version) : version.description)
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Where a command's output goes: results on stdout, human messages on stderr.
+public protocol OutputSink: Sendable {
+    func write(_ text: String, to stream: OutputChannel)
+}
+
+public enum OutputChannel: Sendable {
+    case standardOutput, standardError
+}
+
+/// Writes to the real stdout/stderr.
+public struct StandardOutputSink: OutputSink {
+    public init() {}
+
+    public func write(_ text: String, to stream: OutputChannel) {
+        let handle = stream == .standardOutput ? FileHandle.standardOutput : FileHandle.standardError
+        handle.write(Data(text.utf8))
+    }
+}
+
+/// Collects output in memory (tests).
+public final class RecordingOutputSink: OutputSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var out = ""
+    private var err = ""
+
+    public init() {}
+
+    public func write(_ text: String, to stream: OutputChannel) {
+        lock.withLock {
+            if stream == .standardOutput { out += text } else { err += text }
+        }
+    }
+
+    public var standardOutput: String { lock.withLock { out } }
+    public var standardError: String { lock.withLock { err } }
+}
+
+/// Everything with a side effect, injected: environment, processes, output, working directory, clock.
+///
+/// Only the CLI builds the live context; the Kit and below take it as a parameter and never read
+/// `ProcessInfo` themselves.
+public struct HADeployContext: Sendable {
+    public var environment: [String: String]
+    public var runner: any ProcessRunner
+    public var output: any OutputSink
+    public var currentDirectory: URL
+    public var now: @Sendable () -> Date
+
+    public init(
+        environment: [String: String], runner: any ProcessRunner, output: any OutputSink,
+        currentDirectory: URL, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.environment = environment
+        self.runner = runner
+        self.output = output
+        self.currentDirectory = currentDirectory
+        self.now = now
+    }
+
+    /// The context of the running program.
+    public static func live() -> HADeployContext {
+        HADeployContext(
+            environment: ProcessInfo.processInfo.environment,
+            runner: LiveProcessRunner(),
+            output: StandardOutputSink(),
+            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+    }
+
+    public func print(_ text: String) { output.write(text + "\n", to: .standardOutput) }
+    public func message(_ text: String) { output.write(text + "\n", to: .standardError) }
+
+    /// Resolves a user-given path against the working directory.
+    public func url(for path: String) -> URL {
+        if path.hasPrefix("/") { return URL(fileURLWithPath: path) }
+        if path.hasPrefix("~/"), let home = environment["HOME"] {
+            return URL(fileURLWithPath: home).appendingPathComponent(String(path.dropFirst(2)))
+        }
+        return currentDirectory.appendingPathComponent(path)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// An external command as a value: what to run, with which arguments and environment.
+///
+/// Commands are built by typed builders and asserted in tests without running anything; one
+/// runner executes them. `secretValues` lists argument or environment values that must be shown as `***`.
+public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var executable: String
+    public var arguments: [String]
+    /// Variables added to (or overriding) the inherited environment.
+    public var environment: [String: String]
+    public var workingDirectory: String?
+    public var secretValues: Set<String>
+
+    public init(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String] = [:],
+        workingDirectory: String? = nil, secretValues: Set<String> = []
+    ) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.secretValues = secretValues
+    }
+
+    /// The argument vector with secrets replaced by `***`.
+    public var redactedArguments: [String] {
+        arguments.map { redact($0) }
+    }
+
+    /// The environment additions with secret values replaced by `***`.
+    public var redactedEnvironment: [String: String] {
+        environment.mapValues { redact($0) }
+    }
+
+    func redact(_ value: String) -> String {
+        var result = value
+        for secret in secretValues where !secret.isEmpty {
+            result = result.replacingOccurrences(of: secret, with: Secret.redacted)
+        }
+        return result
+    }
+
+    /// A shell-like rendering for logs and plans, secrets redacted.
+    public var description: String {
+        ([executable] + redactedArguments).map(Self.quote).joined(separator: " ")
+    }
+
+    static func quote(_ word: String) -> String {
+        let safe = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_./:=,@%+"))
+        if !word.isEmpty, word.unicodeScalars.allSatisfy(safe.contains) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case executable, arguments, environment, workingDirectory
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(executable, forKey: .executable)
+        try container.encode(redactedArguments, forKey: .arguments)
+        try container.encode(redactedEnvironment, forKey: .environment)
+        try container.encodeIfPresent(workingDirectory, forKey: .workingDirectory)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        executable = try container.decode(String.self, forKey: .executable)
+        arguments = try container.decode([String].self, forKey: .arguments)
+        environment = try container.decode([String: String].self, forKey: .environment)
+        workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
+        secretValues = []
+    }
+}

@@ -1,0 +1,180 @@
+import Crypto
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Versioning
+import ZIPFoundation
+
+/// A build that failed: the first compiler errors, not the whole log.
+public struct BuildFailure: Error, CustomStringConvertible, ExitStatusProviding {
+    public var flavour: String
+    public var reason: String
+    public var errors: [String]
+    public var logPath: String?
+
+    public var description: String {
+        var lines = ["build of flavour \(flavour) failed: \(reason)"]
+        lines += errors.map { "  \($0)" }
+        if let logPath { lines.append("full log: \(logPath)") }
+        return lines.joined(separator: "\n")
+    }
+
+    public var exitStatus: ExitStatus { .buildFailed }
+}
+
+/// Runs one flavour's build plan: xcodegen (only when the rendered spec changed), xcodebuild, slice
+/// check, `.ipa` packaging, and a cache keyed by everything that goes into the build.
+public struct BuildExecutor: Sendable {
+    public var context: HADeployContext
+    public var builder: BuildCommandBuilder
+    /// The app repository root.
+    public var root: URL
+    public var timeout: Duration
+
+    public init(
+        context: HADeployContext, builder: BuildCommandBuilder, root: URL, timeout: Duration = .seconds(3600)
+    ) {
+        self.context = context
+        self.builder = builder
+        self.root = root
+        self.timeout = timeout
+    }
+
+    public struct Outcome: Sendable {
+        public var artifact: Artifact
+        public var cached: Bool
+        public var logPath: String
+    }
+
+    struct Record: Codable {
+        var key: String
+        var artifact: Artifact
+        var contentHash: String
+    }
+
+    public func build(_ flavour: Flavour, appName: String = "HADashboard") async throws -> Outcome {
+        let directory = root.appendingPathComponent(builder.buildDirectory).appendingPathComponent(
+            flavour.name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logURL = directory.appendingPathComponent("build.log")
+        let recordURL = directory.appendingPathComponent("artifact.json")
+
+        let key = try await cacheKey(flavour)
+        if let data = FileManager.default.contents(atPath: recordURL.path),
+            let record = try? JSONDecoder().decode(Record.self, from: data), record.key == key,
+            FileManager.default.fileExists(atPath: record.artifact.path)
+        {
+            return Outcome(artifact: record.artifact, cached: true, logPath: logURL.path)
+        }
+
+        // XcodeGen only when the rendered spec changed since the last generate.
+        let spec = root.appendingPathComponent("Generated/project.yml")
+        let specHash = Self.sha256(FileManager.default.contents(atPath: spec.path) ?? Data())
+        let stamp = directory.appendingPathComponent("xcodegen.stamp")
+        let project = root.appendingPathComponent(builder.project)
+        if (try? String(contentsOf: stamp, encoding: .utf8)) != specHash
+            || !FileManager.default.fileExists(atPath: project.path)
+        {
+            var command = builder.xcodegen(flavour)
+            command.workingDirectory = root.path
+            let output = try await context.runner.run(command, timeout: .seconds(300))
+            guard output.status == 0 else {
+                throw BuildFailure(
+                    flavour: flavour.name, reason: "xcodegen exited with status \(output.status)",
+                    errors: Self.firstErrors(output.stdout + output.stderr), logPath: nil)
+            }
+            try specHash.write(to: stamp, atomically: true, encoding: .utf8)
+        }
+
+        var command = builder.xcodebuild(flavour)
+        command.workingDirectory = root.path
+        let output: ProcessOutput
+        do {
+            output = try await context.runner.run(command, timeout: timeout)
+        } catch let error as ProcessError {
+            throw BuildFailure(flavour: flavour.name, reason: "\(error)", errors: [], logPath: nil)
+        }
+        try (output.standardOutput + output.standardError).write(to: logURL)
+        guard output.status == 0 else {
+            throw BuildFailure(
+                flavour: flavour.name, reason: "xcodebuild exited with status \(output.status)",
+                errors: Self.firstErrors(output.stdout + "\n" + output.stderr), logPath: logURL.path)
+        }
+
+        let products = directory.appendingPathComponent(
+            "DerivedData/Build/Products/\(flavour.configuration)-\(flavour.sdk)/\(appName).app")
+        guard FileManager.default.fileExists(atPath: products.path) else {
+            throw BuildFailure(
+                flavour: flavour.name, reason: "xcodebuild succeeded but \(products.path) does not exist",
+                errors: [], logPath: logURL.path)
+        }
+        var artifact = try ArtifactInspector().inspect(products, flavour: flavour.name)
+        let expected = Set(flavour.archs.map(\.rawValue))
+        guard Set(artifact.archs) == expected else {
+            throw BuildFailure(
+                flavour: flavour.name,
+                reason:
+                    "the binary has slices \(artifact.archs.joined(separator: "+")) but flavour \(flavour.name) needs "
+                    + flavour.archs.map(\.rawValue).joined(separator: "+"), errors: [], logPath: logURL.path)
+        }
+        if flavour.sdk == "iphoneos" {
+            let ipa = directory.appendingPathComponent(
+                "\(appName)-\(builder.version.marketingVersion)-\(builder.version.buildNumber).ipa")
+            try Self.packageIPA(app: products, to: ipa)
+            artifact.path = ipa.path
+        }
+        let hash = Self.sha256(
+            try Data(contentsOf: URL(fileURLWithPath: artifact.path), options: .mappedIfSafe))
+        let record = Record(key: key, artifact: artifact, contentHash: hash)
+        try FileWriter().write(try JSONEncoder().encode(record), to: recordURL)
+        return Outcome(artifact: artifact, cached: false, logPath: logURL.path)
+    }
+
+    /// Source tree, uncommitted changes, flavour settings, version and Xcode version.
+    func cacheKey(_ flavour: Flavour) async throws -> String {
+        func git(_ arguments: [String]) async throws -> String {
+            try await context.runner.checked(
+                ProcessCommand("git", ["-C", root.path] + arguments), timeout: .seconds(60)
+            ).stdout
+        }
+        let tree = try await git(["rev-parse", "HEAD^{tree}"])
+        let changes = try await git(["diff", "HEAD", "--binary"])
+        let untracked = try await git(["ls-files", "--others", "--exclude-standard"])
+        var xcode = ""
+        var version = ProcessCommand(builder.tools["xcodebuild"] ?? "xcodebuild", ["-version"])
+        version.environment = builder.xcodebuild(flavour).environment
+        if let output = try? await context.runner.run(version, timeout: .seconds(60)), output.status == 0 {
+            xcode = output.stdout
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let settings = String(decoding: try encoder.encode(flavour), as: UTF8.self)
+        let text = [tree, changes, untracked, settings, builder.version.description, xcode].joined(
+            separator: "\u{1F}")
+        return Self.sha256(Data(text.utf8))
+    }
+
+    static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The first compiler-style errors of a log (`file:line:col: error: ...`), at most ten.
+    static func firstErrors(_ log: String) -> [String] {
+        var seen = Set<String>()
+        return log.split(separator: "\n").map(String.init).filter {
+            ($0.contains(": error: ") || $0.hasPrefix("error: ") || $0.contains("** BUILD FAILED **"))
+                && seen.insert($0).inserted
+        }.prefix(10).map { $0 }
+    }
+
+    static func packageIPA(app: URL, to ipa: URL) throws {
+        let staging = ipa.deletingPathExtension().appendingPathExtension("payload")
+        try? FileManager.default.removeItem(at: staging)
+        let payload = staging.appendingPathComponent("Payload")
+        try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: app, to: payload.appendingPathComponent(app.lastPathComponent))
+        try? FileManager.default.removeItem(at: ipa)
+        try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
+        try? FileManager.default.removeItem(at: staging)
+    }
+}

@@ -1,0 +1,85 @@
+import DeviceSpec
+import HADeployCore
+import Versioning
+
+/// Builds the exact commands a flavour's build runs, as values (asserted in tests, shown by `plan`).
+public struct BuildCommandBuilder: Sendable {
+    public var variables: [String: String]
+    public var version: GitVersion
+    /// Where derived data, logs and result bundles go.
+    public var buildDirectory: String
+    public var project: String
+    public var scheme: String
+    /// Executables by name, for a non-standard install (or a stand-in in tests).
+    public var tools: [String: String] = [:]
+
+    public init(
+        variables: [String: String], version: GitVersion, buildDirectory: String = ".hadeploy/build",
+        project: String = "HADashboard.xcodeproj", scheme: String = "HADashboard"
+    ) {
+        self.variables = variables
+        self.version = version
+        self.buildDirectory = buildDirectory
+        self.project = project
+        self.scheme = scheme
+    }
+
+    /// `DEVELOPER_DIR` for a flavour's Xcode: `<Xcode.app>/Contents/Developer` (never xcode-select).
+    public func developerDirectory(_ flavour: Flavour) -> String? {
+        guard let xcode = flavour.xcode?.display(variables) else { return nil }
+        return xcode.hasSuffix(".app") ? xcode + "/Contents/Developer" : xcode
+    }
+
+    public func xcodegen(_ flavour: Flavour) -> ProcessCommand {
+        var environment: [String: String] = [:]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(
+            tools["xcodegen"] ?? "xcodegen",
+            ["generate", "--spec", "Generated/project.yml", "--project-root", "."],
+            environment: environment)
+    }
+
+    public func xcodebuild(_ flavour: Flavour) -> ProcessCommand {
+        let simulator = flavour.sdk == "iphonesimulator"
+        let directory = "\(buildDirectory)/\(flavour.name)"
+        var arguments = [
+            "build",
+            "-project", project,
+            "-scheme", flavour.scheme ?? scheme,
+            "-configuration", flavour.configuration,
+            "-sdk", flavour.sdk,
+            "-destination", simulator ? "generic/platform=iOS Simulator" : "generic/platform=iOS",
+            "-derivedDataPath", "\(directory)/DerivedData",
+            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
+            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
+            "ONLY_ACTIVE_ARCH=NO",
+            "IPHONEOS_DEPLOYMENT_TARGET=\(flavour.deploymentTarget)",
+            "MARKETING_VERSION=\(version.marketingVersion)",
+            "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
+        ]
+        var secrets: Set<String> = []
+        if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
+            arguments.append("DEVELOPMENT_TEAM=\(team)")
+        }
+        if !simulator {
+            arguments.append("-allowProvisioningUpdates")
+            for (flag, key) in [
+                ("-authenticationKeyPath", "ASC_KEY_PATH"), ("-authenticationKeyID", "ASC_KEY_ID"),
+                ("-authenticationKeyIssuerID", "ASC_ISSUER_ID"),
+            ] {
+                let value = variables[key] ?? ""
+                arguments += [flag, value.isEmpty ? "<unset: \(key)>" : value]
+                if Secret.isSecretKey(key), !value.isEmpty { secrets.insert(value) }
+            }
+        } else {
+            arguments.append("CODE_SIGNING_ALLOWED=NO")
+        }
+        for (key, value) in flavour.settings.sorted(by: { $0.key < $1.key }) {
+            arguments.append("\(key)=\(value)")
+        }
+        var environment: [String: String] = [:]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(
+            tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment, secretValues: secrets)
+    }
+}

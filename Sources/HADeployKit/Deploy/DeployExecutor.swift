@@ -1,0 +1,142 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// Everything the executor needs besides the plan: how to reach devices, what to install, where to
+/// report. Injected, so the pipeline is tested with real virtual devices or, for pure logic, fakes.
+public struct DeployEnvironment: Sendable {
+    public var driver: @Sendable (DevicePlan) throws -> any DeviceDriver
+    public var verifier: (any DashboardVerifier)?
+    /// Why there is no verifier (no HA_SERVER/HA_TOKEN, --no-verify), for the results.
+    public var verificationSkippedReason: String
+    /// The artifact for each flavour.
+    public var artifacts: [String: Artifact]
+    public var reporter: any DeployReporter
+    public var reportDirectory: URL?
+    public var lockDirectory: URL
+    public var jobs: Int?
+    public var failFast: Bool
+    public var force: Bool
+    public var now: @Sendable () -> Date
+
+    public init(
+        driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
+        verifier: (any DashboardVerifier)?,
+        verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
+        reportDirectory: URL?, lockDirectory: URL, jobs: Int? = nil, failFast: Bool = false,
+        force: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.driver = driver
+        self.verifier = verifier
+        self.verificationSkippedReason = verificationSkippedReason
+        self.artifacts = artifacts
+        self.reporter = reporter
+        self.reportDirectory = reportDirectory
+        self.lockDirectory = lockDirectory
+        self.jobs = jobs
+        self.failFast = failFast
+        self.force = force
+        self.now = now
+    }
+}
+
+/// A device failed in a step; carries what the report needs.
+struct StepFailure: Error {
+    var step: String
+    var reason: String
+    var hostLimited = false
+}
+
+/// Runs a `DeployPlan`: devices in parallel (capped by --jobs), each step under a deadline, transient
+/// faults retried after re-probing, one result per device whatever happens.
+public struct DeployExecutor: Sendable {
+    public var plan: DeployPlan
+    public var environment: DeployEnvironment
+
+    public init(plan: DeployPlan, environment: DeployEnvironment) {
+        self.plan = plan
+        self.environment = environment
+    }
+
+    public func run() async -> DeployReport {
+        let started = environment.now()
+        let env = environment
+        env.reporter.handle(
+            .runStarted(
+                deployID: plan.deployID, version: plan.version.description, devices: plan.devices.map(\.id)))
+
+        let collector = ResultCollector(order: plan.devices.map(\.id))
+        let limit = max(1, environment.jobs ?? plan.devices.count)
+        await withTaskGroup(of: Void.self) { group in
+            var pending = plan.devices[...]
+            var running = 0
+            func startNext() {
+                guard let device = pending.popFirst() else { return }
+                running += 1
+                group.addTask {
+                    let result = await DevicePipeline(plan: self.plan, device: device, environment: env).run()
+                    await collector.add(result)
+                    env.reporter.handle(.deviceFinished(result))
+                }
+            }
+            for _ in 0..<limit { startNext() }
+            while running > 0 {
+                await group.next()
+                running -= 1
+                if env.failFast, await collector.anyFailed {
+                    group.cancelAll()
+                    pending = []
+                }
+                if !Task.isCancelled { startNext() }
+            }
+        }
+
+        let interrupted = Task.isCancelled
+        var results = await collector.ordered
+        // Devices that never ran (Ctrl-C, --fail-fast) still get a line in the report.
+        for device in plan.devices where !results.contains(where: { $0.id == device.id }) {
+            results.append(
+                DeviceResult(
+                    id: device.id, name: device.name, ios: device.ios, transport: device.transport.rawValue,
+                    version: plan.version.description, outcome: .cancelled,
+                    reason: interrupted ? "interrupted before it started" : "not started (--fail-fast)",
+                    failedStep: nil, install: nil, verification: .notRun, steps: [], screenshot: nil,
+                    crashReports: [], seconds: 0))
+        }
+        results.sort { a, b in
+            (plan.devices.firstIndex { $0.id == a.id } ?? 0)
+                < (plan.devices.firstIndex { $0.id == b.id } ?? 0)
+        }
+        let failed = results.contains { !$0.succeeded }
+        let report = DeployReport(
+            deployID: plan.deployID, version: plan.version.description, startedAt: started,
+            finishedAt: environment.now(), verify: plan.verify, interrupted: interrupted, results: results,
+            exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
+        if let directory = environment.reportDirectory {
+            do {
+                try ReportWriter(directory: directory).write(report)
+            } catch {
+                env.reporter.handle(
+                    .message("warning: could not write the report to \(directory.path): \(error)"))
+            }
+        }
+        env.reporter.handle(.runFinished(report))
+        return report
+    }
+}
+
+actor ResultCollector {
+    private let order: [String]
+    private var results: [DeviceResult] = []
+
+    init(order: [String]) { self.order = order }
+
+    func add(_ result: DeviceResult) { results.append(result) }
+
+    var anyFailed: Bool { results.contains { $0.outcome == .failed } }
+
+    var ordered: [DeviceResult] {
+        results.sorted { (order.firstIndex(of: $0.id) ?? 0) < (order.firstIndex(of: $1.id) ?? 0) }
+    }
+}

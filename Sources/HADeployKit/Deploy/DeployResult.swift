@@ -1,0 +1,70 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// How the dashboard check ended for a device.
+public enum Verification: Sendable, Hashable, Codable {
+    case loaded(seconds: Double)
+    case notLoaded(reason: String)
+    /// `--no-verify`, or no Home Assistant configured: never counted as passed.
+    case skipped(reason: String)
+    case notRun
+}
+
+/// The outcome of one device.
+public enum DeviceOutcome: String, Sendable, Codable {
+    case succeeded
+    case failed
+    /// Deployed and launched, but the dashboard check was skipped.
+    case unverified
+    /// The device cannot be driven from this host (a simulator on Linux).
+    case notAvailable = "not available"
+    /// Stopped before it started (Ctrl-C, --fail-fast).
+    case cancelled
+    /// Installed, but this host cannot launch or screenshot it (iOS 17+ without devicectl or
+    /// pymobiledevice3); the reason says what is missing.
+    case installedOnly = "installed only"
+}
+
+public struct StepRecord: Sendable, Hashable, Codable {
+    public var name: String
+    public var seconds: Double
+    public var status: String
+    public var detail: String?
+}
+
+/// Everything the report says about one device.
+public struct DeviceResult: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    public var ios: String
+    public var transport: String
+    public var version: String
+    public var outcome: DeviceOutcome
+    public var reason: String?
+    public var failedStep: String?
+    public var install: InstallOutcome?
+    public var verification: Verification
+    public var steps: [StepRecord]
+    public var screenshot: String?
+    public var crashReports: [String]
+    public var seconds: Double
+
+    /// Whether the device counts as a success for the exit code: a host limitation is not a failure.
+    public var succeeded: Bool {
+        outcome == .succeeded || outcome == .unverified || outcome == .notAvailable
+            || outcome == .installedOnly
+    }
+}
+
+/// The whole run, as written to summary.json.
+public struct DeployReport: Sendable, Codable {
+    public var deployID: String
+    public var version: String
+    public var startedAt: Date
+    public var finishedAt: Date
+    public var verify: Bool
+    public var interrupted: Bool
+    public var results: [DeviceResult]
+    public var exitCode: Int32
+}

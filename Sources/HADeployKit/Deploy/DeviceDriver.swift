@@ -1,0 +1,94 @@
+import Foundation
+import HADeployCore
+
+/// What a connected device told us about itself.
+public struct ConnectedDevice: Sendable, Hashable, Codable {
+    public var udid: String
+    public var name: String
+    public var productType: String?
+    public var iosVersion: String
+    public var arch: String?
+
+    public init(udid: String, name: String, productType: String?, iosVersion: String, arch: String?) {
+        self.udid = udid
+        self.name = name
+        self.productType = productType
+        self.iosVersion = iosVersion
+        self.arch = arch
+    }
+}
+
+/// A built app ready to install: an `.ipa` or an `.app` directory.
+public struct Artifact: Sendable, Hashable, Codable {
+    public var path: String
+    public var bundleID: String
+    public var executable: String
+    public var marketingVersion: String
+    public var buildNumber: String
+    public var flavour: String
+    /// Slices of the main executable (armv7, arm64, x86_64...).
+    public var archs: [String]
+
+    public init(
+        path: String, bundleID: String, executable: String, marketingVersion: String, buildNumber: String,
+        flavour: String, archs: [String]
+    ) {
+        self.path = path
+        self.bundleID = bundleID
+        self.executable = executable
+        self.marketingVersion = marketingVersion
+        self.buildNumber = buildNumber
+        self.flavour = flavour
+        self.archs = archs
+    }
+}
+
+/// Upload/install progress.
+public struct TransferProgress: Sendable, Hashable, Codable {
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+    /// 0...100; install phases after the upload report their own percentage.
+    public var percent: Int
+    public var phase: String
+
+    public init(bytesDone: Int64, bytesTotal: Int64, percent: Int, phase: String) {
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.percent = percent
+        self.phase = phase
+    }
+}
+
+public enum InstallOutcome: String, Sendable, Codable {
+    case installed
+    /// The device already had this bundle id, version, build and content hash.
+    case unchanged
+}
+
+/// One transport's view of one device: the orchestrator drives every backend through this.
+public protocol DeviceDriver: Sendable {
+    /// Reaches the device and identifies it (re-run before a retry to re-probe).
+    func connect() async throws -> ConnectedDevice
+    /// Mounts what the developer services need (the Developer Disk Image), if anything.
+    func prepare() async throws
+    func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome
+    /// Launches the app with `arguments`, replacing a running instance, and leaves it running.
+    func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws
+    /// Crash reports of the app's executable newer than `since`, copied into `directory`.
+    func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL]
+    /// A PNG of the screen.
+    func screenshot() async throws -> Data
+}
+
+/// Errors a driver can mark as transient: worth a retry after re-probing the device.
+public protocol TransientClassifying: Error {
+    var isTransient: Bool { get }
+}
+
+/// Errors that mean "this host (or this device's iOS) cannot do that with the tools at hand", not
+/// "the device failed": e.g. launching on iOS 17+ through libimobiledevice 1.3.0.
+public protocol HostLimitationClassifying: Error {
+    var isHostLimitation: Bool { get }
+}

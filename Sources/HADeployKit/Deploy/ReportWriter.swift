@@ -1,0 +1,146 @@
+import Foundation
+import HADeployCore
+
+/// Writes `summary.json`, `junit.xml` and `index.html` (a contact sheet viewable offline) into the
+/// report directory; screenshots and crash logs are already there, written by the pipeline.
+public struct ReportWriter: Sendable {
+    public var directory: URL
+
+    public init(directory: URL) { self.directory = directory }
+
+    public func write(_ report: DeployReport) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let writer = FileWriter()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        try writer.write(try encoder.encode(report), to: directory.appendingPathComponent("summary.json"))
+        try writer.write(Data(junit(report).utf8), to: directory.appendingPathComponent("junit.xml"))
+        try writer.write(Data(html(report).utf8), to: directory.appendingPathComponent("index.html"))
+    }
+
+    static func xml(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            // XML 1.0 cannot hold most control characters at all.
+            case "\u{00}"..."\u{08}", "\u{0B}", "\u{0C}", "\u{0E}"..."\u{1F}": result += "?"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    public func junit(_ report: DeployReport) -> String {
+        let failures = report.results.filter { $0.outcome == .failed }.count
+        let skipped = report.results.filter {
+            $0.outcome == .notAvailable || $0.outcome == .cancelled || $0.outcome == .unverified
+                || $0.outcome == .installedOnly
+        }.count
+        let total = report.results.reduce(0) { $0 + $1.seconds }
+        var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>"]
+        lines.append(
+            "<testsuites name=\"hadeploy\" tests=\"\(report.results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">"
+        )
+        lines.append(
+            "  <testsuite name=\"deploy \(Self.xml(report.version))\" id=\"\(Self.xml(report.deployID))\" tests=\"\(report.results.count)\" failures=\"\(failures)\" skipped=\"\(skipped)\" time=\"\(String(format: "%.3f", total))\">"
+        )
+        for result in report.results {
+            let name = Self.xml("\(result.name) (\(result.id))")
+            lines.append(
+                "    <testcase classname=\"hadeploy.\(Self.xml(result.transport))\" name=\"\(name)\" time=\"\(String(format: "%.3f", result.seconds))\">"
+            )
+            switch result.outcome {
+            case .failed:
+                let step = result.failedStep.map { " in \($0)" } ?? ""
+                lines.append(
+                    "      <failure message=\"\(Self.xml(result.reason ?? "failed"))\" type=\"failed\(Self.xml(step))\">\(Self.xml(stepLog(result)))</failure>"
+                )
+            case .notAvailable, .cancelled, .unverified, .installedOnly:
+                lines.append(
+                    "      <skipped message=\"\(Self.xml("\(result.outcome.rawValue): \(result.reason ?? "")"))\"/>"
+                )
+            case .succeeded:
+                break
+            }
+            lines.append("      <system-out>\(Self.xml(stepLog(result)))</system-out>")
+            lines.append("    </testcase>")
+        }
+        lines.append("  </testsuite>")
+        lines.append("</testsuites>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    func stepLog(_ result: DeviceResult) -> String {
+        result.steps.map { step in
+            "\(step.name): \(step.status) (\(String(format: "%.2f", step.seconds)) s)\(step.detail.map { " — \($0)" } ?? "")"
+        }.joined(separator: "\n")
+    }
+
+    public func html(_ report: DeployReport) -> String {
+        let h = Self.xml
+        let formatter = ISO8601DateFormatter()
+        var cards = ""
+        for result in report.results {
+            let colour: String
+            switch result.outcome {
+            case .succeeded: colour = "#1b873f"
+            case .failed: colour = "#c62828"
+            default: colour = "#8a6d00"
+            }
+            let picture =
+                result.screenshot.map {
+                    "<img src=\"\(h($0))\" alt=\"screenshot of \(h(result.name))\">"
+                } ?? "<div class=\"noshot\">no screenshot</div>"
+            var verification = ""
+            switch result.verification {
+            case .loaded(let seconds): verification = String(format: "dashboard loaded in %.1f s", seconds)
+            case .notLoaded(let reason): verification = "not loaded: \(reason)"
+            case .skipped(let reason): verification = "verification skipped: \(reason)"
+            case .notRun: verification = "verification not run"
+            }
+            let steps = result.steps.map {
+                "<tr><td>\(h($0.name))</td><td>\(h($0.status))</td><td>\(String(format: "%.2f s", $0.seconds))</td><td>\(h($0.detail ?? ""))</td></tr>"
+            }.joined()
+            let crashes = result.crashReports.map { "<li>\(h($0))</li>" }.joined()
+            cards += """
+                <section class="card">
+                  <h2>\(h(result.name)) <small>\(h(result.id)) · iOS \(h(result.ios)) · \(h(result.transport))</small></h2>
+                  <p class="outcome" style="color:\(colour)">\(h(result.outcome.rawValue))\(result.reason.map { " — " + h($0) } ?? "")</p>
+                  \(picture)
+                  <p>\(h(verification)) · \(String(format: "%.1f s", result.seconds)) in all\(result.install.map { " · install: \($0.rawValue)" } ?? "")</p>
+                  <table>\(steps)</table>
+                  \(crashes.isEmpty ? "" : "<p>Crash reports:</p><ul>\(crashes)</ul>")
+                </section>
+
+                """
+        }
+        let failed = report.results.filter { $0.outcome == .failed }.count
+        return """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <title>hadeploy \(h(report.version)) — \(h(report.deployID))</title>
+            <style>
+            body{font-family:-apple-system,system-ui,sans-serif;margin:24px;background:#f5f5f7;color:#111}
+            .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:16px}
+            .card{background:#fff;border-radius:12px;padding:16px;box-shadow:0 1px 3px #0002}
+            .card img{max-width:100%;border:1px solid #ccc;border-radius:6px}
+            .noshot{height:160px;display:flex;align-items:center;justify-content:center;background:#eee;border-radius:6px;color:#777}
+            h2{font-size:18px;margin:0 0 4px} h2 small{font-weight:normal;color:#666;font-size:13px}
+            .outcome{font-weight:bold} table{font-size:12px;border-collapse:collapse;width:100%}
+            td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
+            </style></head><body>
+            <h1>hadeploy — version \(h(report.version))</h1>
+            <p>Deploy \(h(report.deployID)) · \(h(formatter.string(from: report.startedAt))) · \(report.results.count) device(s), \(failed) failed\(report.interrupted ? " · <strong>interrupted</strong>" : "")</p>
+            <div class="grid">
+            \(cards)</div>
+            </body></html>
+
+            """
+    }
+}

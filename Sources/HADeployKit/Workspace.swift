@@ -1,0 +1,38 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Templating
+import Versioning
+
+/// The inputs every command starts from: devices.yaml, `.env` + environment, and the git version.
+public struct Workspace: Sendable {
+    public var context: HADeployContext
+    public var configPath: String
+    public var envFilePath: String
+
+    public init(context: HADeployContext, configPath: String, envFilePath: String) {
+        self.context = context
+        self.configPath = configPath
+        self.envFilePath = envFilePath
+    }
+
+    public func loadMatrix() throws -> DeviceMatrix {
+        try SpecLoader().load(contentsOf: context.url(for: configPath), displayName: configPath)
+    }
+
+    /// `.env` merged with the process environment (the environment wins). A missing `.env` is fine.
+    public func loadVariables() throws -> (values: [String: String], dotEnv: DotEnv) {
+        let dotEnv = try DotEnv.load(from: context.url(for: envFilePath), environment: context.environment)
+        for warning in dotEnv.warnings { context.message("warning: \(warning)") }
+        return (TemplateValues.merge(dotEnv: dotEnv, environment: context.environment), dotEnv)
+    }
+
+    public func loadVersion(allowShallow: Bool) async throws -> GitVersion {
+        let resolution = try await GitVersionResolver(
+            runner: context.runner, repository: context.currentDirectory
+        )
+        .resolve(allowShallow: allowShallow)
+        for warning in resolution.warnings { context.message("warning: \(warning)") }
+        return resolution.version
+    }
+}

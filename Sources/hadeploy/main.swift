@@ -1,3 +1,0 @@
-import HADeployCLI
-
-await HADeploy.main()

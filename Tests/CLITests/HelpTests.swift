@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@Suite struct HelpTests {
+    @Test(arguments: [
+        (
+            [],
+            [
+                "hadeploy all --kiosk", "hadeploy sim iphone",
+                "hadeploy mini4 ipad2 --dashboard wall-kitchen",
+                "hadeploy plan all --json", "git tag v1.2.3",
+            ]
+        ),
+        (
+            ["deploy"],
+            [
+                "hadeploy all --kiosk", "hadeploy ipad2 --no-build", "--dry-run", "--no-kiosk", "--default",
+                "--config", "--env-file",
+            ]
+        ),
+        (
+            ["plan"],
+            [
+                "hadeploy plan all", "hadeploy plan mini4 ipad2 --dashboard wall-kitchen --json",
+                "<unset: KEY>", "***",
+            ]
+        ),
+        (
+            ["version"],
+            [
+                "hadeploy version", "1.10.0 (57)", "hadeploy version --json", "git tag v1.11.0",
+                "--allow-shallow",
+            ]
+        ),
+        (
+            ["render"],
+            ["hadeploy render --check", "hadeploy render --env-file ci.env --out .", "--templates"]
+        ),
+    ])
+    func helpShowsRealExamples(command: [String], mustContain: [String]) async throws {
+        let project = try await Project(commits: 1)
+        let result = try await HADeployBinary.run(command + ["--help"], in: project.url)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Examples"))
+        for text in mustContain {
+            #expect(result.stdout.contains(text), "\(command) --help lacks \(text)")
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+@Suite struct PlanCommandTests {
+    static let fileToken = "file-token-0123456789abcdef"
+    static let environmentToken = "env-token-fedcba9876543210"
+
+    func launchLine(_ stdout: String, device id: String) -> String? {
+        guard let header = stdout.range(of: "[\(id)]") else { return nil }
+        return stdout[header.upperBound...].split(separator: "\n").first { $0.contains("launch:") }
+            .map { String($0).trimmingCharacters(in: .whitespaces) }
+    }
+
+    @Test func planAllWorksWithoutADotEnv() async throws {
+        let project = try await Project(commits: 3, tag: "v1.0.0")
+        #expect(!FileManager.default.fileExists(atPath: project.url.appendingPathComponent(".env").path))
+        let result = try await project.run("plan", "all")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("version 1.0.0 (3)"))
+        for id in [
+            "ipad2", "mini4", "mini5", "iphone", "sim-ipad", "sim-iphone", "sim-ipadpro-ios9",
+            "sim-ipad5-ios10",
+        ] {
+            #expect(result.stdout.contains("[\(id)]"), "\(id)")
+        }
+        #expect(result.stdout.contains("udid:      <unset: IPAD2_UDID>"))
+        #expect(result.stdout.contains("host:      <unset: IPAD2_HOST>"))
+        #expect(
+            launchLine(result.stdout, device: "mini4")?.hasPrefix(
+                "launch:    -HAServerURL '<unset: HA_SERVER>' -HAAccessToken *** -HADefaultDashboard YES "
+                    + "-HAKioskMode YES -HADeployID ") == true)
+    }
+
+    @Test func theDemoCommandRuns() async throws {
+        let project = try await Project(commits: 2, tag: "v1.0.0")
+        let result = try await project.run("all", "--kiosk", "--dry-run")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("hadeploy plan — version 1.0.0 (2)"))
+        #expect(!result.stdout.contains("-HAKioskMode NO"), "--kiosk forces it on for the iPhone too")
+    }
+
+    @Test func theTokenNeverAppearsInAnyOutput() async throws {
+        let project = try await Project(commits: 2, tag: "v1.0.0")
+        try project.write(
+            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nIPAD2_SSH_PASSWORD=hunter2pw\n",
+            to: ".env")
+        for environment in [[:], ["HA_TOKEN": Self.environmentToken]] {
+            for arguments in [
+                ["plan", "all"], ["plan", "all", "--json"], ["all", "--dry-run"],
+                ["all", "--dry-run", "--json"],
+                ["deploy", "mini4", "--dry-run"],
+            ] {
+                let result = try await HADeployBinary.run(
+                    arguments, in: project.url, environment: environment)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+                for secret in [Self.fileToken, Self.environmentToken, "hunter2pw"] {
+                    #expect(!result.stdout.contains(secret), "\(arguments) stdout")
+                    #expect(!result.stderr.contains(secret), "\(arguments) stderr")
+                }
+                if arguments.contains("--json") {
+                    let plan = try #require(
+                        try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+                    let devices = try #require(plan["devices"] as? [[String: Any]])
+                    #expect(devices.count == 8)
+                    for device in devices {
+                        let arguments = try #require(device["launchArguments"] as? [String])
+                        #expect(
+                            arguments[0...3] == [
+                                "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", "***",
+                            ])
+                    }
+                } else {
+                    #expect(result.stdout.contains("-HAAccessToken ***"))
+                }
+            }
+        }
+    }
+
+    @Test func kioskFlagsOverrideTheDevicesSetting() async throws {
+        let project = try await Project(commits: 1)
+        let plain = try await project.run("plan", "iphone", "mini4")
+        #expect(launchLine(plain.stdout, device: "iphone")?.contains("-HAKioskMode NO") == true)
+        #expect(launchLine(plain.stdout, device: "mini4")?.contains("-HAKioskMode YES") == true)
+        let on = try await project.run("plan", "iphone", "--kiosk")
+        #expect(launchLine(on.stdout, device: "iphone")?.contains("-HAKioskMode YES") == true)
+        let off = try await project.run("plan", "mini4", "--no-kiosk")
+        #expect(launchLine(off.stdout, device: "mini4")?.contains("-HAKioskMode NO") == true)
+    }
+
+    @Test func dashboardOptions() async throws {
+        let project = try await Project(commits: 1)
+        try project.write("HA_DASHBOARD=wall-hall\n", to: ".env")
+        let named = try await project.run("mini4", "ipad2", "--dashboard", "wall-kitchen", "--dry-run")
+        #expect(named.status == 0, "\(named.stderr)")
+        for id in ["mini4", "ipad2"] {
+            #expect(launchLine(named.stdout, device: id)?.contains("-HADashboard wall-kitchen") == true)
+        }
+        #expect(!named.stdout.contains("[iphone]"))
+        let fromEnv = try await project.run("plan", "mini4")
+        #expect(launchLine(fromEnv.stdout, device: "mini4")?.contains("-HADashboard wall-hall") == true)
+        let appDefault = try await project.run("plan", "mini4", "--default")
+        #expect(launchLine(appDefault.stdout, device: "mini4")?.contains("-HADefaultDashboard YES") == true)
+
+        let conflict = try await project.run("plan", "mini4", "--dashboard", "x", "--default")
+        #expect(conflict.status == 64)
+        #expect(conflict.stderr.contains("--dashboard and --default conflict"))
+        #expect(conflict.stdout == "")
+    }
+
+    @Test func targetsAreWordsFromDevicesYaml() async throws {
+        let project = try await Project(commits: 1)
+        let simIPhone = try await project.run("sim", "iphone", "--dry-run")
+        #expect(simIPhone.stdout.contains("[sim-iphone]"))
+        #expect(!simIPhone.stdout.contains("[sim-ipad]"))
+        let sim = try await project.run("plan", "sim")
+        #expect(sim.stdout.contains("[sim-ipad]"))
+        #expect(!sim.stdout.contains("[sim-iphone]"))
+
+        for arguments in [["plan", "mini6"], ["mini6", "--dry-run"], ["plan", "mini4", "mini6"]] {
+            let unknown = try await HADeployBinary.run(arguments, in: project.url)
+            #expect(unknown.status == 64, "\(arguments)")
+            #expect(unknown.stdout == "")
+            #expect(unknown.stderr.contains("unknown target 'mini6' — did you mean 'mini4'?"))
+            #expect(
+                unknown.stderr.contains(
+                    "Valid targets: ipad2, ipad-2, mini4, ipad-mini-4, mini5, ipad-mini-5, iphone, iphone16, "
+                        + "sim-ipad, sim, sim ipad, sim-iphone, sim iphone, sim-ipadpro-ios9, sim ios9, "
+                        + "sim-ipad5-ios10, sim ios10, ipads, sims, all"))
+        }
+        let none = try await project.run("plan")
+        #expect(none.status == 64)
+    }
+
+    @Test func aBrokenDevicesYamlListsEveryProblemWithExit78() async throws {
+        let project = try await Project(commits: 1)
+        var yaml = try project.read("devices.yaml")
+        yaml = yaml.replacingOccurrences(
+            of: "    flavour: legacy\n    transport: ssh", with: "    flavour: modern\n    transport: ssh")
+        yaml = yaml.replacingOccurrences(of: "    product_type: iPad5,1", with: "    product_typ: iPad5,1")
+        try project.write(yaml, to: "broken.yaml")
+        let result = try await project.run("plan", "all", "--config", "broken.yaml")
+        #expect(result.status == 78)
+        #expect(result.stdout == "")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "error: broken.yaml is not valid (2 problems):")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("broken.yaml:44:3: error: device 'ipad2' is armv7 but flavour 'modern'")
+            })
+        #expect(
+            lines.contains(
+                "broken.yaml:65:5: error: device 'mini4': unknown key 'product_typ' (did you mean 'product_type'?)"
+            ))
+
+        try project.write("version: 1\ndevices: [\n", to: "syntax.yaml")
+        let syntax = try await project.run("plan", "all", "--config", "syntax.yaml")
+        #expect(syntax.status == 78)
+        #expect(syntax.stderr.contains("syntax.yaml:3:1: error: YAML syntax error:"))
+
+        let missing = try await project.run("plan", "all", "--config", "nope.yaml")
+        #expect(missing.status == 78)
+        #expect(missing.stderr.contains("nope.yaml:1:1: error: file not found"))
+    }
+}

@@ -1,0 +1,208 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Testing
+
+@Suite struct SpecValidationTests {
+    func problems(_ yaml: String, file: String = "devices.yaml") -> [String] {
+        do {
+            _ = try SpecLoader().load(yaml: yaml, file: file)
+            return []
+        } catch let error as SpecValidationError {
+            return error.problems.map(\.description)
+        } catch {
+            return ["unexpected \(error)"]
+        }
+    }
+
+    @Test func theMinimalFixtureIsValid() throws {
+        let matrix = try SpecLoader().load(yaml: SpecFixtures.minimal, file: "devices.yaml")
+        #expect(matrix.devices.map(\.id) == ["a", "b"])
+        #expect(matrix.devices[0].kiosk, "kiosk defaults to true")
+        #expect(matrix.devices[0].verificationTimeout == 30)
+    }
+
+    @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    trasport: usb")
+        let found = problems(yaml)
+        #expect(
+            found.contains(
+                "devices.yaml:11:5: error: device 'a': unknown key 'trasport' (did you mean 'transport'?)"))
+        #expect(found.contains("devices.yaml:10:3: error: device 'a' needs `transport:` (e.g. usb)"))
+        #expect(found.count == 2)
+    }
+
+    @Test func everyProblemIsReportedTogetherWithItsPlace() throws {
+        let yaml = """
+            version: 1
+            defaults:
+              kiosk: maybe
+            flavours:
+              modern:
+                archs: [arm64]
+                deployment_target: "15.0"
+                sdk: iphoneos
+            devices:
+              old:
+                transport: usb
+                ios: "9.3.5"
+                arch: armv7
+                flavour: modern
+              typo:
+                transport: usb
+                ios: "15.8"
+                arch: arm64
+                flavour: moden
+              plan:
+                transport: usb
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+              one:
+                aliases: [tablet, all]
+                transport: usb
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+              two:
+                aliases: [Tablet]
+                transport: usbb
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+                verification_timeout: -3
+            groups:
+              mine: [one, twoo]
+
+            """
+        let error = #expect(throws: SpecValidationError.self) {
+            try SpecLoader().load(yaml: yaml, file: "conf/devices.yaml")
+        }
+        let found = try #require(error?.problems.map(\.description))
+        let expected = [
+            "conf/devices.yaml:3:10: error: defaults.kiosk must be true or false, not 'maybe'",
+            "conf/devices.yaml:10:3: error: device 'old' is armv7 but flavour 'modern' builds arm64; "
+                + "armv7 needs a legacy flavour (Xcode 13.x, archs [armv7, arm64])",
+            "conf/devices.yaml:15:3: error: device 'typo' uses flavour 'moden', which is not defined "
+                + "(did you mean 'modern'?)",
+            "conf/devices.yaml:20:3: error: device 'plan': 'plan' is a hadeploy command word and cannot name a device",
+            "conf/devices.yaml:25:3: error: device 'one': 'all' is a hadeploy command word and cannot name a device",
+            "conf/devices.yaml:31:3: error: device 'two': name 'Tablet' is already used by device 'one'",
+            "conf/devices.yaml:33:16: error: device 'two' transport 'usbb' is not one of usb, ssh, devicectl, "
+                + "simctl, rosettasim (did you mean 'usb'?)",
+            "conf/devices.yaml:37:27: error: device 'two' verification_timeout must be a positive number of "
+                + "seconds, not '-3'",
+            "conf/devices.yaml:39:15: error: group 'mine' lists 'twoo', which is not a device (did you mean 'two'?)",
+        ]
+        for line in expected {
+            #expect(found.contains(line), "\(line)\nfound:\n\(found.joined(separator: "\n"))")
+        }
+        #expect(found.count == expected.count, "\(found.joined(separator: "\n"))")
+        #expect(error?.exitStatus == .config)
+        // The message lists them in file order under one heading.
+        let description = try #require(error?.description)
+        #expect(description.hasPrefix("conf/devices.yaml is not valid (\(expected.count) problems):\n"))
+        #expect(description.split(separator: "\n").dropFirst().map(String.init) == expected)
+    }
+
+    @Test func armv7NeedsTheLegacyFlavour() {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(
+            of: "    arch: armv7\n    flavour: legacy", with: "    arch: armv7\n    flavour: modern")
+        #expect(
+            problems(yaml) == [
+                "devices.yaml:15:3: error: device 'b' is armv7 but flavour 'modern' builds arm64; use flavour 'legacy'"
+            ])
+    }
+
+    @Test func aFlavourBuildingArmv7MustTargetOldIOS() {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(of: "\"9.0\"", with: "\"12.0\"")
+        #expect(
+            problems(yaml) == [
+                "devices.yaml:6:3: error: flavour 'legacy' builds armv7 but targets iOS 12.0; armv7 needs a "
+                    + "deployment target below 11 (and Xcode 13.x)"
+            ])
+    }
+
+    @Test func aliasesMayNotCollideWithOtherDevicesOrGroups() {
+        let yaml =
+            SpecFixtures.minimal.replacingOccurrences(
+                of: "  b:\n", with: "  b:\n    aliases: [\"A\", mine]\n")
+            + "groups:\n  mine: [a]\n  deploy: [b]\n"
+        #expect(
+            problems(yaml).sorted() == [
+                "devices.yaml:15:3: error: device 'b': name 'A' is already used by device 'a'",
+                "devices.yaml:22:3: error: group 'mine' has the name of a device or command",
+                "devices.yaml:23:3: error: group 'deploy' has the name of a device or command",
+            ])
+    }
+
+    @Test func groupNamesCollideAsTypedTargetsDo() {
+        let yaml =
+            SpecFixtures.minimal.replacingOccurrences(
+                of: "  b:\n", with: "  b:\n    aliases: [\"old one\"]\n")
+            + "groups:\n  A: [b]\n  Old  One: [a]\n  Help: [a]\n"
+        #expect(
+            problems(yaml) == [
+                "devices.yaml:22:3: error: group 'A' has the name of a device or command",
+                "devices.yaml:23:3: error: group 'Old  One' has the name of a device or command",
+                "devices.yaml:24:3: error: group 'Help' has the name of a device or command",
+            ])
+    }
+
+    @Test func aDeviceDefinedTwiceIsPlaced() {
+        let yaml =
+            SpecFixtures.minimal
+            + "  a:\n    transport: usb\n    ios: \"15.8\"\n    arch: arm64\n    flavour: modern\n"
+        let found = problems(yaml)
+        #expect(found.count == 1)
+        let message = found.first ?? ""
+        #expect(message.contains("'a'"), "\(message)")
+        #expect(!message.contains("flavours:"), "the whole file is not dumped into the message: \(message)")
+        #expect(
+            message.hasPrefix("devices.yaml:10:3: ") || message.hasPrefix("devices.yaml:20:3: "), "\(message)"
+        )
+    }
+
+    @Test(arguments: [
+        (
+            "version: 1\ndevices:\n  a:\n    kiosk: yes: no\n",
+            "devices.yaml:4:15: error: YAML syntax error: mapping values are not allowed in this context"
+        ),
+        (
+            "version: 1\ndevices:\n\ta: 1\n",
+            "devices.yaml:3:1: error: YAML syntax error: found character that cannot start any token"
+        ),
+        (
+            "devices:\n  a:\n    name: \"unterminated\n",
+            "devices.yaml:4:1: error: YAML syntax error: found unexpected end of stream"
+        ),
+    ])
+    func brokenYAMLIsPlaced(yaml: String, expected: String) {
+        let found = problems(yaml)
+        #expect(found.count == 1)
+        #expect(found.first?.hasPrefix(expected) == true, "\(found)")
+    }
+
+    @Test func aControlCharacterIsPlaced() {
+        let found = problems("version: 1\ndevices:\n  a:\n    name: iPad\u{7}\n")
+        #expect(found == ["devices.yaml:4:15: error: YAML error: control characters are not allowed"])
+    }
+
+    @Test func emptyAndMissingFiles() throws {
+        #expect(
+            problems("") == [
+                "devices.yaml:1:1: error: the file is empty; it needs at least `flavours:` and `devices:`"
+            ])
+        #expect(
+            problems("version: 1\n") == [
+                "devices.yaml:1:1: error: missing `flavours:` (legacy, modern, simulator, ...)",
+                "devices.yaml:1:1: error: missing `devices:`",
+            ])
+        let error = #expect(throws: SpecValidationError.self) {
+            try SpecLoader().load(
+                contentsOf: URL(fileURLWithPath: "/nonexistent/devices.yaml"), displayName: "x.yaml")
+        }
+        #expect(error?.description.contains("x.yaml:1:1: error: file not found; pass --config PATH") == true)
+    }
+}

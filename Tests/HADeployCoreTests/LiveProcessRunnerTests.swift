@@ -1,0 +1,94 @@
+import Foundation
+import HADeployCore
+import Testing
+
+@Suite struct LiveProcessRunnerTests {
+    let runner = LiveProcessRunner()
+
+    @Test func collectsStatusAndBothStreams() async throws {
+        let output = try await runner.run(
+            ProcessCommand("/bin/sh", ["-c", "printf 'out\\n'; printf 'err\\n' >&2; exit 7"]),
+            timeout: .seconds(30))
+        #expect(output.status == 7)
+        #expect(output.stdout == "out\n")
+        #expect(output.stderr == "err\n")
+    }
+
+    @Test func largeOutputIsNotLostOrReordered() async throws {
+        // Bigger than a pipe buffer (64 KiB), so the child blocks unless the runner drains while waiting.
+        let output = try await runner.run(
+            ProcessCommand("/bin/sh", ["-c", "seq 1 200000"]), timeout: .seconds(60))
+        let expected = (1...200_000).map(String.init).joined(separator: "\n") + "\n"
+        #expect(output.status == 0)
+        #expect(output.stdout.count == expected.count)
+        #expect(output.stdout == expected)
+    }
+
+    @Test func findsExecutablesOnPathAndAddsEnvironmentAndDirectory() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-runner-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = try await runner.checked(
+            ProcessCommand(
+                "sh", ["-c", "pwd; printf '%s\\n' \"$HADEPLOY_TEST_VALUE\""],
+                environment: ["HADEPLOY_TEST_VALUE": "a b"], workingDirectory: directory.path),
+            timeout: .seconds(30))
+        let lines = output.stdout.split(separator: "\n").map(String.init)
+        #expect(
+            URL(fileURLWithPath: lines[0]).resolvingSymlinksInPath().path
+                == directory.resolvingSymlinksInPath().path)
+        #expect(lines[1] == "a b")
+    }
+
+    @Test func aMissingExecutableIsNamed() async throws {
+        let error = await #expect(throws: ProcessError.self) {
+            _ = try await runner.run(ProcessCommand("hadeploy-no-such-tool"), timeout: .seconds(5))
+        }
+        #expect(error?.description.contains("hadeploy-no-such-tool: command not found") == true)
+    }
+
+    @Test func checkedThrowsOnNonZeroExitWithStatusAndStderr() async throws {
+        let error = await #expect(throws: ProcessError.self) {
+            _ = try await runner.checked(
+                ProcessCommand("/bin/sh", ["-c", "echo nope >&2; exit 4"]), timeout: .seconds(30))
+        }
+        #expect(error?.description == "`/bin/sh -c 'echo nope >&2; exit 4'` exited with status 4: nope")
+    }
+
+    @Test func aProcessPastItsDeadlineIsKilled() async throws {
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-pid-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ProcessError.self) {
+            // exec: the pid written is the sleeping process itself.
+            _ = try await runner.run(
+                ProcessCommand("/bin/sh", ["-c", "echo $$ > '\(marker.path)'; exec sleep 60"]),
+                timeout: .seconds(1))
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(20))
+        #expect(error?.description.contains("did not finish within 1 s") == true)
+        let pid = try #require(
+            Int32(String(contentsOf: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        )
+        // Gone (reaped), not merely signalled.
+        var alive = true
+        for _ in 0..<50 where alive {
+            alive = kill(pid, 0) == 0
+            if alive { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(!alive)
+    }
+
+    @Test func aProcessIgnoringSIGTERMIsKilledToo() async throws {
+        let started = ContinuousClock.now
+        await #expect(throws: ProcessError.self) {
+            _ = try await runner.run(
+                ProcessCommand("/bin/sh", ["-c", "trap '' TERM; while :; do sleep 0.1; done"]),
+                timeout: .seconds(1))
+        }
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import HADeployCore
+import Testing
+
+@Suite struct ProcessCommandTests {
+    let token = "s3cr3t-t0ken"
+
+    var command: ProcessCommand {
+        ProcessCommand(
+            "xcrun", ["devicectl", "launch", "-HAAccessToken", token, "--header=Bearer \(token)", "it's"],
+            environment: ["HA_TOKEN": token, "LC_ALL": "C"], workingDirectory: "/tmp",
+            secretValues: [token])
+    }
+
+    @Test func secretsAreRedactedEverywhereButTheArguments() throws {
+        #expect(command.arguments.contains(token))
+        #expect(
+            command.redactedArguments == [
+                "devicectl", "launch", "-HAAccessToken", "***", "--header=Bearer ***", "it's",
+            ])
+        #expect(command.redactedEnvironment == ["HA_TOKEN": "***", "LC_ALL": "C"])
+        #expect(
+            command.description
+                == #"xcrun devicectl launch -HAAccessToken '***' '--header=Bearer ***' 'it'\''s'"#)
+        let json = String(decoding: try JSONEncoder().encode(command), as: UTF8.self)
+        #expect(!json.contains(token))
+        #expect(json.contains("***"))
+    }
+
+    @Test func failureMessagesRedactTheCommandAndItsOutput() {
+        let output = ProcessOutput(
+            status: 3, standardOutput: Data(), standardError: Data("bad token \(token)\n".utf8))
+        let message = ProcessError.nonZeroExit(command: command, output: output).description
+        #expect(!message.contains(token))
+        #expect(message.contains("exited with status 3"))
+        #expect(message.contains("bad token ***"))
+    }
+
+    @Test func quotingKeepsPlainWordsBare() {
+        let plain = ProcessCommand("git", ["-C", "/tmp/x", "describe", "--match", "v*", ""])
+        #expect(plain.description == "git -C /tmp/x describe --match 'v*' ''")
+    }
+
+    @Test func durationsAreFormattedForMessages() {
+        #expect(Duration.seconds(90).formattedSeconds == "90 s")
+        #expect(Duration.milliseconds(1500).formattedSeconds == "1.5 s")
+        #expect(Duration.milliseconds(250).seconds == 0.25)
+    }
+}

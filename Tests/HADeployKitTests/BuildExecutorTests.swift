@@ -1,0 +1,114 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Testing
+import Versioning
+
+@testable import HADeployKit
+
+/// The build executor running real processes: real git, and stand-in scripts for xcodebuild and
+/// XcodeGen (which cannot run on Linux) that produce an app the way Xcode lays it out.
+struct BuildExecutorTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures")
+
+    func makeRepository() async throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-build-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("Generated"), withIntermediateDirectories: true)
+        try "name: HADashboard\n".write(
+            to: root.appendingPathComponent("Generated/project.yml"), atomically: true, encoding: .utf8)
+        try "let x = 1\n".write(
+            to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
+        try ".hadeploy/\nHADashboard.xcodeproj/\nstandin.log\nSTANDIN_*\n".write(
+            to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
+        let runner = LiveProcessRunner()
+        let env = [
+            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+        ]
+        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"]] {
+            _ = try await runner.checked(
+                ProcessCommand("git", ["-C", root.path] + arguments, environment: env), timeout: .seconds(30))
+        }
+        return root
+    }
+
+    func executor(root: URL) -> BuildExecutor {
+        var builder = BuildCommandBuilder(
+            variables: [
+                "APPLE_TEAM_ID": "ABCDE12345", "ASC_KEY_ID": "KEYID", "ASC_ISSUER_ID": "ISS",
+                "ASC_KEY_PATH": "/k.p8",
+            ],
+            version: GitVersion(
+                marketingVersion: "1.10.0", buildNumber: 57, tag: "v1.10.0", commitsSinceTag: 0, dirty: false,
+                shallow: false))
+        builder.tools = [
+            "xcodebuild": Self.fixtures.appendingPathComponent("xcodebuild-standin.py").path,
+            "xcodegen": Self.fixtures.appendingPathComponent("xcodegen-standin.sh").path,
+        ]
+        let context = HADeployContext(
+            environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
+            currentDirectory: root)
+        return BuildExecutor(context: context, builder: builder, root: root, timeout: .seconds(60))
+    }
+
+    let legacy = Flavour(
+        name: "legacy", xcode: ConfigValue("/Applications/Xcode-13.2.1.app"), archs: [.armv7, .arm64],
+        deploymentTarget: "9.0", sdk: "iphoneos", configuration: "Legacy", scheme: nil, settings: [:],
+        location: SourceLocation(file: "devices.yaml", line: 1))
+
+    @Test func buildsPackagesAnIpaThenReusesTheCacheUntilTheSourceChanges() async throws {
+        let root = try await makeRepository()
+        let executor = executor(root: root)
+        let first = try await executor.build(legacy)
+        #expect(!first.cached)
+        #expect(first.artifact.path.hasSuffix("HADashboard-1.10.0-57.ipa"))
+        #expect(first.artifact.archs == ["armv7", "arm64"])
+        #expect(first.artifact.marketingVersion == "1.10.0")
+        let log = try String(contentsOf: root.appendingPathComponent("standin.log"), encoding: .utf8)
+        #expect(log.contains("xcodegen generate --spec Generated/project.yml"))
+        #expect(log.contains("ARCHS=armv7 arm64"))
+        #expect(log.contains("CURRENT_PROJECT_VERSION=57"))
+
+        let second = try await executor.build(legacy)
+        #expect(second.cached)
+        #expect(second.artifact.path == first.artifact.path)
+        // XcodeGen is not run again for an unchanged spec.
+        let runs =
+            try String(contentsOf: root.appendingPathComponent("standin.log"), encoding: .utf8)
+            .components(separatedBy: "xcodegen generate").count - 1
+        #expect(runs == 1)
+
+        try "let x = 2\n".write(
+            to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
+        let third = try await executor.build(legacy)
+        #expect(!third.cached)
+    }
+
+    @Test func aCompileErrorShowsTheFirstErrorsAndTheLogNotTheWholeLog() async throws {
+        let root = try await makeRepository()
+        try "".write(to: root.appendingPathComponent("STANDIN_FAIL"), atomically: true, encoding: .utf8)
+        await #expect {
+            try await executor(root: root).build(legacy)
+        } throws: { error in
+            guard let failure = error as? BuildFailure else { return false }
+            let text = "\(failure)"
+            return failure.exitStatus == .buildFailed
+                && text.contains("DashboardView.swift:12:5: error: cannot find 'kioskMode' in scope")
+                && !text.contains("File1999.swift") && text.contains("build.log")
+                && failure.errors.count <= 10
+        }
+    }
+
+    @Test func slicesThatDoNotMatchTheFlavourAreRefused() async throws {
+        let root = try await makeRepository()
+        try "arm64".write(to: root.appendingPathComponent("STANDIN_ARCHS"), atomically: true, encoding: .utf8)
+        await #expect {
+            try await executor(root: root).build(legacy)
+        } throws: { error in
+            "\(error)".contains("has slices arm64 but flavour legacy needs armv7+arm64")
+        }
+    }
+}

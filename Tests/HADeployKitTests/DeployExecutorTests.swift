@@ -1,0 +1,261 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Testing
+import Versioning
+
+@testable import HADeployKit
+
+/// The orchestration logic (parallelism, deadlines, retries, locks, reports, exit codes) with a
+/// scripted in-process driver. End-to-end runs against virtual devices live in the E2E tests; this
+/// driver is a test double for the pure middle, not a stand-in for a transport.
+struct DeployExecutorTests {
+    final class ScriptedDriver: DeviceDriver, @unchecked Sendable {
+        var connectFailures: Int
+        var installDelay: Duration
+        var installError: (any Error)?
+        var crashes: [URL]
+        let lock = NSLock()
+        var launched: [[String]] = []
+        var connects = 0
+
+        init(
+            connectFailures: Int = 0, installDelay: Duration = .zero, installError: (any Error)? = nil,
+            crashes: [URL] = []
+        ) {
+            self.connectFailures = connectFailures
+            self.installDelay = installDelay
+            self.installError = installError
+            self.crashes = crashes
+        }
+
+        struct Reset: Error, TransientClassifying, CustomStringConvertible {
+            var isTransient: Bool { true }
+            var description: String { "connection reset by device" }
+        }
+
+        func connect() async throws -> ConnectedDevice {
+            let fail = lock.withLock {
+                connects += 1
+                if connectFailures > 0 {
+                    connectFailures -= 1
+                    return true
+                }
+                return false
+            }
+            if fail { throw Reset() }
+            return ConnectedDevice(
+                udid: "U", name: "Virtual", productType: "iPad5,1", iosVersion: "15.8", arch: "arm64")
+        }
+        func prepare() async throws {}
+        func install(
+            _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+        )
+            async throws -> InstallOutcome
+        {
+            progress(TransferProgress(bytesDone: 50, bytesTotal: 100, percent: 50, phase: "upload"))
+            try await Task.sleep(for: installDelay)
+            if let installError { throw installError }
+            return .installed
+        }
+        func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+            lock.withLock { launched.append(arguments) }
+        }
+        func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+            crashes
+        }
+        func screenshot() async throws -> Data { Data([0x89, 0x50, 0x4E, 0x47]) }
+    }
+
+    struct InstallRefused: Error, CustomStringConvertible {
+        var description: String { "APIInternalError: the device refused the package" }
+    }
+
+    static let yaml = """
+        flavours:
+          modern: {archs: [arm64], deployment_target: "15.0"}
+        devices:
+          a: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: UDID-A, timeouts: {install: 0.3}}
+          b: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: UDID-B}
+          c: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: UDID-C}
+        """
+
+    func makePlan(verify: Bool = false) throws -> DeployPlan {
+        let matrix = try SpecLoader().load(yaml: Self.yaml, file: "devices.yaml")
+        let planner = DeployPlanner(
+            matrix: matrix, variables: ["HA_SERVER": "http://127.0.0.1:1", "HA_TOKEN": "tok-SECRET-123"],
+            host: .linux)
+        let version = GitVersion(
+            marketingVersion: "1.2.3", buildNumber: 7, tag: "v1.2.3", commitsSinceTag: 0, dirty: false,
+            shallow: false)
+        return try planner.plan(
+            options: DeployOptions(targets: ["all"], verify: verify), version: version, deployID: "deploy-1")
+    }
+
+    func environment(
+        drivers: [String: ScriptedDriver], report: URL?, locks: URL, failFast: Bool = false, jobs: Int? = nil
+    ) -> DeployEnvironment {
+        let artifact = Artifact(
+            path: "/nonexistent.app", bundleID: "com.example.hadashboard", executable: "HADashboard",
+            marketingVersion: "1.2.3", buildNumber: "7", flavour: "modern", archs: ["arm64"])
+        return DeployEnvironment(
+            driver: { plan in drivers[plan.id]! }, verifier: nil,
+            verificationSkippedReason: "no Home Assistant configured",
+            artifacts: ["modern": artifact], reporter: PlainReporter(output: RecordingOutputSink()),
+            reportDirectory: report,
+            lockDirectory: locks, jobs: jobs, failFast: failFast)
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-exec-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func oneDeviceFailingDoesNotStopTheOthersAndTheReportSaysWhy() async throws {
+        let root = try temporaryDirectory()
+        let drivers = [
+            "a": ScriptedDriver(), "b": ScriptedDriver(installError: InstallRefused()), "c": ScriptedDriver(),
+        ]
+        let report = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(drivers: drivers, report: root.appendingPathComponent("r"), locks: root)
+        ).run()
+        #expect(report.exitCode == 1)
+        #expect(report.results.map(\.id) == ["a", "b", "c"])
+        #expect(report.results.map(\.outcome) == [.unverified, .failed, .unverified])
+        #expect(report.results[1].failedStep == "install")
+        #expect(report.results[1].reason?.contains("refused the package") == true)
+        // The launch really got the token; the report never shows it.
+        #expect(drivers["a"]!.launched.first?.contains("tok-SECRET-123") == true)
+        let summary = try String(contentsOf: root.appendingPathComponent("r/summary.json"), encoding: .utf8)
+        let junit = try String(contentsOf: root.appendingPathComponent("r/junit.xml"), encoding: .utf8)
+        let html = try String(contentsOf: root.appendingPathComponent("r/index.html"), encoding: .utf8)
+        for text in [summary, junit, html] { #expect(!text.contains("tok-SECRET-123")) }
+        #expect(junit.contains("<failure message=\"install failed: APIInternalError"))
+        let decoded = try JSONDecoder.iso.decode(DeployReport.self, from: Data(summary.utf8))
+        #expect(decoded.results.count == 3)
+        #expect(
+            FileManager.default.fileExists(atPath: root.appendingPathComponent("r/screenshots/a.png").path))
+    }
+
+    @Test func aStalledInstallHitsItsDeadlineWithTheStepNamed() async throws {
+        let root = try temporaryDirectory()
+        let drivers = [
+            "a": ScriptedDriver(installDelay: .seconds(30)), "b": ScriptedDriver(), "c": ScriptedDriver(),
+        ]
+        let clock = ContinuousClock()
+        let began = clock.now
+        let report = await DeployExecutor(
+            plan: try makePlan(), environment: environment(drivers: drivers, report: nil, locks: root)
+        ).run()
+        #expect(clock.now - began < .seconds(10))
+        #expect(report.results[0].outcome == .failed)
+        #expect(report.results[0].failedStep == "install")
+        #expect(report.results[0].reason?.contains("did not finish within") == true)
+        #expect(report.results[1].outcome == .unverified)
+    }
+
+    @Test func transientConnectFaultsAreRetriedAfterReprobing() async throws {
+        let root = try temporaryDirectory()
+        let flaky = ScriptedDriver(connectFailures: 2)
+        let report = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(
+                drivers: ["a": flaky, "b": ScriptedDriver(), "c": ScriptedDriver()], report: nil, locks: root)
+        ).run()
+        #expect(report.results[0].outcome == .unverified)
+        #expect(flaky.connects == 3)
+        #expect(report.exitCode == 0)
+    }
+
+    @Test func aCrashReportFailsTheDeviceWithItsPath() async throws {
+        let root = try temporaryDirectory()
+        let crash = URL(fileURLWithPath: "/tmp/HADashboard-2026-11-21.ips")
+        let report = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(
+                drivers: [
+                    "a": ScriptedDriver(crashes: [crash]), "b": ScriptedDriver(), "c": ScriptedDriver(),
+                ],
+                report: nil, locks: root)
+        ).run()
+        #expect(report.results[0].outcome == .failed)
+        #expect(report.results[0].reason?.contains(crash.path) == true)
+    }
+
+    @Test func aLiveLockBlocksASecondRunAndAStaleOneIsRecovered() async throws {
+        let root = try temporaryDirectory()
+        // Held by another live process: the device is busy.
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        other.arguments = ["30"]
+        try other.run()
+        defer { if other.isRunning { kill(other.processIdentifier, SIGKILL) } }
+        let lockFile = root.appendingPathComponent("UDID-A.lock")
+        try "\(other.processIdentifier)\n".write(to: lockFile, atomically: true, encoding: .utf8)
+        let busy = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(
+                drivers: ["a": ScriptedDriver(), "b": ScriptedDriver(), "c": ScriptedDriver()], report: nil,
+                locks: root)
+        ).run()
+        #expect(busy.results[0].failedStep == "lock")
+        #expect(busy.results[0].reason?.contains("pid \(other.processIdentifier)") == true)
+        #expect(busy.results[1].outcome == .unverified)
+        kill(other.processIdentifier, SIGKILL)
+        other.waitUntilExit()
+        // A lock left by a process that no longer exists is taken over.
+        try "999999\n".write(
+            to: root.appendingPathComponent("UDID-A.lock"), atomically: true, encoding: .utf8)
+        let recovered = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(
+                drivers: ["a": ScriptedDriver(), "b": ScriptedDriver(), "c": ScriptedDriver()], report: nil,
+                locks: root)
+        ).run()
+        #expect(recovered.results[0].outcome == .unverified)
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("UDID-A.lock").path))
+    }
+
+    @Test func failFastCancelsTheDevicesNotYetStarted() async throws {
+        let root = try temporaryDirectory()
+        let drivers = [
+            "a": ScriptedDriver(installError: InstallRefused()), "b": ScriptedDriver(), "c": ScriptedDriver(),
+        ]
+        let report = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(drivers: drivers, report: nil, locks: root, failFast: true, jobs: 1)
+        ).run()
+        #expect(report.results.map(\.outcome) == [.failed, .cancelled, .cancelled])
+    }
+
+    @Test func jsonLinesAreOneValidObjectPerLine() async throws {
+        let root = try temporaryDirectory()
+        let sink = RecordingOutputSink()
+        var env = environment(
+            drivers: [
+                "a": ScriptedDriver(), "b": ScriptedDriver(installError: InstallRefused()),
+                "c": ScriptedDriver(),
+            ],
+            report: nil, locks: root)
+        env.reporter = JSONLinesReporter(output: sink)
+        _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
+        let lines = sink.standardOutput.split(separator: "\n")
+        #expect(lines.count > 10)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["event"] is String)
+        }
+        #expect(!sink.standardOutput.contains("tok-SECRET-123"))
+    }
+}
+
+extension JSONDecoder {
+    static var iso: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# A STAND-IN for xcodebuild on Linux (Xcode cannot run here). It honours the arguments hadeploy
+# passes that decide the output: -derivedDataPath, -configuration, -sdk and ARCHS=..., and writes an
+# .app whose executable has a Mach-O header per architecture. STANDIN_FAIL=1 makes it fail like a
+# compile error.
+# Control files in the working directory (the app repo): STANDIN_FAIL makes it fail
+# like a compile error; STANDIN_ARCHS overrides the slices it writes (to test the slice check).
+import os, plistlib, struct, sys
+
+args = sys.argv[1:]
+if args == ["-version"]:
+    print("Xcode 26.0 (stand-in)\nBuild version 17A324")
+    sys.exit(0)
+
+def value(flag):
+    return args[args.index(flag) + 1] if flag in args else None
+
+settings = dict(a.split("=", 1) for a in args if "=" in a and not a.startswith("-"))
+with open("standin.log", "a") as log:
+    log.write(" ".join(args) + "\n")
+print("Build settings from command line:")
+for k, v in sorted(settings.items()):
+    print(f"    {k} = {v}")
+if os.path.exists("STANDIN_FAIL"):
+    for i in range(2000):
+        print(f"CompileSwift normal arm64 /src/App/File{i}.swift (in target 'HADashboard')")
+    print("/src/App/DashboardView.swift:12:5: error: cannot find 'kioskMode' in scope")
+    print("/src/App/DashboardView.swift:30:9: error: missing return in closure")
+    print("** BUILD FAILED **")
+    sys.exit(65)
+
+archs = (open("STANDIN_ARCHS").read() if os.path.exists("STANDIN_ARCHS") else settings.get("ARCHS", "arm64")).split()
+cpu = {"armv7": (12, 9, False), "arm64": (0x0100000C, 0, True), "x86_64": (0x01000007, 3, True)}
+def thin(arch):
+    t, s, is64 = cpu[arch]
+    h = struct.pack("<IIIIIII", 0xFEEDFACF if is64 else 0xFEEDFACE, t, s, 2, 0, 0, 0)
+    return (h + (b"\0\0\0\0" if is64 else b"")).ljust(4096, b"\0")
+if len(archs) == 1:
+    binary = thin(archs[0])
+else:
+    header = struct.pack(">II", 0xCAFEBABE, len(archs))
+    body = b""
+    for i, a in enumerate(archs):
+        t, s, _ = cpu[a]
+        header += struct.pack(">IIIII", t, s, 16384 * (i + 1), 4096, 14)
+    binary = header.ljust(16384, b"\0")
+    for a in archs:
+        binary = binary.ljust(len(binary) + (-len(binary)) % 16384, b"\0") + thin(a)
+
+app = os.path.join(value("-derivedDataPath"), "Build", "Products",
+                   f"{value('-configuration')}-{value('-sdk')}", "HADashboard.app")
+os.makedirs(app, exist_ok=True)
+with open(os.path.join(app, "HADashboard"), "wb") as f:
+    f.write(binary)
+with open(os.path.join(app, "Info.plist"), "wb") as f:
+    plistlib.dump({"CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "HADashboard",
+                   "CFBundleShortVersionString": settings.get("MARKETING_VERSION", "0.0.0"),
+                   "CFBundleVersion": settings.get("CURRENT_PROJECT_VERSION", "0")}, f)
+print("** BUILD SUCCEEDED **")

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the system packages hadeploy builds against and the real peers its tests use.
+# Idempotent: does nothing when everything is already installed. Runs apt-get directly as root,
+# through sudo otherwise.
+set -euo pipefail
+
+# Build: the C libraries the wrapper targets link. Peers: the Debian libimobiledevice clients that
+# judge the virtual devices, OpenSSH and dropbear servers, git.
+build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libssh-dev libpng-dev libtiff-dev)
+peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sftp-server openssh-client
+  dropbear-bin git python3-venv)
+
+want=("${build_packages[@]}")
+if [ "${1:-}" = "--with-peers" ]; then want+=("${peer_packages[@]}"); fi
+
+missing=()
+for package in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  echo "bootstrap: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "bootstrap: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Debian openssh-server package starts a system sshd on port 22; tests run their own on loopback.
