@@ -77,10 +77,16 @@ public actor VirtualUsbmuxd {
         var loaded: [DeviceRuntime] = []
         for profile in profiles {
             do {
+                // Key generation and certificates are CPU-bound: keep them off the concurrency pool.
+                let (stateDirectory, pairRecords, behaviour, logger) = (
+                    self.stateDirectory, self.pairRecords, self.behaviour, self.logger
+                )
                 loaded.append(
-                    try DeviceRuntime(
-                        profile: profile, stateDirectory: stateDirectory, pairRecords: pairRecords,
-                        behaviour: behaviour, logger: logger))
+                    try await Offload.run {
+                        try DeviceRuntime(
+                            profile: profile, stateDirectory: stateDirectory, pairRecords: pairRecords,
+                            behaviour: behaviour, logger: logger)
+                    })
             } catch {
                 throw VirtualDeviceError.stateUnusable(
                     stateDirectory.path, "device \(profile.name): \(error)")
