@@ -15,7 +15,8 @@ extension VirtualDeviceSuite {
                 in: work, bundleID: "io.hadeploy.dashboard", payloadBytes: 3_000_000)
             let ipa = try TestBundles.makeIPA(from: app, in: work, name: "Dashboard")
 
-            let install = try await emulator.run("ideviceinstaller", ["-u", udid, "-i", ipa.path])
+            // -w also waits for the application_installed notification (notification_proxy).
+            let install = try await emulator.run("ideviceinstaller", ["-u", udid, "-w", "-i", ipa.path])
             #expect(install.status == 0, "\(install)")
             #expect(install.stdout.contains("Install: ExtractingPackage (15%)"), "\(install)")
             #expect(install.stdout.contains("Install: Complete"), "\(install)")

@@ -128,7 +128,16 @@ public actor VirtualUsbmuxd {
         serverChannel = channel
         clientAddress = result
         let control = ControlServer(daemon: self, logger: logger)
-        try await control.start(path: stateDirectory.appendingPathComponent("control.sock").path)
+        let controlPath = stateDirectory.appendingPathComponent("control.sock").path
+        do {
+            try await control.start(path: controlPath)
+        } catch {
+            try? await channel.close()
+            serverChannel = nil
+            clientAddress = nil
+            throw VirtualDeviceError.bindFailed(
+                controlPath, "\(error) (UNIX socket paths are limited to 107 bytes)")
+        }
         self.control = control
         logger.info("virtual usbmuxd listening at \(result) with \(loaded.count) device(s)")
         return result
