@@ -47,6 +47,13 @@ extension VirtualDeviceSuite {
                     let key = try await emulator.run("ideviceinfo", ["-u", udid, "-k", "CPUArchitecture"])
                     #expect(key.stdout == (name == "ipad2" ? "armv7\n" : "arm64\n"), "\(key)")
                 }
+                let udid = await emulator.udid("mini4")
+                let disk = try await emulator.run("ideviceinfo", ["-u", udid, "-q", "com.apple.disk_usage"])
+                #expect(disk.status == 0 && disk.stdout.contains("TotalDiskCapacity: "), "\(disk)")
+                let buid = try await emulator.run("idevicepair", ["systembuid"])
+                #expect(buid.status == 0 && buid.stdout.count == 37, "\(buid)")
+                let hostID = try await emulator.run("idevicepair", ["-u", udid, "hostid"])
+                #expect(hostID.status == 0 && hostID.stdout.count == 37, "\(hostID)")
             }
         }
     }
