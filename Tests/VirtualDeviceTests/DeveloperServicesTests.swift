@@ -78,7 +78,7 @@ extension VirtualDeviceSuite {
             #expect(try ImageCodec.decode(png) == image)
         }
 
-        @Test("iOS 17+ devices refuse screenshotr and debugserver even with an image mounted")
+        @Test("iOS 17+ devices refuse screenshotr and debugserver even when mounted; install/upgrade work")
         func modernDevicesRefuseDeveloperServices() async throws {
             let emulator = try await EmulatorFixture.start([Profiles.ipadMini5])
             defer { Task { await emulator.stop() } }
@@ -88,6 +88,23 @@ extension VirtualDeviceSuite {
                 "idevicescreenshot", ["-u", udid, emulator.directory.appendingPathComponent("x.png").path])
             #expect(
                 shot.status != 0 && shot.output.contains("Could not start screenshotr service"), "\(shot)")
+            // Lockdown-level services keep working on iOS 26: install, upgrade, list.
+            let work = emulator.directory.appendingPathComponent("build")
+            let app = try TestBundles.makeApp(
+                in: work, bundleID: "io.hadeploy.dashboard", executable: TestBundles.machO(.arm64))
+            let install = try await emulator.run("ideviceinstaller", ["-u", udid, "-i", app.path])
+            #expect(install.status == 0 && install.stdout.contains("Install: Complete"), "\(install)")
+            let newer = try TestBundles.makeApp(
+                in: work.appendingPathComponent("v2"), bundleID: "io.hadeploy.dashboard", version: "43",
+                executable: TestBundles.machO(.arm64))
+            let upgrade = try await emulator.run("ideviceinstaller", ["-u", udid, "-g", newer.path])
+            #expect(upgrade.status == 0 && upgrade.stdout.contains("Upgrade: Complete"), "\(upgrade)")
+            let list = try await emulator.run("ideviceinstaller", ["-u", udid, "-l"])
+            #expect(list.stdout.contains("io.hadeploy.dashboard, \"43\""), "\(list)")
+            let debug = try await emulator.run("idevicedebug", ["-u", udid, "run", "io.hadeploy.dashboard"])
+            #expect(
+                debug.status != 0 && debug.output.contains("Could not start com.apple.debugserver"),
+                "\(debug)")
         }
 
         @Test(
@@ -183,6 +200,23 @@ extension VirtualDeviceSuite {
                 "idevicescreenshot", ["-u", udid, emulator.directory.appendingPathComponent("r.png").path])
             #expect(
                 shot.status != 0 && shot.output.contains("Could not start screenshotr service"), "\(shot)")
+            // Lockdown-level services keep working on iOS 26: install, upgrade, list.
+            let work = emulator.directory.appendingPathComponent("build")
+            let app = try TestBundles.makeApp(
+                in: work, bundleID: "io.hadeploy.dashboard", executable: TestBundles.machO(.arm64))
+            let install = try await emulator.run("ideviceinstaller", ["-u", udid, "-i", app.path])
+            #expect(install.status == 0 && install.stdout.contains("Install: Complete"), "\(install)")
+            let newer = try TestBundles.makeApp(
+                in: work.appendingPathComponent("v2"), bundleID: "io.hadeploy.dashboard", version: "43",
+                executable: TestBundles.machO(.arm64))
+            let upgrade = try await emulator.run("ideviceinstaller", ["-u", udid, "-g", newer.path])
+            #expect(upgrade.status == 0 && upgrade.stdout.contains("Upgrade: Complete"), "\(upgrade)")
+            let list = try await emulator.run("ideviceinstaller", ["-u", udid, "-l"])
+            #expect(list.stdout.contains("io.hadeploy.dashboard, \"43\""), "\(list)")
+            let debug = try await emulator.run("idevicedebug", ["-u", udid, "run", "io.hadeploy.dashboard"])
+            #expect(
+                debug.status != 0 && debug.output.contains("Could not start com.apple.debugserver"),
+                "\(debug)")
         }
 
         @Test("a stalled device makes the tools give up with an error instead of hanging")
