@@ -21,7 +21,7 @@ final class ByteStream: Sendable {
     static let highWaterMark = 4 * 1024 * 1024
 
     struct State {
-        var buffer = ByteBuffer()
+        var buffer = ChunkQueue()
         var isClosed = false
         var closeReason: String?
         var waiter: Waiter?
@@ -61,7 +61,7 @@ final class ByteStream: Sendable {
     /// Reads exactly `count` bytes, or throws when the peer closes or the deadline passes.
     func read(exactly count: Int, timeout: TimeAmount) async throws -> ByteBuffer {
         try await waitFor(minimum: count, timeout: timeout)
-        let slice = state.withLockedValue { $0.buffer.readSlice(length: count)! }
+        let slice = state.withLockedValue { $0.buffer.read(exactly: count) }
         await afterConsuming(count)
         return slice
     }
@@ -69,9 +69,7 @@ final class ByteStream: Sendable {
     /// Reads between 1 and `maximum` bytes: whatever is buffered, waiting for at least one byte.
     func read(upTo maximum: Int, timeout: TimeAmount) async throws -> ByteBuffer {
         try await waitFor(minimum: 1, timeout: timeout)
-        let slice = state.withLockedValue {
-            $0.buffer.readSlice(length: min(maximum, $0.buffer.readableBytes))!
-        }
+        let slice = state.withLockedValue { $0.buffer.read(upTo: maximum) }
         await afterConsuming(slice.readableBytes)
         return slice
     }
@@ -191,9 +189,7 @@ final class ByteStream: Sendable {
         let state = self.state
         try await channel.eventLoop.submit { [channel] in
             let leftover: ByteBuffer = state.withLockedValue { state in
-                let bytes = state.buffer
-                state.buffer = ByteBuffer()
-                return bytes
+                state.buffer.read(exactly: state.buffer.readableBytes)
             }
             try channel.pipeline.syncOperations.addHandler(
                 NIOSSLServerHandler(context: context), position: .first)
@@ -230,9 +226,9 @@ final class ByteStreamHandler: ChannelDuplexHandler, Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
+        let incoming = unwrapInboundIn(data)
         let ready: ByteStream.Waiter? = state.withLockedValue { state in
-            state.buffer.writeBuffer(&incoming)
+            state.buffer.append(incoming)
             guard let waiter = state.waiter, state.buffer.readableBytes >= waiter.minimum else { return nil }
             state.waiter = nil
             return waiter
