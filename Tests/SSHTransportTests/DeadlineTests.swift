@@ -8,9 +8,9 @@ import Testing
 struct DeadlineTests {
     @Test("a remote command that outlives its deadline is cut off and reported, the connection closed")
     func commandDeadline() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
-        let connection = try await SSHConnection.connect(try peer.config(name: "ipad2"))
+        let connection = try await SSHConnection.connect(try await peer.config(name: "ipad2"))
         let started = Date()
         let error = await #expect(throws: SSHError.self) {
             try await connection.execute("sleep 30", timeout: 1, step: "refreshing the icon cache")
@@ -53,13 +53,13 @@ struct DeadlineTests {
 
     @Test("a failing launch command that echoes its stdin does not leak the token into the error")
     func launchErrorIsScrubbed() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        var config = device.deployConfig(try peer.config())
+        var config = device.deployConfig(try await peer.config())
         config.commands.launch = "cat >&2; exit 1"
         let token = "tok-\(UUID().uuidString)"
         let parameters = LaunchParameters(
