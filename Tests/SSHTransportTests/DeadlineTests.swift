@@ -73,3 +73,14 @@ struct DeadlineTests {
         #expect(!message.contains(token))
     }
 }
+
+@Suite("Paths from devices.yaml")
+struct PathTests {
+    @Test("a key path and known_hosts path starting with ~ are expanded")
+    func tilde() {
+        let home = FileManager.default.homeDirectoryForCurrentUser.path
+        #expect(SSHConnectionConfig.expandTilde("~/.ssh/id_ed25519") == home + "/.ssh/id_ed25519")
+        #expect(SSHConnectionConfig.expandTilde("/etc/x") == "/etc/x")
+        #expect(SSHConnectionConfig.expandTilde("~other/x") == "~other/x")
+    }
+}
