@@ -58,7 +58,8 @@ public struct TunneldProbe: TunneldProbing {
                 if let error {
                     continuation.resume(throwing: error)
                 } else if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
-                    continuation.resume(throwing: PyMobileDevice3Parser.Malformed(reason: "HTTP status \(status)"))
+                    continuation.resume(
+                        throwing: PyMobileDevice3Parser.Malformed(reason: "HTTP status \(status)"))
                 } else {
                     continuation.resume(returning: data ?? Data())
                 }
