@@ -13,7 +13,7 @@ public enum HostKeyTrust {
         }
     }
 
-    /// Writes the server's current host key to `config.knownHostsPath`.
+    /// Writes the server's current host key to `config.knownHostsPath` (a leading `~` is expanded).
     ///
     /// - Parameters:
     ///   - expectedFingerprint: the `SHA256:…` the user confirmed (shown by `scan`, or typed from the
@@ -40,10 +40,10 @@ public enum HostKeyTrust {
                 guard replace else {
                     throw SSHError.hostKeyChanged(
                         device: config.name, address: config.address, keyType: info.keyType,
-                        fingerprint: info.fingerprint, knownHosts: config.knownHostsPath)
+                        fingerprint: info.fingerprint, knownHosts: config.resolvedKnownHostsPath)
                 }
                 try KnownHostsFile.removeEntries(
-                    host: config.host, port: config.port, path: config.knownHostsPath)
+                    host: config.host, port: config.port, path: config.resolvedKnownHostsPath)
             case .unknown:
                 break
             }

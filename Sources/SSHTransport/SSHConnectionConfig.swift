@@ -30,6 +30,15 @@ public struct SSHConnectionConfig: Sendable, Equatable {
         self.timeouts = timeouts
     }
 
+    /// `knownHostsPath` with a leading `~` expanded (devices.yaml values may use it; libssh and our own
+    /// file edits must agree on one path).
+    var resolvedKnownHostsPath: String { Self.expandTilde(knownHostsPath) }
+
+    static func expandTilde(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        return FileManager.default.homeDirectoryForCurrentUser.path + path.dropFirst()
+    }
+
     /// `host:port` as shown in messages.
     public var address: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"

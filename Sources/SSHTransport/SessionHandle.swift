@@ -94,7 +94,7 @@ final class SessionHandle: @unchecked Sendable {
         var port = UInt32(config.port)
         try set(SSH_OPTIONS_PORT, &port)
         try set(SSH_OPTIONS_USER, config.user)
-        try set(SSH_OPTIONS_KNOWNHOSTS, config.knownHostsPath)
+        try set(SSH_OPTIONS_KNOWNHOSTS, config.resolvedKnownHostsPath)
         // Only the file we were given decides trust: not /etc/ssh/ssh_known_hosts ...
         try set(SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null")
         // ... and ~/.ssh/config or /etc/ssh/ssh_config must not change hosts, keys or algorithms.
@@ -161,7 +161,7 @@ final class SessionHandle: @unchecked Sendable {
         case SSH_KNOWN_HOSTS_OTHER: status = .otherType
         case SSH_KNOWN_HOSTS_UNKNOWN, SSH_KNOWN_HOSTS_NOT_FOUND: status = .unknown
         default:
-            throw SSHError.knownHostsFailed(path: config.knownHostsPath, reason: lastError)
+            throw SSHError.knownHostsFailed(path: config.resolvedKnownHostsPath, reason: lastError)
         }
         var line = ""
         var entry: UnsafeMutablePointer<CChar>?
@@ -181,21 +181,21 @@ final class SessionHandle: @unchecked Sendable {
         case .unknown:
             throw SSHError.unknownHostKey(
                 device: config.name, address: config.address, keyType: info.keyType,
-                fingerprint: info.fingerprint, knownHosts: config.knownHostsPath)
+                fingerprint: info.fingerprint, knownHosts: config.resolvedKnownHostsPath)
         case .changed, .otherType:
             throw SSHError.hostKeyChanged(
                 device: config.name, address: config.address, keyType: info.keyType,
-                fingerprint: info.fingerprint, knownHosts: config.knownHostsPath)
+                fingerprint: info.fingerprint, knownHosts: config.resolvedKnownHostsPath)
         }
     }
 
     /// Appends the current host key to the known_hosts file (creating it and its directory).
     func writeKnownHostsEntry() throws {
-        let directory = (config.knownHostsPath as NSString).deletingLastPathComponent
+        let directory = (config.resolvedKnownHostsPath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard ssh_session_update_known_hosts(raw) == SSH_OK else {
-            throw SSHError.knownHostsFailed(path: config.knownHostsPath, reason: lastError)
+            throw SSHError.knownHostsFailed(path: config.resolvedKnownHostsPath, reason: lastError)
         }
     }
 
@@ -207,7 +207,9 @@ final class SessionHandle: @unchecked Sendable {
         switch config.authentication {
         case .password(let secret):
             result = ssh_userauth_password(raw, nil, secret.reveal())
-        case .privateKey(let path, let passphrase):
+        case .privateKey(let configuredPath, let passphrase):
+            // devices.yaml writes `~/.ssh/id_ed25519`; libssh does not expand it for key files.
+            let path = SSHConnectionConfig.expandTilde(configuredPath)
             var key: ssh_key?
             let rc = ssh_pki_import_privkey_file(path, passphrase?.reveal(), nil, nil, &key)
             guard rc == SSH_OK, let key else {

@@ -32,13 +32,13 @@ struct DeployTests {
         "deploy uploads, installs, refreshes icons and launches; an unchanged app is skipped",
         arguments: [SSHPeer.Kind.modern, .legacy, .noSFTP, .dropbear])
     func deployToEachServer(kind: SSHPeer.Kind) async throws {
-        let peer = try SSHPeer.start(kind)
+        let peer = try await SSHPeer.start(kind)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        let deployer = JailbreakDeployer(config: device.deployConfig(try peer.config(name: "ipad2")))
+        let deployer = JailbreakDeployer(config: device.deployConfig(try await peer.config(name: "ipad2")))
 
         let report = try await deployer.deploy(app: app.url, launch: Self.launchParameters())
         #expect(report.changed)
@@ -73,29 +73,30 @@ struct DeployTests {
 
     @Test("SCP can be chosen explicitly, and an SFTP-only choice fails clearly without SFTP")
     func transferChoice() async throws {
-        let peer = try SSHPeer.start(.noSFTP)
+        let peer = try await SSHPeer.start(.noSFTP)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        let sftpOnly = JailbreakDeployer(config: device.deployConfig(try peer.config(), transfer: .sftp))
+        let sftpOnly = JailbreakDeployer(
+            config: device.deployConfig(try await peer.config(), transfer: .sftp))
         await #expect(throws: SSHError.self) { try await sftpOnly.install(app: app.url) }
         #expect(!FileManager.default.fileExists(atPath: device.applications + "/HADash.app"))
-        let scp = JailbreakDeployer(config: device.deployConfig(try peer.config(), transfer: .scp))
+        let scp = JailbreakDeployer(config: device.deployConfig(try await peer.config(), transfer: .scp))
         let report = try await scp.install(app: app.url)
         #expect(report.method == .scp)
     }
 
     @Test("an SFTP subsystem that never answers is cut off at its deadline and SCP takes over")
     func hangingSFTPFallsBackToSCP() async throws {
-        let peer = try SSHPeer.start(.hangingSFTP)
+        let peer = try await SSHPeer.start(.hangingSFTP)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        var connection = try peer.config()
+        var connection = try await peer.config()
         connection.timeouts.sftpInit = 2
         let started = Date()
         let report = try await JailbreakDeployer(config: device.deployConfig(connection)).install(
@@ -140,7 +141,7 @@ struct DeployTests {
 
     @Test("an upload cut off half way leaves the installed app as it was and says so")
     func interruptedUpload() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
@@ -148,7 +149,7 @@ struct DeployTests {
         defer { v1.remove() }
         let v2 = try TestApp(version: "2", bigFileBytes: 24 << 20)
         defer { v2.remove() }
-        let deployer = JailbreakDeployer(config: device.deployConfig(try peer.config()))
+        let deployer = JailbreakDeployer(config: device.deployConfig(try await peer.config()))
         let installed = URL(fileURLWithPath: device.applications).appendingPathComponent("HADash.app")
         let staging = device.applications + "/.hadeploy-staging-HADash.app"
         _ = try await deployer.install(app: v1.url)
@@ -192,7 +193,7 @@ struct DeployTests {
         #expect(device.read("Applications/.HADash.app.hadeploy-hash") == v1Hash)
 
         // 3. Back online: the next deploy cleans up and installs v2.
-        try peer.restart()
+        try await peer.restart()
         let report = try await deployer.install(app: v2.url)
         #expect(report.changed)
         #expect(TestApp.snapshot(installed) == TestApp.snapshot(v2.url))
@@ -201,13 +202,13 @@ struct DeployTests {
 
     @Test("a failing remote command reports its stderr")
     func failingCommand() async throws {
-        let peer = try SSHPeer.start(.dropbear)
+        let peer = try await SSHPeer.start(.dropbear)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        var config = device.deployConfig(try peer.config(name: "ipad2"))
+        var config = device.deployConfig(try await peer.config(name: "ipad2"))
         config.commands.refreshIcons = "echo 'uicache: SpringBoard is not running' >&2; exit 3"
         let error = await #expect(throws: SSHError.self) {
             try await JailbreakDeployer(config: config).install(app: app.url)
@@ -230,13 +231,13 @@ struct DeployTests {
 
     @Test("screenshot returns the image bytes; stop reports whether the app ran; args file is private")
     func screenshotStopAndArgsFile() async throws {
-        let peer = try SSHPeer.start(.legacy)
+        let peer = try await SSHPeer.start(.legacy)
         defer { peer.stopAndClean() }
         let device = try DeviceRoot()
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        var config = device.deployConfig(try peer.config())
+        var config = device.deployConfig(try await peer.config())
         let deployer = JailbreakDeployer(config: config)
         #expect(try await deployer.screenshot() == device.screen)
         config.commands.screenshot = "cat \(device.url.path)/screen.png"

@@ -7,11 +7,11 @@ import Testing
 struct HostKeyTests {
     @Test("an unknown host is refused with its SHA256 fingerprint and the trust-host command")
     func unknownHostIsRefused() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let knownHosts = peer.directory.appendingPathComponent("empty/known_hosts").path
-        let config = try peer.config(name: "ipad2", knownHosts: knownHosts)
-        let fingerprints = try peer.fingerprints()
+        let config = try await peer.config(name: "ipad2", knownHosts: knownHosts)
+        let fingerprints = try await peer.fingerprints()
 
         let error = await #expect(throws: SSHError.self) { try await SSHConnection.connect(config) }
         guard case .unknownHostKey(_, _, _, let fingerprint, _) = error else {
@@ -39,10 +39,10 @@ struct HostKeyTests {
 
     @Test("trust-host writes nothing when the server shows another key than the one confirmed")
     func trustRefusesUnexpectedFingerprint() async throws {
-        let peer = try SSHPeer.start(.dropbear)
+        let peer = try await SSHPeer.start(.dropbear)
         defer { peer.stopAndClean() }
         let knownHosts = peer.directory.appendingPathComponent("kh/known_hosts").path
-        let config = try peer.config(knownHosts: knownHosts)
+        let config = try await peer.config(knownHosts: knownHosts)
         await #expect(throws: SSHError.self) {
             try await HostKeyTrust.trust(config, expectedFingerprint: "SHA256:somethingElse")
         }
@@ -51,17 +51,17 @@ struct HostKeyTests {
 
     @Test("a changed host key is refused loudly; trust-host only replaces it when asked")
     func changedHostKeyIsRefused() async throws {
-        let peer = try SSHPeer.start(.legacy)
+        let peer = try await SSHPeer.start(.legacy)
         defer { peer.stopAndClean() }
         // Trust a different RSA key for the same address, as after a server reinstall (or an attack).
         let other = peer.directory.appendingPathComponent("other_rsa").path
-        try TestEnvironment.run(
+        try await TestEnvironment.run(
             "/usr/bin/ssh-keygen", ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", other])
         let otherKey = try String(contentsOfFile: other + ".pub", encoding: .utf8).split(separator: " ")
         let knownHosts = peer.directory.appendingPathComponent("known_hosts_changed").path
         try "[127.0.0.1]:\(peer.port) \(otherKey[0]) \(otherKey[1])\n".write(
             toFile: knownHosts, atomically: true, encoding: .utf8)
-        let config = try peer.config(knownHosts: knownHosts)
+        let config = try await peer.config(knownHosts: knownHosts)
 
         let error = await #expect(throws: SSHError.self) { try await SSHConnection.connect(config) }
         guard case .hostKeyChanged = error else {
@@ -83,7 +83,7 @@ struct HostKeyTests {
     }
 
     @Test("removing entries also finds hashed known_hosts lines")
-    func removesHashedEntries() throws {
+    func removesHashedEntries() async throws {
         let directory = try TestEnvironment.makeDirectory("hadeploy-kh")
         defer { TestEnvironment.remove(directory) }
         let path = directory.appendingPathComponent("known_hosts").path
@@ -91,11 +91,12 @@ struct HostKeyTests {
         try "[10.0.0.5]:2222 \(key)\nother.example \(key)\n".write(
             toFile: path, atomically: true, encoding: .utf8)
         // Let ssh-keygen hash it, so the hashed format comes from OpenSSH itself.
-        try TestEnvironment.run("/usr/bin/ssh-keygen", ["-H", "-f", path])
+        try await TestEnvironment.run("/usr/bin/ssh-keygen", ["-H", "-f", path])
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("|1|"))
         let removed = try KnownHostsFile.removeEntries(host: "10.0.0.5", port: 2222, path: path)
         #expect(removed == 1)
-        let lookup = try TestEnvironment.run("/usr/bin/ssh-keygen", ["-F", "other.example", "-f", path])
+        let lookup = try await TestEnvironment.run(
+            "/usr/bin/ssh-keygen", ["-F", "other.example", "-f", path])
         #expect(lookup.status == 0)
     }
 }

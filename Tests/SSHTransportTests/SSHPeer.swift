@@ -33,41 +33,41 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// Starts a peer; throws (so the test fails) if it does not come up.
-    static func start(_ kind: Kind) throws -> SSHPeer {
+    static func start(_ kind: Kind) async throws -> SSHPeer {
         try TestEnvironment.requireSetup()
         let directory = try TestEnvironment.makeDirectory("hadeploy-sshpeer")
         let peer = SSHPeer(kind: kind, port: TestEnvironment.freePort(), directory: directory)
-        try peer.makeHostKeys()
-        try peer.launch()
+        try await peer.makeHostKeys()
+        try await peer.launch()
         return peer
     }
 
-    private func makeHostKeys() throws {
+    private func makeHostKeys() async throws {
         try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
         let keys = keyDirectory.path
         switch kind {
         case .modern, .noSFTP, .hangingSFTP:
-            try TestEnvironment.run(
+            try await TestEnvironment.run(
                 "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keys + "/modern_ed25519_host"])
-            try TestEnvironment.run(
+            try await TestEnvironment.run(
                 "/usr/bin/ssh-keygen",
                 ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/modern_rsa_host"])
         case .legacy:
-            try TestEnvironment.run(
+            try await TestEnvironment.run(
                 "/usr/bin/ssh-keygen",
                 ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/legacy_rsa_host"])
         case .dropbear:
-            try TestEnvironment.run(
+            try await TestEnvironment.run(
                 "/usr/bin/dropbearkey", ["-t", "ed25519", "-f", keys + "/dropbear_ed25519_host"])
         }
     }
 
     /// known_hosts lines for this server's host keys, written from the key files (not by our code).
-    func knownHostsLines() throws -> [String] {
+    func knownHostsLines() async throws -> [String] {
         let pattern = "[127.0.0.1]:\(port)"
         switch kind {
         case .dropbear:
-            let output = try TestEnvironment.run(
+            let output = try await TestEnvironment.run(
                 "/usr/bin/dropbearkey", ["-y", "-f", keyDirectory.path + "/dropbear_ed25519_host"]
             ).output
             return output.split(separator: "\n").filter { $0.hasPrefix("ssh-") }.map {
@@ -87,20 +87,25 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// SHA256 fingerprints of the host keys, as `ssh-keygen -lf` prints them.
-    func fingerprints() throws -> [String] {
-        try knownHostsLines().map { line in
-            let output = try TestEnvironment.run("/usr/bin/ssh-keygen", ["-lf", "-"], stdin: line + "\n")
-                .output
-            return String(output.split(separator: " ")[1])
+    func fingerprints() async throws -> [String] {
+        var result: [String] = []
+        for line in try await knownHostsLines() {
+            let output = try await TestEnvironment.run(
+                "/usr/bin/ssh-keygen", ["-lf", "-"], stdin: line + "\n"
+            )
+            .output
+            result.append(String(output.split(separator: " ")[1]))
         }
+        return result
     }
 
-    func writeKnownHosts(to path: String) throws {
-        try (knownHostsLines().joined(separator: "\n") + "\n").write(
+    func writeKnownHosts(to path: String) async throws {
+        let lines = try await knownHostsLines()
+        try (lines.joined(separator: "\n") + "\n").write(
             toFile: path, atomically: true, encoding: .utf8)
     }
 
-    private func launch() throws {
+    private func launch() async throws {
         let executable: String
         let arguments: [String]
         switch kind {
@@ -137,7 +142,7 @@ final class SSHPeer: @unchecked Sendable {
                 throw TestEnvironment.SetupMissing(description: "\(kind) server exited at start: \(self.log)")
             }
             if TestEnvironment.isListening(port: port) { return }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         stop()
         throw TestEnvironment.SetupMissing(
@@ -158,8 +163,8 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// Starts the same server again (same port and keys) after `kill`.
-    func restart() throws {
-        try launch()
+    func restart() async throws {
+        try await launch()
     }
 
     func stop() {
@@ -175,9 +180,9 @@ final class SSHPeer: @unchecked Sendable {
     func config(
         name: String? = nil, authentication: SSHAuthentication? = nil, legacy: Bool? = nil,
         knownHosts: String? = nil
-    ) throws -> SSHConnectionConfig {
+    ) async throws -> SSHConnectionConfig {
         let path = knownHosts ?? directory.appendingPathComponent("known_hosts").path
-        if knownHosts == nil { try writeKnownHosts(to: path) }
+        if knownHosts == nil { try await writeKnownHosts(to: path) }
         // The legacy server accepts only ssh-rsa user keys.
         let defaultKey = kind == .legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key
         let auth = authentication ?? .privateKey(path: defaultKey, passphrase: nil)

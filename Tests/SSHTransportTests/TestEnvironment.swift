@@ -97,9 +97,46 @@ enum TestEnvironment {
         }
     }
 
+    /// Like `wait`, but sleeping with `Task.sleep`: the tests run in parallel on Swift's small pool
+    /// (2 threads on CI), and a blocked thread there delays every other test's deadlines.
+    static func waitAsync(_ pid: pid_t, timeout: Double) async -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while true {
+            let rc = waitpid(pid, &status, WNOHANG)
+            if rc == pid { return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f) }
+            if rc < 0 { return -1 }
+            if Date() > deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     /// Runs a short local command, bounded by `timeout`.
     @discardableResult
     static func run(
+        _ executable: String, _ arguments: [String], stdin: String? = nil,
+        environment: [String: String]? = nil,
+        timeout: Double = 30
+    ) async throws -> RunResult {
+        let scratch = try makeDirectory("hadeploy-run")
+        defer { remove(scratch) }
+        let inputPath = scratch.appendingPathComponent("stdin").path
+        let outputPath = scratch.appendingPathComponent("output").path
+        try Data((stdin ?? "").utf8).write(to: URL(fileURLWithPath: inputPath))
+        let pid = try spawn(
+            executable, arguments, stdinPath: inputPath, outputPath: outputPath, environment: environment)
+        guard let status = await waitAsync(pid, timeout: timeout) else {
+            kill(pid, SIGKILL)
+            _ = wait(pid, timeout: 5)
+            throw SetupMissing(description: "\(executable) \(arguments) did not finish within \(timeout) s")
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return RunResult(status: status, output: output)
+    }
+
+    /// `run` for places that cannot await (a `defer`): blocks the calling thread.
+    @discardableResult
+    static func runBlocking(
         _ executable: String, _ arguments: [String], stdin: String? = nil,
         environment: [String: String]? = nil,
         timeout: Double = 30

@@ -10,7 +10,7 @@ struct UsbmuxForwarderTests {
 
     @Test("only allowed devices are listed, announced and connectable; the tunnel carries raw bytes")
     func filtersDevices() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let remote = try TestEnvironment.makeDirectory("hadeploy-usbmuxd")
         defer { TestEnvironment.remove(remote) }
@@ -19,7 +19,7 @@ struct UsbmuxForwarderTests {
 
         // The allow-list uses the dash-less form on purpose: matching ignores dashes and case.
         let forwarder = try await UsbmuxForwarder.start(
-            ssh: try peer.config(name: "nas"), remoteSocket: usbmuxd.path,
+            ssh: try await peer.config(name: "nas"), remoteSocket: usbmuxd.path,
             allowedUDIDs: ["00008030001a2b3c4d5e802e"])
         #expect(forwarder.socketAddress == "UNIX:" + forwarder.socketPath)
         let attributes = try FileManager.default.attributesOfItem(atPath: forwarder.socketPath)
@@ -76,14 +76,14 @@ struct UsbmuxForwarderTests {
 
     @Test("a Connect to an ID the forwarder has not seen yet is checked against a fresh device list")
     func connectWithoutPriorList() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let remote = try TestEnvironment.makeDirectory("hadeploy-usbmuxd")
         defer { TestEnvironment.remove(remote) }
         let usbmuxd = try FakeUsbmuxd(directory: remote, devices: [Self.hidden, Self.allowed])
         defer { usbmuxd.stop() }
         let forwarder = try await UsbmuxForwarder.start(
-            ssh: try peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
+            ssh: try await peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
 
         let hidden = try UsbmuxTestClient(path: forwarder.socketPath)
         hidden.send(["MessageType": "Connect", "DeviceID": Self.hidden.id, "PortNumber": 32498], tag: 1)
@@ -101,16 +101,16 @@ struct UsbmuxForwarderTests {
 
     @Test("the real idevice_id sees only the allowed device through the tunnel")
     func realLibusbmuxdClient() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let remote = try TestEnvironment.makeDirectory("hadeploy-usbmuxd")
         defer { TestEnvironment.remove(remote) }
         let usbmuxd = try FakeUsbmuxd(directory: remote, devices: [Self.hidden, Self.allowed])
         defer { usbmuxd.stop() }
         let forwarder = try await UsbmuxForwarder.start(
-            ssh: try peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
+            ssh: try await peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
 
-        let result = try TestEnvironment.run(
+        let result = try await TestEnvironment.run(
             "/usr/bin/idevice_id", ["-l"], environment: ["USBMUXD_SOCKET_ADDRESS": forwarder.socketAddress])
         #expect(result.status == 0)
         #expect(result.output.split(separator: "\n").map(String.init) == [Self.allowed.udid])
@@ -119,10 +119,10 @@ struct UsbmuxForwarderTests {
 
     @Test("dropbear cannot forward UNIX sockets: a clear error")
     func dropbearRefused() async throws {
-        let peer = try SSHPeer.start(.dropbear)
+        let peer = try await SSHPeer.start(.dropbear)
         defer { peer.stopAndClean() }
         let error = await #expect(throws: SSHError.self) {
-            try await UsbmuxForwarder.start(ssh: try peer.config(), allowedUDIDs: [Self.allowed.udid])
+            try await UsbmuxForwarder.start(ssh: try await peer.config(), allowedUDIDs: [Self.allowed.udid])
         }
         guard case .forwardingUnsupported = error else {
             Issue.record("expected forwardingUnsupported, got \(String(describing: error))")
@@ -132,14 +132,14 @@ struct UsbmuxForwarderTests {
 
     @Test("stop removes the socket and its directory")
     func stopCleansUp() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         let remote = try TestEnvironment.makeDirectory("hadeploy-usbmuxd")
         defer { TestEnvironment.remove(remote) }
         let usbmuxd = try FakeUsbmuxd(directory: remote, devices: [Self.allowed])
         defer { usbmuxd.stop() }
         let forwarder = try await UsbmuxForwarder.start(
-            ssh: try peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
+            ssh: try await peer.config(), remoteSocket: usbmuxd.path, allowedUDIDs: [Self.allowed.udid])
         let directory = (forwarder.socketPath as NSString).deletingLastPathComponent
         await forwarder.stop()
         #expect(!FileManager.default.fileExists(atPath: directory))

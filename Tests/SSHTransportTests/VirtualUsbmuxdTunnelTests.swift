@@ -17,7 +17,7 @@ struct VirtualUsbmuxdTunnelTests {
 
     @Test("idevice_id lists only the allowed device; ideviceinfo reaches it through lockdown and TLS")
     func toolsThroughTunnel() async throws {
-        let peer = try SSHPeer.start(.modern)
+        let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
         // Short path: UNIX socket paths are limited to 108 bytes.
         let directory = try TestEnvironment.makeDirectory("hd-vmux")
@@ -35,19 +35,19 @@ struct VirtualUsbmuxdTunnelTests {
         let hidden = try #require(devices.first { $0.name == "ipad2" }).udid
 
         let forwarder = try await UsbmuxForwarder.start(
-            ssh: try peer.config(name: "nas"), remoteSocket: socketPath, allowedUDIDs: [allowed])
+            ssh: try await peer.config(name: "nas"), remoteSocket: socketPath, allowedUDIDs: [allowed])
         let environment = ["USBMUXD_SOCKET_ADDRESS": forwarder.socketAddress]
 
-        let list = try TestEnvironment.run("/usr/bin/idevice_id", ["-l"], environment: environment)
+        let list = try await TestEnvironment.run("/usr/bin/idevice_id", ["-l"], environment: environment)
         #expect(list.status == 0)
         #expect(list.output.split(separator: "\n").map(String.init) == [allowed])
 
-        let info = try TestEnvironment.run(
+        let info = try await TestEnvironment.run(
             "/usr/bin/ideviceinfo", ["-u", allowed, "-k", "ProductType"], environment: environment)
         #expect(info.status == 0, "\(info.output)")
         #expect(info.output == "iPad5,1\n")
 
-        let refused = try TestEnvironment.run(
+        let refused = try await TestEnvironment.run(
             "/usr/bin/ideviceinfo", ["-u", hidden, "-k", "ProductType"], environment: environment)
         #expect(refused.status != 0)
         #expect(!refused.output.contains("iPad2,1"))
