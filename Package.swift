@@ -130,7 +130,7 @@ let package = Package(
         ),
         .target(
             name: "SSHTransport",
-            dependencies: ["HADeployCore", "CLibSSH"],
+            dependencies: ["HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .target(
@@ -214,7 +214,12 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+            name: "SSHTransportTests",
+            dependencies: [
+                "SSHTransport", "HADeployCore", "VirtualDevice",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(
             name: "VirtualDeviceTests",
