@@ -14,6 +14,11 @@ enum PeerProcess {
 
     /// Runs the script; throws with its output's tail when it fails or overruns `deadline`.
     static func run(_ arguments: [String], deadline: Duration) async throws {
+        try await runTool("/bin/bash", [script] + arguments, deadline: deadline)
+    }
+
+    /// Runs any program the same way.
+    static func runTool(_ executable: String, _ arguments: [String], deadline: Duration) async throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent(
             "ha-peer-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -21,8 +26,8 @@ enum PeerProcess {
         let handle = try FileHandle(forWritingTo: log)
         defer { try? handle.close() }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
@@ -46,7 +51,7 @@ enum PeerProcess {
         guard status == 0 else {
             let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw Failure(
-                description: "ha-peer.sh \(arguments.joined(separator: " ")) failed (status \(status)):\n"
+                description: "\(executable) \(arguments.joined(separator: " ")) failed (status \(status)):\n"
                     + output.split(separator: "\n").suffix(25).joined(separator: "\n"))
         }
     }

@@ -78,10 +78,12 @@ enum SocketOpener {
             return "the server answered HTTP \(head.status.code) \(head.status.reasonPhrase) instead of "
                 + "upgrading to a WebSocket: is this Home Assistant, and is the URL's path prefix right?"
         }
-        if let ioError = error as? IOError {
-            return "\(ioError)"
+        let text = "\(error)"
+        if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed") {
+            return "the TLS handshake failed (\(text)): if the server uses a self-signed certificate or a "
+                + "private CA, pass that certificate as the CA file"
         }
-        return "\(error)"
+        return text
     }
 }
 

@@ -68,7 +68,7 @@ public struct Preflight: Sendable {
         // Three commands in flight at once: one round trip instead of three.
         async let configReply = capture { try await connection.lovelaceConfig(urlPath: selection.urlPath) }
         async let listReply = capture { try await connection.dashboards() }
-        async let statesReply = capture { try await connection.states() }
+        async let statesReply = capture { try await connection.send(EntityIDsRequest()) }
         let (config, list, states) = await (configReply, listReply, statesReply)
 
         if case .success(let dashboards) = list {
@@ -109,9 +109,9 @@ public struct Preflight: Sendable {
 
         var entityIDs: Set<String>?
         switch states {
-        case .success(let states):
-            report.entityCount = states.count
-            entityIDs = Set(states.map(\.entityID))
+        case .success(let ids):
+            report.entityCount = ids.count
+            entityIDs = Set(ids)
         case .failure(let error):
             report.issues.append(PreflightIssue(.error, code: issueCode(error), message: "\(error)"))
         }

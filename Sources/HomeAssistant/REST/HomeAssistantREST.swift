@@ -100,7 +100,8 @@ public final class HomeAssistantREST: Sendable {
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw HomeAssistantError.timedOut(options.server.baseURL, "\(method) /\(path)", after: timeout)
         } catch {
-            throw HomeAssistantError.unreachable(options.server.baseURL, tried: url, "\(error)")
+            throw HomeAssistantError.unreachable(
+                options.server.baseURL, tried: url, SocketOpener.describe(error))
         }
     }
 
