@@ -181,6 +181,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "VirtualDevice", "HADeployKit", "DeviceSpec", "HADeployCore", "HomeAssistant",
+                "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

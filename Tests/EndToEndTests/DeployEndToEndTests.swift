@@ -1,5 +1,7 @@
 import Foundation
+import HADeployCore
 import HADeployKit
+import ImageCodec
 import TestSupport
 import Testing
 import VirtualDevice
@@ -47,10 +49,38 @@ struct DeployEndToEndTests {
         #expect(junit.contains("tests=\"3\" failures=\"0\""))
         try assertNoSecrets(world, result)
 
+        try await assertReportRendersInChromium(world.root.appendingPathComponent("report/index.html"))
+
         // Unchanged redeploy: nothing uploaded, still verified.
         let again = try await world.deploy(Self.arguments)
         #expect(again.status == 0)
         #expect(try world.report().results.allSatisfy { $0.install == .unchanged })
+    }
+
+    /// The contact sheet opens offline in a real headless browser and shows something (not a blank page).
+    func assertReportRendersInChromium(_ page: URL) async throws {
+        let shot = page.deletingLastPathComponent().appendingPathComponent("chromium.png")
+        let output = try await LiveProcessRunner().run(
+            ProcessCommand(
+                "chromium",
+                [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1200,900",
+                    "--screenshot=\(shot.path)", page.absoluteString,
+                ], environment: ["HOME": page.deletingLastPathComponent().path]),
+            timeout: .seconds(90))
+        #expect(output.status == 0, "chromium: \(output.stderr.suffix(500))")
+        let image = try ImageCodec.decode(try Data(contentsOf: shot))
+        #expect(image.width == 1200)
+        var colours = Set<[UInt8]>()
+        var dark = 0
+        for index in stride(from: 0, to: image.pixels.count - 2, by: 3) {
+            let pixel = Array(image.pixels[index..<index + 3])
+            if colours.count < 64 { colours.insert(pixel) }
+            if pixel.allSatisfy({ $0 < 128 }) { dark += 1 }
+        }
+        #expect(colours.count >= 16, "the rendered report looks blank")
+        #expect(dark > image.width * image.height / 500, "almost no text or pictures were drawn")
     }
 
     @Test func eachFaultGivesThatDeviceTheRightReasonWhileTheOthersSucceed() async throws {
