@@ -69,11 +69,13 @@ public struct AppleDeviceDiscovery: Sendable {
             runner: runner, tool: "xcrun simctl", device: "simulators", installHint: "install Xcode")
         do {
             let output = try await invoker.checked(simctl.listDevices(), step: "list", timeout: timeout)
-            for sim in try SimctlListParser.parse(output.standardOutput) where sim.isAvailable && sim.platform == "iOS" {
+            for sim in try SimctlListParser.parse(output.standardOutput)
+            where sim.isAvailable && sim.platform == "iOS" {
                 let legacy = sim.needsRosettaSim
                 report.devices.append(
                     DiscoveredAppleDevice(
-                        udid: sim.udid, name: sim.name, kind: .simulator, os: sim.runtimeName, state: sim.state,
+                        udid: sim.udid, name: sim.name, kind: .simulator, os: sim.runtimeName,
+                        state: sim.state,
                         backend: legacy ? TransportKind.rosettasim.rawValue : TransportKind.simctl.rawValue,
                         note: legacy && !rosettaSimConfigured ? "set ROSETTASIM_CTL in .env" : nil))
             }
@@ -84,7 +86,8 @@ public struct AppleDeviceDiscovery: Sendable {
 
     func devicectlDevices(into report: inout AppleDiscoveryReport) async {
         let invoker = ToolInvoker(
-            runner: runner, tool: "xcrun devicectl", device: "devices", installHint: "install Xcode 15 or later")
+            runner: runner, tool: "xcrun devicectl", device: "devices",
+            installHint: "install Xcode 15 or later")
         let file = scratchDirectory.appendingPathComponent("hadeploy-devicectl-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         do {
@@ -93,12 +96,14 @@ public struct AppleDeviceDiscovery: Sendable {
             _ = try await invoker.checked(
                 devicectl.listDevices(jsonOutput: file.path, timeout: seconds), step: "list",
                 timeout: timeout + .seconds(15))
-            for device in try DevicectlOutputParser.devices(Data(contentsOf: file)) where device.reality != "virtual" {
+            for device in try DevicectlOutputParser.devices(Data(contentsOf: file))
+            where device.reality != "virtual" {
                 let major = Int(device.osVersion?.split(separator: ".").first ?? "") ?? 0
                 report.devices.append(
                     DiscoveredAppleDevice(
                         udid: device.udid ?? device.identifier, name: device.name, kind: .device,
-                        os: "iOS \(device.osVersion ?? "?")", state: device.tunnelState ?? device.transportType,
+                        os: "iOS \(device.osVersion ?? "?")",
+                        state: device.tunnelState ?? device.transportType,
                         backend: major >= 17 ? TransportKind.devicectl.rawValue : TransportKind.usb.rawValue,
                         note: device.developerModeStatus == "disabled" ? "turn on Developer Mode" : nil))
             }
@@ -114,9 +119,12 @@ public struct AppleDeviceDiscovery: Sendable {
         do {
             let output = try await invoker.checked(
                 pymobiledevice3.listDevices(), step: "list", timeout: timeout,
-                missing: ("pymobiledevice3 is not installed, so iOS 17+ devices cannot be launched from Linux",
-                    "\(PyMobileDevice3Driver.installHint) then \(PyMobileDevice3Driver.tunneldHint)"))
-            for device in try PyMobileDevice3Parser.devices(output.standardOutput) where device.majorVersion >= 17 {
+                missing: (
+                    "pymobiledevice3 is not installed, so iOS 17+ devices cannot be launched from Linux",
+                    "\(PyMobileDevice3Driver.installHint) then \(PyMobileDevice3Driver.tunneldHint)"
+                ))
+            for device in try PyMobileDevice3Parser.devices(output.standardOutput)
+            where device.majorVersion >= 17 {
                 report.devices.append(
                     DiscoveredAppleDevice(
                         udid: device.udid, name: device.name ?? device.udid, kind: .device,

@@ -41,10 +41,12 @@ public struct AppleDriverError: Error, CustomStringConvertible, TransientClassif
     }
 
     /// The error for a macOS-only tool asked for on another host: said before anything runs.
-    static func needsMacOS(tool: String, step: String, device: String, host: HostPlatform) -> AppleDriverError {
+    static func needsMacOS(tool: String, step: String, device: String, host: HostPlatform) -> AppleDriverError
+    {
         AppleDriverError(
             .toolMissing, step: step, device: device,
-            reason: "\(tool) is part of Xcode and only runs on macOS; this host is \(host == .linux ? "Linux" : "\(host)")",
+            reason:
+                "\(tool) is part of Xcode and only runs on macOS; this host is \(host == .linux ? "Linux" : "\(host)")",
             fix: "deploy this device from a Mac with Xcode, or leave it out of the targets on this host")
     }
 }

@@ -23,7 +23,9 @@ struct CrashReportScanner: Sendable {
             guard let data = try? Data(contentsOf: file) else { continue }
             let text = String(decoding: data, as: UTF8.self)
             let header = Self.header(text)
-            if let process = header?["name"] as? String ?? header?["app_name"] as? String, process != executable {
+            if let process = header?["name"] as? String ?? header?["app_name"] as? String,
+                process != executable
+            {
                 continue
             }
             let modified = (try? file.resourceValues(forKeys: [.contentModificationDateKey]))?
@@ -56,7 +58,9 @@ struct CrashReportScanner: Sendable {
 
     /// The first line of an `.ips` report is a JSON object (`app_name`, `name`, `timestamp`, `bug_type`...).
     static func header(_ text: String) -> [String: Any]? {
-        guard let line = text.split(separator: "\n", maxSplits: 1).first, line.hasPrefix("{") else { return nil }
+        guard let line = text.split(separator: "\n", maxSplits: 1).first, line.hasPrefix("{") else {
+            return nil
+        }
         return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
     }
 

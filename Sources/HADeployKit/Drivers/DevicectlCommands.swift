@@ -20,7 +20,8 @@ public struct DevicectlCommands: Sendable, Hashable {
 
     /// `device` may be the UDID, the CoreDevice identifier, the serial number or the name.
     public func infoDetails(device: String, jsonOutput: String, timeout: Int) -> ProcessCommand {
-        devicectl(["device", "info", "details", "--device", device], jsonOutput: jsonOutput, timeout: timeout)
+        devicectl(
+            ["device", "info", "details", "--device", device], jsonOutput: jsonOutput, timeout: timeout)
     }
 
     public func installApp(device: String, app: String, jsonOutput: String, timeout: Int) -> ProcessCommand {
@@ -36,7 +37,8 @@ public struct DevicectlCommands: Sendable, Hashable {
         secrets: Set<String> = []
     ) -> ProcessCommand {
         var command = devicectl(
-            ["device", "process", "launch", "--device", device, "--terminate-existing"], jsonOutput: jsonOutput,
+            ["device", "process", "launch", "--device", device, "--terminate-existing"],
+            jsonOutput: jsonOutput,
             timeout: timeout, positional: [bundleID] + (arguments.isEmpty ? [] : ["--"] + arguments))
         command.secretValues = secrets
         return command
@@ -51,10 +53,13 @@ public struct DevicectlCommands: Sendable, Hashable {
     }
 
     /// Copies the device's crash logs (the `systemCrashLogs` file domain) into `destination`.
-    public func copyCrashLogs(device: String, destination: String, jsonOutput: String, timeout: Int) -> ProcessCommand {
+    public func copyCrashLogs(device: String, destination: String, jsonOutput: String, timeout: Int)
+        -> ProcessCommand
+    {
         devicectl(
             [
-                "device", "copy", "from", "--device", device, "--domain-type", "systemCrashLogs", "--source", ".",
+                "device", "copy", "from", "--device", device, "--domain-type", "systemCrashLogs", "--source",
+                ".",
                 "--destination", destination,
             ], jsonOutput: jsonOutput, timeout: timeout)
     }
@@ -66,7 +71,8 @@ public struct DevicectlCommands: Sendable, Hashable {
         if let developerDir { environment["DEVELOPER_DIR"] = developerDir }
         return ProcessCommand(
             xcrun,
-            ["devicectl"] + arguments + ["--json-output", jsonOutput, "--timeout", String(timeout)] + positional,
+            ["devicectl"] + arguments + ["--json-output", jsonOutput, "--timeout", String(timeout)]
+                + positional,
             environment: environment)
     }
 }

@@ -44,6 +44,8 @@ public struct DevicectlDevice: Sendable, Hashable, Codable {
 
     /// Whether `value` names this device the way `--device` accepts (UDID, identifier or name).
     public func matches(_ value: String) -> Bool {
-        [identifier, udid, name].compactMap { $0 }.contains { $0.caseInsensitiveCompare(value) == .orderedSame }
+        [identifier, udid, name].compactMap { $0 }.contains {
+            $0.caseInsensitiveCompare(value) == .orderedSame
+        }
     }
 }

@@ -29,7 +29,7 @@ public actor DevicectlDriver: DeviceDriver {
         }
     }
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     /// The app's process id from the last launch, for `terminate`.
     public private(set) var launchedProcessID: Int?
@@ -65,8 +65,10 @@ public actor DevicectlDriver: DeviceDriver {
         let invoker = ToolInvoker(
             runner: runner, tool: "xcrun devicectl", device: configuration.label,
             installHint: "install Xcode 15 or later (devicectl ships with it)", secrets: secrets)
-        try FileManager.default.createDirectory(at: configuration.scratchDirectory, withIntermediateDirectories: true)
-        let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-devicectl-\(UUID().uuidString).json")
+        try FileManager.default.createDirectory(
+            at: configuration.scratchDirectory, withIntermediateDirectories: true)
+        let file = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-devicectl-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         // devicectl's own --timeout fires first and explains itself in the JSON; ours is the backstop.
         let seconds = max(5, Int(limit.seconds.rounded(.up)))
@@ -82,7 +84,8 @@ public actor DevicectlDriver: DeviceDriver {
                     reason: "devicectl: \(invoker.redact(failure.description))", fix: fix)
             } catch {
                 if output.status != 0 { throw invoker.failure(command, output: output, step: step, fix: fix) }
-                throw AppleDriverError(.unexpectedOutput, step: step, device: configuration.label, reason: "\(error)")
+                throw AppleDriverError(
+                    .unexpectedOutput, step: step, device: configuration.label, reason: "\(error)")
             }
         }
         if output.status != 0 { throw invoker.failure(command, output: output, step: step, fix: fix) }
@@ -95,7 +98,8 @@ public actor DevicectlDriver: DeviceDriver {
         do {
             return try parse()
         } catch {
-            throw AppleDriverError(.unexpectedOutput, step: step, device: configuration.label, reason: "\(error)")
+            throw AppleDriverError(
+                .unexpectedOutput, step: step, device: configuration.label, reason: "\(error)")
         }
     }
 
@@ -103,7 +107,8 @@ public actor DevicectlDriver: DeviceDriver {
         let target = configuration.device
         let data = try await devicectl(
             "connect", limit: configuration.deadlines.limit("connect"),
-            fix: "connect it by USB (or the same network), unlock it, and check `xcrun devicectl list devices`"
+            fix:
+                "connect it by USB (or the same network), unlock it, and check `xcrun devicectl list devices`"
         ) { json, timeout in
             configuration.commands.infoDetails(device: target, jsonOutput: json, timeout: timeout)
         }
@@ -133,13 +138,15 @@ public actor DevicectlDriver: DeviceDriver {
             "install", limit: configuration.deadlines.install(bytes: size, bytesPerSecond: 4_000_000),
             fix: "check the app is signed for this device (provisioning profile) and the device is unlocked"
         ) { json, timeout in
-            configuration.commands.installApp(device: target, app: artifact.path, jsonOutput: json, timeout: timeout)
+            configuration.commands.installApp(
+                device: target, app: artifact.path, jsonOutput: json, timeout: timeout)
         }
         let installed = try parsed("install") { try DevicectlOutputParser.installedBundleIDs(data) }
         guard installed.contains(artifact.bundleID) else {
             throw AppleDriverError(
                 .unexpectedOutput, step: "install", device: configuration.label,
-                reason: "devicectl reported installing \(installed.isEmpty ? "nothing" : installed.joined(separator: ", ")), "
+                reason:
+                    "devicectl reported installing \(installed.isEmpty ? "nothing" : installed.joined(separator: ", ")), "
                     + "not \(artifact.bundleID)")
         }
         progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
@@ -150,7 +157,8 @@ public actor DevicectlDriver: DeviceDriver {
         let target = configuration.device
         let data = try await devicectl(
             "launch", limit: configuration.deadlines.limit("launch"), secrets: secrets,
-            fix: "unlock the device; a first launch of a newly trusted developer needs Settings › General › VPN & Device Management"
+            fix:
+                "unlock the device; a first launch of a newly trusted developer needs Settings › General › VPN & Device Management"
         ) { json, timeout in
             configuration.commands.launch(
                 device: target, bundleID: artifact.bundleID, arguments: arguments, jsonOutput: json,
@@ -163,7 +171,8 @@ public actor DevicectlDriver: DeviceDriver {
     public func terminate() async throws {
         guard let pid = launchedProcessID else { return }
         let target = configuration.device
-        _ = try await devicectl("terminate", limit: configuration.deadlines.limit("terminate")) { json, timeout in
+        _ = try await devicectl("terminate", limit: configuration.deadlines.limit("terminate")) {
+            json, timeout in
             configuration.commands.signal(device: target, pid: pid, jsonOutput: json, timeout: timeout)
         }
         launchedProcessID = nil
@@ -172,10 +181,12 @@ public actor DevicectlDriver: DeviceDriver {
     /// Pulls the device's crash logs into a scratch folder and keeps the app's reports newer than `since`.
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         let target = configuration.device
-        let pulled = configuration.scratchDirectory.appendingPathComponent("hadeploy-crashes-\(UUID().uuidString)")
+        let pulled = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-crashes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: pulled, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: pulled) }
-        _ = try await devicectl("crash_check", limit: configuration.deadlines.limit("crash_check")) { json, timeout in
+        _ = try await devicectl("crash_check", limit: configuration.deadlines.limit("crash_check")) {
+            json, timeout in
             configuration.commands.copyCrashLogs(
                 device: target, destination: pulled.path, jsonOutput: json, timeout: timeout)
         }

@@ -49,7 +49,8 @@ public enum DevicectlOutputParser {
             return failure(underlying)
         }
         return Failure(
-            message: parts.isEmpty ? "devicectl reported an error without a description" : parts.joined(separator: " "),
+            message: parts.isEmpty
+                ? "devicectl reported an error without a description" : parts.joined(separator: " "),
             domain: error["domain"] as? String, code: error["code"] as? Int)
     }
 
@@ -85,7 +86,9 @@ public enum DevicectlOutputParser {
     /// `device process launch`: the new process id.
     public static func launchedProcessID(_ data: Data) throws -> Int {
         let result = try result(data)
-        guard let process = result["process"] as? [String: Any], let pid = process["processIdentifier"] as? Int else {
+        guard let process = result["process"] as? [String: Any],
+            let pid = process["processIdentifier"] as? Int
+        else {
             throw Malformed(reason: "no result.process.processIdentifier")
         }
         return pid
@@ -101,10 +104,12 @@ public enum DevicectlOutputParser {
         return DevicectlDevice(
             identifier: identifier, udid: hardware["udid"] as? String,
             name: device["name"] as? String ?? hardware["marketingName"] as? String ?? identifier,
-            productType: hardware["productType"] as? String, marketingName: hardware["marketingName"] as? String,
+            productType: hardware["productType"] as? String,
+            marketingName: hardware["marketingName"] as? String,
             platform: hardware["platform"] as? String, osVersion: device["osVersionNumber"] as? String,
             reality: hardware["reality"] as? String, transportType: connection["transportType"] as? String,
-            tunnelState: connection["tunnelState"] as? String, pairingState: connection["pairingState"] as? String,
+            tunnelState: connection["tunnelState"] as? String,
+            pairingState: connection["pairingState"] as? String,
             developerModeStatus: device["developerModeStatus"] as? String,
             cpuType: (hardware["cpuType"] as? [String: Any])?["name"] as? String)
     }

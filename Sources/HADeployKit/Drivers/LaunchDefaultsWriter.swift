@@ -11,11 +11,13 @@ struct LaunchDefaultsWriter: Sendable {
     /// The app's data container: the folder whose container-manager metadata names the bundle id.
     func dataContainer() -> URL? {
         let root = simulatorData.appendingPathComponent("Containers/Data/Application")
-        let folders = (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
+        let folders =
+            (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
         for folder in folders.sorted(by: { $0.path < $1.path }) {
             let metadata = folder.appendingPathComponent(".com.apple.mobile_container_manager.metadata.plist")
             guard let data = try? Data(contentsOf: metadata),
-                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                    as? [String: Any],
                 plist["MCMMetadataIdentifier"] as? String == bundleID
             else { continue }
             return folder
@@ -46,7 +48,8 @@ struct LaunchDefaultsWriter: Sendable {
         let file = folder.appendingPathComponent("\(bundleID).plist")
         var values: [String: Any] = [:]
         if let data = try? Data(contentsOf: file),
-            let existing = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+            let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
         {
             values = existing
         }

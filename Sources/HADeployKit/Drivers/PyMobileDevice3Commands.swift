@@ -37,7 +37,9 @@ public struct PyMobileDevice3Commands: Sendable, Hashable {
 
     /// `dvt launch` takes the bundle id and the app's arguments as ONE string it splits with Python's
     /// `shlex.split`, so each word is quoted here the POSIX way (a value with spaces stays one argument).
-    public func launch(udid: String, bundleID: String, arguments: [String], secrets: Set<String> = []) -> ProcessCommand {
+    public func launch(udid: String, bundleID: String, arguments: [String], secrets: Set<String> = [])
+        -> ProcessCommand
+    {
         let line = ([bundleID] + arguments).map(Self.shellQuoted).joined(separator: " ")
         // The quoted form of a secret is what appears in the line (`'to'"'"'ken'` for `to'ken`).
         return ProcessCommand(

@@ -38,12 +38,14 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     static let installHint = "`pip install pymobiledevice3`"
     static let tunneldHint = "`sudo python3 -m pymobiledevice3 remote tunneld`"
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     let tunneld: any TunneldProbing
     private var installedVersion: String??
 
-    public init(configuration: Configuration, runner: any ProcessRunner, tunneld: any TunneldProbing = TunneldProbe()) {
+    public init(
+        configuration: Configuration, runner: any ProcessRunner, tunneld: any TunneldProbing = TunneldProbe()
+    ) {
         self.configuration = configuration
         self.runner = runner
         self.tunneld = tunneld
@@ -64,7 +66,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
 
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
         ToolInvoker(
-            runner: runner, tool: "pymobiledevice3", device: configuration.label, installHint: Self.installHint,
+            runner: runner, tool: "pymobiledevice3", device: configuration.label,
+            installHint: Self.installHint,
             secrets: secrets)
     }
 
@@ -72,7 +75,10 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     static func missing(_ step: String, tunnel: Bool) -> (reason: String, fix: String) {
         tunnel
             ? ("\(step) needs pymobiledevice3 and a running tunneld", "\(installHint) then \(tunneldHint)")
-            : ("\(step) needs pymobiledevice3", "\(installHint), or use the usb transport (libimobiledevice) to install")
+            : (
+                "\(step) needs pymobiledevice3",
+                "\(installHint), or use the usb transport (libimobiledevice) to install"
+            )
     }
 
     /// Whether pymobiledevice3 is installed (asked once), and its version.
@@ -81,7 +87,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let answer: String?
         do {
             let output = try await invoker().run(
-                configuration.commands.version(), step: "connect", timeout: configuration.deadlines.limit("connect"))
+                configuration.commands.version(), step: "connect",
+                timeout: configuration.deadlines.limit("connect"))
             answer = output.status == 0 ? output.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil
         } catch let error as AppleDriverError where error.kind == .toolMissing {
             answer = nil
@@ -96,7 +103,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let state = await tunneld.state()
         let missing = (try? await tunnelProblem(step: "launch", version: version, state: state)) ?? nil
         let screenshot = (try? await tunnelProblem(step: "screenshot", version: version, state: state)) ?? nil
-        return PyMobileDevice3Readiness(version: version, tunneld: state, launch: missing, screenshot: screenshot)
+        return PyMobileDevice3Readiness(
+            version: version, tunneld: state, launch: missing, screenshot: screenshot)
     }
 
     /// The sentence saying what `step` lacks (tool, tunneld, or a tunnel to this device), or nil.
@@ -107,11 +115,13 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         }
         switch state {
         case .notRunning:
-            return "\(step) needs a running tunneld (nothing answers on \(tunneld.address)): \(Self.tunneldHint)"
+            return
+                "\(step) needs a running tunneld (nothing answers on \(tunneld.address)): \(Self.tunneldHint)"
         case .running(let udids):
             guard udids.contains(configuration.udid) else {
-                return "\(step) needs a tunnel to \(configuration.udid), but tunneld (\(tunneld.address)) has "
-                    + (udids.isEmpty ? "none" : "only \(udids.sorted().joined(separator: ", ")))")
+                return
+                    "\(step) needs a tunnel to \(configuration.udid), but tunneld (\(tunneld.address)) has "
+                    + (udids.isEmpty ? "none" : "only \(udids.sorted().joined(separator: ", "))")
                     + ": connect the device by USB, unlock it and trust this computer, then retry"
             }
             return nil
@@ -124,25 +134,30 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let state = await tunneld.state()
         if let problem = try await tunnelProblem(step: step, version: version, state: state) {
             throw AppleDriverError(
-                version == nil ? .toolMissing : .unavailable, step: step, device: configuration.label, reason: problem)
+                version == nil ? .toolMissing : .unavailable, step: step, device: configuration.label,
+                reason: problem)
         }
     }
 
     public func connect() async throws -> ConnectedDevice {
         let output = try await invoker().checked(
-            configuration.commands.listDevices(), step: "connect", timeout: configuration.deadlines.limit("connect"),
+            configuration.commands.listDevices(), step: "connect",
+            timeout: configuration.deadlines.limit("connect"),
             missing: Self.missing("connect", tunnel: false))
         let devices: [UsbmuxDevice]
         do {
             devices = try PyMobileDevice3Parser.devices(output.standardOutput)
         } catch {
-            throw AppleDriverError(.unexpectedOutput, step: "connect", device: configuration.label, reason: "\(error)")
+            throw AppleDriverError(
+                .unexpectedOutput, step: "connect", device: configuration.label, reason: "\(error)")
         }
         guard let device = devices.first(where: { $0.udid == configuration.udid }) else {
             throw AppleDriverError(
                 .unavailable, step: "connect", device: configuration.label,
                 reason: "usbmuxd does not see \(configuration.udid)"
-                    + (devices.isEmpty ? " (no devices at all)" : " (it sees \(devices.map(\.udid).joined(separator: ", ")))"),
+                    + (devices.isEmpty
+                        ? " (no devices at all)"
+                        : " (it sees \(devices.map(\.udid).joined(separator: ", ")))"),
                 fix: "plug it in, unlock it and tap Trust; check with `pymobiledevice3 usbmux list`",
                 isTransient: true)
         }
@@ -156,7 +171,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     public func prepare() async throws {
         _ = try await invoker().checked(
             configuration.commands.autoMount(udid: configuration.udid), step: "mount",
-            timeout: configuration.deadlines.limit("mount"), missing: Self.missing("mounting the Developer Disk Image", tunnel: false),
+            timeout: configuration.deadlines.limit("mount"),
+            missing: Self.missing("mounting the Developer Disk Image", tunnel: false),
             fix: "check Developer Mode is on and this host can reach Apple's signing server (tss.apple.com)")
     }
 
@@ -178,13 +194,15 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         do {
             apps = try PyMobileDevice3Parser.apps(listed.standardOutput)
         } catch {
-            throw AppleDriverError(.unexpectedOutput, step: "install", device: configuration.label, reason: "\(error)")
+            throw AppleDriverError(
+                .unexpectedOutput, step: "install", device: configuration.label, reason: "\(error)")
         }
         guard let app = apps[artifact.bundleID], app.buildVersion == artifact.buildNumber else {
             let found = apps[artifact.bundleID].map { "build \($0.buildVersion ?? "?")" } ?? "nothing"
             throw AppleDriverError(
                 .failed, step: "install", device: configuration.label,
-                reason: "pymobiledevice3 reported success, but the device has \(found) for \(artifact.bundleID), "
+                reason:
+                    "pymobiledevice3 reported success, but the device has \(found) for \(artifact.bundleID), "
                     + "not build \(artifact.buildNumber)")
         }
         progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
@@ -196,7 +214,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let output = try await invoker(secrets: secrets).checked(
             configuration.commands.launch(
                 udid: configuration.udid, bundleID: artifact.bundleID, arguments: arguments, secrets: secrets),
-            step: "launch", timeout: configuration.deadlines.limit("launch"), missing: Self.missing("launch", tunnel: true),
+            step: "launch", timeout: configuration.deadlines.limit("launch"),
+            missing: Self.missing("launch", tunnel: true),
             fix: "run `pymobiledevice3 mounter auto-mount` if the Developer Disk Image is not mounted")
         guard PyMobileDevice3Parser.launchedProcessID(output.stdout) != nil else {
             throw AppleDriverError(
@@ -206,12 +225,15 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-        let pulled = configuration.scratchDirectory.appendingPathComponent("hadeploy-crashes-\(UUID().uuidString)")
+        let pulled = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-crashes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: pulled, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: pulled) }
         _ = try await invoker().checked(
-            configuration.commands.pullCrashReports(udid: configuration.udid, into: pulled.path), step: "crash_check",
-            timeout: configuration.deadlines.limit("crash_check"), missing: Self.missing("the crash check", tunnel: false))
+            configuration.commands.pullCrashReports(udid: configuration.udid, into: pulled.path),
+            step: "crash_check",
+            timeout: configuration.deadlines.limit("crash_check"),
+            missing: Self.missing("the crash check", tunnel: false))
         let scanner = CrashReportScanner(executable: artifact.executable, since: since, simulatorUDID: nil)
         return try scanner.copyMatches(from: pulled, into: directory)
     }
@@ -219,11 +241,13 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     public func screenshot() async throws -> Data {
         try await requireTunnel("screenshot")
         let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
-        try FileManager.default.createDirectory(at: configuration.scratchDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: configuration.scratchDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: file) }
         _ = try await invoker().checked(
             configuration.commands.screenshot(udid: configuration.udid, to: file.path), step: "screenshot",
-            timeout: configuration.deadlines.limit("screenshot"), missing: Self.missing("screenshot", tunnel: true))
+            timeout: configuration.deadlines.limit("screenshot"),
+            missing: Self.missing("screenshot", tunnel: true))
         return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)
     }
 }

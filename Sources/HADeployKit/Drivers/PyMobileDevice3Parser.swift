@@ -46,10 +46,14 @@ public enum PyMobileDevice3Parser {
             throw Malformed(reason: "usbmux list did not print a JSON list")
         }
         return entries.compactMap { entry in
-            guard let udid = entry["UniqueDeviceID"] as? String ?? entry["Identifier"] as? String else { return nil }
+            guard let udid = entry["UniqueDeviceID"] as? String ?? entry["Identifier"] as? String else {
+                return nil
+            }
             return UsbmuxDevice(
-                udid: udid, name: entry["DeviceName"] as? String, productType: entry["ProductType"] as? String,
-                productVersion: entry["ProductVersion"] as? String, connectionType: entry["ConnectionType"] as? String,
+                udid: udid, name: entry["DeviceName"] as? String,
+                productType: entry["ProductType"] as? String,
+                productVersion: entry["ProductVersion"] as? String,
+                connectionType: entry["ConnectionType"] as? String,
                 deviceClass: entry["DeviceClass"] as? String)
         }
     }
@@ -64,7 +68,8 @@ public enum PyMobileDevice3Parser {
             let info = value as? [String: Any] ?? [:]
             result[bundleID] = InstalledApp(
                 bundleID: bundleID, shortVersion: info["CFBundleShortVersionString"] as? String,
-                buildVersion: info["CFBundleVersion"] as? String, executable: info["CFBundleExecutable"] as? String)
+                buildVersion: info["CFBundleVersion"] as? String,
+                executable: info["CFBundleExecutable"] as? String)
         }
         return result
     }

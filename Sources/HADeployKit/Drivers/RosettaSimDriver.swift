@@ -21,7 +21,8 @@ public actor RosettaSimDriver: DeviceDriver {
 
         public init(
             label: String, selector: SimulatorSelector, host: HostPlatform, commands: RosettaSimCommands?,
-            simulatorDevices: URL, diagnosticReports: URL, scratchDirectory: URL, deadlines: DriverDeadlines = .init()
+            simulatorDevices: URL, diagnosticReports: URL, scratchDirectory: URL,
+            deadlines: DriverDeadlines = .init()
         ) {
             self.label = label
             self.selector = selector
@@ -34,7 +35,7 @@ public actor RosettaSimDriver: DeviceDriver {
         }
     }
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     private var device: SimulatorDevice?
 
@@ -57,7 +58,8 @@ public actor RosettaSimDriver: DeviceDriver {
                 label: plan.name,
                 selector: SimulatorSelector(
                     udid: plan.udid.flatMap { $0.hasPrefix("<unset") ? nil : $0 },
-                    deviceType: device?.simulatorDeviceType, runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
+                    deviceType: device?.simulatorDeviceType,
+                    runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host, commands: tool.map(RosettaSimCommands.init(executable:)),
                 simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
                 diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
@@ -137,18 +139,22 @@ public actor RosettaSimDriver: DeviceDriver {
                 .appendingPathComponent("data"),
             bundleID: artifact.bundleID)
         // Not running is fine: terminate's status is not checked.
-        _ = try await invoker.run(commands.terminate(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
+        _ = try await invoker.run(
+            commands.terminate(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
         var container = writer.dataContainer()
         if container == nil {
             // A fresh install has no data container until its first launch: launch once to create it.
-            _ = try await invoker.checked(commands.launch(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
-            _ = try await invoker.run(commands.terminate(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
+            _ = try await invoker.checked(
+                commands.launch(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
+            _ = try await invoker.run(
+                commands.terminate(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
             container = writer.dataContainer()
         }
         guard let container else {
             throw AppleDriverError(
                 .unavailable, step: "launch", device: configuration.label,
-                reason: "\(artifact.bundleID) has no data container on \(sim.name) even after a first launch, "
+                reason:
+                    "\(artifact.bundleID) has no data container on \(sim.name) even after a first launch, "
                     + "so its launch arguments cannot be handed over",
                 fix: "launch the app once by hand in Simulator.app, then deploy again")
         }
@@ -157,7 +163,9 @@ public actor RosettaSimDriver: DeviceDriver {
         } catch {
             throw AppleDriverError(
                 .failed, step: "launch", device: configuration.label,
-                reason: "could not write the app's preferences in \(container.path): \(invoker.redact("\(error)"))")
+                reason:
+                    "could not write the app's preferences in \(container.path): \(invoker.redact("\(error)"))"
+            )
         }
         _ = try await invoker.checked(
             commands.launch(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit,
@@ -166,7 +174,8 @@ public actor RosettaSimDriver: DeviceDriver {
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         let sim = try await resolved()
-        let scanner = CrashReportScanner(executable: artifact.executable, since: since, simulatorUDID: sim.udid)
+        let scanner = CrashReportScanner(
+            executable: artifact.executable, since: since, simulatorUDID: sim.udid)
         return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
     }
 
@@ -174,7 +183,8 @@ public actor RosettaSimDriver: DeviceDriver {
         let (commands, invoker) = try tool("screenshot")
         let sim = try await resolved()
         let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
-        try FileManager.default.createDirectory(at: configuration.scratchDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: configuration.scratchDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: file) }
         _ = try await invoker.checked(
             commands.screenshot(sim.udid, to: file.path), step: "screenshot",

@@ -13,7 +13,9 @@ enum ScreenshotFile {
         guard data.starts(with: pngSignature) else {
             throw AppleDriverError(
                 .unexpectedOutput, step: step, device: device,
-                reason: "the screenshot is not a PNG (\(data.count) bytes starting \(data.prefix(4).map { String(format: "%02x", $0) }.joined()))")
+                reason:
+                    "the screenshot is not a PNG (\(data.count) bytes starting \(data.prefix(4).map { String(format: "%02x", $0) }.joined()))"
+            )
         }
         return data
     }

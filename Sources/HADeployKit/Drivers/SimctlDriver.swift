@@ -20,7 +20,8 @@ public actor SimctlDriver: DeviceDriver {
         public var deadlines: DriverDeadlines
 
         public init(
-            label: String, selector: SimulatorSelector, host: HostPlatform, commands: SimctlCommands = .init(),
+            label: String, selector: SimulatorSelector, host: HostPlatform,
+            commands: SimctlCommands = .init(),
             launchEnvironment: [String: String] = [:], diagnosticReports: URL, scratchDirectory: URL,
             deadlines: DriverDeadlines = .init()
         ) {
@@ -35,7 +36,7 @@ public actor SimctlDriver: DeviceDriver {
         }
     }
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     private var device: SimulatorDevice?
 
@@ -47,7 +48,8 @@ public actor SimctlDriver: DeviceDriver {
     /// The driver for a `simctl` device of the matrix. `variables` are `.env` merged with the environment
     /// (`HOME` locates the crash reports; the flavour's `xcode` becomes `DEVELOPER_DIR`).
     public static func make(
-        plan: DevicePlan, device: Device?, matrix: DeviceMatrix, variables: [String: String], host: HostPlatform,
+        plan: DevicePlan, device: Device?, matrix: DeviceMatrix, variables: [String: String],
+        host: HostPlatform,
         runner: any ProcessRunner, scratchDirectory: URL
     ) -> SimctlDriver {
         let home = variables["HOME"] ?? NSHomeDirectory()
@@ -59,18 +61,22 @@ public actor SimctlDriver: DeviceDriver {
                     deviceType: device?.simulatorDeviceType,
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host,
-                commands: SimctlCommands(developerDir: developerDir(matrix: matrix, flavour: plan.flavour, variables)),
-                diagnosticReports: URL(fileURLWithPath: home).appendingPathComponent("Library/Logs/DiagnosticReports"),
+                commands: SimctlCommands(
+                    developerDir: developerDir(matrix: matrix, flavour: plan.flavour, variables)),
+                diagnosticReports: URL(fileURLWithPath: home).appendingPathComponent(
+                    "Library/Logs/DiagnosticReports"),
                 scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),
             runner: runner)
     }
 
     /// `<xcode>/Contents/Developer` for the flavour's Xcode, when it resolves.
-    static func developerDir(matrix: DeviceMatrix, flavour: String, _ variables: [String: String]) -> String? {
+    static func developerDir(matrix: DeviceMatrix, flavour: String, _ variables: [String: String]) -> String?
+    {
         guard let xcode = matrix.flavour(named: flavour)?.xcode,
             case .value(let path) = xcode.resolve(variables), !path.isEmpty
         else { return nil }
-        let expanded = path.hasPrefix("~/") ? (variables["HOME"] ?? NSHomeDirectory()) + path.dropFirst(1) : path
+        let expanded =
+            path.hasPrefix("~/") ? (variables["HOME"] ?? NSHomeDirectory()) + path.dropFirst(1) : path
         return expanded.hasSuffix("/Contents/Developer") ? expanded : expanded + "/Contents/Developer"
     }
 
@@ -90,7 +96,8 @@ public actor SimctlDriver: DeviceDriver {
     public func connect() async throws -> ConnectedDevice {
         try requireMacOS("connect")
         let found = try await SimulatorLocator(invoker: invoker(), selector: configuration.selector)
-            .locate(list: configuration.commands.listDevices(), timeout: configuration.deadlines.limit("connect"))
+            .locate(
+                list: configuration.commands.listDevices(), timeout: configuration.deadlines.limit("connect"))
         device = found
         return ConnectedDevice(
             udid: found.udid, name: found.name, productType: found.deviceType, iosVersion: found.version,
@@ -115,7 +122,8 @@ public actor SimctlDriver: DeviceDriver {
             let output = try await tool.run(boot, step: "boot", timeout: limit)
             // Booted meanwhile (by Simulator.app or another run): simctl says so and exits 149.
             if output.status != 0 && !output.stderr.contains("current state: Booted") {
-                throw tool.failure(boot, output: output, step: "boot", fix: "open Simulator.app to see why it does not boot")
+                throw tool.failure(
+                    boot, output: output, step: "boot", fix: "open Simulator.app to see why it does not boot")
             }
         }
         _ = try await tool.checked(configuration.commands.bootStatus(sim.udid), step: "boot", timeout: limit)
@@ -160,7 +168,8 @@ public actor SimctlDriver: DeviceDriver {
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         let sim = try await resolved()
-        let scanner = CrashReportScanner(executable: artifact.executable, since: since, simulatorUDID: sim.udid)
+        let scanner = CrashReportScanner(
+            executable: artifact.executable, since: since, simulatorUDID: sim.udid)
         return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
     }
 
@@ -168,7 +177,8 @@ public actor SimctlDriver: DeviceDriver {
         try requireMacOS("screenshot")
         let sim = try await resolved()
         let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
-        try FileManager.default.createDirectory(at: configuration.scratchDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: configuration.scratchDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: file) }
         _ = try await invoker().checked(
             configuration.commands.screenshot(sim.udid, to: file.path), step: "screenshot",

@@ -36,7 +36,8 @@ public enum SimctlListParser {
                 result.append(
                     SimulatorDevice(
                         udid: udid, name: name, state: entry["state"] as? String ?? "Unknown",
-                        isAvailable: availability(entry), availabilityError: entry["availabilityError"] as? String,
+                        isAvailable: availability(entry),
+                        availabilityError: entry["availabilityError"] as? String,
                         runtimeIdentifier: runtime, platform: platform, version: version,
                         deviceTypeIdentifier: entry["deviceTypeIdentifier"] as? String))
             }

@@ -19,7 +19,8 @@ struct SimulatorLocator: Sendable {
         case .found(let device):
             return device
         case .notFound(let reason, let fix):
-            throw AppleDriverError(.unavailable, step: "connect", device: invoker.device, reason: reason, fix: fix)
+            throw AppleDriverError(
+                .unavailable, step: "connect", device: invoker.device, reason: reason, fix: fix)
         }
     }
 }

@@ -93,7 +93,8 @@ public struct SimulatorSelector: Sendable, Hashable {
         if version.isEmpty {
             // `17.5` alone means iOS; `iOS17.5` is how simctl create spells runtimes too.
             let digits = text.drop { !$0.isNumber }
-            let letters = text.prefix { !$0.isNumber }.trimmingCharacters(in: CharacterSet(charactersIn: " -"))
+            let letters = text.prefix { !$0.isNumber }.trimmingCharacters(
+                in: CharacterSet(charactersIn: " -"))
             guard !digits.isEmpty else { return nil }
             platform = letters.isEmpty ? "iOS" : letters
             version = digits.replacingOccurrences(of: "-", with: ".")

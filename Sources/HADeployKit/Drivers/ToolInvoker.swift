@@ -27,7 +27,8 @@ struct ToolInvoker: Sendable {
             case .notFound:
                 throw AppleDriverError(
                     .toolMissing, step: step, device: device,
-                    reason: missing?.reason ?? "\(tool) is not installed (`\(command.executable)` was not found)",
+                    reason: missing?.reason
+                        ?? "\(tool) is not installed (`\(command.executable)` was not found)",
                     fix: missing?.fix ?? installHint)
             case .timedOut(_, let after):
                 throw AppleDriverError(
@@ -58,11 +59,13 @@ struct ToolInvoker: Sendable {
     ) -> AppleDriverError {
         let message = Self.lastLines(output.stderr.isEmpty ? output.stdout : output.stderr)
         // xcrun exits 72 when the selected Xcode lacks the tool (no Xcode, or command line tools only).
-        if command.executable.hasSuffix("xcrun"), output.status == 72 || message.contains("unable to find utility")
+        if command.executable.hasSuffix("xcrun"),
+            output.status == 72 || message.contains("unable to find utility")
         {
             return AppleDriverError(
                 .toolMissing, step: step, device: device,
-                reason: "xcrun cannot find \(tool.replacingOccurrences(of: "xcrun ", with: "")): \(redact(message))",
+                reason:
+                    "xcrun cannot find \(tool.replacingOccurrences(of: "xcrun ", with: "")): \(redact(message))",
                 fix: "install Xcode, or point the flavour's `xcode:` (DEVELOPER_DIR) at one")
         }
         var command = command
