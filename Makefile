@@ -5,7 +5,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)/hadeploy
 
-.PHONY: all deps peers build demo test lint format bench clean
+.PHONY: all deps peers peers-demo build demo test lint format bench clean
 
 all: build
 
@@ -14,14 +14,18 @@ deps:
 
 peers:
 	@scripts/bootstrap.sh --with-peers
-	@for s in scripts/tools-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh; do \
+	@for s in scripts/tools-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
 	  if [ -x $$s ]; then case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; fi; done
+
+# The demo needs only the build dependencies (virtual devices are in-process).
+peers-demo:
+	@scripts/bootstrap.sh
 
 build: deps
 	$(SWIFT) build
 
-demo: build
-	$(BIN) all --kiosk --dry-run --allow-shallow
+demo: peers-demo build
+	$(BIN) all --kiosk --virtual --report report --allow-shallow
 
 test: peers
 	$(SWIFT) build --build-tests
@@ -35,4 +39,4 @@ format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
 clean:
-	rm -rf .build Generated
+	rm -rf .build Generated report .hadeploy

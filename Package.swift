@@ -32,13 +32,14 @@ let package = Package(
         // MARK: executable + CLI
         .executableTarget(
             name: "hadeploy",
-            dependencies: ["HADeployCLI"],
+            dependencies: ["HADeployCLI", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "VirtualDevice",
+                "HomeAssistant",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -119,12 +120,17 @@ let package = Package(
         // MARK: edges
         .target(
             name: "MobileDevice",
-            dependencies: ["HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd"],
+            dependencies: [
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
             name: "SSHTransport",
-            dependencies: ["HADeployCore", "CLibSSH"],
+            dependencies: ["HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .target(
@@ -135,6 +141,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -166,6 +174,17 @@ let package = Package(
         ),
 
         // MARK: tests
+        .target(
+            name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestSupport", "VirtualDevice", "HADeployKit", "DeviceSpec", "HADeployCore", "HomeAssistant",
+                "ImageCodec",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
@@ -186,17 +205,28 @@ let package = Package(
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["HADeployCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "MobileDeviceTests", dependencies: ["MobileDevice", "VirtualDevice", "HADeployCore"],
+            name: "MobileDeviceTests",
+            dependencies: [
+                "MobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .testTarget(
-            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+            name: "SSHTransportTests",
+            dependencies: [
+                "SSHTransport", "HADeployCore", "VirtualDevice",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
                 "VirtualDevice", "ImageCodec",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -6,3 +6,4 @@
 #include <libimobiledevice/mobile_image_mounter.h>
 #include <libimobiledevice/debugserver.h>
 #include <libimobiledevice/service.h>
+#include <libimobiledevice/property_list_service.h>

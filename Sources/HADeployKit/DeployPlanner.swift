@@ -106,6 +106,8 @@ public struct DeployPlanner: Sendable {
         }
         arguments.append("-HAKioskMode", kiosk ? "YES" : "NO")
         arguments.append("-HADeployID", deployID)
+        // Echoed back as `device` in ha_dashboard_loaded, so an event is matched to this device.
+        arguments.append("-HADeviceID", device.id)
 
         var availability = Availability.available
         switch device.transport {

@@ -1,8 +1,18 @@
+import Foundation
 import HADeployCLI
+import Logging
 
 @main
 enum Entry {
     static func main() async {
+        // Library logs go to stderr (stdout is for results and JSON Lines), warnings and up unless
+        // HADEPLOY_DEBUG is set.
+        let debug = ProcessInfo.processInfo.environment["HADEPLOY_DEBUG"] != nil
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = debug ? .debug : .warning
+            return handler
+        }
         await HADeploy.main()
     }
 }

@@ -35,7 +35,7 @@ import Versioning
         #expect(
             device.launchArguments.redacted == [
                 "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", "***", "-HADefaultDashboard", "YES",
-                "-HAKioskMode", "YES", "-HADeployID", "deploy-1",
+                "-HAKioskMode", "YES", "-HADeployID", "deploy-1", "-HADeviceID", "mini4",
             ])
         // Only the argv handed to the transport carries the real token.
         #expect(device.launchArguments.revealed()[3] == Self.token)
@@ -43,7 +43,7 @@ import Versioning
         #expect(
             device.launchArguments.description
                 == "-HAServerURL http://ha.local:8123 -HAAccessToken *** -HADefaultDashboard YES "
-                + "-HAKioskMode YES -HADeployID deploy-1")
+                + "-HAKioskMode YES -HADeployID deploy-1 -HADeviceID mini4")
         #expect(device.udid == "00008020-001")
         #expect(device.unsetKeys.isEmpty)
     }

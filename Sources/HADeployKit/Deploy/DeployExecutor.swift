@@ -45,6 +45,7 @@ public struct DeployEnvironment: Sendable {
 struct StepFailure: Error {
     var step: String
     var reason: String
+    var hostLimited = false
 }
 
 /// Runs a `DeployPlan`: devices in parallel (capped by --jobs), each step under a deadline, transient

@@ -21,6 +21,9 @@ public enum DeviceOutcome: String, Sendable, Codable {
     case notAvailable = "not available"
     /// Stopped before it started (Ctrl-C, --fail-fast).
     case cancelled
+    /// Installed, but this host cannot launch or screenshot it (iOS 17+ without devicectl or
+    /// pymobiledevice3); the reason says what is missing.
+    case installedOnly = "installed only"
 }
 
 public struct StepRecord: Sendable, Hashable, Codable {
@@ -47,7 +50,11 @@ public struct DeviceResult: Sendable, Hashable, Codable {
     public var crashReports: [String]
     public var seconds: Double
 
-    public var succeeded: Bool { outcome == .succeeded || outcome == .unverified || outcome == .notAvailable }
+    /// Whether the device counts as a success for the exit code: a host limitation is not a failure.
+    public var succeeded: Bool {
+        outcome == .succeeded || outcome == .unverified || outcome == .notAvailable
+            || outcome == .installedOnly
+    }
 }
 
 /// The whole run, as written to summary.json.

@@ -1,6 +1,9 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import Logging
+import MobileDevice
+import VirtualDevice
 
 /// A real deploy from a plan: artifacts (built, given, or demo), the Home Assistant preflight,
 /// virtual devices when asked, then the executor.
@@ -51,6 +54,72 @@ public struct DeploySession: Sendable {
     }
 
     public func run() async throws -> DeployReport {
+        guard settings.virtual else { return try await run(plan: plan, virtualDDI: nil) }
+        let devices = plan.devices.compactMap { matrix.device(id: $0.id) }
+        let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
+        var logger = Logger(label: "hadeploy.virtual")
+        logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
+        let (usbmuxd, address) = try await virtual.start(
+            stateDirectory: settings.stateDirectory.appendingPathComponent("devices"), logger: logger)
+        USBTransport.setUsbmuxdAddress(address)
+        reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(address)"))
+        do {
+            let infos = await usbmuxd.devices()
+            let ddi = try Self.virtualDeveloperImages(
+                versions: infos.map(\.productVersion),
+                in: settings.stateDirectory.appendingPathComponent("DeviceSupport"))
+            let haConfigured =
+                !(variables["HA_SERVER"] ?? "").isEmpty && !(variables["HA_TOKEN"] ?? "").isEmpty
+            var rewritten = plan
+            rewritten.devices = plan.devices.map { device in
+                var device = device
+                guard let twin = infos.first(where: { $0.name == device.id }) else {
+                    let reason =
+                        virtual.skipped.first { $0.device.id == device.id }?.reason ?? "no virtual twin"
+                    device.availability = .notOnThisHost(reason: reason)
+                    return device
+                }
+                device.transport = .usb
+                device.fallbackTransport = nil
+                device.udid = twin.udid
+                device.availability = .available
+                let matrixDevice = matrix.device(id: device.id)
+                let twinKeys = Set(
+                    (matrixDevice?.udid?.references ?? []) + (matrixDevice?.host?.references ?? []))
+                device.unsetKeys.removeAll {
+                    twinKeys.contains($0) || (!haConfigured && ["HA_SERVER", "HA_TOKEN"].contains($0))
+                }
+                return device
+            }
+            if !haConfigured {
+                reporter.handle(.message("HA_SERVER/HA_TOKEN not set: the dashboard check is skipped"))
+            }
+            let report = try await run(plan: rewritten, virtualDDI: ddi)
+            await usbmuxd.stop()
+            return report
+        } catch {
+            await usbmuxd.stop()
+            throw error
+        }
+    }
+
+    /// Virtual devices mount any image; the files only need to exist where a real one would be.
+    static func virtualDeveloperImages(versions: [String], in directory: URL) throws -> URL {
+        for version in Set(versions) {
+            let parts = version.split(separator: ".")
+            let key = parts.prefix(2).joined(separator: ".") + (parts.count == 1 ? ".0" : "")
+            let folder = directory.appendingPathComponent(key)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let image = folder.appendingPathComponent("DeveloperDiskImage.dmg")
+            if !FileManager.default.fileExists(atPath: image.path) {
+                try Data("hadeploy virtual developer disk image for iOS \(key)\n".utf8).write(to: image)
+                try Data(repeating: 0x5A, count: 128).write(to: image.appendingPathExtension("signature"))
+            }
+        }
+        return directory
+    }
+
+    func run(plan: DeployPlan, virtualDDI: URL?) async throws -> DeployReport {
         let host = HostPlatform.current
         let source: ArtifactSource
         if let artifact = settings.artifact {
@@ -83,17 +152,40 @@ public struct DeploySession: Sendable {
             }
         }
 
-        let registry = DriverRegistry(
+        var registry = DriverRegistry(
             matrix: matrix, variables: variables, host: host,
             usbmuxdAddress: context.environment["USBMUXD_SOCKET_ADDRESS"],
             stateDirectory: settings.stateDirectory, output: context.output)
+        registry.developerImageOverride = virtualDDI.map { [$0] }
+        let drivers = registry
+        // Preflight once per run, before any device is touched.
+        var verifier: HomeAssistantVerifier?
+        var skipped = "verification skipped (--no-verify)"
+        let server = plan.server.hasPrefix("<unset") ? nil : plan.server
+        let token = variables["HA_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
+        if plan.verify {
+            if let server, let token {
+                let candidate = try HomeAssistantVerifier(
+                    server: server, token: token,
+                    caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+                reporter.handle(.message("preflight: checking Home Assistant at \(server)…"))
+                for note in try await candidate.preflight(dashboards: plan.devices.map(\.dashboard)) {
+                    reporter.handle(.message("preflight: \(note)"))
+                }
+                verifier = candidate
+            } else {
+                skipped = "verification skipped: HA_SERVER and HA_TOKEN are not both set"
+            }
+        }
         let environment = DeployEnvironment(
-            driver: { try registry.driver(for: $0) }, verifier: nil,
-            verificationSkippedReason: "no Home Assistant verification in this build",
+            driver: { try drivers.driver(for: $0) }, verifier: verifier,
+            verificationSkippedReason: skipped,
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
             lockDirectory: Self.lockDirectory(context.environment),
             jobs: settings.jobs, failFast: settings.failFast, force: settings.force)
-        return await DeployExecutor(plan: plan, environment: environment).run()
+        let report = await DeployExecutor(plan: plan, environment: environment).run()
+        await verifier?.close()
+        return report
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.

@@ -86,3 +86,9 @@ public protocol DeviceDriver: Sendable {
 public protocol TransientClassifying: Error {
     var isTransient: Bool { get }
 }
+
+/// Errors that mean "this host (or this device's iOS) cannot do that with the tools at hand", not
+/// "the device failed": e.g. launching on iOS 17+ through libimobiledevice 1.3.0.
+public protocol HostLimitationClassifying: Error {
+    var isHostLimitation: Bool { get }
+}

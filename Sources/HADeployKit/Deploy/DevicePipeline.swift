@@ -64,6 +64,8 @@ struct DevicePipeline: Sendable {
 
         do {
             try await steps(artifact: artifact, recorder: recorder)
+        } catch let failure as StepFailure where failure.hostLimited && recorder.install != nil {
+            return result(.installedOnly, reason: failure.reason, failedStep: failure.step)
         } catch let failure as StepFailure {
             return result(.failed, reason: failure.reason, failedStep: failure.step)
         } catch is CancellationError {
@@ -128,7 +130,8 @@ struct DevicePipeline: Sendable {
                     if let reprobe { try await reprobe() }
                     continue
                 }
-                throw StepFailure(step: name, reason: "\(name) failed: \(message)")
+                let limited = (error as? any HostLimitationClassifying)?.isHostLimitation ?? false
+                throw StepFailure(step: name, reason: "\(name) failed: \(message)", hostLimited: limited)
             }
         }
     }

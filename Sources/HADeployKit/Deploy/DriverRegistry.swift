@@ -1,6 +1,9 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import Logging
+import MobileDevice
+import SSHTransport
 
 /// Picks the driver for each device from its transport and this host.
 public struct DriverRegistry: Sendable {
@@ -11,6 +14,8 @@ public struct DriverRegistry: Sendable {
     public var usbmuxdAddress: String?
     public var stateDirectory: URL
     public var output: any OutputSink
+    /// Developer Disk Image directories to use instead of devices.yaml's (virtual devices).
+    public var developerImageOverride: [URL]?
 
     public init(
         matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?,
@@ -25,8 +30,59 @@ public struct DriverRegistry: Sendable {
     }
 
     public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
-        throw TransportUnavailable(
-            device: plan.name, transport: plan.transport.rawValue,
-            reason: "this transport is not wired into this build of hadeploy yet")
+        switch plan.transport {
+        case .usb:
+            return try usbDriver(plan)
+        case .ssh:
+            let primary = try sshDriver(plan)
+            if plan.fallbackTransport == .usb, let udid = plan.udid, !udid.hasPrefix("<unset") {
+                return FallbackDriver(primary: primary, fallback: try usbDriver(plan))
+            }
+            return primary
+        case .devicectl, .simctl, .rosettasim:
+            throw TransportUnavailable(
+                device: plan.name, transport: plan.transport.rawValue,
+                reason: "this transport is not wired into this build of hadeploy yet")
+        }
+    }
+
+    func sshDriver(_ plan: DevicePlan) throws -> any DeviceDriver {
+        guard let device = matrix.device(id: plan.id) else {
+            throw TransportUnavailable(device: plan.name, transport: "ssh", reason: "not in devices.yaml")
+        }
+        let knownHosts =
+            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (variables["HOME"] ?? NSHomeDirectory()) + "/.config/hadeploy/known_hosts"
+        let config = try SSHDriver.config(
+            for: device, plan: plan, variables: variables, knownHosts: knownHosts)
+        return SSHDriver(
+            deployer: JailbreakDeployer(config: config), plan: plan,
+            workDirectory: stateDirectory.appendingPathComponent("ssh"))
+    }
+
+    func usbDriver(_ plan: DevicePlan) throws -> any DeviceDriver {
+        guard let udid = plan.udid, !udid.hasPrefix("<unset") else {
+            throw TransportUnavailable(
+                device: plan.name, transport: "usb",
+                reason: "no UDID: set it in devices.yaml or .env (`idevice_id -l`)")
+        }
+        var ddi: [URL] = developerImageOverride ?? []
+        if developerImageOverride == nil, let device = matrix.device(id: plan.id),
+            let directory = device.ddiDir?.resolve(variables),
+            case .value(let path) = directory
+        {
+            let expanded = path.hasPrefix("~/") ? (variables["HOME"] ?? "~") + path.dropFirst(1) : path
+            ddi.append(URL(fileURLWithPath: expanded))
+        }
+        var timeouts = USBTimeouts()
+        if let install = plan.timeouts["install"] { timeouts.install = .milliseconds(Int64(install * 1000)) }
+        if let launch = plan.timeouts["launch"] { timeouts.launch = .milliseconds(Int64(launch * 1000)) }
+        let options = USBDeviceOptions(
+            stateDirectory: stateDirectory.appendingPathComponent("install-records"),
+            developerImageDirectories: ddi,
+            timeouts: timeouts, logger: Logger(label: "hadeploy.usb"))
+        return USBDriver(
+            udid: udid, name: plan.name, options: options,
+            connectDeadline: .milliseconds(Int64((plan.timeouts["connect"] ?? 30) * 1000)))
     }
 }

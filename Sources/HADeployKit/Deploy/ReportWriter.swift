@@ -40,6 +40,7 @@ public struct ReportWriter: Sendable {
         let failures = report.results.filter { $0.outcome == .failed }.count
         let skipped = report.results.filter {
             $0.outcome == .notAvailable || $0.outcome == .cancelled || $0.outcome == .unverified
+                || $0.outcome == .installedOnly
         }.count
         let total = report.results.reduce(0) { $0 + $1.seconds }
         var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>"]
@@ -60,7 +61,7 @@ public struct ReportWriter: Sendable {
                 lines.append(
                     "      <failure message=\"\(Self.xml(result.reason ?? "failed"))\" type=\"failed\(Self.xml(step))\">\(Self.xml(stepLog(result)))</failure>"
                 )
-            case .notAvailable, .cancelled, .unverified:
+            case .notAvailable, .cancelled, .unverified, .installedOnly:
                 lines.append(
                     "      <skipped message=\"\(Self.xml("\(result.outcome.rawValue): \(result.reason ?? "")"))\"/>"
                 )

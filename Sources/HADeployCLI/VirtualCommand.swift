@@ -1,0 +1,84 @@
+import ArgumentParser
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import Logging
+import VirtualDevice
+
+struct VirtualCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "virtual",
+        abstract: "Run virtual iOS devices for the matrix behind a virtual usbmuxd, until interrupted.",
+        discussion: """
+            Each device in devices.yaml that a virtual device can stand for gets an emulated twin speaking
+            the real usbmuxd, lockdownd and service protocols; the Debian libimobiledevice tools (and
+            hadeploy) use them through USBMUXD_SOCKET_ADDRESS. State (pair records, installed apps,
+            mounted image, crash logs) survives restarts. Examples:
+              hadeploy virtual                               every twin, socket in .hadeploy/virtual/
+              hadeploy virtual --only mini4 ipad2 --port 27015
+              USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock idevice_id -l
+            Faults are injected at run time through <state>/control.sock (JSON lines).
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The device matrix.", valueName: "path"))
+    var config: String = "devices.yaml"
+
+    @Option(
+        name: .customLong("env-file"), help: ArgumentHelp("Values for ${VARS} (UDIDs).", valueName: "path"))
+    var envFile: String = ".env"
+
+    @Option(
+        name: .long, parsing: .upToNextOption, help: ArgumentHelp("Only these devices.", valueName: "name"))
+    var only: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Listen on this UNIX socket.", valueName: "path"))
+    var socket: String?
+
+    @Option(
+        name: .long, help: ArgumentHelp("Listen on 127.0.0.1:N instead (0 = any free port).", valueName: "n"))
+    var port: Int?
+
+    @Option(name: .long, help: ArgumentHelp("State directory.", valueName: "dir"))
+    var state: String = ".hadeploy/virtual"
+
+    func validate() throws {
+        if socket != nil && port != nil { throw ValidationError("--socket and --port conflict: choose one") }
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0...65535") }
+    }
+
+    func run() async throws {
+        try await withContext { context in
+            let workspace = Workspace(context: context, configPath: config, envFilePath: envFile)
+            let matrix = try workspace.loadMatrix()
+            let (variables, _) = try workspace.loadVariables()
+            let devices = only.isEmpty ? matrix.devices : try TargetResolver(matrix: matrix).resolve(only)
+            let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
+            for (device, reason) in virtual.skipped {
+                context.message("\(device.id): no virtual twin: \(reason)")
+            }
+            guard !virtual.twins.isEmpty else {
+                throw ValidationError("none of these devices can be virtual")
+            }
+            var address: VirtualUsbmuxdAddress?
+            if let socket { address = .unixSocket(context.url(for: socket).path) }
+            if let port { address = .tcp(port: port) }
+            var logger = Logger(label: "hadeploy.virtual")
+            logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .warning : .debug
+            let (usbmuxd, value) = try await virtual.start(
+                stateDirectory: context.url(for: state), address: address, logger: logger)
+            for info in await usbmuxd.devices() {
+                context.message(
+                    "  \(info.name): \(info.deviceName) \(info.productType) iOS \(info.productVersion) "
+                        + "\(info.cpuArchitecture) udid \(info.udid)")
+            }
+            context.print("USBMUXD_SOCKET_ADDRESS=\(value)")
+            context.message("virtual devices running; Ctrl-C to stop")
+            let waiter = Task { while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) } }
+            let signals = SignalCancellation { waiter.cancel() }
+            await waiter.value
+            signals.cancel()
+            await usbmuxd.stop()
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Logging
+import VirtualDevice
+
+/// The virtual twins of the matrix's devices: one emulated device per device a virtual device can
+/// stand for (real hardware reached over USB, SSH or devicectl), all behind one virtual usbmuxd.
+public struct VirtualMatrix: Sendable {
+    public struct Twin: Sendable {
+        public var device: Device
+        public var profile: VirtualDeviceProfile
+    }
+
+    public var twins: [Twin]
+    /// Devices that have no virtual twin, with why.
+    public var skipped: [(device: Device, reason: String)]
+
+    public init(matrix: DeviceMatrix, devices: [Device], variables: [String: String]) {
+        var twins: [Twin] = []
+        var skipped: [(Device, String)] = []
+        for device in devices {
+            guard device.kind == .device else {
+                skipped.append((device, "a simulator has no virtual twin (simulators need macOS)"))
+                continue
+            }
+            guard let productType = device.productType,
+                var profile = VirtualDeviceProfile.preset(
+                    productType: productType, iOSVersion: device.iosVersion)
+            else {
+                skipped.append(
+                    (
+                        device,
+                        "no virtual model for product type \(device.productType ?? "(none)") — known: "
+                            + VirtualDeviceProfile.knownProductTypes.joined(separator: ", ")
+                    ))
+                continue
+            }
+            profile.name = device.id
+            profile.deviceName = device.name
+            if case .value(let udid)? = device.udid?.resolve(variables) { profile.udid = udid }
+            twins.append(Twin(device: device, profile: profile))
+        }
+        self.twins = twins
+        self.skipped = skipped
+    }
+
+    /// Starts the virtual usbmuxd; returns it with the `USBMUXD_SOCKET_ADDRESS` clients must use.
+    public func start(stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger)
+        async throws -> (VirtualUsbmuxd, String)
+    {
+        try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
+        let socket = address ?? .unixSocket(stateDirectory.appendingPathComponent("usbmuxd.sock").path)
+        let usbmuxd = try VirtualUsbmuxd(
+            profiles: twins.map(\.profile), stateDirectory: stateDirectory, address: socket, logger: logger)
+        let value = try await usbmuxd.start()
+        return (usbmuxd, value)
+    }
+}

@@ -1,0 +1,110 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import MobileDevice
+
+/// Configured devices and connected ones, side by side, for `hadeploy devices`.
+public struct DeviceInventory: Sendable, Encodable {
+    public struct Row: Sendable, Encodable {
+        /// The devices.yaml name, nil for a connected device the matrix does not know.
+        public var id: String?
+        public var name: String
+        public var udid: String?
+        public var transport: String
+        /// What will drive it from this host.
+        public var backend: String
+        public var configured: Bool
+        public var connected: Bool
+        public var productType: String?
+        public var ios: String?
+        public var arch: String?
+        public var pairing: String?
+        public var note: String?
+    }
+
+    public var rows: [Row]
+    public var usbmuxd: String
+    public var usbmuxdError: String?
+
+    public static func gather(
+        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?
+    ) async -> DeviceInventory {
+        var connected: [USBDeviceSummary] = []
+        var usbError: String?
+        do {
+            connected = try await USBTransport.devices()
+        } catch {
+            usbError = "\(error)"
+        }
+        var rows: [Row] = []
+        var matched = Set<String>()
+        for device in matrix.devices {
+            let udid = device.udid.map { $0.display(variables) }
+            let live = connected.first { $0.udid == udid }
+            if let live { matched.insert(live.udid) }
+            var backend: String
+            var note: String?
+            switch device.transport {
+            case .usb:
+                let remote = device.usbHost.map { $0.display(variables) } ?? ""
+                backend = remote.isEmpty ? "libimobiledevice (usbmuxd)" : "libimobiledevice via \(remote)"
+            case .ssh:
+                backend = "libssh (jailbroken)" + (device.fallbackTransport == .usb ? ", USB fallback" : "")
+            case .devicectl:
+                backend =
+                    host == .macOS
+                    ? "xcrun devicectl" : "libimobiledevice install; launch needs pymobiledevice3"
+            case .simctl:
+                backend = "xcrun simctl"
+                if host != .macOS { note = "not available on this host (needs macOS)" }
+            case .rosettasim:
+                backend = "rosettasim-ctl"
+                if host != .macOS { note = "not available on this host (needs macOS)" }
+            }
+            if note == nil, device.kind == .device, device.transport != .ssh, live == nil {
+                note = "not connected" + (udid?.hasPrefix("<unset") == true ? " (\(udid!))" : "")
+            }
+            if let problem = live?.problem { note = problem }
+            rows.append(
+                Row(
+                    id: device.id, name: device.name, udid: udid, transport: device.transport.rawValue,
+                    backend: backend, configured: true, connected: live != nil,
+                    productType: live?.productType ?? device.productType,
+                    ios: live?.productVersion ?? device.iosVersion,
+                    arch: live?.cpuArchitecture ?? device.arch.rawValue, pairing: live?.pairing.rawValue,
+                    note: note))
+        }
+        for live in connected where !matched.contains(live.udid) {
+            rows.append(
+                Row(
+                    id: nil, name: live.name ?? "(unnamed)", udid: live.udid, transport: "usb",
+                    backend: "libimobiledevice (usbmuxd)", configured: false, connected: true,
+                    productType: live.productType, ios: live.productVersion, arch: live.cpuArchitecture,
+                    pairing: live.pairing.rawValue,
+                    note: live.problem ?? "connected but not in devices.yaml (add it with this udid)"))
+        }
+        return DeviceInventory(
+            rows: rows, usbmuxd: usbmuxdAddress ?? "/var/run/usbmuxd", usbmuxdError: usbError)
+    }
+
+    public var text: String {
+        let header = ["DEVICE", "NAME", "UDID", "IOS", "CONNECTED", "BACKEND", "NOTE"]
+        var table = [header]
+        for row in rows {
+            table.append([
+                row.id ?? "-", row.name, row.udid ?? "-", row.ios ?? "-", row.connected ? "yes" : "no",
+                row.backend,
+                row.note ?? "",
+            ])
+        }
+        let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
+        var lines = table.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1
+                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        if let usbmuxdError { lines.append("usbmuxd (\(usbmuxd)): \(usbmuxdError)") }
+        return lines.joined(separator: "\n")
+    }
+}

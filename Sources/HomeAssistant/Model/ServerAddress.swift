@@ -1,0 +1,67 @@
+import Foundation
+
+/// Where a Home Assistant server lives: scheme, host, port and an optional path prefix
+/// (a reverse proxy serving HA under `https://host/ha/`).
+///
+/// Accepts `http`, `https`, `ws` and `wss` URLs. A URL that already ends in `/api/websocket` or
+/// `/api/` is cut back to its base, so a pasted WebSocket URL works too.
+public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// `true` for https/wss.
+    public let isSecure: Bool
+    public let host: String
+    public let port: Int
+    /// Path prefix with a leading and a trailing slash; `/` when HA is served at the root.
+    public let pathPrefix: String
+
+    public init(_ string: String) throws {
+        let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty
+        else {
+            throw HomeAssistantError(
+                .invalidServerURL, server: trimmed,
+                message: "'\(trimmed)' is not a server URL: use e.g. http://homeassistant.local:8123/")
+        }
+        switch scheme {
+        case "http", "ws": isSecure = false
+        case "https", "wss": isSecure = true
+        default:
+            throw HomeAssistantError(
+                .invalidServerURL, server: trimmed,
+                message: "'\(trimmed)' has scheme '\(scheme)': use http, https, ws or wss")
+        }
+        // URLComponents keeps the brackets of an IPv6 literal on some platforms and not on others.
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.port = components.port ?? (isSecure ? 443 : 80)
+        var path = components.path
+        for suffix in ["/api/websocket", "/api/websocket/", "/api/", "/api"] where path.hasSuffix(suffix) {
+            path.removeLast(suffix.count)
+            break
+        }
+        if !path.hasPrefix("/") { path = "/" + path }
+        if !path.hasSuffix("/") { path += "/" }
+        pathPrefix = path
+    }
+
+    /// `http(s)://host:port/prefix/`: the base the REST paths hang off.
+    public var baseURL: String {
+        "\(isSecure ? "https" : "http")://\(hostForURL):\(port)\(pathPrefix)"
+    }
+
+    /// `ws(s)://host:port/prefix/api/websocket`.
+    public var webSocketURL: String {
+        "\(isSecure ? "wss" : "ws")://\(hostForURL):\(port)\(webSocketPath)"
+    }
+
+    /// The request path of the WebSocket API, prefix included.
+    public var webSocketPath: String { pathPrefix + "api/websocket" }
+
+    /// The URL of a REST path such as `api/states`, prefix included.
+    public func restURL(_ path: String) -> String {
+        baseURL + (path.hasPrefix("/") ? String(path.dropFirst()) : path)
+    }
+
+    public var description: String { baseURL }
+
+    private var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import ZIPFoundation
+
+/// What hadeploy knows about an app before touching a device: identity, version, slices, size and
+/// content hash — read from an `.ipa` (without unpacking it) or an `.app` directory.
+public struct AppArtifact: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        case ipa
+        case appDirectory
+    }
+
+    public let url: URL
+    public let kind: Kind
+    public let bundleIdentifier: String
+    /// CFBundleShortVersionString (marketing version), if present.
+    public let shortVersion: String?
+    /// CFBundleVersion (build number).
+    public let bundleVersion: String
+    public let executable: String
+    /// Slices of the main executable ("armv7", "arm64"…).
+    public let architectures: [String]
+    /// Bytes to upload: the `.ipa` file size, or the sum of the bundle's file sizes.
+    public let uploadSize: Int
+    /// Hex SHA-256 of the content (see `ContentHasher`); empty when inspected without hashing.
+    public internal(set) var contentHash: String
+    /// Size, modification time and inode of an `.ipa`: when they match the install record, the
+    /// recorded hash is reused instead of reading the file again (nil for `.app` directories).
+    var fingerprint: String?
+
+    /// Reads an `.ipa` or `.app`; throws `MobileDeviceError(.invalidArtifact)` naming what is wrong.
+    public static func inspect(_ url: URL) throws -> AppArtifact {
+        try inspect(url, hashing: true)
+    }
+
+    /// The content hash, computed now (it reads the whole artifact).
+    func hashed() throws -> AppArtifact {
+        var copy = self
+        copy.contentHash = try ContentHasher.hash(of: url, isDirectory: kind == .appDirectory)
+        return copy
+    }
+
+    static func inspect(_ url: URL, hashing: Bool) throws -> AppArtifact {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw invalid(url, "it does not exist", next: "Build the app first, or fix the path.")
+        }
+        let app = isDirectory.boolValue ? try inspectAppDirectory(url) : try inspectIPA(url)
+        return hashing ? try app.hashed() : app
+    }
+
+    private static func inspectAppDirectory(_ url: URL) throws -> AppArtifact {
+        let infoURL = url.appendingPathComponent("Info.plist")
+        guard let infoData = try? Data(contentsOf: infoURL) else {
+            throw invalid(url, "it has no Info.plist", next: "Pass the .app bundle the build produced.")
+        }
+        let info = try parseInfo(infoData, artifact: url)
+        let executableURL = url.appendingPathComponent(info.executable)
+        guard let reader = try? ChunkedFileReader(url: executableURL) else {
+            throw invalid(url, "its executable \(info.executable) is missing", next: "Rebuild the app.")
+        }
+        var header = [UInt8](repeating: 0, count: MachOSlices.headerBytesNeeded)
+        let count = try header.withUnsafeMutableBytes { try reader.read(into: $0) }
+        let slices = try architectures(
+            Array(header.prefix(count)), executable: info.executable, artifact: url)
+        let entries = try AppDirectoryWalker.entries(of: url)
+        let size = entries.reduce(0) { total, entry in
+            if case .file(let size) = entry.kind { return total + size }
+            return total
+        }
+        return AppArtifact(
+            url: url, kind: .appDirectory, bundleIdentifier: info.bundleIdentifier,
+            shortVersion: info.shortVersion,
+            bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
+            uploadSize: size, contentHash: "", fingerprint: nil)
+    }
+
+    private static func inspectIPA(_ url: URL) throws -> AppArtifact {
+        let archive: Archive
+        do {
+            archive = try Archive(url: url, accessMode: .read)
+        } catch {
+            throw invalid(
+                url, "it is not a readable zip archive (\(error))", next: "Rebuild or re-export the .ipa.")
+        }
+        // Payload/<Name>.app/Info.plist, exactly one level below Payload (plug-ins have their own).
+        let infoEntry = archive.first { entry in
+            let parts = entry.path.split(separator: "/", omittingEmptySubsequences: false)
+            return parts.count == 3 && parts[0] == "Payload" && parts[1].hasSuffix(".app")
+                && parts[2] == "Info.plist"
+        }
+        guard let infoEntry else {
+            throw invalid(
+                url, "it has no Payload/<App>.app/Info.plist", next: "Export the .ipa again from the archive."
+            )
+        }
+        let appFolder = String(infoEntry.path.dropLast("Info.plist".count))
+        let infoData = try extract(infoEntry, from: archive, limit: 4 << 20, artifact: url)
+        let info = try parseInfo(infoData, artifact: url)
+        guard let executableEntry = archive[appFolder + info.executable] else {
+            throw invalid(
+                url, "its executable \(appFolder + info.executable) is missing", next: "Rebuild the app.")
+        }
+        let header = try extract(
+            executableEntry, from: archive, limit: MachOSlices.headerBytesNeeded, artifact: url)
+        let slices = try architectures([UInt8](header), executable: info.executable, artifact: url)
+        let attributes = (try? FileManager.default.attributesOfItem(atPath: url.path)) ?? [:]
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+        return AppArtifact(
+            url: url, kind: .ipa, bundleIdentifier: info.bundleIdentifier, shortVersion: info.shortVersion,
+            bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
+            uploadSize: size,
+            contentHash: "", fingerprint: "\(size)-\(modified)-\(inode)")
+    }
+
+    /// Reads at most `limit` bytes of an entry; stops decompressing once it has them.
+    private static func extract(_ entry: Entry, from archive: Archive, limit: Int, artifact: URL) throws
+        -> Data
+    {
+        struct Enough: Error {}
+        var collected = Data()
+        do {
+            _ = try archive.extract(entry, bufferSize: 64 * 1024, skipCRC32: true) { chunk in
+                collected.append(chunk.prefix(limit - collected.count))
+                if collected.count >= limit { throw Enough() }
+            }
+        } catch is Enough {
+        } catch {
+            throw invalid(artifact, "\(entry.path) cannot be read (\(error))", next: "Export the .ipa again.")
+        }
+        return collected
+    }
+
+    private struct Info {
+        let bundleIdentifier: String
+        let shortVersion: String?
+        let bundleVersion: String
+        let executable: String
+    }
+
+    private static func parseInfo(_ data: Data, artifact: URL) throws -> Info {
+        guard let plist = PlistBridge.parse(data), plist.dictionary != nil else {
+            throw invalid(artifact, "its Info.plist is not a property list", next: "Rebuild the app.")
+        }
+        guard let identifier = plist["CFBundleIdentifier"]?.string, !identifier.isEmpty else {
+            throw invalid(
+                artifact, "its Info.plist has no CFBundleIdentifier", next: "Set the bundle id and rebuild.")
+        }
+        guard let executable = plist["CFBundleExecutable"]?.string, !executable.isEmpty else {
+            throw invalid(artifact, "its Info.plist has no CFBundleExecutable", next: "Rebuild the app.")
+        }
+        guard let version = plist["CFBundleVersion"]?.string, !version.isEmpty else {
+            throw invalid(
+                artifact, "its Info.plist has no CFBundleVersion", next: "Set a build number and rebuild.")
+        }
+        return Info(
+            bundleIdentifier: identifier, shortVersion: plist["CFBundleShortVersionString"]?.string,
+            bundleVersion: version, executable: executable)
+    }
+
+    private static func architectures(_ header: [UInt8], executable: String, artifact: URL) throws -> [String]
+    {
+        do {
+            return try MachOSlices.architectures(inHeader: header)
+        } catch {
+            throw invalid(
+                artifact, "its executable \(executable) is not a Mach-O binary (\(error))",
+                next: "Build for an iOS device (not a simulator or a script).")
+        }
+    }
+
+    private static func invalid(_ url: URL, _ reason: String, next: String) -> MobileDeviceError {
+        MobileDeviceError(
+            .invalidArtifact, step: "read app \(url.lastPathComponent)", device: nil,
+            reason: "\(url.path): \(reason)", nextStep: next)
+    }
+}

@@ -1,0 +1,80 @@
+import CIMobileDevice
+import Foundation
+
+/// Owns a `debugserver_client_t` used as a raw byte pipe: the GDB remote protocol on top is ours
+/// (`GDBRemoteClient`), because 1.3.0's command helpers cannot detach (PROTOCOL.md §7).
+/// Use only on the device's worker.
+final class DebugServerConnection: @unchecked Sendable, GDBTransport {
+    let raw: debugserver_client_t
+    let device: DeviceHandle
+    let identity: DeviceIdentity
+    /// Over TLS, libimobiledevice 1.3.0 keeps reading until the whole requested length arrived and
+    /// drops a partial read on timeout (idevice.c, idevice_connection_receive_timeout): read one
+    /// byte per call there, as idevicedebug does.
+    private let oneByteReads: Bool
+
+    init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
+        var client: debugserver_client_t?
+        // debugserver_client_new does the TLS handshake when lockdown said EnableServiceSSL
+        // (DVTSecureSocketProxy, iOS ≥ 14).
+        let result = debugserver_client_new(device.raw, descriptor.raw, &client)
+        guard result == DEBUGSERVER_E_SUCCESS, let client else {
+            throw MobileDeviceError(
+                .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
+                reason: "could not connect to debugserver (error \(result.rawValue))",
+                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+        }
+        self.raw = client
+        self.device = device
+        self.identity = identity
+        self.oneByteReads = descriptor.usesTLS
+    }
+
+    deinit {
+        let raw = Unchecked(raw)
+        let device = device
+        device.worker.queue.async {
+            debugserver_client_free(raw.value)
+            _ = device
+        }
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            var sent: UInt32 = 0
+            let result = bytes[offset...].withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) {
+                    debugserver_client_send(raw, $0.baseAddress, UInt32($0.count), &sent)
+                }
+            }
+            guard result == DEBUGSERVER_E_SUCCESS, sent > 0 else {
+                throw MobileDeviceError(
+                    .connectionLost, step: "debugserver_client_send", device: identity,
+                    reason: "the debugserver connection broke (error \(result.rawValue))",
+                    nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            }
+            offset += Int(sent)
+        }
+    }
+
+    func receive(maximum: Int, timeoutMilliseconds: UInt32) throws -> [UInt8] {
+        let maximum = oneByteReads ? 1 : maximum
+        var buffer = [UInt8](repeating: 0, count: maximum)
+        var received: UInt32 = 0
+        let result = buffer.withUnsafeMutableBufferPointer { pointer in
+            pointer.withMemoryRebound(to: CChar.self) {
+                debugserver_client_receive_with_timeout(
+                    raw, $0.baseAddress, UInt32(maximum), &received, timeoutMilliseconds)
+            }
+        }
+        if result == DEBUGSERVER_E_TIMEOUT || (result == DEBUGSERVER_E_SUCCESS && received == 0) { return [] }
+        guard result == DEBUGSERVER_E_SUCCESS else {
+            throw MobileDeviceError(
+                .connectionLost, step: "debugserver_client_receive_with_timeout", device: identity,
+                reason: "the debugserver connection broke (error \(result.rawValue))",
+                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+        }
+        return Array(buffer.prefix(Int(received)))
+    }
+}

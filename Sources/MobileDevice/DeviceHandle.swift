@@ -1,0 +1,53 @@
+import CIMobileDevice
+import Foundation
+
+/// Owns one `idevice_t` (a device as usbmuxd knows it right now) and the worker its calls run on.
+/// Create and use only on `worker`; freed there too.
+final class DeviceHandle: @unchecked Sendable {
+    let raw: idevice_t
+    let worker: DeviceWorker
+    let udid: String
+
+    private init(raw: idevice_t, worker: DeviceWorker, udid: String) {
+        self.raw = raw
+        self.worker = worker
+        self.udid = udid
+    }
+
+    /// Looks the device up in usbmuxd (USB only, as the Debian tools do without `-n`).
+    static func open(udid: String, worker: DeviceWorker) throws -> DeviceHandle {
+        var device: idevice_t?
+        let result = idevice_new_with_options(&device, udid, IDEVICE_LOOKUP_USBMUX)
+        guard result == IDEVICE_E_SUCCESS, let device else {
+            throw MobileDeviceError(
+                .notConnected, step: "idevice_new_with_options", device: worker.device,
+                reason:
+                    "usbmuxd at \(UsbmuxDirectory.address) does not list it (\(IDeviceErrors.name(result)))",
+                nextStep:
+                    "Plug the device in (or check the USB host it hangs on), unlock it, and run "
+                    + "`idevice_id -l` to see what usbmuxd lists.",
+                isTransient: true)
+        }
+        return DeviceHandle(raw: device, worker: worker, udid: udid)
+    }
+
+    deinit {
+        let raw = Unchecked(raw)
+        worker.queue.async { idevice_free(raw.value) }
+    }
+}
+
+/// Names for `idevice_error_t` values.
+enum IDeviceErrors {
+    static func name(_ code: idevice_error_t) -> String {
+        switch code {
+        case IDEVICE_E_SUCCESS: return "success"
+        case IDEVICE_E_INVALID_ARG: return "invalid argument (-1)"
+        case IDEVICE_E_NO_DEVICE: return "no such device (-3)"
+        case IDEVICE_E_NOT_ENOUGH_DATA: return "not enough data (-4)"
+        case IDEVICE_E_SSL_ERROR: return "SSL error (-6)"
+        case IDEVICE_E_TIMEOUT: return "timeout (-7)"
+        default: return "unknown error (\(code.rawValue))"
+        }
+    }
+}

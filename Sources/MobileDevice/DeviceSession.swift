@@ -1,0 +1,46 @@
+import Foundation
+
+/// One connection to a device: a fresh `idevice_t` (so a rebooted device's new usbmuxd id is
+/// picked up) and the dedicated worker all its C calls run on.
+final class DeviceSession: Sendable {
+    let handle: DeviceHandle
+    let worker: DeviceWorker
+    let identity: DeviceIdentity
+
+    init(handle: DeviceHandle, worker: DeviceWorker, identity: DeviceIdentity) {
+        self.handle = handle
+        self.worker = worker
+        self.identity = identity
+    }
+
+    static func open(identity: DeviceIdentity, timeouts: USBTimeouts) async throws -> DeviceSession {
+        USBTransport.ignoreBrokenPipes
+        let worker = DeviceWorker(label: identity.udid, device: identity)
+        let handle = try await worker.run("idevice_new_with_options", deadline: .now + timeouts.usbmuxd) {
+            try DeviceHandle.open(udid: identity.udid, worker: worker)
+        }
+        return DeviceSession(handle: handle, worker: worker, identity: identity)
+    }
+
+    func run<T: Sendable>(
+        _ step: String, within budget: Duration, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        try await worker.run(step, deadline: .now + budget, body)
+    }
+
+    func lockdown(handshake: Bool, timeouts: USBTimeouts) async throws -> LockdownClient {
+        let step = handshake ? "lockdownd_client_new_with_handshake" : "lockdownd_client_new"
+        return try await run(step, within: handshake ? timeouts.handshake : timeouts.request) {
+            [handle, identity] in
+            try LockdownClient.connect(handle, identity: identity, handshake: handshake)
+        }
+    }
+
+    func startService(_ name: String, on lockdown: LockdownClient, timeouts: USBTimeouts) async throws
+        -> ServiceDescriptor
+    {
+        try await run("lockdownd_start_service \(name)", within: timeouts.request) {
+            try lockdown.startService(name)
+        }
+    }
+}

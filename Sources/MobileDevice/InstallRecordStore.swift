@@ -1,0 +1,49 @@
+import Foundation
+
+/// What hadeploy installed on a device, so an unchanged redeploy can be skipped.
+struct InstallRecord: Codable, Equatable, Sendable {
+    let bundleIdentifier: String
+    let shortVersion: String?
+    let bundleVersion: String
+    let contentHash: String
+    /// The `.ipa`'s size/mtime/inode when it was hashed (see `AppArtifact.fingerprint`).
+    var fingerprint: String?
+    let installedAt: Date
+}
+
+/// One small JSON file per device and bundle id: `<stateDirectory>/<UDID>/<bundle id>.json`.
+/// (The device itself keeps no content hash that installation_proxy would return.)
+struct InstallRecordStore: Sendable {
+    let directory: URL
+
+    func record(udid: String, bundleIdentifier: String) -> InstallRecord? {
+        guard let data = try? Data(contentsOf: url(udid: udid, bundleIdentifier: bundleIdentifier)) else {
+            return nil
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(InstallRecord.self, from: data)
+    }
+
+    func save(_ record: InstallRecord, udid: String) throws {
+        let target = url(udid: udid, bundleIdentifier: record.bundleIdentifier)
+        try FileManager.default.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(record).write(to: target, options: .atomic)
+    }
+
+    func remove(udid: String, bundleIdentifier: String) {
+        try? FileManager.default.removeItem(at: url(udid: udid, bundleIdentifier: bundleIdentifier))
+    }
+
+    private func url(udid: String, bundleIdentifier: String) -> URL {
+        directory.appendingPathComponent(safe(udid)).appendingPathComponent(safe(bundleIdentifier) + ".json")
+    }
+
+    private func safe(_ component: String) -> String {
+        String(component.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" ? $0 : "_" })
+    }
+}

@@ -1,0 +1,90 @@
+import CIMobileDevice
+import Foundation
+
+/// Owns a `lockdownd_client_t`: the device's port 62078, either plain (QueryType and the few
+/// values a device gives before pairing) or after the full handshake (pair record, session, TLS).
+/// Use only on the device's worker.
+final class LockdownClient: @unchecked Sendable {
+    static let label = "hadeploy"
+
+    let raw: lockdownd_client_t
+    let device: DeviceHandle
+    let identity: DeviceIdentity
+
+    private init(raw: lockdownd_client_t, device: DeviceHandle, identity: DeviceIdentity) {
+        self.raw = raw
+        self.device = device
+        self.identity = identity
+    }
+
+    /// Connects to lockdownd. With `handshake`, pairs if there is no pair record yet (which shows the
+    /// Trust dialog) and starts a TLS session (PROTOCOL.md §2.9).
+    static func connect(_ device: DeviceHandle, identity: DeviceIdentity, handshake: Bool) throws
+        -> LockdownClient
+    {
+        var client: lockdownd_client_t?
+        let step = handshake ? "lockdownd_client_new_with_handshake" : "lockdownd_client_new"
+        let result =
+            handshake
+            ? lockdownd_client_new_with_handshake(device.raw, &client, label)
+            : lockdownd_client_new(device.raw, &client, label)
+        guard result == LOCKDOWN_E_SUCCESS, let client else {
+            throw LockdownErrors.error(result, step: step, device: identity)
+        }
+        return LockdownClient(raw: client, device: device, identity: identity)
+    }
+
+    /// One value (or, with no key, the whole domain as a dictionary). Nil when the device has none.
+    func value(domain: String? = nil, key: String?) throws -> PlistValue? {
+        var node: plist_t?
+        let result = lockdownd_get_value(raw, domain, key, &node)
+        if result == LOCKDOWN_E_MISSING_VALUE || result == LOCKDOWN_E_GET_PROHIBITED { return nil }
+        guard result == LOCKDOWN_E_SUCCESS else {
+            throw LockdownErrors.error(
+                result, step: "lockdownd_get_value \(key ?? domain ?? "(all)")", device: identity)
+        }
+        return PlistBridge.take(node)
+    }
+
+    /// Asks lockdownd to start a service and returns where to connect to it.
+    func startService(_ name: String) throws -> ServiceDescriptor {
+        var descriptor: lockdownd_service_descriptor_t?
+        let result = lockdownd_start_service(raw, name, &descriptor)
+        guard result == LOCKDOWN_E_SUCCESS, let descriptor else {
+            throw LockdownErrors.error(
+                result, step: "lockdownd_start_service \(name)", device: identity, service: name)
+        }
+        return ServiceDescriptor(raw: descriptor, name: name, worker: device.worker)
+    }
+
+    deinit {
+        // lockdownd_client_free sends StopSession when a session is open (PROTOCOL.md §2.6); the
+        // device handle must outlive it, hence the capture.
+        let raw = Unchecked(raw)
+        let device = device
+        device.worker.queue.async {
+            lockdownd_client_free(raw.value)
+            _ = device
+        }
+    }
+}
+
+/// Owns a `lockdownd_service_descriptor_t` (port + whether the service runs TLS).
+final class ServiceDescriptor: @unchecked Sendable {
+    let raw: lockdownd_service_descriptor_t
+    let name: String
+    private let worker: DeviceWorker
+
+    init(raw: lockdownd_service_descriptor_t, name: String, worker: DeviceWorker) {
+        self.raw = raw
+        self.name = name
+        self.worker = worker
+    }
+
+    var usesTLS: Bool { raw.pointee.ssl_enabled != 0 }
+
+    deinit {
+        let raw = Unchecked(raw)
+        worker.queue.async { lockdownd_service_descriptor_free(raw.value) }
+    }
+}

@@ -1,0 +1,79 @@
+import CIMobileDevice
+import CPlist
+import Foundation
+
+/// Owns a `property_list_service_client_t`: a service connection framed as 4-byte big-endian
+/// length + plist (PROTOCOL.md §2.1). installation_proxy runs on it; using it directly instead of
+/// `instproxy_install` keeps every receive on our worker with a timeout, because the library's
+/// asynchronous status thread ends silently when the connection drops (installation_proxy.c).
+/// Use only on the device's worker.
+final class PropertyListConnection: @unchecked Sendable {
+    let raw: property_list_service_client_t
+    let device: DeviceHandle
+    let identity: DeviceIdentity
+    let service: String
+
+    init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
+        var client: property_list_service_client_t?
+        let result = property_list_service_client_new(device.raw, descriptor.raw, &client)
+        guard result == PROPERTY_LIST_SERVICE_E_SUCCESS, let client else {
+            throw Self.error(
+                result, step: "property_list_service_client_new (\(descriptor.name))", identity: identity)
+        }
+        self.raw = client
+        self.device = device
+        self.identity = identity
+        self.service = descriptor.name
+    }
+
+    deinit {
+        let raw = Unchecked(raw)
+        let device = device
+        device.worker.queue.async {
+            property_list_service_client_free(raw.value)
+            _ = device
+        }
+    }
+
+    func send(_ message: PlistValue, step: String) throws {
+        let result = PlistBridge.withNode(message) { node in
+            property_list_service_send_xml_plist(raw, node)
+        }
+        guard result == PROPERTY_LIST_SERVICE_E_SUCCESS else {
+            throw Self.error(result, step: step, identity: identity)
+        }
+    }
+
+    /// The next message, or nil when none arrived within `timeoutMilliseconds`.
+    func receive(timeoutMilliseconds: UInt32, step: String) throws -> PlistValue? {
+        var node: plist_t?
+        let result = property_list_service_receive_plist_with_timeout(raw, &node, timeoutMilliseconds)
+        if result == PROPERTY_LIST_SERVICE_E_RECEIVE_TIMEOUT {
+            if let node { plist_free(node) }
+            return nil
+        }
+        guard result == PROPERTY_LIST_SERVICE_E_SUCCESS else {
+            if let node { plist_free(node) }
+            throw Self.error(result, step: step, identity: identity)
+        }
+        return PlistBridge.take(node)
+    }
+
+    static func error(_ code: property_list_service_error_t, step: String, identity: DeviceIdentity)
+        -> MobileDeviceError
+    {
+        switch code {
+        case PROPERTY_LIST_SERVICE_E_PLIST_ERROR:
+            return MobileDeviceError(
+                .protocolError, step: step, device: identity,
+                reason: "the device sent a malformed property list",
+                nextStep: "Replug the device and retry.")
+        default:
+            return MobileDeviceError(
+                .connectionLost, step: step, device: identity,
+                reason: "the service connection broke (property_list_service error \(code.rawValue))",
+                nextStep: "Check the cable (or the usbmuxd host), keep the device unlocked, and retry.",
+                isTransient: true)
+        }
+    }
+}

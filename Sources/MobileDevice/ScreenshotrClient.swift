@@ -1,0 +1,64 @@
+import CIMobileDevice
+import Foundation
+
+/// Owns a `screenshotr_client_t` (DeviceLink version exchange done by the library, PROTOCOL.md §5).
+/// Use only on the device's worker.
+final class ScreenshotrClient: @unchecked Sendable {
+    let raw: screenshotr_client_t
+    let device: DeviceHandle
+    let identity: DeviceIdentity
+
+    init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
+        var client: screenshotr_client_t?
+        let result = screenshotr_client_new(device.raw, descriptor.raw, &client)
+        guard result == SCREENSHOTR_E_SUCCESS, let client else {
+            throw Self.error(result, step: "screenshotr_client_new", identity: identity)
+        }
+        self.raw = client
+        self.device = device
+        self.identity = identity
+    }
+
+    deinit {
+        let raw = Unchecked(raw)
+        let device = device
+        device.worker.queue.async {
+            screenshotr_client_free(raw.value)
+            _ = device
+        }
+    }
+
+    /// The screen as the device encodes it (TIFF up to iOS 8, PNG later).
+    func take() throws -> Data {
+        var bytes: UnsafeMutablePointer<CChar>?
+        var size: UInt64 = 0
+        let result = screenshotr_take_screenshot(raw, &bytes, &size)
+        defer { if let bytes { free(bytes) } }
+        guard result == SCREENSHOTR_E_SUCCESS, let bytes, size > 0 else {
+            throw Self.error(result, step: "screenshotr_take_screenshot", identity: identity)
+        }
+        return Data(bytes: bytes, count: Int(size))
+    }
+
+    static func error(_ code: screenshotr_error_t, step: String, identity: DeviceIdentity)
+        -> MobileDeviceError
+    {
+        switch code {
+        case SCREENSHOTR_E_BAD_VERSION:
+            return MobileDeviceError(
+                .unsupportedOnThisIOS, step: step, device: identity,
+                reason:
+                    "the device speaks a screenshotr DeviceLink version newer than libimobiledevice 1.3.0 knows",
+                nextStep: "Use the pymobiledevice3 backend for screenshots of this device.")
+        case SCREENSHOTR_E_SUCCESS:
+            return MobileDeviceError(
+                .protocolError, step: step, device: identity, reason: "the device sent an empty screenshot",
+                nextStep: "Unlock the device and retry.", isTransient: true)
+        default:
+            return MobileDeviceError(
+                .connectionLost, step: step, device: identity,
+                reason: "the screenshotr connection failed (error \(code.rawValue))",
+                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+        }
+    }
+}

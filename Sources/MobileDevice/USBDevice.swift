@@ -1,0 +1,118 @@
+import Foundation
+import Logging
+
+/// One device reached through usbmuxd. Operations run one at a time per device; each opens its own
+/// connection (fresh `idevice_t`, lockdown handshake, services) with a deadline on every step, so a
+/// device that rebooted or was replugged in between is found again.
+public actor USBDevice {
+    public private(set) var info: USBDeviceInfo
+    public let options: USBDeviceOptions
+    let gate = SerialGate()
+    var logger: Logger
+    let records: InstallRecordStore
+
+    init(info: USBDeviceInfo, options: USBDeviceOptions) {
+        self.info = info
+        self.udid = info.identity.udid
+        self.options = options
+        var logger = options.logger
+        logger[metadataKey: "device"] = "\(info.identity.name ?? "?")"
+        logger[metadataKey: "udid"] = "\(info.identity.udid)"
+        self.logger = logger
+        self.records = InstallRecordStore(directory: options.stateDirectory)
+    }
+
+    public nonisolated let udid: String
+
+    var identity: DeviceIdentity { info.identity }
+    var timeouts: USBTimeouts { options.timeouts }
+
+    /// Reads the device's identity again (name, iOS version after an update, Developer Mode).
+    public func refreshInfo() async throws -> USBDeviceInfo {
+        try await serialized {
+            let session = try await openSession()
+            let lockdown = try await session.lockdown(handshake: true, timeouts: timeouts)
+            info = try await Self.readInfo(lockdown: lockdown, session: session, timeouts: timeouts)
+            return info
+        }
+    }
+
+    // MARK: plumbing shared by the capabilities
+
+    func serialized<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        await gate.acquire()
+        do {
+            let result = try await body()
+            await gate.release()
+            return result
+        } catch let error as MobileDeviceError {
+            await gate.release()
+            throw error.on(identity)
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+
+    /// A fresh connection; waits for the device to come back when usbmuxd does not list it (reboot,
+    /// replug), up to `timeouts.reattach`.
+    func openSession() async throws -> DeviceSession {
+        do {
+            return try await DeviceSession.open(identity: identity, timeouts: timeouts)
+        } catch let error as MobileDeviceError where error.kind == .notConnected {
+            logger.info("device not listed by usbmuxd; waiting up to \(timeouts.reattach.secondsText) for it")
+            try await USBTransport.waitUntilListed(
+                udid: udid, deadline: .now + timeouts.reattach, timeouts: timeouts, device: identity)
+            return try await DeviceSession.open(identity: identity, timeouts: timeouts)
+        }
+    }
+
+    /// A session with a completed handshake.
+    func openLockdown() async throws -> (DeviceSession, LockdownClient) {
+        let session = try await openSession()
+        return (session, try await session.lockdown(handshake: true, timeouts: timeouts))
+    }
+
+    static func readInfo(lockdown: LockdownClient, session: DeviceSession, timeouts: USBTimeouts) async throws
+        -> USBDeviceInfo
+    {
+        let values = try await session.run("lockdownd_get_value (all)", within: timeouts.request) {
+            () -> [String: PlistValue] in
+            var all = try lockdown.value(key: nil)?.dictionary ?? [:]
+            if let mode = try? lockdown.value(
+                domain: "com.apple.security.mac.amfi", key: "DeveloperModeStatus")
+            {
+                all["DeveloperModeStatus"] = mode
+            }
+            return all
+        }
+        let old = session.identity
+        let identity = DeviceIdentity(name: values["DeviceName"]?.string ?? old.name, udid: old.udid)
+        guard let version = values["ProductVersion"]?.string else {
+            throw MobileDeviceError(
+                .protocolError, step: "lockdownd_get_value ProductVersion", device: identity,
+                reason: "lockdownd did not report an iOS version",
+                nextStep: "Unlock the device and retry; replug it if it persists.", isTransient: true)
+        }
+        return USBDeviceInfo(
+            identity: identity, productType: values["ProductType"]?.string ?? "",
+            productVersion: IOSVersion(version), buildVersion: values["BuildVersion"]?.string ?? "",
+            cpuArchitecture: values["CPUArchitecture"]?.string ?? "",
+            deviceClass: values["DeviceClass"]?.string ?? "",
+            hardwareModel: values["HardwareModel"]?.string ?? "",
+            developerModeEnabled: values["DeveloperModeStatus"]?.bool)
+    }
+
+    /// libimobiledevice 1.3.0 reaches developer services only up to iOS 16 (PROTOCOL.md §11).
+    func requireLegacyDeveloperServices(for capability: String) throws {
+        guard info.productVersion.major >= 17 else { return }
+        throw MobileDeviceError(
+            .unsupportedOnThisIOS, step: capability, device: identity,
+            reason:
+                "\(capability) on iOS \(info.productVersion) needs the iOS 17 developer tunnel "
+                + "(RemoteXPC and a personalized Developer Disk Image), which libimobiledevice 1.3.0 cannot do",
+            nextStep:
+                "Use the devicectl backend (macOS, Xcode 15+) or the pymobiledevice3 backend for this device; "
+                + "install and uninstall still work over USB.")
+    }
+}

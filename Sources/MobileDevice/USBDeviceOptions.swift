@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+
+/// How a `USBDevice` behaves: where it keeps state, where Developer Disk Images are, deadlines.
+public struct USBDeviceOptions: Sendable {
+    /// Install records (`<stateDirectory>/<UDID>/<bundle id>.json`) used to skip unchanged redeploys.
+    public var stateDirectory: URL
+    /// Xcode DeviceSupport-style directories searched for Developer Disk Images (devices.yaml `ddi_dir`).
+    public var developerImageDirectories: [URL]
+    public var timeouts: USBTimeouts
+    public var logger: Logger
+    /// How long a launch watches the app before detaching: a crash at launch shows up here.
+    public var launchSettle: Duration
+    /// Device and host clocks differ a little; crash reports this much older than the launch still count.
+    public var crashClockTolerance: Duration
+
+    public init(
+        stateDirectory: URL, developerImageDirectories: [URL] = [], timeouts: USBTimeouts = USBTimeouts(),
+        logger: Logger = Logger(label: "hadeploy.usb"), launchSettle: Duration = .seconds(1),
+        crashClockTolerance: Duration = .seconds(2)
+    ) {
+        self.stateDirectory = stateDirectory
+        self.developerImageDirectories = developerImageDirectories
+        self.timeouts = timeouts
+        self.logger = logger
+        self.launchSettle = launchSettle
+        self.crashClockTolerance = crashClockTolerance
+    }
+}

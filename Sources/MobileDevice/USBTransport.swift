@@ -1,0 +1,156 @@
+import Foundation
+
+/// Entry point for devices reached through usbmuxd (local, or remote via `USBMUXD_SOCKET_ADDRESS`).
+public enum USBTransport {
+    /// Points libusbmuxd at another usbmuxd (`UNIX:/path` or `host:port`); nil restores the default.
+    /// libusbmuxd reads the variable on every connection, process-wide: set it once, before any
+    /// device work, never per device.
+    public static func setUsbmuxdAddress(_ address: String?) {
+        if let address {
+            setenv("USBMUXD_SOCKET_ADDRESS", address, 1)
+        } else {
+            unsetenv("USBMUXD_SOCKET_ADDRESS")
+        }
+    }
+
+    /// Every device usbmuxd lists, with name, model, iOS version, CPU and pairing state. A device
+    /// that cannot be asked still appears, with `pairing` and `problem` saying why.
+    public static func devices(timeouts: USBTimeouts = USBTimeouts()) async throws -> [USBDeviceSummary] {
+        let entries = try await listEntries(timeouts: timeouts)
+        return await withTaskGroup(of: (Int, USBDeviceSummary).self) { group in
+            for (index, entry) in entries.enumerated() {
+                group.addTask { (index, await summary(of: entry, timeouts: timeouts)) }
+            }
+            var results: [(Int, USBDeviceSummary)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Waits (until `deadline`) for usbmuxd to list `udid`, checks pairing with a full lockdown
+    /// handshake and reads the device's identity.
+    public static func connect(
+        udid: String, deadline: ContinuousClock.Instant, options: USBDeviceOptions
+    ) async throws -> USBDevice {
+        let anonymous = DeviceIdentity(name: nil, udid: udid)
+        try await waitUntilListed(
+            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous)
+        var timeouts = options.timeouts
+        timeouts.handshake = min(timeouts.handshake, max(deadline - .now, .milliseconds(1)))
+        let session = try await DeviceSession.open(identity: anonymous, timeouts: timeouts)
+        // Name first (given without pairing), so a pairing problem names the device.
+        let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
+        let name = try? await session.run("lockdownd_get_value DeviceName", within: timeouts.request) {
+            try plain.value(key: "DeviceName")?.string
+        }
+        let identity = DeviceIdentity(name: name ?? nil, udid: udid)
+        let named = try await DeviceSession.open(identity: identity, timeouts: timeouts)
+        let lockdown = try await named.lockdown(handshake: true, timeouts: timeouts)
+        let info = try await USBDevice.readInfo(lockdown: lockdown, session: named, timeouts: timeouts)
+        return USBDevice(info: info, options: options)
+    }
+
+    // MARK: internals
+
+    /// libusbmuxd writes with plain send(2) and Linux has no SO_NOSIGPIPE: a device closing its end
+    /// (debugserver after `D`, a rebooting device) would kill the whole process with SIGPIPE.
+    /// Ignoring it turns that into the EPIPE error the wrappers already handle.
+    static let ignoreBrokenPipes: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
+
+    static func listEntries(timeouts: USBTimeouts) async throws -> [UsbmuxEntry] {
+        ignoreBrokenPipes
+        let worker = DeviceWorker(label: "usbmuxd", device: nil)
+        return try await worker.run("usbmuxd_get_device_list", deadline: .now + timeouts.usbmuxd) {
+            try UsbmuxDirectory.list()
+        }
+    }
+
+    /// Polls usbmuxd until the device is listed (it may be rebooting or just plugged in).
+    static func waitUntilListed(
+        udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity
+    ) async throws {
+        var seen: [String] = []
+        var failure: MobileDeviceError?
+        while true {
+            var polling = timeouts
+            polling.usbmuxd = min(timeouts.usbmuxd, max(deadline - .now, .milliseconds(1)))
+            do {
+                let entries = try await listEntries(timeouts: polling)
+                if entries.contains(where: { $0.udid == udid && !$0.isNetwork }) { return }
+                seen = entries.map(\.udid)
+                failure = nil
+            } catch let error as MobileDeviceError where error.kind != .cancelled {
+                failure = error
+            }
+            if ContinuousClock.now + .milliseconds(250) >= deadline {
+                if let failure, failure.kind == .usbmuxdUnavailable { throw failure.on(device) }
+                let listed =
+                    failure.map { "nothing in time (\($0.reason))" }
+                    ?? (seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", "))
+                throw MobileDeviceError(
+                    .notConnected, step: "usbmuxd_get_device_list", device: device,
+                    reason: "usbmuxd at \(UsbmuxDirectory.address) lists \(listed)",
+                    nextStep:
+                        "Plug the device in (or check its USB host), unlock it, and run `idevice_id -l` "
+                        + "to see what usbmuxd lists.",
+                    isTransient: true)
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    private static func summary(of entry: UsbmuxEntry, timeouts: USBTimeouts) async -> USBDeviceSummary {
+        let connection = entry.isNetwork ? "Network" : "USB"
+        var values: [String: String] = [:]
+        var identity = DeviceIdentity(name: nil, udid: entry.udid)
+        do {
+            let session = try await DeviceSession.open(identity: identity, timeouts: timeouts)
+            let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
+            values = try await session.run("lockdownd_get_value", within: timeouts.request) {
+                var found: [String: String] = [:]
+                for key in ["DeviceName", "ProductType", "ProductVersion", "BuildVersion", "CPUArchitecture"]
+                {
+                    if let value = try plain.value(key: key)?.string { found[key] = value }
+                }
+                return found
+            }
+            identity.name = values["DeviceName"]
+            let hasRecord = try await session.run("usbmuxd_read_pair_record", within: timeouts.usbmuxd) {
+                UsbmuxDirectory.hasPairRecord(udid: entry.udid)
+            }
+            if !hasRecord {
+                return make(
+                    entry, values, connection, .notPaired,
+                    "\(identity) has not trusted this computer yet: unlock it and tap Trust when asked")
+            }
+            let named = try await DeviceSession.open(identity: identity, timeouts: timeouts)
+            _ = try await named.lockdown(handshake: true, timeouts: timeouts)
+            return make(entry, values, connection, .paired, nil)
+        } catch let error as MobileDeviceError {
+            let state: PairingState
+            switch error.kind {
+            case .trustPending: state = .trustPending
+            case .passcodeLocked: state = .passcodeLocked
+            case .pairingDenied: state = .denied
+            case .pairingInvalid: state = .invalid
+            default: state = .unknown
+            }
+            return make(entry, values, connection, state, error.on(identity).description)
+        } catch {
+            return make(entry, values, connection, .unknown, "\(identity): \(error)")
+        }
+    }
+
+    private static func make(
+        _ entry: UsbmuxEntry, _ values: [String: String], _ connection: String, _ pairing: PairingState,
+        _ problem: String?
+    ) -> USBDeviceSummary {
+        USBDeviceSummary(
+            udid: entry.udid, name: values["DeviceName"], productType: values["ProductType"],
+            productVersion: values["ProductVersion"], buildVersion: values["BuildVersion"],
+            cpuArchitecture: values["CPUArchitecture"], connection: connection, pairing: pairing,
+            problem: problem)
+    }
+}

@@ -1,0 +1,69 @@
+import CUsbmuxd
+import Foundation
+
+/// One entry of usbmuxd's device list.
+struct UsbmuxEntry: Sendable, Equatable {
+    let udid: String
+    let deviceID: UInt32
+    let productID: UInt32
+    let isNetwork: Bool
+}
+
+/// usbmuxd's own requests (ListDevices, ReadPairRecord), made through libusbmuxd, which reads
+/// `USBMUXD_SOCKET_ADDRESS` on every connection (PROTOCOL.md §1.1). Blocking: call on a worker.
+enum UsbmuxDirectory {
+    static let nextStepForDaemon =
+        "Check that usbmuxd is running (systemctl status usbmuxd) or that USBMUXD_SOCKET_ADDRESS points "
+        + "to a reachable usbmuxd (UNIX:/path or host:port)."
+
+    /// The devices usbmuxd lists right now.
+    static func list() throws -> [UsbmuxEntry] {
+        var list: UnsafeMutablePointer<usbmuxd_device_info_t>?
+        let count = usbmuxd_get_device_list(&list)
+        guard count >= 0 else {
+            throw MobileDeviceError(
+                .usbmuxdUnavailable, step: "usbmuxd_get_device_list", device: nil,
+                reason: "usbmuxd could not be reached at \(address) (\(errnoText(-count)))",
+                nextStep: nextStepForDaemon, isTransient: true)
+        }
+        defer { usbmuxd_device_list_free(&list) }
+        var result: [UsbmuxEntry] = []
+        guard let list else { return result }
+        // The list ends with an entry whose handle is 0 (PROTOCOL.md §1.5).
+        var index = 0
+        while list[index].handle != 0 {
+            var info = list[index]
+            let udid = withUnsafeBytes(of: &info.udid) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            result.append(
+                UsbmuxEntry(
+                    udid: udid, deviceID: info.handle, productID: info.product_id,
+                    isNetwork: info.conn_type == CONNECTION_TYPE_NETWORK))
+            index += 1
+        }
+        return result
+    }
+
+    /// Whether usbmuxd holds a pair record for this UDID (this host was trusted once).
+    static func hasPairRecord(udid: String) -> Bool {
+        var data: UnsafeMutablePointer<CChar>?
+        var size: UInt32 = 0
+        let result = usbmuxd_read_pair_record(udid, &data, &size)
+        if let data { free(data) }
+        return result == 0 && size > 0
+    }
+
+    /// Where libusbmuxd will connect, for messages.
+    static var address: String {
+        if let value = ProcessInfo.processInfo.environment["USBMUXD_SOCKET_ADDRESS"], !value.isEmpty {
+            return value
+        }
+        return "/var/run/usbmuxd"
+    }
+
+    static func errnoText(_ code: Int32) -> String {
+        guard code > 0, let text = strerror(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import HomeAssistant
+import Testing
+
+@Suite("Reconnect against a Home Assistant that restarts")
+struct ReconnectTests {
+    @Test("a subscription survives a restart; a request made while HA is down is sent when it is back")
+    func survivesRestart() async throws {
+        // Its own peer: stopping the shared one would break the tests running beside this one.
+        let peer = try await HAPeer.start()
+        let connection = try await peer.connect()
+        let observer = try await peer.connect()
+        do {
+            let type = "hadeploy_restart_test"
+            let subscription = try await connection.subscribe(to: type)
+            let waiter = try await DashboardLoadWaiter.subscribe(on: observer, deployID: "during-downtime")
+
+            try await peer.stop()
+            #expect(await eventually(within: .seconds(10)) { await connection.state != .connected })
+            #expect(await connection.disconnectedSince != nil)
+
+            // HA is down: the waiter reports it unreachable rather than a plain timeout.
+            let outcome = await waiter.wait(timeout: .milliseconds(500))
+            guard case .notLoaded(let reason) = outcome else {
+                Issue.record("expected notLoaded, got \(outcome)")
+                throw CancellationError()
+            }
+            #expect(reason.code == "home_assistant_unreachable")
+
+            // Asked while down; answered after the restart.
+            let pendingPing = Task { try await connection.ping() }
+            try await peer.restart()
+            #expect(await eventually(within: .seconds(30)) { await connection.state == .connected })
+            #expect(await connection.reconnectCount == 1)
+            _ = try await pendingPing.value
+
+            // The subscription was made again on the new socket.
+            let firer = try await peer.connect()
+            try await firer.fireEvent(type, data: ["after": "restart"])
+            await firer.close()
+            let event = try #require(try await firstEvent(of: subscription, within: .seconds(10)))
+            #expect(event.data["after"] == "restart")
+        } catch {
+            await connection.close()
+            await observer.close()
+            try await peer.discard()
+            throw error
+        }
+        await connection.close()
+        await observer.close()
+        try await peer.discard()
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import MobileDevice
+
+@Suite struct AppArtifactTests {
+    @Test func readsAnAppDirectory() throws {
+        let directory = try TestApps.temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.slices = ["armv7", "arm64"]
+        let app = try AppArtifact.inspect(try TestApps.makeApp(spec, in: directory))
+        #expect(app.kind == .appDirectory)
+        #expect(app.bundleIdentifier == "io.hadeploy.test.demo")
+        #expect(app.shortVersion == "1.0")
+        #expect(app.bundleVersion == "1")
+        #expect(app.executable == "Demo")
+        #expect(app.architectures == ["armv7", "arm64"])
+        #expect(app.contentHash.count == 64)
+    }
+
+    @Test func readsAnIPAWithoutUnpackingIt() throws {
+        let directory = try TestApps.temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ipa = try AppArtifact.inspect(try TestApps.makeIPA(TestApps.Spec(), in: directory))
+        #expect(ipa.kind == .ipa)
+        #expect(ipa.bundleIdentifier == "io.hadeploy.test.demo")
+        #expect(ipa.architectures == ["arm64"])
+        let size = try FileManager.default.attributesOfItem(atPath: ipa.url.path)[.size] as? NSNumber
+        #expect(ipa.uploadSize == size?.intValue)
+    }
+
+    @Test func contentHashFollowsContentNotVersion() throws {
+        let directory = try TestApps.temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try AppArtifact.inspect(try TestApps.makeApp(TestApps.Spec(), in: directory))
+        let same = try AppArtifact.inspect(try TestApps.makeApp(TestApps.Spec(), in: directory))
+        var changed = TestApps.Spec()
+        changed.salt = "rebuilt"
+        let other = try AppArtifact.inspect(try TestApps.makeApp(changed, in: directory))
+        #expect(first.contentHash == same.contentHash)
+        #expect(first.contentHash != other.contentHash)
+    }
+
+    @Test func notAnAppIsRefusedWithThePath() throws {
+        let directory = try TestApps.temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bogus = directory.appendingPathComponent("Broken.app")
+        try FileManager.default.createDirectory(at: bogus, withIntermediateDirectories: true)
+        let error = #expect(throws: MobileDeviceError.self) { try AppArtifact.inspect(bogus) }
+        #expect(error?.kind == .invalidArtifact)
+        #expect(error?.description.contains("Broken.app: it has no Info.plist") == true)
+    }
+
+    @Test func scriptExecutableIsNotMachO() throws {
+        let directory = try TestApps.temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TestApps.makeApp(TestApps.Spec(), in: directory)
+        try Data("#!/bin/sh\n".utf8).write(to: app.appendingPathComponent("Demo"))
+        let error = #expect(throws: MobileDeviceError.self) { try AppArtifact.inspect(app) }
+        #expect(error?.description.contains("is not a Mach-O binary") == true)
+    }
+}
