@@ -29,7 +29,7 @@ public actor DevicectlDriver: DeviceDriver {
         }
     }
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     /// The app's process id from the last launch, for `terminate`.
     public private(set) var launchedProcessID: Int?

@@ -38,7 +38,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     static let installHint = "`pip install pymobiledevice3`"
     static let tunneldHint = "`sudo python3 -m pymobiledevice3 remote tunneld`"
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     let tunneld: any TunneldProbing
     private var installedVersion: String??
@@ -121,7 +121,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             guard udids.contains(configuration.udid) else {
                 return
                     "\(step) needs a tunnel to \(configuration.udid), but tunneld (\(tunneld.address)) has "
-                    + (udids.isEmpty ? "none" : "only \(udids.sorted().joined(separator: ", ")))")
+                    + (udids.isEmpty ? "none" : "only \(udids.sorted().joined(separator: ", "))")
                     + ": connect the device by USB, unlock it and trust this computer, then retry"
             }
             return nil

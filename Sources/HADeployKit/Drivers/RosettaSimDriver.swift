@@ -35,7 +35,7 @@ public actor RosettaSimDriver: DeviceDriver {
         }
     }
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     private var device: SimulatorDevice?
 

@@ -36,7 +36,7 @@ public actor SimctlDriver: DeviceDriver {
         }
     }
 
-    public let configuration: Configuration
+    public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     private var device: SimulatorDevice?
 

@@ -8,9 +8,14 @@ import Testing
     @Test func onMacOSSimulatorsAndDevicesWithTheirBackends() async throws {
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([
-            .init(executable: "xcrun", arguments: ["simctl", "list", "-j", "devices"], stdout: try AppleFixture.text("simctl-list-devices.json")),
             .init(
-                executable: "xcrun", arguments: ["devicectl", "list", "devices", "--json-output", ScriptedRunner.any, "--timeout", "30"],
+                executable: "xcrun", arguments: ["simctl", "list", "-j", "devices"],
+                stdout: try AppleFixture.text("simctl-list-devices.json")),
+            .init(
+                executable: "xcrun",
+                arguments: [
+                    "devicectl", "list", "devices", "--json-output", ScriptedRunner.any, "--timeout", "30",
+                ],
                 effect: AppleFixture.writes("devicectl-list-devices.json", at: "--json-output")),
         ])
         let report = await AppleDeviceDiscovery(
@@ -37,7 +42,9 @@ import Testing
     @Test func onLinuxIOS17DevicesThroughPymobiledevice3() async throws {
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([
-            .init(executable: "pymobiledevice3", arguments: ["usbmux", "list"], stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json"))
+            .init(
+                executable: "pymobiledevice3", arguments: ["usbmux", "list"],
+                stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json"))
         ])
         let report = await AppleDeviceDiscovery(
             host: .linux, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url
@@ -51,12 +58,15 @@ import Testing
         let folder = try TemporaryFolder()
         let report = await AppleDeviceDiscovery(
             host: .linux, runner: LiveProcessRunner(),
-            pymobiledevice3: PyMobileDevice3Commands(executable: "pymobiledevice3-absent-\(UUID().uuidString.prefix(6))"),
+            pymobiledevice3: PyMobileDevice3Commands(
+                executable: "pymobiledevice3-absent-\(UUID().uuidString.prefix(6))"),
             rosettaSimConfigured: false, scratchDirectory: folder.url
         ).discover()
         #expect(report.devices.isEmpty)
         #expect(report.notes.count == 2)
         #expect(report.notes[1].contains("pymobiledevice3 is not installed"))
-        #expect(report.notes[1].contains("`pip install pymobiledevice3` then `sudo python3 -m pymobiledevice3 remote tunneld`"))
+        #expect(
+            report.notes[1].contains(
+                "`pip install pymobiledevice3` then `sudo python3 -m pymobiledevice3 remote tunneld`"))
     }
 }

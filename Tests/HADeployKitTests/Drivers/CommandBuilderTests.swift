@@ -1,3 +1,4 @@
+import Foundation
 import HADeployCore
 import Testing
 
@@ -12,11 +13,17 @@ import Testing
         #expect(simctl.listDevices().arguments == ["simctl", "list", "-j", "devices"])
         #expect(simctl.boot(udid).arguments == ["simctl", "boot", udid])
         #expect(simctl.bootStatus(udid).arguments == ["simctl", "bootstatus", udid, "-b"])
-        #expect(simctl.install(udid, app: "/b/HA Dashboard.app").arguments == ["simctl", "install", udid, "/b/HA Dashboard.app"])
+        #expect(
+            simctl.install(udid, app: "/b/HA Dashboard.app").arguments == [
+                "simctl", "install", udid, "/b/HA Dashboard.app",
+            ])
         #expect(
             simctl.terminate(udid, bundleID: "com.example.hadashboard").arguments
                 == ["simctl", "terminate", udid, "com.example.hadashboard"])
-        #expect(simctl.screenshot(udid, to: "/tmp/s.png").arguments == ["simctl", "io", udid, "screenshot", "/tmp/s.png"])
+        #expect(
+            simctl.screenshot(udid, to: "/tmp/s.png").arguments == [
+                "simctl", "io", udid, "screenshot", "/tmp/s.png",
+            ])
         #expect(simctl.listDevices().environment.isEmpty)
     }
 
@@ -27,12 +34,14 @@ import Testing
             environment: ["HA_DEPLOY_ID": "d-42"], secrets: ["tok-123"])
         #expect(
             command.arguments == [
-                "simctl", "launch", "--terminate-running-process", udid, "com.example.hadashboard", "-HAServerURL",
+                "simctl", "launch", "--terminate-running-process", udid, "com.example.hadashboard",
+                "-HAServerURL",
                 "http://ha:8123", "-HAAccessToken", "tok-123",
             ])
         #expect(
             command.environment == [
-                "SIMCTL_CHILD_HA_DEPLOY_ID": "d-42", "DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer",
+                "SIMCTL_CHILD_HA_DEPLOY_ID": "d-42",
+                "DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer",
             ])
         #expect(!command.description.contains("tok-123"))
         #expect(command.description.contains("***"))
@@ -73,7 +82,8 @@ import Testing
         #expect(
             launch.arguments == [
                 "devicectl", "device", "process", "launch", "--device", device, "--terminate-existing",
-                "--json-output", "/t/o.json", "--timeout", "60", "com.example.hadashboard", "--", "-HAAccessToken",
+                "--json-output", "/t/o.json", "--timeout", "60", "com.example.hadashboard", "--",
+                "-HAAccessToken",
                 "tok-123",
             ])
         #expect(!launch.description.contains("tok-123"))
@@ -82,13 +92,16 @@ import Testing
                 .arguments.suffix(1) == ["com.e.app"])
         #expect(
             tool.signal(device: device, pid: 7401, jsonOutput: "/t/o.json", timeout: 20).arguments == [
-                "devicectl", "device", "process", "signal", "--device", device, "--pid", "7401", "--signal", "SIGTERM",
+                "devicectl", "device", "process", "signal", "--device", device, "--pid", "7401", "--signal",
+                "SIGTERM",
                 "--json-output", "/t/o.json", "--timeout", "20",
             ])
         #expect(
-            tool.copyCrashLogs(device: device, destination: "/t/c", jsonOutput: "/t/o.json", timeout: 60).arguments
+            tool.copyCrashLogs(device: device, destination: "/t/c", jsonOutput: "/t/o.json", timeout: 60)
+                .arguments
                 == [
-                    "devicectl", "device", "copy", "from", "--device", device, "--domain-type", "systemCrashLogs",
+                    "devicectl", "device", "copy", "from", "--device", device, "--domain-type",
+                    "systemCrashLogs",
                     "--source", ".", "--destination", "/t/c", "--json-output", "/t/o.json", "--timeout", "60",
                 ])
     }
@@ -100,13 +113,19 @@ import Testing
         #expect(tool.version().arguments == ["version"])
         #expect(tool.listDevices().arguments == ["usbmux", "list"])
         #expect(tool.listApps(udid: udid).arguments == ["apps", "list", "--udid", udid])
-        #expect(tool.install(udid: udid, app: "/b/HA.ipa").arguments == ["apps", "install", "--udid", udid, "/b/HA.ipa"])
+        #expect(
+            tool.install(udid: udid, app: "/b/HA.ipa").arguments == [
+                "apps", "install", "--udid", udid, "/b/HA.ipa",
+            ])
         #expect(tool.autoMount(udid: udid).arguments == ["mounter", "auto-mount", "--udid", udid])
         #expect(
             tool.screenshot(udid: udid, to: "/t/s.png").arguments == [
                 "developer", "dvt", "screenshot", "--tunnel", udid, "/t/s.png",
             ])
-        #expect(tool.pullCrashReports(udid: udid, into: "/t/c").arguments == ["crash", "pull", "--udid", udid, "/t/c"])
+        #expect(
+            tool.pullCrashReports(udid: udid, into: "/t/c").arguments == [
+                "crash", "pull", "--udid", udid, "/t/c",
+            ])
     }
 
     /// dvt launch splits its one RUN_COMMAND string with shlex: values with spaces or quotes must survive.
@@ -128,15 +147,20 @@ import Testing
 @Suite struct ShlexDifferentialTests {
     @Test func pythonShlexGivesTheArgumentsBack() async throws {
         let words = [
-            "com.example.hadashboard", "-HADashboard", "Living room", "-HAServerURL", "http://ha.local:8123/x?a=1&b=2",
-            "-Quote", "it's \"here\"", "-Empty", "", "-Unicode", "Küche €", "-Shell", "$(rm -rf /) `x` \\ ; |",
+            "com.example.hadashboard", "-HADashboard", "Living room", "-HAServerURL",
+            "http://ha.local:8123/x?a=1&b=2",
+            "-Quote", "it's \"here\"", "-Empty", "", "-Unicode", "Küche €", "-Shell",
+            "$(rm -rf /) `x` \\ ; |",
         ]
         let line = try #require(
-            PyMobileDevice3Commands().launch(udid: "U", bundleID: words[0], arguments: Array(words.dropFirst()))
-                .arguments.last)
+            PyMobileDevice3Commands().launch(
+                udid: "U", bundleID: words[0], arguments: Array(words.dropFirst())
+            )
+            .arguments.last)
         let output = try await LiveProcessRunner().checked(
             ProcessCommand(
-                "python3", ["-c", "import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))", line]),
+                "python3",
+                ["-c", "import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))", line]),
             timeout: .seconds(60))
         let decoded = try JSONDecoder().decode([String].self, from: output.standardOutput)
         #expect(decoded == words)

@@ -8,9 +8,12 @@ import Testing
     let udid = "00008020-000A1B2C3D4E002E"
     let any = ScriptedRunner.any
 
-    func driver(_ runner: ScriptedRunner, folder: TemporaryFolder, host: HostPlatform = .macOS) -> DevicectlDriver {
+    func driver(_ runner: ScriptedRunner, folder: TemporaryFolder, host: HostPlatform = .macOS)
+        -> DevicectlDriver
+    {
         DevicectlDriver(
-            configuration: .init(label: "iPad mini 5", device: udid, host: host, scratchDirectory: folder.path("scratch")),
+            configuration: .init(
+                label: "iPad mini 5", device: udid, host: host, scratchDirectory: folder.path("scratch")),
             runner: runner)
     }
 
@@ -20,33 +23,46 @@ import Testing
         let runner = ScriptedRunner([
             .init(
                 executable: "xcrun",
-                arguments: ["devicectl", "device", "info", "details", "--device", udid, "--json-output", any, "--timeout", "30"],
+                arguments: [
+                    "devicectl", "device", "info", "details", "--device", udid, "--json-output", any,
+                    "--timeout", "30",
+                ],
                 effect: AppleFixture.writes("devicectl-info-details.json", at: "--json-output")),
             .init(
                 executable: "xcrun",
-                arguments: ["devicectl", "device", "install", "app", "--device", udid, "--json-output", any, "--timeout", "60", app],
+                arguments: [
+                    "devicectl", "device", "install", "app", "--device", udid, "--json-output", any,
+                    "--timeout", "60", app,
+                ],
                 effect: AppleFixture.writes("devicectl-install-app.json", at: "--json-output")),
             .init(
                 executable: "xcrun",
                 arguments: [
-                    "devicectl", "device", "process", "launch", "--device", udid, "--terminate-existing", "--json-output", any,
+                    "devicectl", "device", "process", "launch", "--device", udid, "--terminate-existing",
+                    "--json-output", any,
                     "--timeout", "60", "com.example.hadashboard", "--",
                 ] + TestApp.arguments,
                 effect: AppleFixture.writes("devicectl-process-launch.json", at: "--json-output")),
             .init(
                 executable: "xcrun",
                 arguments: [
-                    "devicectl", "device", "process", "signal", "--device", udid, "--pid", "7401", "--signal", "SIGTERM",
+                    "devicectl", "device", "process", "signal", "--device", udid, "--pid", "7401", "--signal",
+                    "SIGTERM",
                     "--json-output", any, "--timeout", "20",
                 ],
                 effect: AppleFixture.writes("devicectl-info-details.json", at: "--json-output")),
         ])
         let device = driver(runner, folder: folder)
         let connected = try await device.connect()
-        #expect(connected == ConnectedDevice(udid: udid, name: "iPad mini 5", productType: "iPad11,1", iosVersion: "26.0", arch: "arm64e"))
+        #expect(
+            connected
+                == ConnectedDevice(
+                    udid: udid, name: "iPad mini 5", productType: "iPad11,1", iosVersion: "26.0",
+                    arch: "arm64e"))
         try await device.prepare()
         #expect(try await device.install(TestApp.artifact(path: app), force: false) { _ in } == .installed)
-        try await device.launch(TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
+        try await device.launch(
+            TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
         #expect(await device.launchedProcessID == 7401)
         try await device.terminate()
         #expect(runner.remaining == 0)
@@ -60,12 +76,18 @@ import Testing
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([
             .init(
-                executable: "xcrun", arguments: ["devicectl", "device", "info", "details", "--device", udid, "--json-output", any, "--timeout", "30"],
-                status: 1, effect: AppleFixture.writes("devicectl-error-device-not-found.json", at: "--json-output")),
+                executable: "xcrun",
+                arguments: [
+                    "devicectl", "device", "info", "details", "--device", udid, "--json-output", any,
+                    "--timeout", "30",
+                ],
+                status: 1,
+                effect: AppleFixture.writes("devicectl-error-device-not-found.json", at: "--json-output")),
             .init(
                 executable: "xcrun",
                 arguments: [
-                    "devicectl", "device", "process", "launch", "--device", udid, "--terminate-existing", "--json-output", any,
+                    "devicectl", "device", "process", "launch", "--device", udid, "--terminate-existing",
+                    "--json-output", any,
                     "--timeout", "60", "com.example.hadashboard", "--",
                 ] + TestApp.arguments,
                 status: 1,
@@ -75,7 +97,8 @@ import Testing
                           "NSLocalizedDescription": {"string": "Failed to launch with arguments -HAAccessToken \(TestApp.token)."}}},
                          "info": {"outcome": "failed", "jsonVersion": 2}}
                         """
-                    try Data(json.utf8).write(to: URL(fileURLWithPath: try #require(command.value(after: "--json-output"))))
+                    try Data(json.utf8).write(
+                        to: URL(fileURLWithPath: try #require(command.value(after: "--json-output"))))
                 }),
         ])
         let device = driver(runner, folder: folder)
@@ -83,12 +106,15 @@ import Testing
             try await device.connect()
         } throws: { error in
             "\(error)".hasPrefix(
-                "iPad mini 5: connect: devicectl: The specified device was not found. (com.apple.dt.CoreDeviceError 1000) — connect it by USB")
+                "iPad mini 5: connect: devicectl: The specified device was not found. (com.apple.dt.CoreDeviceError 1000) — connect it by USB"
+            )
         }
         await #expect {
-            try await device.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+            try await device.launch(
+                TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
         } throws: { error in
-            "\(error)".contains("Failed to launch with arguments -HAAccessToken ***.") && !"\(error)".contains(TestApp.token)
+            "\(error)".contains("Failed to launch with arguments -HAAccessToken ***.")
+                && !"\(error)".contains(TestApp.token)
         }
     }
 
@@ -96,7 +122,9 @@ import Testing
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([])
         await #expect {
-            try await driver(runner, folder: folder, host: .linux).install(TestApp.artifact(), force: false) { _ in }
+            try await driver(runner, folder: folder, host: .linux).install(TestApp.artifact(), force: false) {
+                _ in
+            }
         } throws: { error in
             "\(error)".contains("xcrun devicectl is part of Xcode and only runs on macOS; this host is Linux")
         }
@@ -108,7 +136,8 @@ import Testing
         await #expect {
             try await driver(ScriptedRunner([]), folder: folder).screenshot()
         } throws: { error in
-            "\(error)".contains("devicectl cannot take screenshots") && "\(error)".contains("pip install pymobiledevice3")
+            "\(error)".contains("devicectl cannot take screenshots")
+                && "\(error)".contains("pip install pymobiledevice3")
         }
     }
 }

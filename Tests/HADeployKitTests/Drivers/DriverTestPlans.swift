@@ -12,9 +12,11 @@ enum DriverTestPlans {
     static func plan(_ id: String, variables: [String: String] = [:], host: HostPlatform = .macOS) throws
         -> (plan: DevicePlan, device: Device, matrix: DeviceMatrix)
     {
-        let matrix = try SpecLoader().load(contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
+        let matrix = try SpecLoader().load(
+            contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
         let version = GitVersion(
-            marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false, shallow: false)
+            marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false,
+            shallow: false)
         let deployPlan = try DeployPlanner(matrix: matrix, variables: variables, host: host)
             .plan(options: DeployOptions(targets: [id]), version: version, deployID: "d-1")
         let plan = try #require(deployPlan.devices.first { $0.id == id })

@@ -14,12 +14,16 @@ struct FakeTunneld: TunneldProbing {
     let udid = "00008140-001C2D3E4F50801C"
     let tool = "pymobiledevice3"
 
-    func driver(_ runner: any ProcessRunner, folder: TemporaryFolder, tunneld: TunneldState, executable: String = "pymobiledevice3")
+    func driver(
+        _ runner: any ProcessRunner, folder: TemporaryFolder, tunneld: TunneldState,
+        executable: String = "pymobiledevice3"
+    )
         -> PyMobileDevice3Driver
     {
         PyMobileDevice3Driver(
             configuration: .init(
-                label: "iPhone 16 Pro Max", udid: udid, commands: PyMobileDevice3Commands(executable: executable),
+                label: "iPhone 16 Pro Max", udid: udid,
+                commands: PyMobileDevice3Commands(executable: executable),
                 scratchDirectory: folder.path("scratch")),
             runner: runner, tunneld: FakeTunneld(state: tunneld))
     }
@@ -28,10 +32,14 @@ struct FakeTunneld: TunneldProbing {
         let folder = try TemporaryFolder()
         let app = "/work/build/modern/HA Dashboard.ipa"
         let runner = ScriptedRunner([
-            .init(executable: tool, arguments: ["usbmux", "list"], stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json")),
+            .init(
+                executable: tool, arguments: ["usbmux", "list"],
+                stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json")),
             .init(executable: tool, arguments: ["mounter", "auto-mount", "--udid", udid]),
             .init(executable: tool, arguments: ["apps", "install", "--udid", udid, app]),
-            .init(executable: tool, arguments: ["apps", "list", "--udid", udid], stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
+            .init(
+                executable: tool, arguments: ["apps", "list", "--udid", udid],
+                stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
             .init(executable: tool, arguments: ["version"], stdout: "4.14.6\n"),
             .init(
                 executable: tool,
@@ -41,7 +49,10 @@ struct FakeTunneld: TunneldProbing {
                         + "-HADashboard 'Living room' -HAKioskMode YES",
                 ],
                 stdout: "Process launched with pid 3141\n"),
-            .init(executable: tool, arguments: ["developer", "dvt", "screenshot", "--tunnel", udid, ScriptedRunner.any], effect: AppleFixture.writesPNG),
+            .init(
+                executable: tool,
+                arguments: ["developer", "dvt", "screenshot", "--tunnel", udid, ScriptedRunner.any],
+                effect: AppleFixture.writesPNG),
         ])
         let device = driver(runner, folder: folder, tunneld: .running(udids: [udid]))
         let connected = try await device.connect()
@@ -49,7 +60,8 @@ struct FakeTunneld: TunneldProbing {
         #expect(connected.iosVersion == "18.6")
         try await device.prepare()
         #expect(try await device.install(TestApp.artifact(path: app), force: false) { _ in } == .installed)
-        try await device.launch(TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
+        try await device.launch(
+            TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
         #expect(try await device.screenshot().starts(with: ScreenshotFile.pngSignature))
         #expect(runner.remaining == 0)
         #expect(!runner.received[5].description.contains(TestApp.token))
@@ -61,10 +73,14 @@ struct FakeTunneld: TunneldProbing {
         artifact.buildNumber = "213"
         let runner = ScriptedRunner([
             .init(executable: tool, arguments: ["apps", "install", "--udid", udid, artifact.path]),
-            .init(executable: tool, arguments: ["apps", "list", "--udid", udid], stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
+            .init(
+                executable: tool, arguments: ["apps", "list", "--udid", udid],
+                stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
         ])
         await #expect {
-            try await driver(runner, folder: folder, tunneld: .running(udids: [udid])).install(artifact, force: false) { _ in }
+            try await driver(runner, folder: folder, tunneld: .running(udids: [udid])).install(
+                artifact, force: false
+            ) { _ in }
         } throws: { error in
             "\(error)".contains("the device has build 212 for com.example.hadashboard, not build 213")
         }
@@ -87,7 +103,8 @@ struct FakeTunneld: TunneldProbing {
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([.init(executable: tool, arguments: ["version"], stdout: "4.14.6\n")])
         await #expect {
-            try await driver(runner, folder: folder, tunneld: .running(udids: ["00008020-000A1B2C3D4E002E"])).screenshot()
+            try await driver(runner, folder: folder, tunneld: .running(udids: ["00008020-000A1B2C3D4E002E"]))
+                .screenshot()
         } throws: { error in
             (error as? AppleDriverError)?.reason
                 == "screenshot needs a tunnel to \(udid), but tunneld (127.0.0.1:49151) has only 00008020-000A1B2C3D4E002E: "
@@ -102,7 +119,8 @@ struct FakeTunneld: TunneldProbing {
             LiveProcessRunner(), folder: folder, tunneld: .notRunning(reason: "refused"),
             executable: "pymobiledevice3-not-installed-\(UUID().uuidString.prefix(8))")
         await #expect {
-            try await device.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+            try await device.launch(
+                TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
         } throws: { error in
             "\(error)"
                 == "iPhone 16 Pro Max: launch: launch needs pymobiledevice3 and a running tunneld: "
@@ -111,7 +129,8 @@ struct FakeTunneld: TunneldProbing {
         await #expect {
             try await device.screenshot()
         } throws: { error in
-            "\(error)".contains("screenshot needs pymobiledevice3 and a running tunneld: `pip install pymobiledevice3` then")
+            "\(error)".contains(
+                "screenshot needs pymobiledevice3 and a running tunneld: `pip install pymobiledevice3` then")
         }
         await #expect {
             try await device.install(TestApp.artifact(), force: false) { _ in }
@@ -140,29 +159,33 @@ struct FakeTunneld: TunneldProbing {
     @Test func readsTheTunnelsTunneldServes() async throws {
         let folder = try TemporaryFolder()
         try FileManager.default.copyItem(at: AppleFixture.url("tunneld.json"), to: folder.path("index.html"))
+        let portFile = folder.path("port")
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let script = """
             import http.server, functools, sys
             handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
             server = http.server.HTTPServer(("127.0.0.1", 0), handler)
-            print(server.server_address[1], flush=True)
+            open(sys.argv[2] + ".tmp", "w").write(str(server.server_address[1]))
+            import os; os.rename(sys.argv[2] + ".tmp", sys.argv[2])
             server.serve_forever()
             """
-        server.arguments = ["python3", "-c", script, folder.url.path]
-        let pipe = Pipe()
-        server.standardOutput = pipe
+        server.arguments = ["python3", "-c", script, folder.url.path, portFile.path]
+        server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
         defer {
-            server.terminate()
+            // SIGKILL: a child started from the test process inherits its blocked SIGTERM.
+            kill(server.processIdentifier, SIGKILL)
             server.waitUntilExit()
         }
-        let line = try await withDeadline("python http.server", .seconds(60)) {
-            String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+        var port: Int?
+        for _ in 0..<600 where port == nil {
+            port = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0) }
+            if port == nil { try await Task.sleep(for: .milliseconds(100)) }
         }
-        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)))
-        let state = await TunneldProbe(port: port, timeout: .seconds(20)).state()
+        let served = try #require(port, "python3 http.server did not start within 60 s")
+        let state = await TunneldProbe(port: served, timeout: .seconds(20)).state()
         #expect(state == .running(udids: ["00008140-001C2D3E4F50801C"]))
     }
 

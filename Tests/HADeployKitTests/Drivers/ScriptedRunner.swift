@@ -45,7 +45,8 @@ final class ScriptedRunner: ProcessRunner, @unchecked Sendable {
         if let error = step.error { throw error }
         try step.effect?(command)
         return ProcessOutput(
-            status: step.status, standardOutput: Data(step.stdout.utf8), standardError: Data(step.stderr.utf8))
+            status: step.status, standardOutput: Data(step.stdout.utf8), standardError: Data(step.stderr.utf8)
+        )
     }
 
     static func matches(_ arguments: [String], _ pattern: [String]) -> Bool {
@@ -63,7 +64,8 @@ extension ProcessCommand {
 
 /// The hand-written tool outputs in Fixtures/apple (see its README), read from the source tree.
 enum AppleFixture {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("Fixtures/apple")
 
     static func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
@@ -92,7 +94,8 @@ final class TemporaryFolder: @unchecked Sendable {
     let url: URL
 
     init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("hadeploy-apple-\(UUID().uuidString)")
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-apple-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

@@ -13,7 +13,8 @@ enum TestApp {
 
     static func artifact(path: String = "/work/build/simulator/HA Dashboard.app") -> Artifact {
         Artifact(
-            path: path, bundleID: "com.example.hadashboard", executable: "HA Dashboard", marketingVersion: "1.4.0",
+            path: path, bundleID: "com.example.hadashboard", executable: "HA Dashboard",
+            marketingVersion: "1.4.0",
             buildNumber: "212", flavour: "simulator", archs: ["arm64"])
     }
 }
@@ -21,19 +22,25 @@ enum TestApp {
 @Suite struct SimctlDriverTests {
     let ipad = "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33"
 
-    func driver(_ runner: ScriptedRunner, host: HostPlatform = .macOS, folder: TemporaryFolder, type: String = "iPad (10th generation)")
+    func driver(
+        _ runner: ScriptedRunner, host: HostPlatform = .macOS, folder: TemporaryFolder,
+        type: String = "iPad (10th generation)"
+    )
         -> SimctlDriver
     {
         SimctlDriver(
             configuration: .init(
-                label: "iPad simulator", selector: SimulatorSelector(udid: nil, deviceType: type, runtime: "iOS 17.5"),
+                label: "iPad simulator",
+                selector: SimulatorSelector(udid: nil, deviceType: type, runtime: "iOS 17.5"),
                 host: host, launchEnvironment: ["HADEPLOY_DEPLOY_ID": "d-42"],
                 diagnosticReports: folder.path("DiagnosticReports"), scratchDirectory: folder.path("scratch")),
             runner: runner)
     }
 
     func list() throws -> ScriptedRunner.Step {
-        .init(executable: "xcrun", arguments: ["simctl", "list", "-j", "devices"], stdout: try AppleFixture.text("simctl-list-devices.json"))
+        .init(
+            executable: "xcrun", arguments: ["simctl", "list", "-j", "devices"],
+            stdout: try AppleFixture.text("simctl-list-devices.json"))
     }
 
     @Test func installThenLaunchBootsTheSimulatorFoundByNameAndRuntimeFirst() async throws {
@@ -41,18 +48,28 @@ enum TestApp {
         let runner = ScriptedRunner([
             try list(),
             .init(executable: "xcrun", arguments: ["simctl", "boot", ipad]),
-            .init(executable: "xcrun", arguments: ["simctl", "bootstatus", ipad, "-b"], stdout: "Device already booted\n"),
-            .init(executable: "xcrun", arguments: ["simctl", "install", ipad, "/work/build/simulator/HA Dashboard.app"]),
+            .init(
+                executable: "xcrun", arguments: ["simctl", "bootstatus", ipad, "-b"],
+                stdout: "Device already booted\n"),
             .init(
                 executable: "xcrun",
-                arguments: ["simctl", "launch", "--terminate-running-process", ipad, "com.example.hadashboard"] + TestApp.arguments,
+                arguments: ["simctl", "install", ipad, "/work/build/simulator/HA Dashboard.app"]),
+            .init(
+                executable: "xcrun",
+                arguments: [
+                    "simctl", "launch", "--terminate-running-process", ipad, "com.example.hadashboard",
+                ] + TestApp.arguments,
                 stdout: "com.example.hadashboard: 4242\n"),
             .init(
                 executable: "xcrun",
-                arguments: ["simctl", "launch", "--terminate-running-process", ipad, "com.example.hadashboard"] + TestApp.arguments,
+                arguments: [
+                    "simctl", "launch", "--terminate-running-process", ipad, "com.example.hadashboard",
+                ] + TestApp.arguments,
                 status: 4,
-                stderr: "An error was encountered processing the command (domain=FBSOpenApplicationServiceErrorDomain, code=4):\n"
-                    + "The request to open \"com.example.hadashboard\" failed.\nLaunch arguments: -HAAccessToken \(TestApp.token)\n"),
+                stderr:
+                    "An error was encountered processing the command (domain=FBSOpenApplicationServiceErrorDomain, code=4):\n"
+                    + "The request to open \"com.example.hadashboard\" failed.\nLaunch arguments: -HAAccessToken \(TestApp.token)\n"
+            ),
         ])
         let sim = driver(runner, folder: folder)
         let connected = try await sim.connect()
@@ -73,7 +90,8 @@ enum TestApp {
             try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
         } throws: { error in
             let text = "\(error)"
-            return !text.contains(TestApp.token) && text.contains("***") && text.hasPrefix("iPad simulator: launch: ")
+            return !text.contains(TestApp.token) && text.contains("***")
+                && text.hasPrefix("iPad simulator: launch: ")
                 && text.contains("FBSOpenApplicationServiceErrorDomain")
         }
         #expect(runner.remaining == 0)
@@ -95,7 +113,9 @@ enum TestApp {
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([
             try list(),
-            .init(executable: "xcrun", arguments: ["simctl", "io", ipad, "screenshot", ScriptedRunner.any], effect: AppleFixture.writesPNG),
+            .init(
+                executable: "xcrun", arguments: ["simctl", "io", ipad, "screenshot", ScriptedRunner.any],
+                effect: AppleFixture.writesPNG),
         ])
         let png = try await driver(runner, folder: folder).screenshot()
         #expect(png.starts(with: ScreenshotFile.pngSignature))
@@ -110,7 +130,8 @@ enum TestApp {
         try FileManager.default.copyItem(at: AppleFixture.url(name), to: reports.appendingPathComponent(name))
         let runner = ScriptedRunner([try list()])
         let found = try await driver(runner, folder: folder).crashReports(
-            of: TestApp.artifact(), since: Date(timeIntervalSince1970: 1_748_859_600), into: folder.path("crashes"))
+            of: TestApp.artifact(), since: Date(timeIntervalSince1970: 1_748_859_600),
+            into: folder.path("crashes"))
         #expect(found == [folder.path("crashes").appendingPathComponent(name)])
     }
 
@@ -158,9 +179,12 @@ enum TestApp {
         let folder = try TemporaryFolder()
         let plan = try DriverTestPlans.plan("sim-ipad")
         let driver = SimctlDriver.make(
-            plan: plan.plan, device: plan.device, matrix: plan.matrix, variables: ["HOME": "/Users/dev"], host: .macOS,
+            plan: plan.plan, device: plan.device, matrix: plan.matrix, variables: ["HOME": "/Users/dev"],
+            host: .macOS,
             runner: ScriptedRunner([]), scratchDirectory: folder.url)
-        #expect(driver.configuration.selector == SimulatorSelector(udid: nil, deviceType: "iPad (10th generation)", runtime: "iOS 17.5"))
+        #expect(
+            driver.configuration.selector
+                == SimulatorSelector(udid: nil, deviceType: "iPad (10th generation)", runtime: "iOS 17.5"))
         #expect(driver.configuration.commands.developerDir == "/Applications/Xcode.app/Contents/Developer")
         #expect(driver.configuration.diagnosticReports.path == "/Users/dev/Library/Logs/DiagnosticReports")
     }
