@@ -121,7 +121,7 @@ let package = Package(
         .target(
             name: "MobileDevice",
             dependencies: [
-                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd",
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -130,7 +130,7 @@ let package = Package(
         ),
         .target(
             name: "SSHTransport",
-            dependencies: ["HADeployCore", "CLibSSH"],
+            dependencies: ["HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .target(
@@ -174,6 +174,17 @@ let package = Package(
         ),
 
         // MARK: tests
+        .target(
+            name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestSupport", "VirtualDevice", "HADeployKit", "DeviceSpec", "HADeployCore", "HomeAssistant",
+                "ImageCodec",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
@@ -194,17 +205,22 @@ let package = Package(
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["HADeployCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [
-                "MobileDevice", "VirtualDevice", "HADeployCore",
+                "MobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "SSHTransportTests", dependencies: ["SSHTransport", "HADeployCore"], swiftSettings: strict),
+            name: "SSHTransportTests",
+            dependencies: [
+                "SSHTransport", "HADeployCore", "VirtualDevice",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
         .testTarget(
             name: "VirtualDeviceTests",

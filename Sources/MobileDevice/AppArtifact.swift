@@ -21,19 +21,31 @@ public struct AppArtifact: Sendable, Equatable {
     public let architectures: [String]
     /// Bytes to upload: the `.ipa` file size, or the sum of the bundle's file sizes.
     public let uploadSize: Int
-    /// Hex SHA-256 of the content (see `ContentHasher`).
-    public let contentHash: String
+    /// Hex SHA-256 of the content (see `ContentHasher`); empty when inspected without hashing.
+    public internal(set) var contentHash: String
+    /// Size, modification time and inode of an `.ipa`: when they match the install record, the
+    /// recorded hash is reused instead of reading the file again (nil for `.app` directories).
+    var fingerprint: String?
 
     /// Reads an `.ipa` or `.app`; throws `MobileDeviceError(.invalidArtifact)` naming what is wrong.
     public static func inspect(_ url: URL) throws -> AppArtifact {
+        try inspect(url, hashing: true)
+    }
+
+    /// The content hash, computed now (it reads the whole artifact).
+    func hashed() throws -> AppArtifact {
+        var copy = self
+        copy.contentHash = try ContentHasher.hash(of: url, isDirectory: kind == .appDirectory)
+        return copy
+    }
+
+    static func inspect(_ url: URL, hashing: Bool) throws -> AppArtifact {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw invalid(url, "it does not exist", next: "Build the app first, or fix the path.")
         }
-        if isDirectory.boolValue {
-            return try inspectAppDirectory(url)
-        }
-        return try inspectIPA(url)
+        let app = isDirectory.boolValue ? try inspectAppDirectory(url) : try inspectIPA(url)
+        return hashing ? try app.hashed() : app
     }
 
     private static func inspectAppDirectory(_ url: URL) throws -> AppArtifact {
@@ -59,7 +71,7 @@ public struct AppArtifact: Sendable, Equatable {
             url: url, kind: .appDirectory, bundleIdentifier: info.bundleIdentifier,
             shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
-            uploadSize: size, contentHash: try ContentHasher.hash(of: url, isDirectory: true))
+            uploadSize: size, contentHash: "", fingerprint: nil)
     }
 
     private static func inspectIPA(_ url: URL) throws -> AppArtifact {
@@ -91,13 +103,15 @@ public struct AppArtifact: Sendable, Equatable {
         let header = try extract(
             executableEntry, from: archive, limit: MachOSlices.headerBytesNeeded, artifact: url)
         let slices = try architectures([UInt8](header), executable: info.executable, artifact: url)
-        let size =
-            (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.intValue ?? 0
+        let attributes = (try? FileManager.default.attributesOfItem(atPath: url.path)) ?? [:]
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
         return AppArtifact(
             url: url, kind: .ipa, bundleIdentifier: info.bundleIdentifier, shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
             uploadSize: size,
-            contentHash: try ContentHasher.hash(of: url, isDirectory: false))
+            contentHash: "", fingerprint: "\(size)-\(modified)-\(inode)")
     }
 
     /// Reads at most `limit` bytes of an entry; stops decompressing once it has them.

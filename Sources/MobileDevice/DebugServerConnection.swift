@@ -8,6 +8,10 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
     let raw: debugserver_client_t
     let device: DeviceHandle
     let identity: DeviceIdentity
+    /// Over TLS, libimobiledevice 1.3.0 keeps reading until the whole requested length arrived and
+    /// drops a partial read on timeout (idevice.c, idevice_connection_receive_timeout): read one
+    /// byte per call there, as idevicedebug does.
+    private let oneByteReads: Bool
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         var client: debugserver_client_t?
@@ -23,6 +27,7 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
         self.raw = client
         self.device = device
         self.identity = identity
+        self.oneByteReads = descriptor.usesTLS
     }
 
     deinit {
@@ -54,6 +59,7 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
     }
 
     func receive(maximum: Int, timeoutMilliseconds: UInt32) throws -> [UInt8] {
+        let maximum = oneByteReads ? 1 : maximum
         var buffer = [UInt8](repeating: 0, count: maximum)
         var received: UInt32 = 0
         let result = buffer.withUnsafeMutableBufferPointer { pointer in

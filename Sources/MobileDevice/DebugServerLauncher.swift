@@ -59,7 +59,7 @@ struct DebugServerLauncher {
         }
         if let stop = earlyStop, case .stopped = stop {
             // A crash at launch: let it go, so the device writes its crash report.
-            _ = try? client.request("D", step: "debugserver D (detach)", deadline: deadline)
+            _ = try? client.request("D", step: "debugserver D (detach)", deadline: deadline, last: true)
         } else if earlyStop == nil {
             try client.interrupt()
             var stopped = false
@@ -79,7 +79,8 @@ struct DebugServerLauncher {
                         "The app may be running under the debugger; relaunch it, and replug the device if it hangs."
                 )
             }
-            let detach = try client.request("D", step: "debugserver D (detach)", deadline: deadline)
+            let detach = try client.request(
+                "D", step: "debugserver D (detach)", deadline: deadline, last: true)
             guard detach.hasPrefix("OK") || detach.isEmpty else {
                 throw launchError("debugserver D (detach)", detach)
             }
@@ -96,7 +97,7 @@ struct DebugServerLauncher {
         // Attached (stop reply), or a debugserver without vAttachName (empty reply), where `k` ends
         // whatever app it launched last and is harmless otherwise.
         let killDeadline = min(deadline, ContinuousClock.now + .seconds(5))
-        _ = try? client.request("k", step: "debugserver k", deadline: killDeadline)
+        _ = try? client.request("k", step: "debugserver k", deadline: killDeadline, last: true)
         return GDBStopReply(reply) != nil || reply.isEmpty
     }
 

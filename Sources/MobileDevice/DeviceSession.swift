@@ -14,6 +14,7 @@ final class DeviceSession: Sendable {
     }
 
     static func open(identity: DeviceIdentity, timeouts: USBTimeouts) async throws -> DeviceSession {
+        USBTransport.ignoreBrokenPipes
         let worker = DeviceWorker(label: identity.udid, device: identity)
         let handle = try await worker.run("idevice_new_with_options", deadline: .now + timeouts.usbmuxd) {
             try DeviceHandle.open(udid: identity.udid, worker: worker)

@@ -35,7 +35,11 @@ final class DeviceWorker: @unchecked Sendable {
         }
         let remaining = deadline - .now
         guard remaining > .zero else { throw deadlineError(step, budget: .zero) }
-        try Task.checkCancellation()
+        if Task.isCancelled {
+            throw MobileDeviceError(
+                .cancelled, step: step, device: device, reason: "the operation was cancelled",
+                nextStep: "Nothing to do; run it again when needed.")
+        }
         let cancellation = CancellationLink()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -115,7 +119,9 @@ extension Duration {
         let (seconds, attoseconds) = components
         let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         if millis < 1000 { return "\(millis) ms" }
-        if millis % 1000 == 0 { return "\(millis / 1000) s" }
-        return String(format: "%.1f s", Double(millis) / 1000)
+        // Deadlines computed from "now" lose a few microseconds: 1.9999 s reads "2 s".
+        let tenths = (millis + 50) / 100
+        if tenths % 10 == 0 { return "\(tenths / 10) s" }
+        return "\(tenths / 10).\(tenths % 10) s"
     }
 }

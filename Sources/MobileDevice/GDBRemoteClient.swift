@@ -24,9 +24,14 @@ final class GDBRemoteClient {
 
     /// Sends a packet and returns the reply payload; `step` names the request in errors (never the
     /// payload itself, which may carry secret arguments).
-    func request(_ payload: String, step: String, deadline: ContinuousClock.Instant) throws -> String {
+    /// `last`: the device closes the connection right after answering (`D`, `k`), so failing to
+    /// acknowledge that reply is not an error.
+    func request(_ payload: String, step: String, deadline: ContinuousClock.Instant, last: Bool = false)
+        throws
+        -> String
+    {
         try sendPacket(payload, step: step, deadline: deadline)
-        guard let reply = try readPacket(until: deadline, step: step) else {
+        guard let reply = try readPacket(until: deadline, step: step, ackMayFail: last) else {
             throw timeout(step)
         }
         return reply
@@ -65,7 +70,9 @@ final class GDBRemoteClient {
     }
 
     /// The next packet's payload, or nil when none completed before `deadline`.
-    func readPacket(until deadline: ContinuousClock.Instant, step: String) throws -> String? {
+    func readPacket(until deadline: ContinuousClock.Instant, step: String, ackMayFail: Bool = false) throws
+        -> String?
+    {
         while true {
             // Skip acks and noise until a packet starts.
             var start: UInt8?
@@ -89,7 +96,10 @@ final class GDBRemoteClient {
                 try transport.send([UInt8(ascii: "-")])
                 continue
             }
-            try transport.send([UInt8(ascii: "+")])
+            do {
+                try transport.send([UInt8(ascii: "+")])
+            } catch  where ackMayFail {
+            }
             return String(decoding: GDBPacket.decodePayload(raw), as: UTF8.self)
         }
     }

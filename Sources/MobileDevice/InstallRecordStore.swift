@@ -6,6 +6,8 @@ struct InstallRecord: Codable, Equatable, Sendable {
     let shortVersion: String?
     let bundleVersion: String
     let contentHash: String
+    /// The `.ipa`'s size/mtime/inode when it was hashed (see `AppArtifact.fingerprint`).
+    var fingerprint: String?
     let installedAt: Date
 }
 

@@ -1,14 +1,17 @@
 import Foundation
+import ImageCodec
 
-/// PNG passes through; TIFF (iOS ≤ 8) is re-encoded as PNG.
+/// PNG passes through; TIFF (iOS ≤ 8, libimobiledevice issue #338) is re-encoded as PNG with
+/// libtiff/libpng.
 enum ScreenshotConverter {
     static func png(from data: Data, device: DeviceIdentity) throws -> Data {
-        let head = [UInt8](data.prefix(8))
-        if head == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] { return data }
-        throw MobileDeviceError(
-            .protocolError, step: "convert screenshot", device: device,
-            reason:
-                "the device sent \(data.count) bytes that are not PNG and TIFF conversion is not available",
-            nextStep: "Report this; older devices send TIFF.")
+        do {
+            return try ImageCodec.pngData(fromScreenshot: data)
+        } catch {
+            throw MobileDeviceError(
+                .protocolError, step: "convert screenshot to PNG", device: device,
+                reason: "the \(data.count) bytes the device sent are not a readable PNG or TIFF (\(error))",
+                nextStep: "Unlock the device and take the screenshot again.", isTransient: true)
+        }
     }
 }

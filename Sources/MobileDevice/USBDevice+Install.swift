@@ -29,8 +29,11 @@ extension USBDevice {
         artifact url: URL, force: Bool = false,
         progress: @escaping @Sendable (USBInstallProgress) -> Void = { _ in }
     ) async throws -> USBInstallOutcome {
-        let app = try await Self.offPool { try AppArtifact.inspect(url) }
-        return try await install(app, force: force, progress: progress)
+        let started = ContinuousClock.now
+        // The content hash is computed only when it decides something (see installPrepared).
+        let app = try await Self.offPool { try AppArtifact.inspect(url, hashing: false) }
+        logger.debug("inspected \(url.lastPathComponent) in \((ContinuousClock.now - started).secondsText)")
+        return try await installPrepared(app, force: force, progress: progress)
     }
 
     /// As `install(artifact:force:progress:)`, for an artifact already inspected.
@@ -38,22 +41,52 @@ extension USBDevice {
         _ app: AppArtifact, force: Bool = false,
         progress: @escaping @Sendable (USBInstallProgress) -> Void = { _ in }
     ) async throws -> USBInstallOutcome {
+        try await installPrepared(app, force: force, progress: progress)
+    }
+
+    private func installPrepared(
+        _ app: AppArtifact, force: Bool, progress: @escaping @Sendable (USBInstallProgress) -> Void
+    ) async throws -> USBInstallOutcome {
         try checkArchitecture(app)
         return try await serialized {
             let started = ContinuousClock.now
-            let existing = try await lookupExisting(app.bundleIdentifier)
-            if !force, let existing, isUnchanged(app, installed: existing) {
-                logger.info(
-                    "\(app.bundleIdentifier) \(app.shortVersion ?? "") (\(app.bundleVersion)) unchanged; skipping"
-                )
-                return .skippedUnchanged
+            // One session for the lookup and the first upload attempt: a handshake less. AFC is
+            // started right away so the lockdown session can end before the upload, as
+            // ideviceinstaller does (PROTOCOL.md §3.5).
+            let (session, proxy, afcService) = try await startInstallServices()
+            let existing = try await proxy.lookup([app.bundleIdentifier], timeouts: timeouts)[
+                app.bundleIdentifier
+            ]
+            .flatMap(USBInstalledApp.init)
+            var hash = app.contentHash.isEmpty ? nil : app.contentHash
+            let record = records.record(udid: udid, bundleIdentifier: app.bundleIdentifier)
+            if !force, let existing, let record, sameVersions(app, existing, record) {
+                if hash == nil, let fingerprint = app.fingerprint, record.fingerprint == fingerprint {
+                    hash = record.contentHash
+                }
+                if hash == nil { hash = try await Self.offPool { try app.hashed().contentHash } }
+                if hash == record.contentHash {
+                    logger.info(
+                        "\(app.bundleIdentifier) \(app.shortVersion ?? "") (\(app.bundleVersion)) unchanged; skipping"
+                    )
+                    return .skippedUnchanged
+                }
             }
+            // Not needed before the upload: hash while the bytes travel (USB, not the CPU, is the limit).
+            let known = hash
+            let hashing = Task.detached { () throws -> String in
+                if let known { return known }
+                return try app.hashed().contentHash
+            }
+            var reuse: InstallServices? = (session, proxy, afcService)
             var attempt = 1
             while true {
                 do {
-                    try await uploadAndInstall(app, upgrade: existing != nil, progress: progress)
+                    try await uploadAndInstall(
+                        app, upgrade: existing != nil, reuse: reuse, progress: progress)
                     break
                 } catch let failure as StagedFailure {
+                    reuse = nil
                     await removeStaging(StagingUploader.packagePath(for: app))
                     if failure.duringUpload, failure.error.isTransient, attempt == 1 {
                         logger.warning(
@@ -61,14 +94,19 @@ extension USBDevice {
                         attempt += 1
                         continue
                     }
+                    hashing.cancel()
                     throw failure.finalError(retried: attempt > 1)
                 }
             }
-            try? records.save(
-                InstallRecord(
-                    bundleIdentifier: app.bundleIdentifier, shortVersion: app.shortVersion,
-                    bundleVersion: app.bundleVersion, contentHash: app.contentHash, installedAt: Date()),
-                udid: udid)
+            if let contentHash = try? await hashing.value {
+                try? records.save(
+                    InstallRecord(
+                        bundleIdentifier: app.bundleIdentifier, shortVersion: app.shortVersion,
+                        bundleVersion: app.bundleVersion, contentHash: contentHash,
+                        fingerprint: app.fingerprint,
+                        installedAt: Date()),
+                    udid: udid)
+            }
             logger.info("installed \(app.bundleIdentifier) in \((ContinuousClock.now - started).secondsText)")
             return .installed
         }
@@ -111,28 +149,35 @@ extension USBDevice {
             nextStep: next + ", then rebuild.")
     }
 
-    private func lookupExisting(_ bundleID: String) async throws -> USBInstalledApp? {
-        let (session, lockdown) = try await openLockdown()
-        let proxy = try await InstallationProxy.start(session, lockdown: lockdown, timeouts: timeouts)
-        return try await proxy.lookup([bundleID], timeouts: timeouts)[bundleID].flatMap(USBInstalledApp.init)
+    private func sameVersions(_ app: AppArtifact, _ installed: USBInstalledApp, _ record: InstallRecord)
+        -> Bool
+    {
+        installed.bundleVersion == app.bundleVersion && installed.shortVersion == app.shortVersion
+            && record.bundleVersion == app.bundleVersion && record.shortVersion == app.shortVersion
     }
 
-    private func isUnchanged(_ app: AppArtifact, installed: USBInstalledApp) -> Bool {
-        guard installed.bundleVersion == app.bundleVersion, installed.shortVersion == app.shortVersion,
-            let record = records.record(udid: udid, bundleIdentifier: app.bundleIdentifier)
-        else { return false }
-        return record.contentHash == app.contentHash && record.bundleVersion == app.bundleVersion
-            && record.shortVersion == app.shortVersion
+    private func reuseOrStart(_ reuse: InstallServices?) async throws -> InstallServices {
+        if let reuse { return reuse }
+        return try await startInstallServices()
+    }
+
+    typealias InstallServices = (DeviceSession, InstallationProxy, ServiceDescriptor)
+
+    /// installation_proxy connected and AFC started; the lockdown session is closed on return.
+    private func startInstallServices() async throws -> InstallServices {
+        let (session, lockdown) = try await openLockdown()
+        let proxy = try await InstallationProxy.start(session, lockdown: lockdown, timeouts: timeouts)
+        let afc = try await session.startService("com.apple.afc", on: lockdown, timeouts: timeouts)
+        return (session, proxy, afc)
     }
 
     private func uploadAndInstall(
-        _ app: AppArtifact, upgrade: Bool, progress: @escaping @Sendable (USBInstallProgress) -> Void
+        _ app: AppArtifact, upgrade: Bool, reuse: InstallServices?,
+        progress: @escaping @Sendable (USBInstallProgress) -> Void
     ) async throws {
         var uploaded = false
         do {
-            let (session, lockdown) = try await openLockdown()
-            let proxy = try await InstallationProxy.start(session, lockdown: lockdown, timeouts: timeouts)
-            let descriptor = try await session.startService("com.apple.afc", on: lockdown, timeouts: timeouts)
+            let (session, proxy, descriptor) = try await reuseOrStart(reuse)
             let afc = try await session.run("afc_client_new", within: timeouts.request) {
                 try AFCClient(device: session.handle, descriptor: descriptor, identity: session.identity)
             }
@@ -147,8 +192,12 @@ extension USBDevice {
                         phase: .uploading, bytesDone: done, bytesTotal: total, percent: percent,
                         status: "Uploading"))
             }
+            let uploadStarted = ContinuousClock.now
             let packagePath = try await uploader.upload(app)
             uploaded = true
+            logger.debug(
+                "uploaded \(total) bytes in \((ContinuousClock.now - uploadStarted).secondsText)"
+            )
             var options: [String: PlistValue] = [:]
             switch app.kind {
             case .ipa: options["CFBundleIdentifier"] = .string(app.bundleIdentifier)

@@ -52,7 +52,15 @@ public enum USBTransport {
 
     // MARK: internals
 
+    /// libusbmuxd writes with plain send(2) and Linux has no SO_NOSIGPIPE: a device closing its end
+    /// (debugserver after `D`, a rebooting device) would kill the whole process with SIGPIPE.
+    /// Ignoring it turns that into the EPIPE error the wrappers already handle.
+    static let ignoreBrokenPipes: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
+
     static func listEntries(timeouts: USBTimeouts) async throws -> [UsbmuxEntry] {
+        ignoreBrokenPipes
         let worker = DeviceWorker(label: "usbmuxd", device: nil)
         return try await worker.run("usbmuxd_get_device_list", deadline: .now + timeouts.usbmuxd) {
             try UsbmuxDirectory.list()
@@ -64,6 +72,7 @@ public enum USBTransport {
         udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity
     ) async throws {
         var seen: [String] = []
+        var failure: MobileDeviceError?
         while true {
             var polling = timeouts
             polling.usbmuxd = min(timeouts.usbmuxd, max(deadline - .now, .milliseconds(1)))
@@ -71,11 +80,15 @@ public enum USBTransport {
                 let entries = try await listEntries(timeouts: polling)
                 if entries.contains(where: { $0.udid == udid && !$0.isNetwork }) { return }
                 seen = entries.map(\.udid)
-            } catch let error as MobileDeviceError where error.kind == .usbmuxdUnavailable {
-                if ContinuousClock.now >= deadline { throw error }
+                failure = nil
+            } catch let error as MobileDeviceError where error.kind != .cancelled {
+                failure = error
             }
             if ContinuousClock.now + .milliseconds(250) >= deadline {
-                let listed = seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", ")
+                if let failure, failure.kind == .usbmuxdUnavailable { throw failure.on(device) }
+                let listed =
+                    failure.map { "nothing in time (\($0.reason))" }
+                    ?? (seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", "))
                 throw MobileDeviceError(
                     .notConnected, step: "usbmuxd_get_device_list", device: device,
                     reason: "usbmuxd at \(UsbmuxDirectory.address) lists \(listed)",

@@ -5,6 +5,13 @@ import Logging
 @main
 enum Entry {
     static func main() async {
+        // A parent may hand down blocked signals (Foundation's Process started from a Swift
+        // concurrency thread does): Ctrl-C must always reach the clean-stop handler.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &signals, nil)
         // Library logs go to stderr (stdout is for results and JSON Lines), warnings and up unless
         // HADEPLOY_DEBUG is set.
         let debug = ProcessInfo.processInfo.environment["HADEPLOY_DEBUG"] != nil

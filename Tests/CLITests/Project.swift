@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 
 /// A project checkout in a temporary directory: a real git repository holding a copy of the
 /// committed devices.yaml, .env.example and Templates/.

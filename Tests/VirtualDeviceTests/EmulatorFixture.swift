@@ -1,6 +1,18 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import VirtualDevice
+
+/// Temporary directories to delete when the test process exits: `defer { Task { … } }` cleanups of
+/// the last tests may not run before the process ends.
+private let leftoverDirectories: NIOLockedValueBox<Set<String>> = {
+    atexit {
+        for path in leftoverDirectories.withLockedValue({ $0 }) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+    return NIOLockedValueBox([])
+}()
 
 /// A running virtual usbmuxd in a fresh temporary directory.
 struct EmulatorFixture {
@@ -13,6 +25,7 @@ struct EmulatorFixture {
         // Short path: UNIX socket paths are limited to 108 bytes.
         let directory = URL(fileURLWithPath: "/tmp/vdt-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        _ = leftoverDirectories.withLockedValue { $0.insert(directory.path) }
         return directory
     }
 
@@ -20,7 +33,8 @@ struct EmulatorFixture {
         // Set VDEV_TEST_LOG=1 to see the emulator's log.
         if ProcessInfo.processInfo.environment["VDEV_TEST_LOG"] != nil {
             var logger = Logger(label: "vdev-test")
-            logger.logLevel = .debug
+            logger.logLevel =
+                ProcessInfo.processInfo.environment["VDEV_TEST_LOG"] == "trace" ? .trace : .debug
             return logger
         }
         return Logger(label: "vdev-test", factory: { _ in SwiftLogNoOpLogHandler() })

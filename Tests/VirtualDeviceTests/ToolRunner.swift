@@ -32,9 +32,19 @@ enum ToolRunner {
         _ tool: String, _ arguments: [String], socket: String, directory: URL? = nil, timeout: Double = 20,
         interruptWhen: (@Sendable () async -> Bool)? = nil
     ) async throws -> ToolResult {
-        var environment = ProcessInfo.processInfo.environment
-        environment["USBMUXD_SOCKET_ADDRESS"] = socket
-        let child = try spawn(path(of: tool), arguments, environment: environment, directory: directory)
+        try await run(
+            path: path(of: tool), arguments, environment: ["USBMUXD_SOCKET_ADDRESS": socket],
+            directory: directory,
+            timeout: timeout, interruptWhen: interruptWhen)
+    }
+
+    /// Runs any executable with extra environment variables.
+    static func run(
+        path: String, _ arguments: [String], environment extra: [String: String], directory: URL? = nil,
+        timeout: Double, interruptWhen: (@Sendable () async -> Bool)? = nil
+    ) async throws -> ToolResult {
+        let environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        let child = try spawn(path, arguments, environment: environment, directory: directory)
         let started = Date()
         async let outData = drain(child.stdout)
         async let errData = drain(child.stderr)

@@ -13,10 +13,11 @@ public struct NoXcodeError: Error, CustomStringConvertible, ExitStatusProviding 
             host == .linux
             ? "this is Linux, where Xcode cannot run" : "the flavour's Xcode is not installed here"
         return """
-            cannot build \(which): \(why). Nothing was deployed. Three ways on:
+            cannot build \(which): \(why). Nothing was deployed. Ways on:
               1. hadeploy … --no-build --artifact PATH      an .ipa or .app built elsewhere (one for every flavour)
               2. hadeploy … --no-build --artifacts DIR      DIR/<flavour>/*.ipa (or .app), e.g. from a CI build job
-              3. build_host: ssh://mac-mini                 in devices.yaml: build on a remote Mac over SSH
+              3. build on a Mac (`hadeploy build all --out dist/`) and copy dist/ here; a `build_host:`
+                 in devices.yaml is accepted but remote builds over SSH are not implemented yet
             Or try the whole pipeline on virtual devices: hadeploy all --virtual
             """
     }

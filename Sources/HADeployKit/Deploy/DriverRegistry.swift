@@ -3,6 +3,7 @@ import Foundation
 import HADeployCore
 import Logging
 import MobileDevice
+import SSHTransport
 
 /// Picks the driver for each device from its transport and this host.
 public struct DriverRegistry: Sendable {
@@ -32,11 +33,31 @@ public struct DriverRegistry: Sendable {
         switch plan.transport {
         case .usb:
             return try usbDriver(plan)
-        case .ssh, .devicectl, .simctl, .rosettasim:
+        case .ssh:
+            let primary = try sshDriver(plan)
+            if plan.fallbackTransport == .usb, let udid = plan.udid, !udid.hasPrefix("<unset") {
+                return FallbackDriver(primary: primary, fallback: try usbDriver(plan))
+            }
+            return primary
+        case .devicectl, .simctl, .rosettasim:
             throw TransportUnavailable(
                 device: plan.name, transport: plan.transport.rawValue,
                 reason: "this transport is not wired into this build of hadeploy yet")
         }
+    }
+
+    func sshDriver(_ plan: DevicePlan) throws -> any DeviceDriver {
+        guard let device = matrix.device(id: plan.id) else {
+            throw TransportUnavailable(device: plan.name, transport: "ssh", reason: "not in devices.yaml")
+        }
+        let knownHosts =
+            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (variables["HOME"] ?? NSHomeDirectory()) + "/.config/hadeploy/known_hosts"
+        let config = try SSHDriver.config(
+            for: device, plan: plan, variables: variables, knownHosts: knownHosts)
+        return SSHDriver(
+            deployer: JailbreakDeployer(config: config), plan: plan,
+            workDirectory: stateDirectory.appendingPathComponent("ssh"))
     }
 
     func usbDriver(_ plan: DevicePlan) throws -> any DeviceDriver {

@@ -229,13 +229,19 @@ public enum SummaryTable {
                     ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }
+        var counts: [DeviceOutcome: Int] = [:]
+        for result in report.results { counts[result.outcome, default: 0] += 1 }
+        let order: [DeviceOutcome] = [
+            .succeeded, .failed, .unverified, .installedOnly, .notAvailable, .cancelled,
+        ]
+        let parts = order.compactMap { outcome in counts[outcome].map { "\($0) \(outcome.rawValue)" } }
         let failed = report.results.filter { !$0.succeeded }.count
-        let footer =
-            report.interrupted
-            ? "interrupted: partial results"
-            : failed == 0
-                ? "\(report.results.count) device(s): all succeeded"
-                : "\(failed) of \(report.results.count) device(s) failed"
+        var footer = "\(report.results.count) device(s): " + parts.joined(separator: ", ")
+        if report.interrupted {
+            footer += " — interrupted, partial results"
+        } else if failed == 0 {
+            footer += " — no failures"
+        }
         return (lines + [footer]).joined(separator: "\n")
     }
 }

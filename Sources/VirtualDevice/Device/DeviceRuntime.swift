@@ -18,6 +18,8 @@ actor DeviceRuntime {
     nonisolated let behaviour: any VirtualAppBehaviour
     /// The link limiter every connection of this device shares (throttle fault).
     nonisolated let link: NIOLockedValueBox<LinkThrottle?>
+    /// Notifications for notification_proxy observers.
+    nonisolated let notifications = DeviceNotificationCenter()
     /// Faults, readable without hopping onto the actor (hot paths such as AFC writes).
     nonisolated let faultBox: NIOLockedValueBox<[VirtualFault]>
 
@@ -28,6 +30,7 @@ actor DeviceRuntime {
     private var running: RunningApp?
     private var tlsContextCache: (pem: String, context: NIOSSLContext)?
     private var launchCounter = 0
+    private(set) var lastUpload: VirtualUploadStatistics?
 
     struct RunningApp {
         let launchID: Int
@@ -262,6 +265,11 @@ actor DeviceRuntime {
         streams.removeValue(forKey: ObjectIdentifier(stream))
     }
 
+    func recordUpload(_ statistics: VirtualUploadStatistics) {
+        lastUpload = statistics
+        logger.debug("upload of \(statistics.bytes) bytes in \(statistics.seconds) s")
+    }
+
     // MARK: developer image
 
     func mountDeveloperImage(signature: Data) {
@@ -282,6 +290,7 @@ actor DeviceRuntime {
         state.installedApps.removeAll { $0.bundleIdentifier == app.bundleIdentifier }
         state.installedApps.append(app)
         persistLogging()
+        notifications.post("com.apple.mobile.application_installed")
         logger.info("installed \(app.bundleIdentifier) \(app.bundleVersion)")
     }
 
@@ -293,6 +302,7 @@ actor DeviceRuntime {
         if running?.app.bundleIdentifier == bundleIdentifier { terminateRunningApp(reason: "uninstalled") }
         try? FileManager.default.removeItem(at: paths.applications.appendingPathComponent(bundleIdentifier))
         persistLogging()
+        notifications.post("com.apple.mobile.application_uninstalled")
         logger.info("uninstalled \(bundleIdentifier)")
         return true
     }

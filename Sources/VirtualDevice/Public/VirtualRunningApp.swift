@@ -1,5 +1,8 @@
 /// The app currently in the foreground of a virtual device, as launched through debugserver.
-public struct VirtualRunningApp: Sendable, Equatable, Codable {
+///
+/// Secrets in the arguments (the value after `-HAAccessToken`, or any flag naming a token or
+/// password) never leave through `description` or JSON encoding: they become `***`.
+public struct VirtualRunningApp: Sendable, Equatable, Codable, CustomStringConvertible {
     public let bundleIdentifier: String
     /// argv as the debugger sent it; argv[0] is the executable path.
     public let arguments: [String]
@@ -7,23 +10,43 @@ public struct VirtualRunningApp: Sendable, Equatable, Codable {
     public let environment: [String]
     /// What the app's screen shows right now.
     public let screen: VirtualScreen
-}
 
-/// What a virtual device's screen shows; a screenshot is a rendering of this.
-public struct VirtualScreen: Sendable, Equatable, Codable {
-    /// Title line (the app's display name, or "SpringBoard").
-    public var title: String
-    /// Body lines, top to bottom.
-    public var lines: [String]
-    /// Drawn as an error (red banner).
-    public var isError: Bool
-    /// Kiosk mode hides the status and title bars, like the real dashboard app.
-    public var kiosk: Bool
+    public init(bundleIdentifier: String, arguments: [String], environment: [String], screen: VirtualScreen) {
+        self.bundleIdentifier = bundleIdentifier
+        self.arguments = arguments
+        self.environment = environment
+        self.screen = screen
+    }
 
-    public init(title: String, lines: [String], isError: Bool = false, kiosk: Bool = false) {
-        self.title = title
-        self.lines = lines
-        self.isError = isError
-        self.kiosk = kiosk
+    /// The arguments with secret values replaced by `***`.
+    public var redactedArguments: [String] { Self.redact(arguments) }
+
+    public var description: String {
+        "\(bundleIdentifier) \(redactedArguments.dropFirst().joined(separator: " ")) — \(screen.title)"
+    }
+
+    static func redact(_ arguments: [String]) -> [String] {
+        var result = arguments
+        for index in arguments.indices.dropLast() {
+            let flag = arguments[index].lowercased()
+            if flag.hasPrefix("-")
+                && (flag.contains("token") || flag.contains("password") || flag.contains("secret"))
+            {
+                result[index + 1] = "***"
+            }
+        }
+        return result
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case bundleIdentifier, arguments, environment, screen
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(bundleIdentifier, forKey: .bundleIdentifier)
+        try container.encode(redactedArguments, forKey: .arguments)
+        try container.encode(environment, forKey: .environment)
+        try container.encode(screen, forKey: .screen)
     }
 }

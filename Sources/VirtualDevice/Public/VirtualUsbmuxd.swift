@@ -77,10 +77,16 @@ public actor VirtualUsbmuxd {
         var loaded: [DeviceRuntime] = []
         for profile in profiles {
             do {
+                // Key generation and certificates are CPU-bound: keep them off the concurrency pool.
+                let (stateDirectory, pairRecords, behaviour, logger) = (
+                    self.stateDirectory, self.pairRecords, self.behaviour, self.logger
+                )
                 loaded.append(
-                    try DeviceRuntime(
-                        profile: profile, stateDirectory: stateDirectory, pairRecords: pairRecords,
-                        behaviour: behaviour, logger: logger))
+                    try await Offload.run {
+                        try DeviceRuntime(
+                            profile: profile, stateDirectory: stateDirectory, pairRecords: pairRecords,
+                            behaviour: behaviour, logger: logger)
+                    })
             } catch {
                 throw VirtualDeviceError.stateUnusable(
                     stateDirectory.path, "device \(profile.name): \(error)")
@@ -122,7 +128,16 @@ public actor VirtualUsbmuxd {
         serverChannel = channel
         clientAddress = result
         let control = ControlServer(daemon: self, logger: logger)
-        try await control.start(path: stateDirectory.appendingPathComponent("control.sock").path)
+        let controlPath = stateDirectory.appendingPathComponent("control.sock").path
+        do {
+            try await control.start(path: controlPath)
+        } catch {
+            try? await channel.close()
+            serverChannel = nil
+            clientAddress = nil
+            throw VirtualDeviceError.bindFailed(
+                controlPath, "\(error) (UNIX socket paths are limited to 107 bytes)")
+        }
         self.control = control
         logger.info("virtual usbmuxd listening at \(result) with \(loaded.count) device(s)")
         return result
@@ -206,6 +221,11 @@ public actor VirtualUsbmuxd {
     /// The foreground app of a device (launch arguments, screen), or nil on the home screen.
     public func runningApp(udid: String) async throws -> VirtualRunningApp? {
         try await runtime(udid: udid).runningApp
+    }
+
+    /// The last AFC upload the device received (for throughput measurements).
+    public func lastUpload(udid: String) async throws -> VirtualUploadStatistics? {
+        try await runtime(udid: udid).lastUpload
     }
 
     /// What the device's screen shows now.

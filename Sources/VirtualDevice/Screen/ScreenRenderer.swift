@@ -15,8 +15,11 @@ enum ScreenRenderer {
     static func screenshot(of runtime: DeviceRuntime) async throws -> Data {
         let screen = await runtime.screen
         let isHome = await runtime.runningApp == nil
-        let image = render(screen, isHomeScreen: isHome, profile: runtime.profile)
-        return try ImageCodec.encode(image, as: runtime.profile.effectiveScreenshotFormat)
+        let profile = runtime.profile
+        return try await Offload.run {
+            let image = render(screen, isHomeScreen: isHome, profile: profile)
+            return try ImageCodec.encode(image, as: profile.effectiveScreenshotFormat)
+        }
     }
 
     /// Text scale: about 30 characters per line whatever the resolution.

@@ -64,8 +64,19 @@ struct AFCService {
         var files: [UInt64: OpenFile] = [:]
         var nextHandle: UInt64 = 1
         var uploaded = 0
+        var firstWrite: ContinuousClock.Instant?
+        var lastWrite: ContinuousClock.Instant?
         defer {
+            runtime.logger.debug("AFC connection ended after \(uploaded) uploaded bytes")
             for file in files.values { try? file.handle.close() }
+            if let firstWrite, let lastWrite, uploaded > 0 {
+                let duration = lastWrite - firstWrite
+                let seconds =
+                    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                let statistics = VirtualUploadStatistics(bytes: uploaded, seconds: seconds)
+                let runtime = self.runtime
+                Task { await runtime.recordUpload(statistics) }
+            }
         }
         while true {
             var header = try await stream.read(exactly: 40, timeout: .seconds(300))
@@ -86,10 +97,12 @@ struct AFCService {
                 ? try await stream.read(exactly: thisLength - 40, timeout: .seconds(30)) : ByteBuffer()
             let payloadLength = entireLength - thisLength
             let operation = Operation(rawValue: rawOperation)
+            runtime.logger.trace("AFC op \(rawOperation) packet \(packetNumber)")
 
             if operation == .fileWrite {
                 let handle = headerData.readInteger(endianness: .little, as: UInt64.self) ?? 0
                 let file = files[handle]
+                if firstWrite == nil { firstWrite = .now }
                 var remaining = payloadLength
                 var failure: Code?
                 while remaining > 0 {
@@ -110,6 +123,7 @@ struct AFCService {
                         throw TransportError.closed("dropUploadAfter fault")
                     }
                 }
+                lastWrite = .now
                 try await replyStatus(
                     file == nil ? .invalidArgument : (failure ?? .success), packet: packetNumber)
                 continue

@@ -154,12 +154,17 @@ struct InstallationProxyService {
         defer { try? FileManager.default.removeItem(at: staging) }
         do {
             try await progress(15, "ExtractingPackage")
-            let bundle = try extract(package, isDirectory: isDirectory.boolValue, into: staging)
+            let packageIsDirectory = isDirectory.boolValue
+            let bundle = try await Offload.run {
+                try self.extract(package, isDirectory: packageIsDirectory, into: staging)
+            }
             try await progress(20, "InspectingPackage")
             let developer = (options["PackageType"] as? String) == "Developer" || isDirectory.boolValue
-            let info = try AppBundleInfo.inspect(
-                bundle, for: runtime.profile, chipID: runtime.model?.chipID ?? 0,
-                expectedIdentifier: options["CFBundleIdentifier"] as? String)
+            let (profile, chipID) = (runtime.profile, runtime.model?.chipID ?? 0)
+            let expected = options["CFBundleIdentifier"] as? String
+            let info = try await Offload.run {
+                try AppBundleInfo.inspect(bundle, for: profile, chipID: chipID, expectedIdentifier: expected)
+            }
             try await progress(20, "TakingInstallLock")
             try await progress(30, "PreflightingApplication")
             try await progress(30, "InstallingEmbeddedProfile")
@@ -220,9 +225,12 @@ struct InstallationProxyService {
         let store = runtime.paths.applications.appendingPathComponent(info.bundleIdentifier)
         let destination = store.appendingPathComponent(info.bundleURL.lastPathComponent)
         do {
-            try? FileManager.default.removeItem(at: store)
-            try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
-            try FileManager.default.moveItem(at: info.bundleURL, to: destination)
+            let source = info.bundleURL
+            try await Offload.run {
+                try? FileManager.default.removeItem(at: store)
+                try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
+                try FileManager.default.moveItem(at: source, to: destination)
+            }
         } catch {
             throw InstallError("ApplicationMoveFailed", "Failed to move the bundle into place: \(error)")
         }

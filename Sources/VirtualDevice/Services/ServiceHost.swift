@@ -27,7 +27,7 @@ enum ServiceHost {
             case .installationProxy:
                 try await InstallationProxyService(runtime: runtime, stream: stream).run()
             case .notificationProxy:
-                try await NotificationProxyService(stream: stream).run()
+                try await NotificationProxyService(runtime: runtime, stream: stream).run()
             case .imageMounter:
                 try await ImageMounterService(runtime: runtime, stream: stream).run()
             case .screenshotr:

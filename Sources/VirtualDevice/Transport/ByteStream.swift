@@ -21,7 +21,7 @@ final class ByteStream: Sendable {
     static let highWaterMark = 4 * 1024 * 1024
 
     struct State {
-        var buffer = ByteBuffer()
+        var buffer = ChunkQueue()
         var isClosed = false
         var closeReason: String?
         var waiter: Waiter?
@@ -61,7 +61,7 @@ final class ByteStream: Sendable {
     /// Reads exactly `count` bytes, or throws when the peer closes or the deadline passes.
     func read(exactly count: Int, timeout: TimeAmount) async throws -> ByteBuffer {
         try await waitFor(minimum: count, timeout: timeout)
-        let slice = state.withLockedValue { $0.buffer.readSlice(length: count)! }
+        let slice = state.withLockedValue { $0.buffer.read(exactly: count) }
         await afterConsuming(count)
         return slice
     }
@@ -69,9 +69,7 @@ final class ByteStream: Sendable {
     /// Reads between 1 and `maximum` bytes: whatever is buffered, waiting for at least one byte.
     func read(upTo maximum: Int, timeout: TimeAmount) async throws -> ByteBuffer {
         try await waitFor(minimum: 1, timeout: timeout)
-        let slice = state.withLockedValue {
-            $0.buffer.readSlice(length: min(maximum, $0.buffer.readableBytes))!
-        }
+        let slice = state.withLockedValue { $0.buffer.read(upTo: maximum) }
         await afterConsuming(slice.readableBytes)
         return slice
     }
@@ -191,9 +189,7 @@ final class ByteStream: Sendable {
         let state = self.state
         try await channel.eventLoop.submit { [channel] in
             let leftover: ByteBuffer = state.withLockedValue { state in
-                let bytes = state.buffer
-                state.buffer = ByteBuffer()
-                return bytes
+                state.buffer.read(exactly: state.buffer.readableBytes)
             }
             try channel.pipeline.syncOperations.addHandler(
                 NIOSSLServerHandler(context: context), position: .first)
@@ -214,69 +210,5 @@ final class ByteStream: Sendable {
     /// Resolves when the channel is closed.
     func waitUntilClosed() async {
         try? await channel.closeFuture.get()
-    }
-}
-
-/// The pipeline end of a `ByteStream`: buffers inbound bytes and holds socket reads when full.
-final class ByteStreamHandler: ChannelDuplexHandler, Sendable {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
-    private let state: NIOLockedValueBox<ByteStream.State>
-
-    init(state: NIOLockedValueBox<ByteStream.State>) {
-        self.state = state
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
-        let ready: ByteStream.Waiter? = state.withLockedValue { state in
-            state.buffer.writeBuffer(&incoming)
-            guard let waiter = state.waiter, state.buffer.readableBytes >= waiter.minimum else { return nil }
-            state.waiter = nil
-            return waiter
-        }
-        ready?.continuation.resume()
-    }
-
-    func read(context: ChannelHandlerContext) {
-        let hold = state.withLockedValue { state -> Bool in
-            if state.buffer.readableBytes >= ByteStream.highWaterMark && state.waiter == nil {
-                state.readIsHeld = true
-                return true
-            }
-            return false
-        }
-        if !hold { context.read() }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        markClosed(reason: "the peer closed the connection")
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // NIOSSL reports a close without close_notify as `uncleanShutdown`; the libimobiledevice
-        // clients do exactly that after StopSession, so it is an ordinary end of stream.
-        if let sslError = error as? NIOSSLError, case .uncleanShutdown = sslError {
-            markClosed(reason: "the peer closed the connection")
-        } else {
-            markClosed(reason: "connection error: \(error)")
-        }
-        context.close(promise: nil)
-    }
-
-    private func markClosed(reason: String) {
-        let waiter: ByteStream.Waiter? = state.withLockedValue { state in
-            if !state.isClosed {
-                state.isClosed = true
-                state.closeReason = reason
-            }
-            let waiter = state.waiter
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.continuation.resume()
     }
 }

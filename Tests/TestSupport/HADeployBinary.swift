@@ -3,8 +3,8 @@ import HADeployCore
 
 /// The built `hadeploy` executable, run as a user would: a fresh process, a controlled environment
 /// (like `env -i`), a working directory.
-enum HADeployBinary {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+public enum HADeployBinary {
+    public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
     /// `swift test` builds every product before it runs tests, and puts the test bundle next to them.
@@ -32,10 +32,10 @@ enum HADeployBinary {
         return binPath.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/hadeploy"
     }
 
-    static var path: String { get async throws { try await located.value } }
+    public static var path: String { get async throws { try await located.value } }
 
     /// What every run gets: git without the user's config, a private HOME.
-    static func baseEnvironment(home: URL) -> [String: String] {
+    public static func baseEnvironment(home: URL) -> [String: String] {
         [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
             "HOME": home.path, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
@@ -43,14 +43,15 @@ enum HADeployBinary {
         ]
     }
 
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
-    static func run(
-        _ arguments: [String], in directory: URL, environment: [String: String] = [:]
+    public static func run(
+        _ arguments: [String], in directory: URL, environment: [String: String] = [:],
+        timeout: Duration = .seconds(120)
     ) async throws -> Result {
         var variables = baseEnvironment(home: directory)
         variables.merge(environment) { _, new in new }
@@ -59,7 +60,7 @@ enum HADeployBinary {
             ProcessCommand(
                 "/usr/bin/env", ["-i"] + assignments + [try await path] + arguments,
                 workingDirectory: directory.path),
-            timeout: .seconds(120))
+            timeout: timeout)
         return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 }

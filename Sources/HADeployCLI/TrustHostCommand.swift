@@ -1,0 +1,86 @@
+import ArgumentParser
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import SSHTransport
+import Versioning
+
+struct TrustHostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust-host",
+        abstract: "Show an SSH device's host key and, once you confirm it, trust it.",
+        discussion: """
+            hadeploy never accepts an unknown SSH host key by itself. Compare the fingerprint with the
+            device's own (on the device: `ssh-keygen -lf /etc/ssh/ssh_host_rsa_key.pub`), then:
+              hadeploy trust-host ipad2                          shows the key, asks on a terminal
+              hadeploy trust-host ipad2 --fingerprint SHA256:…   non-interactive (CI)
+              hadeploy trust-host ipad2 --fingerprint SHA256:… --replace   after a known key change
+            Keys go to ~/.config/hadeploy/known_hosts (HADEPLOY_KNOWN_HOSTS overrides).
+            """)
+
+    @OptionGroup var project: ProjectOptions
+
+    @Argument(help: ArgumentHelp("The SSH device from devices.yaml.", valueName: "device"))
+    var device: String
+
+    @Option(name: .long, help: ArgumentHelp("The SHA256 fingerprint you checked.", valueName: "SHA256:…"))
+    var fingerprint: String?
+
+    @Flag(name: .long, help: "Replace a different key stored for this host.")
+    var replace = false
+
+    func run() async throws {
+        try await withContext { context in
+            let workspace = Workspace(
+                context: context, configPath: project.config, envFilePath: project.envFile)
+            let matrix = try workspace.loadMatrix()
+            let (variables, _) = try workspace.loadVariables()
+            guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
+                target.ssh != nil || target.transport == .ssh
+            else { throw ValidationError("\(device) is not reached over SSH in \(project.config)") }
+            let version = GitVersionPlaceholder.version
+            let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current)
+                .plan(
+                    options: DeployOptions(targets: [device], verify: false), version: version,
+                    deployID: "trust")
+            guard let devicePlan = plan.devices.first else { throw ValidationError("no such device") }
+            let knownHosts =
+                variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? (variables["HOME"] ?? NSHomeDirectory()) + "/.config/hadeploy/known_hosts"
+            let config = try SSHDriver.config(
+                for: target, plan: devicePlan, variables: variables, knownHosts: knownHosts)
+            let info = try await HostKeyTrust.scan(config.connection)
+            context.print(
+                "\(target.name) at \(config.connection.address): \(info.keyType) \(info.fingerprint) (\(info.status.rawValue))"
+            )
+            if info.status == .trusted {
+                context.print("already trusted in \(knownHosts)")
+                return
+            }
+            var confirmed = fingerprint
+            if confirmed == nil {
+                guard isatty(STDIN_FILENO) == 1 else {
+                    throw ValidationError(
+                        "not a terminal: pass --fingerprint \(info.fingerprint) after checking it on the device"
+                    )
+                }
+                context.message("Trust this key? Type the fingerprint's last 6 characters to confirm: ")
+                let answer = readLine()?.trimmingCharacters(in: .whitespaces) ?? ""
+                guard !answer.isEmpty, info.fingerprint.hasSuffix(answer), answer.count >= 6 else {
+                    throw ValidationError("not confirmed; nothing was written")
+                }
+                confirmed = info.fingerprint
+            }
+            let trusted = try await HostKeyTrust.trust(
+                config.connection, expectedFingerprint: confirmed!, replace: replace)
+            context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(knownHosts)")
+        }
+    }
+}
+
+/// Planning a trust-host needs no version; a fixed one keeps it independent of git.
+enum GitVersionPlaceholder {
+    static let version = GitVersion(
+        marketingVersion: "0.0.0", buildNumber: 0, tag: nil, commitsSinceTag: 0, dirty: false, shallow: false)
+}

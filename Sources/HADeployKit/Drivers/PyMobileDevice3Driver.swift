@@ -1,0 +1,253 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// What an iOS 17+ device on this host can and cannot do through pymobiledevice3, in words.
+public struct PyMobileDevice3Readiness: Sendable, Hashable {
+    /// `pymobiledevice3 version`'s answer; nil when it is not installed.
+    public var version: String?
+    public var tunneld: TunneldState
+    /// What is missing for launching the app; nil when nothing is.
+    public var launch: String?
+    /// What is missing for screenshots; nil when nothing is.
+    public var screenshot: String?
+}
+
+/// Drives an iOS 17+ device from Linux with pymobiledevice3: install over usbmuxd, launch with
+/// arguments and screenshots through the developer tunnel that `tunneld` keeps open.
+public actor PyMobileDevice3Driver: DeviceDriver {
+    public struct Configuration: Sendable {
+        public var label: String
+        public var udid: String
+        public var commands: PyMobileDevice3Commands
+        public var scratchDirectory: URL
+        public var deadlines: DriverDeadlines
+
+        public init(
+            label: String, udid: String, commands: PyMobileDevice3Commands = .init(), scratchDirectory: URL,
+            deadlines: DriverDeadlines = .init()
+        ) {
+            self.label = label
+            self.udid = udid
+            self.commands = commands
+            self.scratchDirectory = scratchDirectory
+            self.deadlines = deadlines
+        }
+    }
+
+    static let installHint = "`pip install pymobiledevice3`"
+    static let tunneldHint = "`sudo python3 -m pymobiledevice3 remote tunneld`"
+
+    public nonisolated let configuration: Configuration
+    let runner: any ProcessRunner
+    let tunneld: any TunneldProbing
+    private var installedVersion: String??
+
+    public init(
+        configuration: Configuration, runner: any ProcessRunner, tunneld: any TunneldProbing = TunneldProbe()
+    ) {
+        self.configuration = configuration
+        self.runner = runner
+        self.tunneld = tunneld
+    }
+
+    /// The driver for a `devicectl` device on Linux. `PYMOBILEDEVICE3` in `.env` may name the executable.
+    public static func make(
+        plan: DevicePlan, variables: [String: String], runner: any ProcessRunner, scratchDirectory: URL
+    ) -> PyMobileDevice3Driver {
+        let executable = variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 } ?? "pymobiledevice3"
+        return PyMobileDevice3Driver(
+            configuration: Configuration(
+                label: plan.name, udid: plan.udid ?? plan.name,
+                commands: PyMobileDevice3Commands(executable: executable), scratchDirectory: scratchDirectory,
+                deadlines: DriverDeadlines(overrides: plan.timeouts)),
+            runner: runner)
+    }
+
+    func invoker(secrets: Set<String> = []) -> ToolInvoker {
+        ToolInvoker(
+            runner: runner, tool: "pymobiledevice3", device: configuration.label,
+            installHint: Self.installHint,
+            secrets: secrets)
+    }
+
+    /// `step needs pymobiledevice3 ...`: the words for a missing tool, per step.
+    static func missing(_ step: String, tunnel: Bool) -> (reason: String, fix: String) {
+        tunnel
+            ? ("\(step) needs pymobiledevice3 and a running tunneld", "\(installHint) then \(tunneldHint)")
+            : (
+                "\(step) needs pymobiledevice3",
+                "\(installHint), or use the usb transport (libimobiledevice) to install"
+            )
+    }
+
+    /// Whether pymobiledevice3 is installed (asked once), and its version.
+    func version() async throws -> String? {
+        if let installedVersion { return installedVersion }
+        let answer: String?
+        do {
+            let output = try await invoker().run(
+                configuration.commands.version(), step: "connect",
+                timeout: configuration.deadlines.limit("connect"))
+            answer = output.status == 0 ? output.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+        } catch let error as AppleDriverError where error.kind == .toolMissing {
+            answer = nil
+        }
+        installedVersion = .some(answer)
+        return answer
+    }
+
+    /// What launch and screenshot need that is not there, without touching the device.
+    public func readiness() async -> PyMobileDevice3Readiness {
+        let version = try? await version()
+        let state = await tunneld.state()
+        let missing = (try? await tunnelProblem(step: "launch", version: version, state: state)) ?? nil
+        let screenshot = (try? await tunnelProblem(step: "screenshot", version: version, state: state)) ?? nil
+        return PyMobileDevice3Readiness(
+            version: version, tunneld: state, launch: missing, screenshot: screenshot)
+    }
+
+    /// The sentence saying what `step` lacks (tool, tunneld, or a tunnel to this device), or nil.
+    func tunnelProblem(step: String, version: String?, state: TunneldState) async throws -> String? {
+        guard version != nil else {
+            let (reason, fix) = Self.missing(step, tunnel: true)
+            return "\(reason): \(fix)"
+        }
+        switch state {
+        case .notRunning:
+            return
+                "\(step) needs a running tunneld (nothing answers on \(tunneld.address)): \(Self.tunneldHint)"
+        case .running(let udids):
+            guard udids.contains(configuration.udid) else {
+                return
+                    "\(step) needs a tunnel to \(configuration.udid), but tunneld (\(tunneld.address)) has "
+                    + (udids.isEmpty ? "none" : "only \(udids.sorted().joined(separator: ", "))")
+                    + ": connect the device by USB, unlock it and trust this computer, then retry"
+            }
+            return nil
+        }
+    }
+
+    /// Throws the precise "what is missing" error before a tunnel step.
+    func requireTunnel(_ step: String) async throws {
+        let version = try await version()
+        let state = await tunneld.state()
+        if let problem = try await tunnelProblem(step: step, version: version, state: state) {
+            throw AppleDriverError(
+                version == nil ? .toolMissing : .unavailable, step: step, device: configuration.label,
+                reason: problem)
+        }
+    }
+
+    public func connect() async throws -> ConnectedDevice {
+        let output = try await invoker().checked(
+            configuration.commands.listDevices(), step: "connect",
+            timeout: configuration.deadlines.limit("connect"),
+            missing: Self.missing("connect", tunnel: false))
+        let devices: [UsbmuxDevice]
+        do {
+            devices = try PyMobileDevice3Parser.devices(output.standardOutput)
+        } catch {
+            throw AppleDriverError(
+                .unexpectedOutput, step: "connect", device: configuration.label, reason: "\(error)")
+        }
+        guard let device = devices.first(where: { $0.udid == configuration.udid }) else {
+            throw AppleDriverError(
+                .unavailable, step: "connect", device: configuration.label,
+                reason: "usbmuxd does not see \(configuration.udid)"
+                    + (devices.isEmpty
+                        ? " (no devices at all)"
+                        : " (it sees \(devices.map(\.udid).joined(separator: ", ")))"),
+                fix: "plug it in, unlock it and tap Trust; check with `pymobiledevice3 usbmux list`",
+                isTransient: true)
+        }
+        return ConnectedDevice(
+            udid: device.udid, name: device.name ?? configuration.label, productType: device.productType,
+            iosVersion: device.productVersion ?? "", arch: nil)
+    }
+
+    /// Mounts the Developer Disk Image that launch and screenshot need (pymobiledevice3 personalizes it
+    /// for iOS 17+ through Apple's signing server, so this needs internet access).
+    public func prepare() async throws {
+        _ = try await invoker().checked(
+            configuration.commands.autoMount(udid: configuration.udid), step: "mount",
+            timeout: configuration.deadlines.limit("mount"),
+            missing: Self.missing("mounting the Developer Disk Image", tunnel: false),
+            fix: "check Developer Mode is on and this host can reach Apple's signing server (tss.apple.com)")
+    }
+
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome {
+        let size = DriverDeadlines.size(of: artifact.path)
+        progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
+        let tool = invoker()
+        _ = try await tool.checked(
+            configuration.commands.install(udid: configuration.udid, app: artifact.path), step: "install",
+            timeout: configuration.deadlines.install(bytes: size, bytesPerSecond: 4_000_000),
+            missing: Self.missing("install", tunnel: false))
+        // Check the build really landed: installers that exit 0 on failure are a known plague.
+        let listed = try await tool.checked(
+            configuration.commands.listApps(udid: configuration.udid), step: "install",
+            timeout: configuration.deadlines.limit("connect"))
+        let apps: [String: InstalledApp]
+        do {
+            apps = try PyMobileDevice3Parser.apps(listed.standardOutput)
+        } catch {
+            throw AppleDriverError(
+                .unexpectedOutput, step: "install", device: configuration.label, reason: "\(error)")
+        }
+        guard let app = apps[artifact.bundleID], app.buildVersion == artifact.buildNumber else {
+            let found = apps[artifact.bundleID].map { "build \($0.buildVersion ?? "?")" } ?? "nothing"
+            throw AppleDriverError(
+                .failed, step: "install", device: configuration.label,
+                reason:
+                    "pymobiledevice3 reported success, but the device has \(found) for \(artifact.bundleID), "
+                    + "not build \(artifact.buildNumber)")
+        }
+        progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
+        return .installed
+    }
+
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        try await requireTunnel("launch")
+        let output = try await invoker(secrets: secrets).checked(
+            configuration.commands.launch(
+                udid: configuration.udid, bundleID: artifact.bundleID, arguments: arguments, secrets: secrets),
+            step: "launch", timeout: configuration.deadlines.limit("launch"),
+            missing: Self.missing("launch", tunnel: true),
+            fix: "run `pymobiledevice3 mounter auto-mount` if the Developer Disk Image is not mounted")
+        guard PyMobileDevice3Parser.launchedProcessID(output.stdout) != nil else {
+            throw AppleDriverError(
+                .unexpectedOutput, step: "launch", device: configuration.label,
+                reason: "pymobiledevice3 did not report a process id for \(artifact.bundleID)")
+        }
+    }
+
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        let pulled = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-crashes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: pulled, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: pulled) }
+        _ = try await invoker().checked(
+            configuration.commands.pullCrashReports(udid: configuration.udid, into: pulled.path),
+            step: "crash_check",
+            timeout: configuration.deadlines.limit("crash_check"),
+            missing: Self.missing("the crash check", tunnel: false))
+        let scanner = CrashReportScanner(executable: artifact.executable, since: since, simulatorUDID: nil)
+        return try scanner.copyMatches(from: pulled, into: directory)
+    }
+
+    public func screenshot() async throws -> Data {
+        try await requireTunnel("screenshot")
+        let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
+        try FileManager.default.createDirectory(
+            at: configuration.scratchDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: file) }
+        _ = try await invoker().checked(
+            configuration.commands.screenshot(udid: configuration.udid, to: file.path), step: "screenshot",
+            timeout: configuration.deadlines.limit("screenshot"),
+            missing: Self.missing("screenshot", tunnel: true))
+        return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)
+    }
+}

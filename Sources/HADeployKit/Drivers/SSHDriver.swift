@@ -1,0 +1,201 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import SSHTransport
+import ZIPFoundation
+
+/// The `DeviceDriver` for jailbroken devices over SSH (libssh): upload next to the target, rename
+/// into place, `uicache`, launch with the token on stdin, screenshot with the configured command.
+public final class SSHDriver: DeviceDriver, @unchecked Sendable {
+    let deployer: JailbreakDeployer
+    let plan: DevicePlan
+    let crashDirectory: String
+    let workDirectory: URL
+
+    public init(
+        deployer: JailbreakDeployer, plan: DevicePlan, workDirectory: URL,
+        crashDirectory: String = "/var/mobile/Library/Logs/CrashReporter"
+    ) {
+        self.deployer = deployer
+        self.plan = plan
+        self.workDirectory = workDirectory
+        self.crashDirectory = crashDirectory
+    }
+
+    /// Builds the SSH settings for a device from devices.yaml and `.env` (password only from there).
+    public static func config(
+        for device: Device, plan: DevicePlan, variables: [String: String], knownHosts: String
+    ) throws -> JailbreakDeployConfig {
+        guard let host = plan.host, !host.hasPrefix("<unset") else {
+            throw TransportUnavailable(
+                device: plan.name, transport: "ssh",
+                reason: "no host: set `host:` in devices.yaml (or its .env key)")
+        }
+        let settings = device.ssh ?? SSHSettings()
+        let authentication: SSHAuthentication
+        if let key = settings.passwordEnv, let password = variables[key], !password.isEmpty {
+            authentication = .password(Secret(password))
+        } else if let keyPath = settings.key.flatMap({ value -> String? in
+            if case .value(let path) = value.resolve(variables) { return path }
+            return nil
+        }), !keyPath.isEmpty {
+            let expanded =
+                keyPath.hasPrefix("~/") ? (variables["HOME"] ?? "") + keyPath.dropFirst(1) : keyPath
+            if FileManager.default.fileExists(atPath: expanded) {
+                authentication = .privateKey(path: expanded, passphrase: nil)
+            } else {
+                authentication = .agent(socketPath: variables["SSH_AUTH_SOCK"])
+            }
+        } else {
+            authentication = .agent(socketPath: variables["SSH_AUTH_SOCK"])
+        }
+        var timeouts = SSHTimeouts()
+        if let connect = plan.timeouts["connect"] { timeouts.connect = connect }
+        if let install = plan.timeouts["install"] { timeouts.transfer = install }
+        let connection = SSHConnectionConfig(
+            name: plan.name, host: host, port: settings.port, user: settings.user,
+            authentication: authentication,
+            knownHostsPath: knownHosts, legacyAlgorithms: settings.legacyAlgorithms, timeouts: timeouts)
+        var config = JailbreakDeployConfig(connection: connection)
+        try config.apply(commandOverrides: settings.commands)
+        return config
+    }
+
+    public func connect() async throws -> ConnectedDevice {
+        let connection = try await SSHConnection.connect(deployer.config.connection)
+        await connection.close()
+        return ConnectedDevice(
+            udid: plan.udid ?? deployer.config.connection.host, name: plan.name,
+            productType: plan.productType,
+            iosVersion: plan.ios, arch: plan.arch)
+    }
+
+    public func prepare() async throws {}
+
+    /// The `.app` directory to send: an `.ipa` is unpacked first (jailbroken installs take a bundle).
+    func appDirectory(_ artifact: Artifact) throws -> URL {
+        let url = URL(fileURLWithPath: artifact.path)
+        guard url.pathExtension == "ipa" else { return url }
+        let target = workDirectory.appendingPathComponent("unpacked-\(artifact.flavour)")
+        try? FileManager.default.removeItem(at: target)
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try FileManager.default.unzipItem(at: url, to: target)
+        let payload = target.appendingPathComponent("Payload")
+        guard
+            let app = try FileManager.default.contentsOfDirectory(atPath: payload.path).first(where: {
+                $0.hasSuffix(".app")
+            })
+        else { throw ArtifactError(path: artifact.path, problem: "no Payload/<Name>.app in the .ipa") }
+        return payload.appendingPathComponent(app)
+    }
+
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome {
+        let report = try await deployer.install(app: try appDirectory(artifact), force: force) { update in
+            let percent = update.totalBytes > 0 ? Int(update.bytesSent * 100 / update.totalBytes) : 100
+            progress(
+                TransferProgress(
+                    bytesDone: update.bytesSent, bytesTotal: update.totalBytes, percent: percent,
+                    phase: "uploading"))
+        }
+        return report.changed ? .installed : .unchanged
+    }
+
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        let app = try appDirectory(artifact)
+        var pairs: [LaunchParameters.Argument] = []
+        var index = 0
+        while index + 1 < arguments.count {
+            pairs.append(
+                LaunchParameters.Argument(
+                    flag: arguments[index], value: arguments[index + 1],
+                    isSecret: secrets.contains(arguments[index + 1])))
+            index += 2
+        }
+        try await deployer.stop(app: app)
+        try await deployer.launch(app: app, parameters: LaunchParameters(arguments: pairs))
+    }
+
+    /// Crash reports named `<Executable>-YYYY-MM-DD-HHMMSS.{ips,crash,plist}` newer than `since`.
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        let connection = try await SSHConnection.connect(deployer.config.connection)
+        defer { Task { await connection.close() } }
+        let listing = try await connection.execute(
+            "ls -1 \(crashDirectory) 2>/dev/null", step: "listing crash reports")
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd-HHmmss"
+        var copied: [URL] = []
+        for name in listing.stdoutText.split(separator: "\n").map(String.init)
+        where name.hasPrefix(artifact.executable + "-") && !name.contains("/") {
+            let stamp = name.dropFirst(artifact.executable.count + 1).prefix(17)
+            guard let date = formatter.date(from: String(stamp)), date >= since.addingTimeInterval(-60) else {
+                continue
+            }
+            let output = try await connection.run("cat '\(crashDirectory)/\(name)'", step: "copying \(name)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let local = directory.appendingPathComponent(name)
+            try output.stdout.write(to: local)
+            copied.append(local)
+        }
+        return copied
+    }
+
+    public func screenshot() async throws -> Data {
+        try await deployer.screenshot()
+    }
+}
+
+extension SSHError: TransientClassifying {
+    public var isTransient: Bool { false }
+}
+
+/// Tries the primary transport; when it cannot connect, the fallback (the iPad 2: SSH, else USB).
+public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
+    let primary: any DeviceDriver
+    let fallback: any DeviceDriver
+    private let lock = NSLock()
+    private var chosen: (any DeviceDriver)?
+
+    public init(primary: any DeviceDriver, fallback: any DeviceDriver) {
+        self.primary = primary
+        self.fallback = fallback
+    }
+
+    var active: any DeviceDriver { lock.withLock { chosen ?? primary } }
+
+    public func connect() async throws -> ConnectedDevice {
+        do {
+            let device = try await primary.connect()
+            lock.withLock { chosen = primary }
+            return device
+        } catch let primaryError {
+            do {
+                let device = try await fallback.connect()
+                lock.withLock { chosen = fallback }
+                return device
+            } catch {
+                throw FallbackFailed(primary: "\(primaryError)", fallback: "\(error)")
+            }
+        }
+    }
+
+    public func prepare() async throws { try await active.prepare() }
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome { try await active.install(artifact, force: force, progress: progress) }
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        try await active.launch(artifact, arguments: arguments, secrets: secrets)
+    }
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        try await active.crashReports(of: artifact, since: since, into: directory)
+    }
+    public func screenshot() async throws -> Data { try await active.screenshot() }
+}
+
+struct FallbackFailed: Error, CustomStringConvertible {
+    var primary: String
+    var fallback: String
+    var description: String { "not reachable: \(primary); fallback: \(fallback)" }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// Reads back a screenshot a tool wrote to a file, checking that it really is a PNG.
+enum ScreenshotFile {
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    static func read(_ file: URL, step: String, device: String) throws -> Data {
+        guard let data = try? Data(contentsOf: file), !data.isEmpty else {
+            throw AppleDriverError(
+                .unexpectedOutput, step: step, device: device,
+                reason: "the tool reported success but wrote no screenshot to \(file.path)")
+        }
+        guard data.starts(with: pngSignature) else {
+            throw AppleDriverError(
+                .unexpectedOutput, step: step, device: device,
+                reason:
+                    "the screenshot is not a PNG (\(data.count) bytes starting \(data.prefix(4).map { String(format: "%02x", $0) }.joined()))"
+            )
+        }
+        return data
+    }
+}

@@ -1,0 +1,60 @@
+import HADeployCore
+
+/// Builds `xcrun simctl` commands as values.
+public struct SimctlCommands: Sendable, Hashable {
+    public var xcrun: String
+    /// `<Xcode.app>/Contents/Developer` of the flavour's Xcode, passed as `DEVELOPER_DIR` (never xcode-select).
+    public var developerDir: String?
+
+    public init(xcrun: String = "xcrun", developerDir: String? = nil) {
+        self.xcrun = xcrun
+        self.developerDir = developerDir
+    }
+
+    /// Every simulator with its runtime, state and availability, as JSON.
+    public func listDevices() -> ProcessCommand {
+        simctl(["list", "-j", "devices"])
+    }
+
+    public func boot(_ udid: String) -> ProcessCommand {
+        simctl(["boot", udid])
+    }
+
+    /// Blocks until the simulator has finished booting (`-b`: boots it first if it is shut down).
+    public func bootStatus(_ udid: String) -> ProcessCommand {
+        simctl(["bootstatus", udid, "-b"])
+    }
+
+    public func install(_ udid: String, app: String) -> ProcessCommand {
+        simctl(["install", udid, app])
+    }
+
+    /// Launches, replacing a running instance. simctl hands the app every `SIMCTL_CHILD_X` variable
+    /// of its own environment as `X` (simctl help launch), so `environment` is prefixed here.
+    public func launch(
+        _ udid: String, bundleID: String, arguments: [String], environment: [String: String] = [:],
+        secrets: Set<String> = []
+    ) -> ProcessCommand {
+        var command = simctl(["launch", "--terminate-running-process", udid, bundleID] + arguments)
+        for (key, value) in environment {
+            command.environment["SIMCTL_CHILD_" + key] = value
+        }
+        command.secretValues = secrets
+        return command
+    }
+
+    public func terminate(_ udid: String, bundleID: String) -> ProcessCommand {
+        simctl(["terminate", udid, bundleID])
+    }
+
+    /// Writes a PNG of the simulator's screen to `path`.
+    public func screenshot(_ udid: String, to path: String) -> ProcessCommand {
+        simctl(["io", udid, "screenshot", path])
+    }
+
+    func simctl(_ arguments: [String]) -> ProcessCommand {
+        var environment: [String: String] = [:]
+        if let developerDir { environment["DEVELOPER_DIR"] = developerDir }
+        return ProcessCommand(xcrun, ["simctl"] + arguments, environment: environment)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The few Info.plist facts the remote commands need.
+struct AppBundleInfo: Sendable, Equatable {
+    /// `HADashboard.app`
+    let directoryName: String
+    /// `HADashboard`
+    let name: String
+    let executable: String
+    let bundleID: String
+
+    init(app: URL) throws {
+        let directoryName = app.standardizedFileURL.lastPathComponent
+        guard directoryName.hasSuffix(".app"), directoryName.count > 4 else {
+            throw SSHError.localFileFailed(path: app.path, reason: "an app bundle directory must end in .app")
+        }
+        self.directoryName = directoryName
+        self.name = String(directoryName.dropLast(4))
+        var plist: [String: Any] = [:]
+        if let data = try? Data(contentsOf: app.appendingPathComponent("Info.plist")),
+            let parsed = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
+        {
+            plist = parsed
+        }
+        self.executable = plist["CFBundleExecutable"] as? String ?? name
+        self.bundleID = plist["CFBundleIdentifier"] as? String ?? ""
+    }
+}

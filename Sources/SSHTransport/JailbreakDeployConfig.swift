@@ -1,0 +1,54 @@
+/// Everything needed to deploy to one jailbroken device over SSH; the lead fills it from devices.yaml.
+public struct JailbreakDeployConfig: Sendable, Equatable {
+    public var connection: SSHConnectionConfig
+    /// Where apps live (`commands.install_dir` in devices.yaml); tests point it at a scratch directory.
+    public var installDirectory: String
+    /// `user:group` given to the installed app (`{owner}` in `commands.permissions`).
+    public var owner: String
+    public var transfer: TransferMethod
+    public var commands: JailbreakCommands
+    /// Deadline for the icon cache refresh, which takes tens of seconds on an iPad 2.
+    public var refreshIconsTimeout: Double
+    /// Deadline for the launch command.
+    public var launchTimeout: Double
+
+    public init(
+        connection: SSHConnectionConfig, installDirectory: String = "/Applications",
+        owner: String = "root:admin",
+        transfer: TransferMethod = .auto, commands: JailbreakCommands = JailbreakCommands(),
+        refreshIconsTimeout: Double = 180, launchTimeout: Double = 60
+    ) {
+        self.connection = connection
+        self.installDirectory = installDirectory
+        self.owner = owner
+        self.transfer = transfer
+        self.commands = commands
+        self.refreshIconsTimeout = refreshIconsTimeout
+        self.launchTimeout = launchTimeout
+    }
+
+    /// The keys `apply(commandOverrides:)` understands (devices.yaml `ssh.commands`).
+    public static let commandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot", "permissions"]
+
+    /// Applies devices.yaml `ssh.commands` (install_dir, refresh, launch, kill, screenshot, permissions);
+    /// throws on an unknown key or an unknown placeholder, so typos fail before anything runs.
+    public mutating func apply(commandOverrides: [String: String]) throws {
+        // All or nothing: a refused override leaves the config as it was.
+        var updated = self
+        for (key, value) in commandOverrides {
+            switch key {
+            case "install_dir": updated.installDirectory = value
+            case "refresh": updated.commands.refreshIcons = value
+            case "launch": updated.commands.launch = value
+            case "kill": updated.commands.kill = value
+            case "screenshot": updated.commands.screenshot = value
+            case "permissions": updated.commands.permissions = value
+            default:
+                throw SSHError.invalidConfiguration(
+                    "unknown ssh command '\(key)'; known: \(Self.commandKeys.joined(separator: ", "))")
+            }
+        }
+        try updated.commands.validate()
+        self = updated
+    }
+}

@@ -1,0 +1,68 @@
+import Crypto
+import Foundation
+
+/// Locations and edits of known_hosts files.
+public enum KnownHostsFile {
+    /// hadeploy's own file: `$XDG_CONFIG_HOME/hadeploy/known_hosts`, else `~/.config/hadeploy/known_hosts`.
+    public static var defaultPath: String {
+        if let xdg = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return xdg + "/hadeploy/known_hosts"
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.path + "/.config/hadeploy/known_hosts"
+    }
+
+    /// The user's OpenSSH file, for people who already trust their devices there.
+    public static var userSSHPath: String {
+        FileManager.default.homeDirectoryForCurrentUser.path + "/.ssh/known_hosts"
+    }
+
+    /// The host pattern OpenSSH and libssh write: `host` for port 22, else `[host]:port`.
+    static func hostPattern(host: String, port: Int) -> String {
+        port == 22 ? host : "[\(host)]:\(port)"
+    }
+
+    /// Removes every entry for `host:port` (plain or hashed `|1|salt|hash`) and returns how many went.
+    @discardableResult
+    static func removeEntries(host: String, port: Int, path: String) throws -> Int {
+        guard FileManager.default.fileExists(atPath: path) else { return 0 }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw SSHError.knownHostsFailed(path: path, reason: error.localizedDescription)
+        }
+        let pattern = hostPattern(host: host, port: port)
+        var kept: [Substring] = []
+        var removed = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let hosts = line.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
+            if !line.hasPrefix("#"), matches(hosts: hosts, pattern: pattern) {
+                removed += 1
+            } else {
+                kept.append(line)
+            }
+        }
+        if removed > 0 {
+            do {
+                try kept.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                throw SSHError.knownHostsFailed(path: path, reason: error.localizedDescription)
+            }
+        }
+        return removed
+    }
+
+    private static func matches(hosts: String, pattern: String) -> Bool {
+        if hosts.hasPrefix("|1|") {
+            // Hashed entry: HMAC-SHA1 of the host pattern keyed with the salt (OpenSSH hostfile.c).
+            let parts = hosts.split(separator: "|")
+            guard parts.count == 3, let salt = Data(base64Encoded: String(parts[1])),
+                let hash = Data(base64Encoded: String(parts[2]))
+            else { return false }
+            let mac = HMAC<Insecure.SHA1>.authenticationCode(
+                for: Data(pattern.utf8), using: SymmetricKey(data: salt))
+            return Data(mac) == hash
+        }
+        return hosts.split(separator: ",").contains { $0 == pattern }
+    }
+}

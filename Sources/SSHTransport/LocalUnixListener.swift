@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A listening UNIX socket at `<private 0700 temp dir>/usbmuxd`, mode 0600: only this user can reach it.
+final class LocalUnixListener: @unchecked Sendable {
+    let fd: Int32
+    let directory: String
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/hadeploy-usbmux.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw SSHError.localFileFailed(
+                path: NSTemporaryDirectory(), reason: String(cString: strerror(errno)))
+        }
+        directory = String(cString: made)
+        chmod(directory, 0o700)
+        path = directory + "/usbmuxd"
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let bytes = Array(path.utf8)
+        guard bytes.count < capacity else {
+            rmdir(directory)
+            throw SSHError.localFileFailed(
+                path: path, reason: "path too long for a UNIX socket (TMPDIR is too deep)")
+        }
+        #if canImport(Glibc)
+            let socketType = Int32(SOCK_STREAM.rawValue)
+        #else
+            let socketType = SOCK_STREAM
+        #endif
+        let fd = socket(AF_UNIX, socketType, 0)
+        guard fd >= 0 else {
+            rmdir(directory)
+            throw SSHError.localFileFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+        }
+        // Created with 0600 from the start (umask), not chmod'ed afterwards.
+        let previous = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        umask(previous)
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            rmdir(directory)
+            throw SSHError.localFileFailed(path: path, reason: reason)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        self.fd = fd
+    }
+
+    /// A new client socket (non-blocking), or nil when none is waiting.
+    func accept() -> Int32? {
+        #if canImport(Glibc)
+            let client = Glibc.accept(fd, nil, nil)
+        #else
+            let client = Darwin.accept(fd, nil, nil)
+        #endif
+        guard client >= 0 else { return nil }
+        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        return client
+    }
+
+    /// Closes the socket; only the pump calls this, when it ends, so no call can use a reused number.
+    func closeSocket() {
+        close(fd)
+    }
+
+    func remove() {
+        unlink(path)
+        rmdir(directory)
+    }
+}

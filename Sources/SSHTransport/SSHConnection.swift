@@ -1,0 +1,102 @@
+import Foundation
+
+/// An authenticated SSH connection whose host key matched the known_hosts file.
+///
+/// All libssh work runs on the connection's own queue, one call at a time, each under a deadline
+/// from `SSHConnectionConfig.timeouts`. Released connections are freed; `close()` also says goodbye.
+public final class SSHConnection: Sendable {
+    public let config: SSHConnectionConfig
+    /// The verified host key.
+    public let hostKey: HostKeyInfo
+    /// The server's identification, e.g. `SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u10`.
+    public let serverBanner: String
+    let executor: SessionExecutor
+    let session: SessionHandle
+
+    private init(
+        config: SSHConnectionConfig, executor: SessionExecutor, session: SessionHandle, hostKey: HostKeyInfo
+    ) {
+        self.config = config
+        self.executor = executor
+        self.session = session
+        self.hostKey = hostKey
+        self.serverBanner = session.serverBanner
+    }
+
+    deinit {
+        // Unblocks anything still waiting; ssh_free runs when the session handle goes.
+        executor.abort(reason: "connection released")
+    }
+
+    /// Connects, verifies the host key (never accepting an unknown or changed one) and logs in.
+    public static func connect(_ config: SSHConnectionConfig) async throws -> SSHConnection {
+        let executor = SessionExecutor(device: config.name)
+        let (session, key) = try await executor.run("connect", timeout: config.timeouts.connect + 2) {
+            let session = try SessionHandle.connect(config: config, executor: executor)
+            return (session, try session.verifyHostKey())
+        }
+        try await executor.run("authentication", timeout: config.timeouts.authentication) {
+            try session.authenticate()
+        }
+        return SSHConnection(config: config, executor: executor, session: session, hostKey: key)
+    }
+
+    /// Connects without logging in, to read the host key (for `hadeploy trust-host`).
+    static func connectUnauthenticated(_ config: SSHConnectionConfig) async throws -> (
+        SessionExecutor, SessionHandle
+    ) {
+        let executor = SessionExecutor(device: config.name)
+        let session = try await executor.run("connect", timeout: config.timeouts.connect + 2) {
+            try SessionHandle.connect(config: config, executor: executor)
+        }
+        return (executor, session)
+    }
+
+    /// Runs `command` through the login shell. `stdin` is the only way to pass secrets: it never shows
+    /// in the remote process list. Output beyond `outputLimit` bytes per stream is dropped.
+    public func execute(
+        _ command: String, stdin: Data? = nil, timeout: Double? = nil, step: String = "remote command",
+        outputLimit: Int = 64 << 20
+    ) async throws -> SSHCommandOutput {
+        let session = self.session
+        return try await executor.run(step, timeout: timeout ?? config.timeouts.command) {
+            try session.execute(command, stdin: stdin, limit: outputLimit, step: step)
+        }
+    }
+
+    /// Like `execute`, but a non-zero exit status throws `SSHError.remoteCommandFailed` with the
+    /// command's stderr.
+    @discardableResult
+    public func run(
+        _ command: String, stdin: Data? = nil, timeout: Double? = nil, step: String = "remote command"
+    ) async throws -> SSHCommandOutput {
+        let output = try await execute(command, stdin: stdin, timeout: timeout, step: step)
+        guard output.succeeded else {
+            throw SSHError.remoteCommandFailed(
+                device: config.name, step: step, command: command, exitStatus: output.exitStatus,
+                stderr: output.stderrText.isEmpty
+                    ? output.stdoutText.prefix(2048).description : output.stderrText)
+        }
+        return output
+    }
+
+    /// Whether the server is OpenSSH (needed for UNIX socket forwarding).
+    public var isOpenSSH: Bool { serverBanner.contains("OpenSSH") }
+
+    /// Sends a polite disconnect (bounded) and shuts the connection down.
+    public func close() async {
+        let session = self.session
+        _ = try? await executor.run("disconnect", timeout: 3) {
+            session.disconnect()
+        }
+        executor.abort(reason: "connection closed")
+    }
+
+    /// Runs a block with the raw session on the connection's queue (transfers, forwarding).
+    func withSession<T: Sendable>(
+        _ step: String, timeout: Double, _ body: @escaping @Sendable (SessionHandle) throws -> T
+    ) async throws -> T {
+        let session = self.session
+        return try await executor.run(step, timeout: timeout) { try body(session) }
+    }
+}

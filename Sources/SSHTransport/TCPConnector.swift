@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Opens the TCP socket for a session ourselves (SSH_OPTIONS_FD), so the connect has a real deadline
+/// and `SessionExecutor` can shut the socket down.
+enum TCPConnector {
+    /// Returns a connected, blocking socket. Runs on the session queue (getaddrinfo blocks).
+    static func connect(host: String, port: Int, timeout: Double) throws(TCPConnectError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+            hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &list)
+        guard rc == 0, let first = list else {
+            throw TCPConnectError(reason: "cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
+        }
+        defer { freeaddrinfo(list) }
+        let deadline = Date().addingTimeInterval(timeout)
+        var lastError = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd < 0 {
+                lastError = String(cString: strerror(errno))
+                continue
+            }
+            // Not inherited by processes hadeploy starts (they would keep the connection open).
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            let flags = fcntl(fd, F_GETFL)
+            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+            var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
+            if result != 0 && errno == EINPROGRESS {
+                let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
+                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let ready = poll(&pfd, 1, remaining)
+                if ready == 1 {
+                    var soError: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length)
+                    result = soError == 0 ? 0 : -1
+                    errno = soError
+                } else {
+                    result = -1
+                    errno = ETIMEDOUT
+                }
+            }
+            if result == 0 {
+                _ = fcntl(fd, F_SETFL, flags)
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return fd
+            }
+            lastError =
+                errno == ETIMEDOUT ? "no answer within \(Int(timeout)) s" : String(cString: strerror(errno))
+            close(fd)
+            if deadline.timeIntervalSinceNow <= 0 { break }
+        }
+        throw TCPConnectError(reason: lastError)
+    }
+}
+
+#if canImport(Glibc)
+    private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
+    {
+        Glibc.connect(fd, address, length)
+    }
+#else
+    private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
+    {
+        Darwin.connect(fd, address, length)
+    }
+#endif

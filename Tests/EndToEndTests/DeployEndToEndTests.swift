@@ -1,0 +1,226 @@
+import Foundation
+import HADeployCore
+import HADeployKit
+import ImageCodec
+import TestSupport
+import Testing
+import VirtualDevice
+
+/// `hadeploy all` on virtual devices (the real usbmuxd/lockdown/service protocols) with a real Home
+/// Assistant: the app on each device really connects to it and fires `ha_dashboard_loaded`.
+@Suite(.serialized)
+struct DeployEndToEndTests {
+    static let arguments = ["all", "--kiosk", "--no-build", "--artifacts", "artifacts", "--report", "report"]
+
+    func assertNoSecrets(_ world: DeployWorld, _ result: HADeployBinary.Result) throws {
+        #expect(!result.stdout.contains(world.ha.token))
+        #expect(!result.stderr.contains(world.ha.token))
+        for file in ["summary.json", "junit.xml", "index.html"] {
+            let text = try String(
+                contentsOf: world.root.appendingPathComponent("report/\(file)"), encoding: .utf8)
+            #expect(!text.contains(world.ha.token), "\(file) must not contain the token")
+        }
+    }
+
+    @Test func everyDeviceLoadsItsDashboardAndTheReportProvesIt() async throws {
+        let world = try await DeployWorld()
+        defer { Task { await world.shutdown() } }
+        let result = try await world.deploy(Self.arguments)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let report = try world.report()
+        #expect(report.results.map(\.id) == ["ipad2", "mini4", "kitchen"])
+        for device in report.results {
+            #expect(device.outcome == .succeeded, "\(device.id): \(device.reason ?? "")")
+            guard case .loaded(let seconds) = device.verification else {
+                Issue.record("\(device.id) not loaded: \(device.verification)")
+                continue
+            }
+            #expect(seconds >= 0 && seconds < 20)
+            let png = try Data(
+                contentsOf: world.root.appendingPathComponent("report/screenshots/\(device.id).png"))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        }
+        // The virtual apps really got the launch arguments.
+        let running = try #require(try await world.usbmuxd.runningApp(udid: world.udids["mini4"]!))
+        #expect(running.arguments.contains("-HAKioskMode"))
+        #expect(running.arguments[running.arguments.firstIndex(of: "-HAKioskMode")! + 1] == "YES")
+        let junit = try String(
+            contentsOf: world.root.appendingPathComponent("report/junit.xml"), encoding: .utf8)
+        #expect(junit.contains("tests=\"3\" failures=\"0\""))
+        try assertNoSecrets(world, result)
+
+        try await assertReportRendersInChromium(world.root.appendingPathComponent("report/index.html"))
+
+        // Unchanged redeploy: nothing uploaded, still verified.
+        let again = try await world.deploy(Self.arguments)
+        #expect(again.status == 0)
+        #expect(try world.report().results.allSatisfy { $0.install == .unchanged })
+    }
+
+    /// The contact sheet opens offline in a real headless browser and shows something (not a blank page).
+    func assertReportRendersInChromium(_ page: URL) async throws {
+        let shot = page.deletingLastPathComponent().appendingPathComponent("chromium.png")
+        let output = try await LiveProcessRunner().run(
+            ProcessCommand(
+                "chromium",
+                [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1200,900",
+                    "--screenshot=\(shot.path)", page.absoluteString,
+                ], environment: ["HOME": page.deletingLastPathComponent().path]),
+            timeout: .seconds(90))
+        #expect(output.status == 0, "chromium: \(output.stderr.suffix(500))")
+        let image = try ImageCodec.decode(try Data(contentsOf: shot))
+        #expect(image.width == 1200)
+        var colours = Set<[UInt8]>()
+        var dark = 0
+        for index in stride(from: 0, to: image.pixels.count - 2, by: 3) {
+            let pixel = Array(image.pixels[index..<index + 3])
+            if colours.count < 64 { colours.insert(pixel) }
+            if pixel.allSatisfy({ $0 < 128 }) { dark += 1 }
+        }
+        #expect(colours.count >= 16, "the rendered report looks blank")
+        #expect(dark > image.width * image.height / 500, "almost no text or pictures were drawn")
+    }
+
+    @Test func eachFaultGivesThatDeviceTheRightReasonWhileTheOthersSucceed() async throws {
+        let world = try await DeployWorld()
+        defer { Task { await world.shutdown() } }
+        try await world.usbmuxd.inject(.crashOnLaunch, udid: world.udids["kitchen"]!)
+        try await world.usbmuxd.inject(
+            .failInstall(error: "ApplicationVerificationFailed", description: "bad signature"),
+            udid: world.udids["mini4"]!)
+        let result = try await world.deploy(Self.arguments)
+        #expect(result.status == 1)
+        let report = try world.report()
+        let byID = Dictionary(uniqueKeysWithValues: report.results.map { ($0.id, $0) })
+        #expect(byID["ipad2"]?.outcome == .succeeded)
+        #expect(byID["mini4"]?.outcome == .failed)
+        #expect(byID["mini4"]?.failedStep == "install")
+        #expect(byID["mini4"]?.reason?.contains("ApplicationVerificationFailed") == true)
+        #expect(byID["kitchen"]?.outcome == .failed)
+        #expect(byID["kitchen"]?.reason?.contains("crash") == true)
+        #expect(byID["kitchen"]?.crashReports.isEmpty == false)
+        let junit = try String(
+            contentsOf: world.root.appendingPathComponent("report/junit.xml"), encoding: .utf8)
+        #expect(junit.contains("failures=\"2\""))
+        try assertNoSecrets(world, result)
+    }
+
+    @Test func aDropMidUploadIsRetriedAndAStallHitsItsDeadline() async throws {
+        var twins = DeployWorld.defaultTwins
+        twins[2].timeouts = "{connect: 5, install: 8}"
+        let world = try await DeployWorld(twins: twins)
+        defer { Task { await world.shutdown() } }
+        // A cable pulled once mid-upload: the retry after re-probing succeeds.
+        try await world.usbmuxd.inject(.dropUploadAfter(bytes: 1000), udid: world.udids["mini4"]!)
+        try await world.usbmuxd.inject(.stall(at: .lockdown), udid: world.udids["kitchen"]!)
+        let result = try await world.deploy(Self.arguments)
+        let report = try world.report()
+        let byID = Dictionary(uniqueKeysWithValues: report.results.map { ($0.id, $0) })
+        #expect(result.status == 1)
+        #expect(byID["ipad2"]?.outcome == .succeeded)
+        #expect(byID["kitchen"]?.outcome == .failed)
+        #expect(byID["kitchen"]?.reason?.contains("connect") == true)
+        // mini4: either the retry installed it, or it failed with the drop named — never half-installed.
+        let apps = try await world.usbmuxd.installedApps(udid: world.udids["mini4"]!)
+        if byID["mini4"]?.outcome == .succeeded {
+            #expect(apps.contains { $0.bundleIdentifier == "com.example.hadashboard" })
+        } else {
+            #expect(!apps.contains { $0.bundleIdentifier == "com.example.hadashboard" })
+        }
+    }
+
+    @Test func aRebootUnmountsTheImageAndTheNextDeployMountsItAgain() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        #expect(try await world.deploy(Self.arguments).status == 0)
+        let udid = world.udids["mini4"]!
+        try await world.usbmuxd.reboot(udid: udid)
+        try await Task.sleep(for: .seconds(1))
+        #expect(await world.usbmuxd.devices().first?.developerImageMounted == false)
+        let again = try await world.deploy(Self.arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(await world.usbmuxd.devices().first?.developerImageMounted == true)
+    }
+
+    @Test func withoutVerificationTheResultSaysSkippedNeverPassed() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[0]])
+        defer { Task { await world.shutdown() } }
+        let result = try await world.deploy(Self.arguments + ["--no-verify", "--json"])
+        #expect(result.status == 0)
+        let device = try #require(try world.report().results.first)
+        #expect(device.outcome == .unverified)
+        guard case .skipped = device.verification else {
+            Issue.record("verification should be skipped, is \(device.verification)")
+            return
+        }
+        // --json: every stdout line is one JSON object.
+        for line in result.stdout.split(separator: "\n") {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "not JSON: \(line)")
+        }
+    }
+
+    @Test func aWrongTokenStopsTheDeployBeforeAnyDeviceIsTouched() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let result = try await world.deploy(Self.arguments, environment: ["HA_TOKEN": "not-the-token-123"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("was refused"))
+        #expect(!result.stderr.contains("not-the-token-123"))
+        #expect(try await world.usbmuxd.installedApps(udid: world.udids["mini4"]!).isEmpty)
+    }
+
+    @Test func homeAssistantStoppedMidRunGivesThatReason() async throws {
+        let server = try await HomeAssistantServer.start()
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: server)
+        defer {
+            Task {
+                await world.shutdown()
+                try? await server.stop()
+            }
+        }
+        // Slow the link so the install is under way when Home Assistant goes away.
+        try await world.usbmuxd.inject(.throttle(bytesPerSecond: 2_000), udid: world.udids["mini4"]!)
+        async let run = world.deploy(Self.arguments)
+        try await Task.sleep(for: .seconds(4))
+        try await server.stop()
+        let result = try await run
+        #expect(result.status == 1)
+        let device = try #require(try world.report().results.first)
+        #expect(device.outcome == .failed)
+        #expect(device.reason?.contains("unreachable") == true, "\(device.reason ?? "")")
+    }
+
+    @Test func ctrlCMidUploadLeavesNoHalfInstalledAppAndAPartialReport() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        try await world.usbmuxd.inject(.throttle(bytesPerSecond: 1_000), udid: world.udids["mini4"]!)
+        // Run hadeploy directly so it can be sent SIGINT mid-upload.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try await HADeployBinary.path)
+        process.arguments = Self.arguments
+        process.currentDirectoryURL = world.root
+        var environment = HADeployBinary.baseEnvironment(home: world.root)
+        environment["USBMUXD_SOCKET_ADDRESS"] = world.socket
+        environment["XDG_CACHE_HOME"] = world.root.appendingPathComponent("cache").path
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(5))
+        kill(process.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(!process.isRunning, "hadeploy must stop after Ctrl-C")
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        #expect(process.terminationStatus != 0)
+        #expect(try await world.usbmuxd.installedApps(udid: world.udids["mini4"]!).isEmpty)
+        let report = try world.report()
+        #expect(report.interrupted)
+        let locks =
+            (try? FileManager.default.contentsOfDirectory(
+                atPath: world.root.appendingPathComponent("cache/hadeploy/locks").path)) ?? []
+        #expect(locks.isEmpty, "locks left behind: \(locks)")
+    }
+}

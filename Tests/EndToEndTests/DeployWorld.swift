@@ -1,0 +1,158 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import Logging
+import TestSupport
+import VirtualDevice
+
+/// One end-to-end scene: a git checkout of an app project with its devices.yaml and .env, virtual
+/// devices behind a virtual usbmuxd (the real protocols, in this test process so faults can be
+/// injected), demo app bundles per flavour, and a real Home Assistant. `deploy` runs the real
+/// `hadeploy` binary against all of it.
+final class DeployWorld: Sendable {
+    struct Twin: Sendable {
+        var id: String
+        var productType: String
+        var ios: String
+        var arch: String
+        var flavour: String
+        var timeouts: String = ""
+    }
+
+    let root: URL
+    let usbmuxd: VirtualUsbmuxd
+    let socket: String
+    let udids: [String: String]
+    let ha: HomeAssistantServer
+
+    static let sharedServer = Task<HomeAssistantServer, any Error> { try await HomeAssistantServer.start() }
+
+    static let defaultTwins = [
+        Twin(id: "ipad2", productType: "iPad2,1", ios: "9.3.5", arch: "armv7", flavour: "legacy"),
+        Twin(id: "mini4", productType: "iPad5,1", ios: "15.8", arch: "arm64", flavour: "modern"),
+        Twin(id: "kitchen", productType: "iPad5,1", ios: "15.8", arch: "arm64", flavour: "modern"),
+    ]
+
+    init(twins: [Twin] = DeployWorld.defaultTwins, ha: HomeAssistantServer? = nil) async throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-e2e-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        if let ha {
+            self.ha = ha
+        } else {
+            self.ha = try await Self.sharedServer.value
+        }
+
+        var profiles: [VirtualDeviceProfile] = []
+        for twin in twins {
+            var profile = try requireValue(
+                VirtualDeviceProfile.preset(productType: twin.productType, iOSVersion: twin.ios))
+            profile.name = twin.id
+            profiles.append(profile)
+        }
+        var logger = Logger(label: "e2e.virtual")
+        logger.logLevel = .critical
+        usbmuxd = try VirtualUsbmuxd(
+            profiles: profiles, stateDirectory: root.appendingPathComponent("virtual"),
+            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger)
+        socket = try await usbmuxd.start()
+        await usbmuxd.setRebootDuration(.milliseconds(500))
+        var udids: [String: String] = [:]
+        for info in await usbmuxd.devices() { udids[info.name] = info.udid }
+        self.udids = udids
+
+        // Developer Disk Images where a real Xcode would keep them (virtual devices mount any image).
+        for version in ["9.3", "15.8"] {
+            let folder = root.appendingPathComponent("DeviceSupport/\(version)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("virtual ddi".utf8).write(to: folder.appendingPathComponent("DeveloperDiskImage.dmg"))
+            try Data(repeating: 1, count: 64).write(
+                to: folder.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        }
+
+        var yaml = """
+            version: 1
+            defaults:
+              verification_timeout: 20
+              ddi_dir: \(root.appendingPathComponent("DeviceSupport").path)
+            flavours:
+              legacy: {archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos}
+              modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+            devices:
+
+            """
+        var env = "HA_SERVER=\(self.ha.url)\nHA_TOKEN=\(self.ha.token)\n"
+        for twin in twins {
+            let key = twin.id.uppercased() + "_UDID"
+            yaml += """
+                  \(twin.id):
+                    product_type: \(twin.productType)
+                    ios: "\(twin.ios)"
+                    arch: \(twin.arch)
+                    flavour: \(twin.flavour)
+                    transport: usb
+                    udid: ${\(key)}
+                \(twin.timeouts.isEmpty ? "" : "    timeouts: \(twin.timeouts)\n")
+                """
+            env += "\(key)=\(udids[twin.id] ?? "")\n"
+        }
+        try yaml.write(to: root.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
+        try env.write(to: root.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
+
+        let builder = DemoAppBuilder()
+        for (name, archs) in [("legacy", [Arch.armv7, .arm64]), ("modern", [.arm64])] {
+            let flavour = Flavour(
+                name: name, xcode: nil, archs: archs, deploymentTarget: "9.0", sdk: "iphoneos",
+                configuration: "Release",
+                scheme: nil, settings: [:], location: SourceLocation(file: "devices.yaml", line: 1))
+            _ = try builder.build(
+                flavour: flavour, marketingVersion: "1.2.0", buildNumber: 2,
+                into: root.appendingPathComponent("artifacts"))
+        }
+
+        let git = LiveProcessRunner()
+        let identity = [
+            "GIT_AUTHOR_NAME": "e2e", "GIT_AUTHOR_EMAIL": "e2e@example.com", "GIT_COMMITTER_NAME": "e2e",
+            "GIT_COMMITTER_EMAIL": "e2e@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
+        ]
+        try ".env\nartifacts/\nvirtual/\nreport*/\nusbmuxd.sock\n*.sock\nDeviceSupport/\n".write(
+            to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
+        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.2.0"]] {
+            _ = try await git.checked(
+                ProcessCommand("git", ["-C", root.path] + arguments, environment: identity),
+                timeout: .seconds(30))
+        }
+    }
+
+    /// Runs `hadeploy <arguments>` in the checkout against the virtual devices.
+    func deploy(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(180))
+        async throws -> HADeployBinary.Result
+    {
+        var variables = [
+            "USBMUXD_SOCKET_ADDRESS": socket, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path,
+        ]
+        variables.merge(environment) { _, new in new }
+        return try await HADeployBinary.run(arguments, in: root, environment: variables, timeout: timeout)
+    }
+
+    func report(_ name: String = "report") throws -> DeployReport {
+        let data = try Data(contentsOf: root.appendingPathComponent("\(name)/summary.json"))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(DeployReport.self, from: data)
+    }
+
+    func shutdown() async {
+        await usbmuxd.stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+
+/// `#require` for a plain optional outside a test body.
+func requireValue<T>(_ value: T?, _ what: String = "value") throws -> T {
+    guard let value else {
+        throw CocoaError(.coderValueNotFound, userInfo: [NSDebugDescriptionErrorKey: what])
+    }
+    return value
+}

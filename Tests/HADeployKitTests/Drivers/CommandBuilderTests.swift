@@ -1,0 +1,168 @@
+import Foundation
+import HADeployCore
+import Testing
+
+@testable import HADeployKit
+
+@Suite struct CommandBuilderTests {
+    let udid = "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33"
+
+    @Test func simctlArgumentVectors() {
+        let simctl = SimctlCommands()
+        #expect(simctl.listDevices().executable == "xcrun")
+        #expect(simctl.listDevices().arguments == ["simctl", "list", "-j", "devices"])
+        #expect(simctl.boot(udid).arguments == ["simctl", "boot", udid])
+        #expect(simctl.bootStatus(udid).arguments == ["simctl", "bootstatus", udid, "-b"])
+        #expect(
+            simctl.install(udid, app: "/b/HA Dashboard.app").arguments == [
+                "simctl", "install", udid, "/b/HA Dashboard.app",
+            ])
+        #expect(
+            simctl.terminate(udid, bundleID: "com.example.hadashboard").arguments
+                == ["simctl", "terminate", udid, "com.example.hadashboard"])
+        #expect(
+            simctl.screenshot(udid, to: "/tmp/s.png").arguments == [
+                "simctl", "io", udid, "screenshot", "/tmp/s.png",
+            ])
+        #expect(simctl.listDevices().environment.isEmpty)
+    }
+
+    @Test func simctlLaunchPassesEnvironmentAsSimctlChildAndRedactsSecrets() {
+        let command = SimctlCommands(developerDir: "/Applications/Xcode.app/Contents/Developer").launch(
+            udid, bundleID: "com.example.hadashboard",
+            arguments: ["-HAServerURL", "http://ha:8123", "-HAAccessToken", "tok-123"],
+            environment: ["HA_DEPLOY_ID": "d-42"], secrets: ["tok-123"])
+        #expect(
+            command.arguments == [
+                "simctl", "launch", "--terminate-running-process", udid, "com.example.hadashboard",
+                "-HAServerURL",
+                "http://ha:8123", "-HAAccessToken", "tok-123",
+            ])
+        #expect(
+            command.environment == [
+                "SIMCTL_CHILD_HA_DEPLOY_ID": "d-42",
+                "DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer",
+            ])
+        #expect(!command.description.contains("tok-123"))
+        #expect(command.description.contains("***"))
+    }
+
+    @Test func rosettaSimArgumentVectors() {
+        let tool = RosettaSimCommands(executable: "/opt/rosetta/rosettasim-ctl")
+        #expect(tool.listDevices().executable == "/opt/rosetta/rosettasim-ctl")
+        #expect(tool.listDevices().arguments == ["list", "-j", "devices"])
+        #expect(tool.boot(udid).arguments == ["boot", udid])
+        #expect(tool.install(udid, app: "/b/App.app").arguments == ["install", udid, "/b/App.app"])
+        #expect(tool.launch(udid, bundleID: "com.e.app").arguments == ["launch", udid, "com.e.app"])
+        #expect(tool.terminate(udid, bundleID: "com.e.app").arguments == ["terminate", udid, "com.e.app"])
+        #expect(tool.screenshot(udid, to: "/tmp/s.png").arguments == ["screenshot", udid, "/tmp/s.png"])
+    }
+
+    @Test func devicectlArgumentVectors() {
+        let tool = DevicectlCommands()
+        let device = "00008020-000A1B2C3D4E002E"
+        #expect(
+            tool.listDevices(jsonOutput: "/t/o.json", timeout: 30).arguments == [
+                "devicectl", "list", "devices", "--json-output", "/t/o.json", "--timeout", "30",
+            ])
+        #expect(
+            tool.infoDetails(device: device, jsonOutput: "/t/o.json", timeout: 30).arguments == [
+                "devicectl", "device", "info", "details", "--device", device, "--json-output", "/t/o.json",
+                "--timeout", "30",
+            ])
+        #expect(
+            tool.installApp(device: device, app: "/b/HA Dashboard.app", jsonOutput: "/t/o.json", timeout: 95)
+                .arguments == [
+                    "devicectl", "device", "install", "app", "--device", device, "--json-output", "/t/o.json",
+                    "--timeout", "95", "/b/HA Dashboard.app",
+                ])
+        let launch = tool.launch(
+            device: device, bundleID: "com.example.hadashboard", arguments: ["-HAAccessToken", "tok-123"],
+            jsonOutput: "/t/o.json", timeout: 60, secrets: ["tok-123"])
+        #expect(
+            launch.arguments == [
+                "devicectl", "device", "process", "launch", "--device", device, "--terminate-existing",
+                "--json-output", "/t/o.json", "--timeout", "60", "com.example.hadashboard", "--",
+                "-HAAccessToken",
+                "tok-123",
+            ])
+        #expect(!launch.description.contains("tok-123"))
+        #expect(
+            tool.launch(device: device, bundleID: "com.e.app", arguments: [], jsonOutput: "/o", timeout: 60)
+                .arguments.suffix(1) == ["com.e.app"])
+        #expect(
+            tool.signal(device: device, pid: 7401, jsonOutput: "/t/o.json", timeout: 20).arguments == [
+                "devicectl", "device", "process", "signal", "--device", device, "--pid", "7401", "--signal",
+                "SIGTERM",
+                "--json-output", "/t/o.json", "--timeout", "20",
+            ])
+        #expect(
+            tool.copyCrashLogs(device: device, destination: "/t/c", jsonOutput: "/t/o.json", timeout: 60)
+                .arguments
+                == [
+                    "devicectl", "device", "copy", "from", "--device", device, "--domain-type",
+                    "systemCrashLogs",
+                    "--source", ".", "--destination", "/t/c", "--json-output", "/t/o.json", "--timeout", "60",
+                ])
+    }
+
+    @Test func pymobiledevice3ArgumentVectors() {
+        let tool = PyMobileDevice3Commands()
+        let udid = "00008140-001C2D3E4F50801C"
+        #expect(tool.listDevices().executable == "pymobiledevice3")
+        #expect(tool.version().arguments == ["version"])
+        #expect(tool.listDevices().arguments == ["usbmux", "list"])
+        #expect(tool.listApps(udid: udid).arguments == ["apps", "list", "--udid", udid])
+        #expect(
+            tool.install(udid: udid, app: "/b/HA.ipa").arguments == [
+                "apps", "install", "--udid", udid, "/b/HA.ipa",
+            ])
+        #expect(tool.autoMount(udid: udid).arguments == ["mounter", "auto-mount", "--udid", udid])
+        #expect(
+            tool.screenshot(udid: udid, to: "/t/s.png").arguments == [
+                "developer", "dvt", "screenshot", "--tunnel", udid, "/t/s.png",
+            ])
+        #expect(
+            tool.pullCrashReports(udid: udid, into: "/t/c").arguments == [
+                "crash", "pull", "--udid", udid, "/t/c",
+            ])
+    }
+
+    /// dvt launch splits its one RUN_COMMAND string with shlex: values with spaces or quotes must survive.
+    @Test func pymobiledevice3LaunchQuotesForShlex() {
+        let command = PyMobileDevice3Commands().launch(
+            udid: "U1", bundleID: "com.example.hadashboard",
+            arguments: ["-HADashboard", "Living room", "-HAAccessToken", "tok'123", "-HAKioskMode", "YES"],
+            secrets: ["tok'123"])
+        #expect(
+            command.arguments == [
+                "developer", "dvt", "launch", "--tunnel", "U1", "--kill-existing",
+                "com.example.hadashboard -HADashboard 'Living room' -HAAccessToken 'tok'\"'\"'123' -HAKioskMode YES",
+            ])
+        #expect(!command.description.contains("tok'123"))
+    }
+}
+
+/// The quoting checked against Python's real `shlex.split`, which pymobiledevice3 applies.
+@Suite struct ShlexDifferentialTests {
+    @Test func pythonShlexGivesTheArgumentsBack() async throws {
+        let words = [
+            "com.example.hadashboard", "-HADashboard", "Living room", "-HAServerURL",
+            "http://ha.local:8123/x?a=1&b=2",
+            "-Quote", "it's \"here\"", "-Empty", "", "-Unicode", "Küche €", "-Shell",
+            "$(rm -rf /) `x` \\ ; |",
+        ]
+        let line = try #require(
+            PyMobileDevice3Commands().launch(
+                udid: "U", bundleID: words[0], arguments: Array(words.dropFirst())
+            )
+            .arguments.last)
+        let output = try await LiveProcessRunner().checked(
+            ProcessCommand(
+                "python3",
+                ["-c", "import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))", line]),
+            timeout: .seconds(60))
+        let decoded = try JSONDecoder().decode([String].self, from: output.standardOutput)
+        #expect(decoded == words)
+    }
+}

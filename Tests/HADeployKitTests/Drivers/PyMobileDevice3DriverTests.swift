@@ -1,0 +1,212 @@
+import Foundation
+import HADeployCore
+import Testing
+
+@testable import HADeployKit
+
+struct FakeTunneld: TunneldProbing {
+    var state: TunneldState
+    var address: String { "127.0.0.1:49151" }
+    func state() async -> TunneldState { state }
+}
+
+@Suite struct PyMobileDevice3DriverTests {
+    let udid = "00008140-001C2D3E4F50801C"
+    let tool = "pymobiledevice3"
+
+    func driver(
+        _ runner: any ProcessRunner, folder: TemporaryFolder, tunneld: TunneldState,
+        executable: String = "pymobiledevice3"
+    )
+        -> PyMobileDevice3Driver
+    {
+        PyMobileDevice3Driver(
+            configuration: .init(
+                label: "iPhone 16 Pro Max", udid: udid,
+                commands: PyMobileDevice3Commands(executable: executable),
+                scratchDirectory: folder.path("scratch")),
+            runner: runner, tunneld: FakeTunneld(state: tunneld))
+    }
+
+    @Test func installIsCheckedOnTheDeviceAndLaunchGoesThroughTheTunnel() async throws {
+        let folder = try TemporaryFolder()
+        let app = "/work/build/modern/HA Dashboard.ipa"
+        let runner = ScriptedRunner([
+            .init(
+                executable: tool, arguments: ["usbmux", "list"],
+                stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json")),
+            .init(executable: tool, arguments: ["mounter", "auto-mount", "--udid", udid]),
+            .init(executable: tool, arguments: ["apps", "install", "--udid", udid, app]),
+            .init(
+                executable: tool, arguments: ["apps", "list", "--udid", udid],
+                stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
+            .init(executable: tool, arguments: ["version"], stdout: "4.14.6\n"),
+            .init(
+                executable: tool,
+                arguments: [
+                    "developer", "dvt", "launch", "--tunnel", udid, "--kill-existing",
+                    "com.example.hadashboard -HAServerURL http://ha.local:8123 -HAAccessToken \(TestApp.token) "
+                        + "-HADashboard 'Living room' -HAKioskMode YES",
+                ],
+                stdout: "Process launched with pid 3141\n"),
+            .init(
+                executable: tool,
+                arguments: ["developer", "dvt", "screenshot", "--tunnel", udid, ScriptedRunner.any],
+                effect: AppleFixture.writesPNG),
+        ])
+        let device = driver(runner, folder: folder, tunneld: .running(udids: [udid]))
+        let connected = try await device.connect()
+        #expect(connected.name == "iPhone 16 Pro Max")
+        #expect(connected.iosVersion == "18.6")
+        try await device.prepare()
+        #expect(try await device.install(TestApp.artifact(path: app), force: false) { _ in } == .installed)
+        try await device.launch(
+            TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
+        #expect(try await device.screenshot().starts(with: ScreenshotFile.pngSignature))
+        #expect(runner.remaining == 0)
+        #expect(!runner.received[5].description.contains(TestApp.token))
+    }
+
+    @Test func aSilentlyFailedInstallIsCaught() async throws {
+        let folder = try TemporaryFolder()
+        var artifact = TestApp.artifact()
+        artifact.buildNumber = "213"
+        let runner = ScriptedRunner([
+            .init(executable: tool, arguments: ["apps", "install", "--udid", udid, artifact.path]),
+            .init(
+                executable: tool, arguments: ["apps", "list", "--udid", udid],
+                stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
+        ])
+        await #expect {
+            try await driver(runner, folder: folder, tunneld: .running(udids: [udid])).install(
+                artifact, force: false
+            ) { _ in }
+        } throws: { error in
+            "\(error)".contains("the device has build 212 for com.example.hadashboard, not build 213")
+        }
+    }
+
+    @Test func launchWithoutTunneldSaysExactlyWhatToRun() async throws {
+        let folder = try TemporaryFolder()
+        let runner = ScriptedRunner([.init(executable: tool, arguments: ["version"], stdout: "4.14.6\n")])
+        await #expect {
+            try await driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
+                .launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+        } throws: { error in
+            (error as? AppleDriverError)?.reason
+                == "launch needs a running tunneld (nothing answers on 127.0.0.1:49151): `sudo python3 -m pymobiledevice3 remote tunneld`"
+        }
+        #expect(runner.remaining == 0)
+    }
+
+    @Test func tunneldWithoutThisDeviceSaysSo() async throws {
+        let folder = try TemporaryFolder()
+        let runner = ScriptedRunner([.init(executable: tool, arguments: ["version"], stdout: "4.14.6\n")])
+        await #expect {
+            try await driver(runner, folder: folder, tunneld: .running(udids: ["00008020-000A1B2C3D4E002E"]))
+                .screenshot()
+        } throws: { error in
+            (error as? AppleDriverError)?.reason
+                == "screenshot needs a tunnel to \(udid), but tunneld (127.0.0.1:49151) has only 00008020-000A1B2C3D4E002E: "
+                + "connect the device by USB, unlock it and trust this computer, then retry"
+        }
+    }
+
+    /// With the real runner and no such program installed: what a Linux host without pymobiledevice3 says.
+    @Test func missingPymobiledevice3SaysWhatEachStepNeeds() async throws {
+        let folder = try TemporaryFolder()
+        let device = driver(
+            LiveProcessRunner(), folder: folder, tunneld: .notRunning(reason: "refused"),
+            executable: "pymobiledevice3-not-installed-\(UUID().uuidString.prefix(8))")
+        await #expect {
+            try await device.launch(
+                TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+        } throws: { error in
+            "\(error)"
+                == "iPhone 16 Pro Max: launch: launch needs pymobiledevice3 and a running tunneld: "
+                + "`pip install pymobiledevice3` then `sudo python3 -m pymobiledevice3 remote tunneld`"
+        }
+        await #expect {
+            try await device.screenshot()
+        } throws: { error in
+            "\(error)".contains(
+                "screenshot needs pymobiledevice3 and a running tunneld: `pip install pymobiledevice3` then")
+        }
+        await #expect {
+            try await device.install(TestApp.artifact(), force: false) { _ in }
+        } throws: { error in
+            "\(error)"
+                == "iPhone 16 Pro Max: install: install needs pymobiledevice3 — `pip install pymobiledevice3`, "
+                + "or use the usb transport (libimobiledevice) to install"
+        }
+        let readiness = await device.readiness()
+        #expect(readiness.version == nil)
+        #expect(readiness.launch?.hasPrefix("launch needs pymobiledevice3 and a running tunneld") == true)
+    }
+}
+
+/// The live tunneld probe against real sockets: a closed port, and a stand-in tunneld (Python's HTTP server).
+@Suite struct TunneldProbeTests {
+    @Test func aClosedPortIsNotRunning() async throws {
+        let port = try freePort()
+        let state = await TunneldProbe(port: port, timeout: .seconds(5)).state()
+        guard case .notRunning = state else {
+            Issue.record("expected notRunning, got \(state)")
+            return
+        }
+    }
+
+    @Test func readsTheTunnelsTunneldServes() async throws {
+        let folder = try TemporaryFolder()
+        try FileManager.default.copyItem(at: AppleFixture.url("tunneld.json"), to: folder.path("index.html"))
+        let portFile = folder.path("port")
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let script = """
+            import http.server, functools, sys
+            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+            server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+            open(sys.argv[2] + ".tmp", "w").write(str(server.server_address[1]))
+            import os; os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+            server.serve_forever()
+            """
+        server.arguments = ["python3", "-c", script, folder.url.path, portFile.path]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            // SIGKILL: a child started from the test process inherits its blocked SIGTERM.
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        var port: Int?
+        for _ in 0..<600 where port == nil {
+            port = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0) }
+            if port == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let served = try #require(port, "python3 http.server did not start within 60 s")
+        let state = await TunneldProbe(port: served, timeout: .seconds(20)).state()
+        #expect(state == .running(udids: ["00008140-001C2D3E4F50801C"]))
+    }
+
+    func freePort() throws -> Int {
+        #if os(Linux)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HADeployCore
+import Testing
+
+@testable import HADeployKit
+
+@Suite struct RosettaSimDriverTests {
+    let ios9 = "6B2F1C0A-93A1-4E47-9C1D-2A4E3F5B9D01"
+    let tool = "/opt/rosetta/rosettasim-ctl"
+
+    func driver(_ runner: ScriptedRunner, folder: TemporaryFolder, configured: Bool = true)
+        -> RosettaSimDriver
+    {
+        RosettaSimDriver(
+            configuration: .init(
+                label: "iPad Pro (iOS 9.3 simulator)",
+                selector: SimulatorSelector(udid: nil, deviceType: "iPad Pro", runtime: "iOS 9.3"),
+                host: .macOS, commands: configured ? RosettaSimCommands(executable: tool) : nil,
+                simulatorDevices: folder.path("Devices"), diagnosticReports: folder.path("DiagnosticReports"),
+                scratchDirectory: folder.path("scratch")),
+            runner: runner)
+    }
+
+    /// What the app's first launch does on the simulator: its data container appears.
+    static func makeContainer(_ folder: TemporaryFolder, udid: String)
+        -> @Sendable (ProcessCommand) throws -> Void
+    {
+        let root = folder.path(
+            "Devices/\(udid)/data/Containers/Data/Application/5C4B3A29-1807-4F6E-9D5C-4B3A29180706")
+        return { _ in
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let metadata = try PropertyListSerialization.data(
+                fromPropertyList: ["MCMMetadataIdentifier": "com.example.hadashboard"], format: .xml,
+                options: 0)
+            try metadata.write(
+                to: root.appendingPathComponent(".com.apple.mobile_container_manager.metadata.plist"))
+        }
+    }
+
+    @Test func bootsInstallsAndHandsTheArgumentsOverAsPreferences() async throws {
+        let folder = try TemporaryFolder()
+        let runner = ScriptedRunner([
+            .init(
+                executable: tool, arguments: ["list", "-j", "devices"],
+                stdout: try AppleFixture.text("simctl-list-devices.json")),
+            .init(executable: tool, arguments: ["boot", ios9], stdout: "Device state: Booted\n"),
+            .init(executable: tool, arguments: ["install", ios9, "/work/build/rosettasim/HA Dashboard.app"]),
+            .init(executable: tool, arguments: ["terminate", ios9, "com.example.hadashboard"], status: 1),
+            // No data container yet: launched once to create it, then stopped again.
+            .init(
+                executable: tool, arguments: ["launch", ios9, "com.example.hadashboard"],
+                effect: Self.makeContainer(folder, udid: ios9)),
+            .init(executable: tool, arguments: ["terminate", ios9, "com.example.hadashboard"]),
+            .init(executable: tool, arguments: ["launch", ios9, "com.example.hadashboard"]),
+        ])
+        let sim = driver(runner, folder: folder)
+        #expect(try await sim.connect().arch == "x86_64")
+        try await sim.prepare()
+        _ = try await sim.install(
+            TestApp.artifact(path: "/work/build/rosettasim/HA Dashboard.app"), force: false
+        ) { _ in }
+        try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+        #expect(runner.remaining == 0)
+
+        let plist = folder.path(
+            "Devices/\(ios9)/data/Containers/Data/Application/5C4B3A29-1807-4F6E-9D5C-4B3A29180706/Library/Preferences/com.example.hadashboard.plist"
+        )
+        let values = try #require(
+            try PropertyListSerialization.propertyList(from: Data(contentsOf: plist), format: nil)
+                as? [String: String])
+        #expect(
+            values == [
+                "HAServerURL": "http://ha.local:8123", "HAAccessToken": TestApp.token,
+                "HADashboard": "Living room",
+                "HAKioskMode": "YES",
+            ])
+        let mode = try FileManager.default.attributesOfItem(atPath: plist.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(runner.received.allSatisfy { !$0.arguments.joined().contains(TestApp.token) })
+    }
+
+    @Test func unsetRosettaSimCtlNamesTheEnvKey() async throws {
+        let folder = try TemporaryFolder()
+        await #expect {
+            try await driver(ScriptedRunner([]), folder: folder, configured: false).connect()
+        } throws: { error in
+            "\(error)".contains("ROSETTASIM_CTL is not set")
+                && (error as? AppleDriverError)?.kind == .toolMissing
+        }
+    }
+
+    @Test func makeTakesTheToolFromEnv() throws {
+        let folder = try TemporaryFolder()
+        let plan = try DriverTestPlans.plan("sim-ipad5-ios10")
+        let driver = RosettaSimDriver.make(
+            plan: plan.plan, device: plan.device,
+            variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"],
+            host: .macOS, runner: ScriptedRunner([]), scratchDirectory: folder.url)
+        #expect(driver.configuration.commands?.executable == "/Users/dev/rosetta/rosettasim-ctl")
+        #expect(driver.configuration.selector.deviceType == "iPad (5th generation)")
+        #expect(driver.configuration.selector.runtime == "iOS 10.3")
+    }
+}

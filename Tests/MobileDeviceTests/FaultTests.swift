@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Testing
+import VirtualDevice
+
+@testable import MobileDevice
+
+/// A log handler that runs a hook on matching messages (the test's window into "about to retry").
+struct HookLogHandler: LogHandler {
+    let hook: @Sendable (String) -> Void
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        hook(event.message.description)
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+@Suite(.serialized) struct FaultTests {
+    private func bigApp(_ bundleID: String, in directory: URL) throws -> URL {
+        var spec = TestApps.Spec()
+        spec.bundleID = bundleID
+        spec.payloadBytes = 8 * 1_048_576
+        return try TestApps.makeIPA(spec, in: directory)
+    }
+
+    @Test func dropMidUploadFailsClearlyAndLeavesNothingBehind() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let directory = try TestApps.temporaryDirectory("drop")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ipa = try bigApp("io.hadeploy.test.drop", in: directory)
+        let device = try await emulator.connect(name)
+        try await emulator.daemon.inject(.dropUploadAfter(bytes: 3 * 1_048_576), udid: udid)
+
+        let error = await #expect(throws: MobileDeviceError.self) { try await device.install(artifact: ipa) }
+        #expect(error?.kind == .connectionLost)
+        #expect(error?.step.hasPrefix("afc_file_write") == true)
+        #expect(error?.description.contains("retried once") == true)
+        #expect(error?.description.contains("nothing was installed") == true)
+        try await emulator.daemon.clearFaults(udid: udid)
+        let listed = try await DebianTool.run(
+            "ideviceinstaller", ["-u", udid, "-l"], socket: emulator.socket)
+        #expect(!listed.output.contains("io.hadeploy.test.drop"), "\(listed.output)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: emulator.staging(name).path)
+        #expect(leftovers.isEmpty, "PublicStaging still holds \(leftovers)")
+    }
+
+    @Test func transientDropIsRetriedOnceAndInstalls() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let directory = try TestApps.temporaryDirectory("retry")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ipa = try bigApp("io.hadeploy.test.retry", in: directory)
+        let retries = Counter()
+        let daemon = emulator.daemon
+        // The cable comes back before the retry: clear the fault when the retry is announced.
+        let logger = Logger(label: "retry-test") { _ in
+            HookLogHandler { message in
+                guard message.contains("retrying once") else { return }
+                retries.increment()
+                let cleared = DispatchSemaphore(value: 0)
+                Task.detached {
+                    try? await daemon.clearFaults(udid: udid)
+                    cleared.signal()
+                }
+                cleared.wait()
+            }
+        }
+        let device = try await emulator.connect(name, options: emulator.options(logger: logger))
+        try await emulator.daemon.inject(.dropUploadAfter(bytes: 2 * 1_048_576), udid: udid)
+        #expect(try await device.install(artifact: ipa) == .installed)
+        #expect(retries.value == 1)
+        let listed = try await DebianTool.run(
+            "ideviceinstaller", ["-u", udid, "-l"], socket: emulator.socket)
+        #expect(listed.output.contains("io.hadeploy.test.retry"), "\(listed.output)")
+    }
+
+    @Test func stalledInstallHitsTheDeadlineWithTheStepNamed() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let directory = try TestApps.temporaryDirectory("stall")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.stall"
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        var timeouts = USBTimeouts()
+        timeouts.install = .seconds(3)
+        let device = try await emulator.connect(name, options: emulator.options(timeouts: timeouts))
+        try await emulator.daemon.inject(.stall(at: .install), udid: udid)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: MobileDeviceError.self) { try await device.install(artifact: ipa) }
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(error?.kind == .deadlineExceeded)
+        #expect(error?.step == "installation_proxy Install")
+        #expect(error?.description.contains("not complete within 3 s") == true)
+        try await emulator.daemon.clearFaults(udid: udid)
+    }
+
+    @Test func stalledLockdownHitsTheDeadlineWithTheStepNamed() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        var timeouts = USBTimeouts()
+        timeouts.handshake = .seconds(2)
+        timeouts.request = .seconds(2)
+        try await emulator.daemon.inject(.stall(at: .lockdown), udid: udid)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: MobileDeviceError.self) {
+            try await emulator.connect(name, options: emulator.options(timeouts: timeouts))
+        }
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(error?.kind == .deadlineExceeded)
+        #expect(error?.step.hasPrefix("lockdownd_") == true)
+        #expect(error?.description.contains("no answer within 2 s") == true, "\(String(describing: error))")
+        try await emulator.daemon.clearFaults(udid: udid)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import SSHTransport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real SSH server on 127.0.0.1 started for one test: OpenSSH (modern, legacy-only, without SFTP)
+/// or dropbear, with its own host keys, port and temp directory. `stop()` kills it and its sessions.
+final class SSHPeer: @unchecked Sendable {
+    enum Kind: String, CaseIterable, Sendable {
+        case modern
+        case legacy
+        case noSFTP
+        /// An SFTP subsystem that never answers: `sftp_init` blocks forever.
+        case hangingSFTP
+        case dropbear
+    }
+
+    let kind: Kind
+    let port: Int
+    let directory: URL
+    private var pid: pid_t?
+    private let logPath: String
+
+    var keyDirectory: URL { directory.appendingPathComponent("keys") }
+
+    private init(kind: Kind, port: Int, directory: URL) {
+        self.kind = kind
+        self.port = port
+        self.directory = directory
+        self.logPath = directory.appendingPathComponent("server.log").path
+    }
+
+    /// Starts a peer; throws (so the test fails) if it does not come up.
+    static func start(_ kind: Kind) async throws -> SSHPeer {
+        try TestEnvironment.requireSetup()
+        let directory = try TestEnvironment.makeDirectory("hadeploy-sshpeer")
+        let peer = SSHPeer(kind: kind, port: TestEnvironment.freePort(), directory: directory)
+        try await peer.makeHostKeys()
+        try await peer.launch()
+        return peer
+    }
+
+    private func makeHostKeys() async throws {
+        try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
+        let keys = keyDirectory.path
+        switch kind {
+        case .modern, .noSFTP, .hangingSFTP:
+            try await TestEnvironment.run(
+                "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keys + "/modern_ed25519_host"])
+            try await TestEnvironment.run(
+                "/usr/bin/ssh-keygen",
+                ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/modern_rsa_host"])
+        case .legacy:
+            try await TestEnvironment.run(
+                "/usr/bin/ssh-keygen",
+                ["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", keys + "/legacy_rsa_host"])
+        case .dropbear:
+            try await TestEnvironment.run(
+                "/usr/bin/dropbearkey", ["-t", "ed25519", "-f", keys + "/dropbear_ed25519_host"])
+        }
+    }
+
+    /// known_hosts lines for this server's host keys, written from the key files (not by our code).
+    func knownHostsLines() async throws -> [String] {
+        let pattern = "[127.0.0.1]:\(port)"
+        switch kind {
+        case .dropbear:
+            let output = try await TestEnvironment.run(
+                "/usr/bin/dropbearkey", ["-y", "-f", keyDirectory.path + "/dropbear_ed25519_host"]
+            ).output
+            return output.split(separator: "\n").filter { $0.hasPrefix("ssh-") }.map {
+                let parts = $0.split(separator: " ")
+                return "\(pattern) \(parts[0]) \(parts[1])"
+            }
+        default:
+            let files = try FileManager.default.contentsOfDirectory(atPath: keyDirectory.path).filter {
+                $0.hasSuffix(".pub")
+            }
+            return try files.sorted().map {
+                let text = try String(contentsOfFile: keyDirectory.path + "/" + $0, encoding: .utf8)
+                let parts = text.split(separator: " ")
+                return "\(pattern) \(parts[0]) \(parts[1])"
+            }
+        }
+    }
+
+    /// SHA256 fingerprints of the host keys, as `ssh-keygen -lf` prints them.
+    func fingerprints() async throws -> [String] {
+        var result: [String] = []
+        for line in try await knownHostsLines() {
+            let output = try await TestEnvironment.run(
+                "/usr/bin/ssh-keygen", ["-lf", "-"], stdin: line + "\n"
+            )
+            .output
+            result.append(String(output.split(separator: " ")[1]))
+        }
+        return result
+    }
+
+    func writeKnownHosts(to path: String) async throws {
+        let lines = try await knownHostsLines()
+        try (lines.joined(separator: "\n") + "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    private func launch() async throws {
+        let executable: String
+        let arguments: [String]
+        switch kind {
+        case .dropbear:
+            executable = "/usr/sbin/dropbear"
+            arguments = [
+                "-F", "-E", "-p", "127.0.0.1:\(port)", "-r", keyDirectory.path + "/dropbear_ed25519_host",
+                "-P", directory.path + "/dropbear.pid",
+            ]
+        default:
+            let file: String
+            switch kind {
+            case .legacy: file = "sshd_legacy.conf"
+            case .noSFTP: file = "sshd_nosftp.conf"
+            case .hangingSFTP: file = "sshd_hangsftp.conf"
+            default: file = "sshd_modern.conf"
+            }
+            let template = TestEnvironment.scriptsDirectory.appendingPathComponent(file)
+            let config = try String(contentsOf: template, encoding: .utf8)
+                .replacingOccurrences(of: "KEYDIR", with: keyDirectory.path)
+                .replacingOccurrences(of: "RUNDIR", with: directory.path)
+            let configPath = directory.appendingPathComponent("sshd.conf").path
+            try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+            executable = "/usr/sbin/sshd"
+            arguments = ["-D", "-e", "-f", configPath, "-p", String(port)]
+        }
+        let pid = try TestEnvironment.spawn(executable, arguments, outputPath: logPath)
+        self.pid = pid
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                self.pid = nil
+                throw TestEnvironment.SetupMissing(description: "\(kind) server exited at start: \(self.log)")
+            }
+            if TestEnvironment.isListening(port: port) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        stop()
+        throw TestEnvironment.SetupMissing(
+            description: "\(kind) server did not listen on \(port): \(self.log)")
+    }
+
+    var serverPID: Int32? { pid }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Kills the server and every session process it forked (SIGKILL: like pulling the plug).
+    func kill() {
+        guard let pid else { return }
+        let pids = [pid] + TestEnvironment.descendants(of: pid)
+        for one in pids { Glibc.kill(one, SIGKILL) }
+        _ = TestEnvironment.wait(pid, timeout: 10)
+        self.pid = nil
+    }
+
+    /// Starts the same server again (same port and keys) after `kill`.
+    func restart() async throws {
+        try await launch()
+    }
+
+    func stop() {
+        kill()
+    }
+
+    func stopAndClean() {
+        kill()
+        TestEnvironment.remove(directory)
+    }
+
+    /// A connection config trusting this server, logging in as the test user.
+    func config(
+        name: String? = nil, authentication: SSHAuthentication? = nil, legacy: Bool? = nil,
+        knownHosts: String? = nil
+    ) async throws -> SSHConnectionConfig {
+        let path = knownHosts ?? directory.appendingPathComponent("known_hosts").path
+        if knownHosts == nil { try await writeKnownHosts(to: path) }
+        // The legacy server accepts only ssh-rsa user keys.
+        let defaultKey = kind == .legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key
+        let auth = authentication ?? .privateKey(path: defaultKey, passphrase: nil)
+        return SSHConnectionConfig(
+            name: name ?? "test-\(kind.rawValue)", host: "127.0.0.1", port: port, user: TestEnvironment.user,
+            authentication: auth, knownHostsPath: path, legacyAlgorithms: legacy ?? (kind == .legacy),
+            timeouts: SSHTimeouts(connect: 15, authentication: 15, command: 30, sftpInit: 5, transfer: 60))
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import VirtualDevice
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension VirtualDeviceSuite {
+    @Suite("control socket, usbmuxd events")
+    struct ControlAndEventsTests {
+        /// Sends JSON lines to `<state>/control.sock` and returns the reply lines.
+        static func control(_ directory: URL, _ lines: [String]) throws -> [String] {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            precondition(fd >= 0)
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let path = directory.appendingPathComponent("control.sock").path
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: Array(path.utf8) + [0])
+            }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+            var replies: [String] = []
+            var pending = Data()
+            for line in lines {
+                let bytes = Array((line + "\n").utf8)
+                _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                while !pending.contains(UInt8(ascii: "\n")) {
+                    var buffer = [UInt8](repeating: 0, count: 65_536)
+                    let count = recv(fd, &buffer, buffer.count, 0)
+                    guard count > 0 else { throw POSIXError(.ETIMEDOUT) }
+                    pending.append(contentsOf: buffer[0..<count])
+                }
+                let newline = pending.firstIndex(of: UInt8(ascii: "\n"))!
+                replies.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                pending = Data(pending[(newline + 1)...])
+            }
+            return replies
+        }
+
+        @Test("faults and reboots through the JSON-lines control socket")
+        func controlSocket() async throws {
+            let emulator = try await EmulatorFixture.start([Profiles.ipadMini4])
+            defer { Task { await emulator.stop() } }
+            let udid = await emulator.udid("mini4")
+            let replies = try Self.control(
+                emulator.directory,
+                [
+                    #"{"command":"inject","udid":"mini4","fault":{"passcodeLocked":{}}}"#,
+                    #"{"command":"devices"}"#,
+                    #"{"command":"nonsense"}"#,
+                    #"{"command":"clearFaults","udid":"\#(udid)"}"#,
+                ])
+            #expect(replies[0] == #"{"ok":true}"#)
+            #expect(replies[1].contains(#""passcodeLocked""#) && replies[1].contains(udid), "\(replies[1])")
+            #expect(replies[2].contains(#""ok":false"#))
+            #expect(replies[3] == #"{"ok":true}"#)
+            #expect(await emulator.daemon.devices().first?.activeFaults == [])
+
+            _ = try Self.control(
+                emulator.directory, [#"{"command":"inject","udid":"mini4","fault":{"passcodeLocked":{}}}"#])
+            let info = try await emulator.run("ideviceinfo", ["-u", udid, "-k", "PasswordProtected"])
+            #expect(info.stdout == "true\n", "\(info)")
+        }
+
+        @Test("an install stalled on the device ends with 'Device removed' when the device reboots")
+        func detachedDuringStalledInstall() async throws {
+            let emulator = try await EmulatorFixture.start([Profiles.ipadMini4])
+            defer { Task { await emulator.stop() } }
+            let udid = await emulator.udid("mini4")
+            let app = try TestBundles.makeApp(
+                in: emulator.directory.appendingPathComponent("build"), bundleID: "io.hadeploy.stuck")
+            try await emulator.daemon.inject(.stall(at: .install), udid: udid)
+            let daemon = emulator.daemon
+            let rebooter = Task {
+                try await Task.sleep(for: .seconds(3))
+                try await daemon.reboot(udid: udid)
+            }
+            let install = try await emulator.run(
+                "ideviceinstaller", ["-u", udid, "-i", app.path], timeout: 30)
+            _ = try await rebooter.value
+            #expect(!install.timedOut, "\(install)")
+            #expect(install.output.contains("Device removed"), "\(install)")
+            #expect(try await emulator.daemon.installedApps(udid: udid).isEmpty)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Deploy benchmarks for BENCHMARKS.md (issue 7), side by side in one run on one machine.
+
+(a) `hadeploy all` to 6 virtual iPads with links throttled to USB 2.0 speed (35 MB/s) and a 50 MB app,
+    vs the slowest single device alone, vs one device after another (hadeploy per device, and the old
+    shell-script way: `ideviceinstaller -i` per device);
+(b) an unchanged redeploy of `all`;
+(c) start-up time of `hadeploy plan all` and `hadeploy version` (hyperfine when installed, else a loop),
+    next to the git commands the old scripts ran for the version.
+
+Usage: scripts/bench-deploy.py [path/to/hadeploy]   (default: the release build in .build-release)
+"""
+import json, os, plistlib, shutil, socket, struct, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build-release/release/hadeploy")
+DEVICES = [f"d{i}" for i in range(1, 7)]
+APP_MB = 50
+RATE = 35_000_000
+
+work = tempfile.mkdtemp(prefix="hadeploy-bench-")
+env = dict(os.environ, HOME=work, XDG_CACHE_HOME=os.path.join(work, "cache"), GIT_CONFIG_GLOBAL="/dev/null")
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, cwd=work, env=env, check=True, capture_output=True, text=True, **kw)
+
+# --- the project: git repo, devices.yaml, a 50 MB app, Developer Disk Image files -------------------
+yaml = ["version: 1", "defaults:", f"  ddi_dir: {work}/DeviceSupport", "flavours:",
+        '  modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}', "devices:"]
+for d in DEVICES:
+    yaml += [f"  {d}:", f"    name: {d}", "    product_type: iPad5,1", '    ios: "15.8"', "    arch: arm64",
+             "    flavour: modern", "    transport: usb", f"    udid: ${{{d.upper()}_UDID}}"]
+open(os.path.join(work, "devices.yaml"), "w").write("\n".join(yaml) + "\n")
+open(os.path.join(work, ".gitignore"), "w").write("*\n!devices.yaml\n!.gitignore\n")
+ddi = os.path.join(work, "DeviceSupport/15.8")
+os.makedirs(ddi)
+open(os.path.join(ddi, "DeveloperDiskImage.dmg"), "wb").write(b"virtual ddi")
+open(os.path.join(ddi, "DeveloperDiskImage.dmg.signature"), "wb").write(b"\x01" * 64)
+app = os.path.join(work, "artifacts/modern/HADashboard.app")
+os.makedirs(app)
+header = struct.pack("<IIIIIIII", 0xFEEDFACF, 0x0100000C, 0, 2, 0, 0, 0, 0).ljust(4096, b"\0")
+open(os.path.join(app, "HADashboard"), "wb").write(header)
+with open(os.path.join(app, "payload.bin"), "wb") as f:
+    f.write(os.urandom(APP_MB * 1_000_000))
+plistlib.dump({"CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "HADashboard",
+               "CFBundleShortVersionString": "1.0.0", "CFBundleVersion": "1"}, open(os.path.join(app, "Info.plist"), "wb"))
+ipa = os.path.join(work, "HADashboard.ipa")
+run(["sh", "-c", f"mkdir -p p/Payload && cp -r '{app}' p/Payload/ && cd p && zip -q -0 -r '{ipa}' Payload"])
+for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "app"],
+             ["tag", "v1.0.0"]):
+    run(["git"] + args)
+
+# --- the virtual devices, in their own process ---------------------------------------------------------
+sock = os.path.join(work, "usbmuxd.sock")
+virtual = subprocess.Popen([BIN, "virtual", "--socket", sock, "--state", os.path.join(work, "state")],
+                           cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+line = virtual.stdout.readline().strip()
+assert line.startswith("USBMUXD_SOCKET_ADDRESS="), line
+env["USBMUXD_SOCKET_ADDRESS"] = line.split("=", 1)[1]
+
+def control(request):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.path.join(work, "state/control.sock"))
+    s.sendall((json.dumps(request) + "\n").encode())
+    data = b""
+    while not data.endswith(b"\n"):
+        data += s.recv(65536)
+    s.close()
+    return json.loads(data)
+
+devices = control({"command": "devices"})
+udids = {d["name"]: d["udid"] for d in (devices.get("devices") or devices.get("result") or [])}
+assert len(udids) == 6, devices
+open(os.path.join(work, ".env"), "w").write("".join(f"{d.upper()}_UDID={udids[d]}\n" for d in DEVICES))
+for d in DEVICES:
+    control({"command": "inject", "udid": d, "fault": {"throttle": {"bytesPerSecond": RATE}}})
+
+def timed(cmd):
+    start = time.monotonic()
+    result = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    elapsed = time.monotonic() - start
+    if result.returncode != 0:
+        print(result.stdout[-2000:], result.stderr[-2000:], file=sys.stderr)
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return elapsed
+
+base = [BIN, "--no-build", "--artifacts", "artifacts", "--no-verify", "--kiosk"]
+print(f"machine: {os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}; app {APP_MB} MB; "
+      f"links throttled to {RATE/1e6:.0f} MB/s; hadeploy {BIN}")
+all_force = timed([BIN, "all", "--force"] + base[1:])
+single = max(timed([BIN, d, "--force"] + base[1:]) for d in ("d1", "d6"))
+sequential = sum(timed([BIN, d, "--force"] + base[1:]) for d in DEVICES)
+old_way = sum(timed(["ideviceinstaller", "-u", udids[d], "-i", ipa]) for d in DEVICES)
+unchanged = timed([BIN, "all"] + base[1:])
+print(f"(a) hadeploy all, 6 devices in parallel:      {all_force:6.2f} s")
+print(f"    slowest single device alone:             {single:6.2f} s   ratio all/single = {all_force/single:.2f} (target <= 1.25)")
+print(f"    hadeploy one device after another:       {sequential:6.2f} s")
+print(f"    ideviceinstaller -i one after another:   {old_way:6.2f} s   (install only, no launch/screenshot)")
+print(f"(b) unchanged redeploy of all (no upload):   {unchanged:6.2f} s   (target < 2 s)")
+
+# --- (c) start-up -------------------------------------------------------------------------------------
+def startup(cmd, rounds=20):
+    samples = []
+    for _ in range(rounds):
+        start = time.monotonic()
+        subprocess.run(cmd, cwd=work, env=env, capture_output=True)
+        samples.append(time.monotonic() - start)
+    samples.sort()
+    return samples[len(samples) // 2] * 1000
+
+plan = startup([BIN, "plan", "all"])
+version = startup([BIN, "version"])
+git = startup(["sh", "-c", "git describe --tags --match 'v*' --abbrev=0 && git rev-list --count HEAD"])
+print(f"(c) hadeploy plan all: {plan:5.1f} ms   hadeploy version: {version:5.1f} ms   "
+      f"(old scripts' git describe + rev-list: {git:5.1f} ms)   median of 20, target < 50 ms")
+
+virtual.terminate()
+virtual.wait(timeout=30)
+shutil.rmtree(work, ignore_errors=True)
