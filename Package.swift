@@ -205,7 +205,12 @@ let package = Package(
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "CLITests", dependencies: ["HADeployCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CLITests",
+            dependencies: [
+                "HADeployCore", "TestSupport", "HADeployCLI", .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [
@@ -217,7 +222,7 @@ let package = Package(
         .testTarget(
             name: "SSHTransportTests",
             dependencies: [
-                "SSHTransport", "HADeployCore", "VirtualDevice",
+                "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "DeviceSpec", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -25,10 +25,18 @@ public struct DeviceInventory: Sendable, Encodable {
     public var rows: [Row]
     public var usbmuxd: String
     public var usbmuxdError: String?
+    /// What simctl/devicectl/pymobiledevice3 discovery could not list, and why.
+    public var notes: [String] = []
 
     public static func gather(
-        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?
+        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?,
+        runner: any ProcessRunner = LiveProcessRunner()
     ) async -> DeviceInventory {
+        let apple = await AppleDeviceDiscovery(
+            host: host, runner: runner, rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
+            scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                "hadeploy-discovery")
+        ).discover()
         var connected: [USBDeviceSummary] = []
         var usbError: String?
         do {
@@ -65,6 +73,24 @@ public struct DeviceInventory: Sendable, Encodable {
                 note = "not connected" + (udid?.hasPrefix("<unset") == true ? " (\(udid!))" : "")
             }
             if let problem = live?.problem { note = problem }
+            if live == nil,
+                let found = apple.devices.first(where: {
+                    $0.udid == udid
+                        || ($0.kind == .simulator
+                            && $0.name == device.simulatorDeviceType && device.kind == .simulator)
+                })
+            {
+                matched.insert(found.udid)
+                rows.append(
+                    Row(
+                        id: device.id, name: device.name, udid: found.udid,
+                        transport: device.transport.rawValue,
+                        backend: found.backend, configured: true, connected: true,
+                        productType: device.productType,
+                        ios: found.os, arch: device.arch.rawValue, pairing: nil,
+                        note: found.state ?? found.note))
+                continue
+            }
             rows.append(
                 Row(
                     id: device.id, name: device.name, udid: udid, transport: device.transport.rawValue,
@@ -105,6 +131,7 @@ public struct DeviceInventory: Sendable, Encodable {
             }.joined(separator: "  ")
         }
         if let usbmuxdError { lines.append("usbmuxd (\(usbmuxd)): \(usbmuxdError)") }
+        lines += notes
         return lines.joined(separator: "\n")
     }
 }

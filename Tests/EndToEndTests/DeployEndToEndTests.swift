@@ -189,7 +189,9 @@ struct DeployEndToEndTests {
         #expect(result.status == 1)
         let device = try #require(try world.report().results.first)
         #expect(device.outcome == .failed)
-        #expect(device.reason?.contains("unreachable") == true, "\(device.reason ?? "")")
+        // Depending on the moment it went away: the subscription could not be made, or the wait lost it.
+        let reason = device.reason ?? ""
+        #expect(reason.contains("unreachable") || reason.contains("cannot reach Home Assistant"), "\(reason)")
     }
 
     @Test func ctrlCMidUploadLeavesNoHalfInstalledAppAndAPartialReport() async throws {

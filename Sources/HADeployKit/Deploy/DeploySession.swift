@@ -3,6 +3,7 @@ import Foundation
 import HADeployCore
 import Logging
 import MobileDevice
+import SSHTransport
 import VirtualDevice
 
 /// A real deploy from a plan: artifacts (built, given, or demo), the Home Assistant preflight,
@@ -54,7 +55,7 @@ public struct DeploySession: Sendable {
     }
 
     public func run() async throws -> DeployReport {
-        guard settings.virtual else { return try await run(plan: plan, virtualDDI: nil) }
+        guard settings.virtual else { return try await runWithUSBHosts() }
         let devices = plan.devices.compactMap { matrix.device(id: $0.id) }
         let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
         var logger = Logger(label: "hadeploy.virtual")
@@ -99,6 +100,61 @@ public struct DeploySession: Sendable {
             return report
         } catch {
             await usbmuxd.stop()
+            throw error
+        }
+    }
+
+    /// USB devices plugged into another machine (`usb_host: ssh://user@nas`) are reached through a
+    /// private socket forwarded to that machine's usbmuxd over SSH, filtered to the matrix's UDIDs.
+    /// libusbmuxd takes one address per process, so a run serves one USB host: the local one, or
+    /// exactly one remote host for all its USB devices.
+    func runWithUSBHosts() async throws -> DeployReport {
+        let usbDevices = plan.devices.filter { $0.transport == .usb && $0.availability == .available }
+        let hosts = Set(usbDevices.compactMap(\.usbHost))
+        guard let remote = hosts.first else { return try await run(plan: plan, virtualDDI: nil) }
+        var rewritten = plan
+        if hosts.count > 1 || usbDevices.contains(where: { $0.usbHost == nil }) {
+            // Keep the local devices; the others need a run of their own.
+            let keep = usbDevices.contains { $0.usbHost == nil } ? nil : remote
+            rewritten.devices = plan.devices.map { device in
+                var device = device
+                if device.transport == .usb, device.usbHost != keep {
+                    device.availability = .notOnThisHost(
+                        reason:
+                            "on USB host \(device.usbHost ?? "this machine"): deploy the devices of each USB host "
+                            + "in a run of their own (`hadeploy \(device.id)`)")
+                }
+                return device
+            }
+            if keep == nil { return try await run(plan: rewritten, virtualDDI: nil) }
+        }
+        let udids = rewritten.devices.filter { $0.usbHost == remote && $0.availability == .available }
+            .compactMap(\.udid).filter { !$0.hasPrefix("<unset") }
+        let home = variables["HOME"] ?? NSHomeDirectory()
+        let key = [variables["USB_HOST_SSH_KEY"], "\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"]
+            .compactMap { $0 }.first { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) }
+        var config = try SSHConnectionConfig.parse(
+            url: remote,
+            authentication: key.map { .privateKey(path: $0, passphrase: nil) }
+                ?? .agent(socketPath: variables["SSH_AUTH_SOCK"]),
+            name: remote)
+        config.knownHostsPath =
+            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "\(home)/.config/hadeploy/known_hosts"
+        reporter.handle(
+            .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
+        // `ssh://user@nas/run/usbmuxd` names a non-default socket on the host.
+        let path = URLComponents(string: remote)?.path ?? ""
+        let forwarder = try await UsbmuxForwarder.start(
+            ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,
+            allowedUDIDs: udids)
+        USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
+        do {
+            let report = try await run(plan: rewritten, virtualDDI: nil)
+            await forwarder.stop()
+            return report
+        } catch {
+            await forwarder.stop()
             throw error
         }
     }

@@ -16,6 +16,8 @@ public struct DriverRegistry: Sendable {
     public var output: any OutputSink
     /// Developer Disk Image directories to use instead of devices.yaml's (virtual devices).
     public var developerImageOverride: [URL]?
+    /// Runs xcrun, rosettasim-ctl and pymobiledevice3.
+    public var runner: any ProcessRunner = LiveProcessRunner()
 
     public init(
         matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?,
@@ -39,10 +41,27 @@ public struct DriverRegistry: Sendable {
                 return FallbackDriver(primary: primary, fallback: try usbDriver(plan))
             }
             return primary
-        case .devicectl, .simctl, .rosettasim:
-            throw TransportUnavailable(
-                device: plan.name, transport: plan.transport.rawValue,
-                reason: "this transport is not wired into this build of hadeploy yet")
+        case .simctl:
+            return SimctlDriver.make(
+                plan: plan, device: matrix.device(id: plan.id), matrix: matrix, variables: variables,
+                host: host,
+                runner: runner, scratchDirectory: stateDirectory.appendingPathComponent("simctl"))
+        case .rosettasim:
+            return RosettaSimDriver.make(
+                plan: plan, device: matrix.device(id: plan.id), variables: variables, host: host,
+                runner: runner,
+                scratchDirectory: stateDirectory.appendingPathComponent("rosettasim"))
+        case .devicectl:
+            if host == .macOS {
+                return DevicectlDriver.make(
+                    plan: plan, matrix: matrix, variables: variables, host: host, runner: runner,
+                    scratchDirectory: stateDirectory.appendingPathComponent("devicectl"))
+            }
+            return ModernLinuxDriver(
+                usb: try usbDriver(plan),
+                tunnel: PyMobileDevice3Driver.make(
+                    plan: plan, variables: variables, runner: runner,
+                    scratchDirectory: stateDirectory.appendingPathComponent("pymobiledevice3")))
         }
     }
 

@@ -56,7 +56,16 @@ public struct HomeAssistantDashboardBehaviour: VirtualAppBehaviour {
         let connection = HomeAssistantConnection(options: options)
         do {
             try await connection.connect()
-            let config = try await connection.lovelaceConfig(urlPath: dashboard)
+            // The default dashboard that was never saved is the one Home Assistant generates: the
+            // app shows it like the frontend does.
+            var config: LovelaceConfig?
+            do {
+                config = try await connection.lovelaceConfig(urlPath: dashboard)
+            } catch let error as HomeAssistantError
+                where dashboard == nil && error.kind == .commandFailed(code: "config_not_found")
+            {
+                config = nil
+            }
             let version = await connection.haVersion
             context.show(
                 Self.dashboardScreen(launch, config: config, label: dashboardLabel, kiosk: kiosk, ha: version)
@@ -92,16 +101,16 @@ public struct HomeAssistantDashboardBehaviour: VirtualAppBehaviour {
     }
 
     static func dashboardScreen(
-        _ launch: VirtualAppLaunch, config: LovelaceConfig, label: String, kiosk: Bool, ha: String?
+        _ launch: VirtualAppLaunch, config: LovelaceConfig?, label: String, kiosk: Bool, ha: String?
     ) -> VirtualScreen {
-        let title = config.value["title"]?.stringValue ?? label
+        let title = config?.value["title"]?.stringValue ?? label
         var lines = ["Dashboard: \(label)", title, ""]
-        for view in config.views.prefix(8) {
+        for view in (config?.views ?? []).prefix(8) {
             let name = view["title"]?.stringValue ?? view["path"]?.stringValue ?? "view"
             let cards = view["cards"]?.arrayValue?.count ?? 0
             lines.append("\(name): \(cards) card\(cards == 1 ? "" : "s")")
         }
-        if config.isStrategy { lines.append("(generated dashboard)") }
+        if config?.isStrategy ?? true { lines.append("(generated dashboard)") }
         lines.append("")
         lines.append("Home Assistant \(ha ?? "")")
         lines.append("App \(launch.version) (\(launch.build))\(kiosk ? " kiosk" : "")")

@@ -1,0 +1,46 @@
+import Foundation
+import HADeployCore
+
+/// An iOS 17+ device on Linux: install and crash reports over usbmuxd (libimobiledevice), launch and
+/// screenshots through pymobiledevice3's developer tunnel when it is installed and tunneld is up.
+/// Without them the device ends "installed only", with exactly what is missing.
+public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
+    let usb: any DeviceDriver
+    let tunnel: PyMobileDevice3Driver
+
+    public init(usb: any DeviceDriver, tunnel: PyMobileDevice3Driver) {
+        self.usb = usb
+        self.tunnel = tunnel
+    }
+
+    public func connect() async throws -> ConnectedDevice { try await usb.connect() }
+
+    public func prepare() async throws {}
+
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome {
+        try await usb.install(artifact, force: force, progress: progress)
+    }
+
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        if let missing = await tunnel.readiness().launch { throw TunnelMissing(detail: missing) }
+        try await tunnel.launch(artifact, arguments: arguments, secrets: secrets)
+    }
+
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        try await usb.crashReports(of: artifact, since: since, into: directory)
+    }
+
+    public func screenshot() async throws -> Data {
+        if let missing = await tunnel.readiness().screenshot { throw TunnelMissing(detail: missing) }
+        return try await tunnel.screenshot()
+    }
+}
+
+/// What the iOS 17+ developer tunnel lacks on this host.
+struct TunnelMissing: Error, CustomStringConvertible, HostLimitationClassifying {
+    var detail: String
+    var description: String { detail }
+    var isHostLimitation: Bool { true }
+}

@@ -1,0 +1,95 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import Logging
+import TestSupport
+import Testing
+import VirtualDevice
+
+@testable import SSHTransport
+
+/// A USB device plugged into another machine: the real `hadeploy` forwards that machine's usbmuxd
+/// over SSH (a real sshd on loopback in front of a virtual usbmuxd) and installs through the tunnel;
+/// a device the matrix does not name stays invisible.
+@Suite("hadeploy through a USB host's usbmuxd forwarded over SSH")
+struct USBHostDeployTests {
+    @Test("installs on the matrix's device behind the USB host, never on the other one")
+    func deployThroughTunnel() async throws {
+        let peer = try await SSHPeer.start(.modern)
+        defer { peer.stopAndClean() }
+        let root = try TestEnvironment.makeDirectory("hd-usbhost")
+        defer { TestEnvironment.remove(root) }
+        let socketPath = root.appendingPathComponent("mux.sock").path
+        var mini4 = VirtualDeviceProfile.preset(productType: "iPad5,1", iOSVersion: "15.8")!
+        mini4.name = "mini4"
+        var other = VirtualDeviceProfile.preset(productType: "iPad5,1", iOSVersion: "15.8")!
+        other.name = "other"
+        let daemon = try VirtualUsbmuxd(
+            profiles: [mini4, other], stateDirectory: root.appendingPathComponent("state"),
+            address: .unixSocket(socketPath),
+            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }))
+        _ = try await daemon.start()
+        chmod(socketPath, 0o666)
+        let devices = await daemon.devices()
+        let udid = try #require(devices.first { $0.name == "mini4" }).udid
+        let hidden = try #require(devices.first { $0.name == "other" }).udid
+
+        // The user's SSH setup: a key in ~/.ssh and the host trusted in hadeploy's known_hosts.
+        let home = root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent(".config/hadeploy"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent(".ssh"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: TestEnvironment.ed25519Key, toPath: home.appendingPathComponent(".ssh/id_ed25519").path)
+        chmod(home.appendingPathComponent(".ssh/id_ed25519").path, 0o600)
+        try await peer.writeKnownHosts(to: home.appendingPathComponent(".config/hadeploy/known_hosts").path)
+
+        let project = root.appendingPathComponent("app")
+        let ddi = project.appendingPathComponent("DeviceSupport/15.8")
+        try FileManager.default.createDirectory(at: ddi, withIntermediateDirectories: true)
+        try Data("ddi".utf8).write(to: ddi.appendingPathComponent("DeveloperDiskImage.dmg"))
+        try Data([1, 2, 3]).write(to: ddi.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        let yaml = """
+            flavours:
+              modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+            devices:
+              mini4:
+                product_type: iPad5,1
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+                transport: usb
+                udid: \(udid)
+                usb_host: ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(socketPath)
+                ddi_dir: \(project.appendingPathComponent("DeviceSupport").path)
+            """
+        try yaml.write(to: project.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
+        try "HA_SERVER=http://127.0.0.1:9\nHA_TOKEN=unused\n".write(
+            to: project.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
+        let flavour = Flavour(
+            name: "modern", xcode: nil, archs: [.arm64], deploymentTarget: "15.0", sdk: "iphoneos",
+            configuration: "Release", scheme: nil, settings: [:],
+            location: SourceLocation(file: "devices.yaml", line: 1))
+        _ = try DemoAppBuilder().build(
+            flavour: flavour, marketingVersion: "1.0", buildNumber: 1,
+            into: project.appendingPathComponent("artifacts"))
+        _ = try await LiveProcessRunner().checked(
+            ProcessCommand(
+                "/bin/sh",
+                ["-c", "git init -q && git -c user.name=t -c user.email=t@x commit -q --allow-empty -m app"],
+                workingDirectory: project.path),
+            timeout: .seconds(30))
+
+        let result = try await HADeployBinary.run(
+            ["mini4", "--no-build", "--artifacts", "artifacts", "--no-verify"], in: project,
+            environment: ["HOME": home.path], timeout: .seconds(180))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("forwarding its usbmuxd over SSH"))
+        let installed = try await daemon.installedApps(udid: udid)
+        #expect(installed.contains { $0.bundleIdentifier == "com.example.hadashboard" })
+        #expect(try await daemon.installedApps(udid: hidden).isEmpty)
+        await daemon.stop()
+    }
+}
