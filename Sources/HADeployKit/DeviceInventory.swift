@@ -2,6 +2,7 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import MobileDevice
+import SSHTransport
 
 /// Configured devices and connected ones, side by side, for `hadeploy devices`.
 public struct DeviceInventory: Sendable, Encodable {
@@ -43,6 +44,31 @@ public struct DeviceInventory: Sendable, Encodable {
             connected = try await USBTransport.devices()
         } catch {
             usbError = "\(error)"
+        }
+        // Devices on other USB hosts: each host's usbmuxd through its SSH tunnel, one after another
+        // (libusbmuxd reads one address per process, so the local one is restored after each).
+        var remoteNotes: [String] = []
+        let remotes = Set(
+            matrix.devices.compactMap { device -> String? in
+                guard device.transport == .usb, let host = device.usbHost?.display(variables), !host.isEmpty,
+                    !host.hasPrefix("<unset")
+                else { return nil }
+                return host
+            })
+        for remote in remotes.sorted() {
+            let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
+                .compactMap { $0.udid?.display(variables) }
+            do {
+                let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+                USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
+                let listed = (try? await USBTransport.devices()) ?? []
+                USBTransport.setUsbmuxdAddress(usbmuxdAddress)
+                await forwarder.stop()
+                connected += listed.filter { udids.contains($0.udid) }
+            } catch {
+                USBTransport.setUsbmuxdAddress(usbmuxdAddress)
+                remoteNotes.append("USB host \(remote): \(error)")
+            }
         }
         var rows: [Row] = []
         var matched = Set<String>()

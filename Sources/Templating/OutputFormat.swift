@@ -44,6 +44,13 @@ struct YAMLScalarContentType: MustacheContentType {
 
 struct XMLContentType: MustacheContentType {
     func escapeText(_ text: String) -> String {
+        XMLText.escape(text)
+    }
+}
+
+/// XML character escaping, shared by templates and reports.
+public enum XMLText {
+    public static func escape(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.count)
         for scalar in text.unicodeScalars {

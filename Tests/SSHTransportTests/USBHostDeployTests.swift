@@ -90,6 +90,17 @@ struct USBHostDeployTests {
         let installed = try await daemon.installedApps(udid: udid)
         #expect(installed.contains { $0.bundleIdentifier == "com.example.hadashboard" })
         #expect(try await daemon.installedApps(udid: hidden).isEmpty)
+
+        // `hadeploy devices` lists it through the tunnel too, and never the device the matrix leaves out.
+        let listed = try await HADeployBinary.run(
+            ["devices", "--json"], in: project, environment: ["HOME": home.path], timeout: .seconds(120))
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let inventory = try #require(
+            try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+        let rows = try #require(inventory["rows"] as? [[String: Any]])
+        let row = try #require(rows.first { $0["id"] as? String == "mini4" })
+        #expect(row["connected"] as? Bool == true)
+        #expect(!listed.stdout.contains(hidden))
         await daemon.stop()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import MobileDevice
 import ZIPFoundation
 
 /// Why an artifact cannot be used.
@@ -68,7 +69,7 @@ public struct ArtifactInspector: Sendable {
             path: url.path, bundleID: bundleID, executable: info["CFBundleExecutable"] as? String ?? "",
             marketingVersion: info["CFBundleShortVersionString"] as? String ?? "0.0.0",
             buildNumber: info["CFBundleVersion"] as? String ?? "0", flavour: flavour,
-            archs: MachOSlices.archs(of: executable))
+            archs: (try? MachOSlices.architectures(inHeader: [UInt8](executable.prefix(64 * 1024)))) ?? [])
     }
 
     static func plist(_ data: Data, path: String) throws -> [String: Any] {
@@ -90,45 +91,5 @@ public struct ArtifactInspector: Sendable {
             }
         } catch is Enough {}
         return data
-    }
-}
-
-/// Architecture names of a Mach-O image (thin or fat) from its header.
-public enum MachOSlices {
-    public static func archs(of data: Data) -> [String] {
-        guard data.count >= 8 else { return [] }
-        func be(_ offset: Int) -> UInt32 {
-            data.count >= offset + 4
-                ? data[data.startIndex + offset..<data.startIndex + offset + 4].reduce(0) {
-                    $0 << 8 | UInt32($1)
-                } : 0
-        }
-        func le(_ offset: Int) -> UInt32 { be(offset).byteSwapped }
-        let magic = be(0)
-        if magic == 0xCAFE_BABE || magic == 0xCAFE_BABF {
-            let count = Int(be(4))
-            let stride = magic == 0xCAFE_BABF ? 32 : 20
-            // A fat header with more than a handful of slices is not a real app; cap the loop.
-            return (0..<min(count, 16)).compactMap { index in
-                name(type: be(8 + index * stride), subtype: be(12 + index * stride))
-            }
-        }
-        if magic == 0xCFFA_EDFE || magic == 0xCEFA_EDFE {  // little-endian mach_header(_64)
-            return name(type: le(4), subtype: le(8)).map { [$0] } ?? []
-        }
-        return []
-    }
-
-    static func name(type: UInt32, subtype: UInt32) -> String? {
-        switch (type, subtype & 0x00FF_FFFF) {
-        case (12, 9): return "armv7"
-        case (12, 11): return "armv7s"
-        case (12, _): return "arm"
-        case (0x0100_000C, 2): return "arm64e"
-        case (0x0100_000C, _): return "arm64"
-        case (0x0100_0007, _): return "x86_64"
-        case (7, _): return "i386"
-        default: return nil
-        }
     }
 }

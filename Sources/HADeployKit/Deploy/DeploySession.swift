@@ -130,24 +130,9 @@ public struct DeploySession: Sendable {
         }
         let udids = rewritten.devices.filter { $0.usbHost == remote && $0.availability == .available }
             .compactMap(\.udid).filter { !$0.hasPrefix("<unset") }
-        let home = variables["HOME"] ?? NSHomeDirectory()
-        let key = [variables["USB_HOST_SSH_KEY"], "\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"]
-            .compactMap { $0 }.first { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) }
-        var config = try SSHConnectionConfig.parse(
-            url: remote,
-            authentication: key.map { .privateKey(path: $0, passphrase: nil) }
-                ?? .agent(socketPath: variables["SSH_AUTH_SOCK"]),
-            name: remote)
-        config.knownHostsPath =
-            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "\(home)/.config/hadeploy/known_hosts"
         reporter.handle(
             .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
-        // `ssh://user@nas/run/usbmuxd` names a non-default socket on the host.
-        let path = URLComponents(string: remote)?.path ?? ""
-        let forwarder = try await UsbmuxForwarder.start(
-            ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,
-            allowedUDIDs: udids)
+        let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
         USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
         do {
             let report = try await run(plan: rewritten, virtualDDI: nil)
@@ -260,4 +245,29 @@ public struct NothingToInstall: Error, CustomStringConvertible, ExitStatusProvid
         "--no-build needs something to install: --artifact PATH, --artifacts DIR, or --virtual for demo bundles"
     }
     public var exitStatus: ExitStatus { .usage }
+}
+
+/// The SSH tunnel to a USB host's usbmuxd (`usb_host: ssh://user@nas[/path/to/usbmuxd]`), logging in
+/// with `USB_HOST_SSH_KEY`, `~/.ssh/id_ed25519`, `~/.ssh/id_rsa` or the agent, and checking the host
+/// key against hadeploy's known_hosts.
+enum USBHostTunnel {
+    static func open(_ remote: String, udids: [String], variables: [String: String]) async throws
+        -> UsbmuxForwarder
+    {
+        let home = variables["HOME"] ?? NSHomeDirectory()
+        let key = [variables["USB_HOST_SSH_KEY"], "\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"]
+            .compactMap { $0 }.first { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) }
+        var config = try SSHConnectionConfig.parse(
+            url: remote,
+            authentication: key.map { .privateKey(path: $0, passphrase: nil) }
+                ?? .agent(socketPath: variables["SSH_AUTH_SOCK"]),
+            name: remote)
+        config.knownHostsPath =
+            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "\(home)/.config/hadeploy/known_hosts"
+        let path = URLComponents(string: remote)?.path ?? ""
+        return try await UsbmuxForwarder.start(
+            ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,
+            allowedUDIDs: udids)
+    }
 }

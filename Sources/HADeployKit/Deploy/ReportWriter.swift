@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import Templating
 
 /// Writes `summary.json`, `junit.xml` and `index.html` (a contact sheet viewable offline) into the
 /// report directory; screenshots and crash logs are already there, written by the pipeline.
@@ -19,21 +20,16 @@ public struct ReportWriter: Sendable {
         try writer.write(Data(html(report).utf8), to: directory.appendingPathComponent("index.html"))
     }
 
+    /// XML-escaped text; the control characters XML 1.0 cannot hold at all become `?`.
     static func xml(_ text: String) -> String {
-        var result = ""
+        var cleaned = ""
         for scalar in text.unicodeScalars {
             switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            // XML 1.0 cannot hold most control characters at all.
-            case "\u{00}"..."\u{08}", "\u{0B}", "\u{0C}", "\u{0E}"..."\u{1F}": result += "?"
-            default: result.unicodeScalars.append(scalar)
+            case "\u{00}"..."\u{08}", "\u{0B}", "\u{0C}", "\u{0E}"..."\u{1F}": cleaned += "?"
+            default: cleaned.unicodeScalars.append(scalar)
             }
         }
-        return result
+        return XMLText.escape(cleaned)
     }
 
     public func junit(_ report: DeployReport) -> String {
