@@ -71,7 +71,7 @@ def control(request):
 devices = control({"command": "devices"})
 udids = {d["name"]: d["udid"] for d in (devices.get("devices") or devices.get("result") or [])}
 assert len(udids) == 6, devices
-open(os.path.join(work, ".env"), "w").write("".join(f"{d.upper()}_UDID={udids[d]}\n" for d in DEVICES))
+open(os.path.join(work, ".env"), "w").write("HA_SERVER=http://127.0.0.1:9\nHA_TOKEN=unused-bench\n" + "".join(f"{d.upper()}_UDID={udids[d]}\n" for d in DEVICES))
 for d in DEVICES:
     control({"command": "inject", "udid": d, "fault": {"throttle": {"bytesPerSecond": RATE}}})
 

@@ -24,19 +24,23 @@ public struct GitVersionResolver: Sendable {
     }
 
     public func resolve(allowShallow: Bool = false) async throws -> Resolution {
-        let inside = try await run(["rev-parse", "--is-inside-work-tree"], allowFailure: true)
-        guard inside.status == 0 else { throw VersioningError.notARepository(path: repository.path) }
         let head = try await run(["rev-parse", "--verify", "--quiet", "HEAD"], allowFailure: true)
-        guard head.status == 0 else { throw VersioningError.noCommits(path: repository.path) }
+        if head.status != 0 {
+            let inside = try await run(["rev-parse", "--is-inside-work-tree"], allowFailure: true)
+            guard inside.status == 0 else { throw VersioningError.notARepository(path: repository.path) }
+            throw VersioningError.noCommits(path: repository.path)
+        }
 
-        let shallow = try await run(["rev-parse", "--is-shallow-repository"]).trimmed == "true"
-        guard let count = Int(try await run(["rev-list", "--count", "HEAD"]).trimmed) else {
+        // Independent questions to git, asked at once: start-up time is mostly process spawns.
+        async let shallowAnswer = run(["rev-parse", "--is-shallow-repository"])
+        async let countAnswer = run(["rev-list", "--count", "HEAD"])
+        async let statusAnswer = run(["status", "--porcelain", "--untracked-files=no"])
+        let shallow = try await shallowAnswer.trimmed == "true"
+        guard let count = Int(try await countAnswer.trimmed) else {
             throw VersioningError.git("`git rev-list --count HEAD` did not print a number")
         }
         if shallow && !allowShallow { throw VersioningError.shallowClone(commitCount: count) }
-
-        let status = try await run(["status", "--porcelain", "--untracked-files=no"])
-        let dirty = !status.trimmed.isEmpty
+        let dirty = !(try await statusAnswer.trimmed.isEmpty)
 
         var warnings: [String] = []
         if shallow {

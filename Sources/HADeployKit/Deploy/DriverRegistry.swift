@@ -99,7 +99,9 @@ public struct DriverRegistry: Sendable {
         let options = USBDeviceOptions(
             stateDirectory: stateDirectory.appendingPathComponent("install-records"),
             developerImageDirectories: ddi,
-            timeouts: timeouts, logger: Logger(label: "hadeploy.usb"))
+            timeouts: timeouts, logger: Logger(label: "hadeploy.usb"),
+            // A crash at launch is also caught by the crash-report step; a short watch keeps redeploys quick.
+            launchSettle: .milliseconds(300))
         return USBDriver(
             udid: udid, name: plan.name, options: options,
             connectDeadline: .milliseconds(Int64((plan.timeouts["connect"] ?? 30) * 1000)))
