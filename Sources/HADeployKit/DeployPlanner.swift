@@ -134,6 +134,9 @@ public struct DeployPlanner: Sendable {
             options.build
                 ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
         var connect = "connect over \(device.transport.rawValue)"
+        if device.transport == .devicectl && host == .linux {
+            connect = "connect over usbmuxd (install); launch and screenshot through pymobiledevice3's tunnel"
+        }
         if let fallback = device.fallbackTransport { connect += " (fallback: \(fallback.rawValue))" }
         if let usbHost { connect += " via \(usbHost)" }
         steps.append(connect)

@@ -137,9 +137,23 @@ public struct BuildExecutor: Sendable {
                 ProcessCommand("git", ["-C", root.path] + arguments), timeout: .seconds(60)
             ).stdout
         }
-        let tree = try await git(["rev-parse", "HEAD^{tree}"])
-        let changes = try await git(["diff", "HEAD", "--binary"])
-        let untracked = try await git(["ls-files", "--others", "--exclude-standard"])
+        // The source tree as it is on disk: every tracked and untracked (not ignored) file, hashed by
+        // content. git's own diff trusts its stat cache, which can miss a same-size edit made within
+        // the second of the last index write.
+        let listing = try await git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"])
+        var tree = SHA256()
+        // hadeploy's own build outputs are never inputs, even where .gitignore forgets them.
+        let outputs =
+            builder.buildDirectory.split(separator: "/").first.map { String($0) + "/" } ?? ".hadeploy/"
+        for path in Set(listing.split(separator: "\0").map(String.init)).sorted()
+        where !path.hasPrefix(outputs) {
+            tree.update(data: Data(path.utf8))
+            if let contents = try? Data(contentsOf: root.appendingPathComponent(path), options: .mappedIfSafe)
+            {
+                tree.update(data: contents)
+            }
+        }
+        let sources = tree.finalize().map { String(format: "%02x", $0) }.joined()
         var xcode = ""
         var version = ProcessCommand(builder.tools["xcodebuild"] ?? "xcodebuild", ["-version"])
         version.environment = builder.xcodebuild(flavour).environment
@@ -149,8 +163,7 @@ public struct BuildExecutor: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let settings = String(decoding: try encoder.encode(flavour), as: UTF8.self)
-        let text = [tree, changes, untracked, settings, builder.version.description, xcode].joined(
-            separator: "\u{1F}")
+        let text = [sources, settings, builder.version.description, xcode].joined(separator: "\u{1F}")
         return Self.sha256(Data(text.utf8))
     }
 
