@@ -31,16 +31,12 @@ public struct GitVersionResolver: Sendable {
             throw VersioningError.noCommits(path: repository.path)
         }
 
-        // Independent questions to git, asked at once: start-up time is mostly process spawns.
-        async let shallowAnswer = run(["rev-parse", "--is-shallow-repository"])
-        async let countAnswer = run(["rev-list", "--count", "HEAD"])
-        async let statusAnswer = run(["status", "--porcelain", "--untracked-files=no"])
-        let shallow = try await shallowAnswer.trimmed == "true"
-        guard let count = Int(try await countAnswer.trimmed) else {
+        let shallow = try await run(["rev-parse", "--is-shallow-repository"]).trimmed == "true"
+        guard let count = Int(try await run(["rev-list", "--count", "HEAD"]).trimmed) else {
             throw VersioningError.git("`git rev-list --count HEAD` did not print a number")
         }
         if shallow && !allowShallow { throw VersioningError.shallowClone(commitCount: count) }
-        let dirty = !(try await statusAnswer.trimmed.isEmpty)
+        let dirty = !(try await run(["status", "--porcelain", "--untracked-files=no"]).trimmed.isEmpty)
 
         var warnings: [String] = []
         if shallow {
