@@ -40,10 +40,10 @@ test: peers
 	$(MAKE) lint
 
 lint:
-	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 
 format:
-	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift
 
 clean:
 	rm -rf .build Generated report .hadeploy

@@ -173,6 +173,19 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // MARK: benchmarks (opt-in measurements, not tests: BENCHMARKS.md)
+        .executableTarget(
+            name: "hadeploy-bench",
+            dependencies: [
+                "HomeAssistant", "MobileDevice", "VirtualDevice",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            path: "Benchmarks",
+            swiftSettings: strict
+        ),
+
         // MARK: tests
         .target(
             name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",

@@ -11,7 +11,7 @@ measures, for both clients:
   * preflight: connect + auth, then lovelace/config, lovelace/dashboards/list and get_states in
     flight together, then the missing-entity computation;
   * event delay: fire_event on one connection until a second connection's subscriber has the event.
-The Swift side runs as the opt-in test HomeAssistantTests.BenchmarkTests (HA_BENCH_* variables).
+The Swift side is `hadeploy-bench ha` (Benchmarks/HomeAssistantBenchmark.swift), built here first.
 """
 
 import argparse
@@ -208,7 +208,20 @@ async def prepare(base, token, entities):
         return created, len(states)
 
 
+def build_bench(configuration):
+    """Builds hadeploy-bench (only its own dependencies) before HA starts; returns the binary."""
+    build = subprocess.run(["swift", "build", "-c", configuration, "--product", "hadeploy-bench"], cwd=REPO,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if build.returncode != 0:
+        print(build.stdout[-3000:])
+        sys.exit("bench-ha: building hadeploy-bench failed")
+    bin_path = subprocess.run(["swift", "build", "-c", configuration, "--show-bin-path"], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    return os.path.join(bin_path, "hadeploy-bench")
+
+
 def run(args):
+    bench = build_bench(args.configuration)
     peer = os.path.join(REPO, "scripts", "ha-peer.sh")
     directory = tempfile.mkdtemp(prefix="hadeploy-bench-")
     port = free_port()
@@ -222,16 +235,16 @@ def run(args):
         print(f"bench-ha: {args.entities} entities created in {created:.1f} s; get_states holds {total}")
         python = asyncio.run(python_side(base, token, args.runs, args.events))
         out = os.path.join(directory, "swift.json")
-        env = dict(os.environ, HA_BENCH_URL=base + "/", HA_BENCH_TOKEN_FILE=token_file,
-                   HA_BENCH_DASHBOARD=DASHBOARD, HA_BENCH_RUNS=str(args.runs),
-                   HA_BENCH_EVENTS=str(args.events), HA_BENCH_OUT=out)
-        test = subprocess.run(["swift", "test", "-c", args.configuration, "--filter",
-                               "HomeAssistantTests.BenchmarkTests"], cwd=REPO, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        command = [bench, "ha", "--url", base + "/", "--token-file", token_file, "--dashboard", DASHBOARD,
+                   "--runs", str(args.runs), "--events", str(args.events), "--out", out]
         if os.environ.get("HA_BENCH_BREAKDOWN"):
-            print("\n".join(line for line in test.stdout.splitlines() if not line.startswith("[")))
-        if test.returncode != 0 or not os.path.exists(out):
-            print(test.stdout[-3000:])
+            command.append("--breakdown")
+        swift_side = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, timeout=1800)
+        if os.environ.get("HA_BENCH_BREAKDOWN"):
+            print(swift_side.stdout)
+        if swift_side.returncode != 0 or not os.path.exists(out):
+            print(swift_side.stdout[-3000:])
             sys.exit("bench-ha: the Swift side failed")
         with open(out) as f:
             swift = json.load(f)

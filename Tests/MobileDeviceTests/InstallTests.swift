@@ -59,7 +59,7 @@ final class ProgressLog: @unchecked Sendable {
         #expect(try await device.install(artifact: ipa) == .installed)
 
         // Nothing travels: no progress event at all. (Under a second on an idle machine, see
-        // BENCHMARK-NOTES.md; the bound here is loose for a loaded 2-core CI machine.)
+        // BENCHMARKS.md §2; the bound here is loose for a loaded 2-core CI machine.)
         let log = ProgressLog()
         let started = ContinuousClock.now
         #expect(try await device.install(artifact: ipa, progress: { log.append($0) }) == .skippedUnchanged)
