@@ -239,7 +239,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant"], swiftSettings: strict),
+        .testTarget(
+            name: "HomeAssistantTests", dependencies: ["HomeAssistant", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [

@@ -26,8 +26,6 @@ final class DeployWorld: Sendable {
     let udids: [String: String]
     let ha: HomeAssistantServer
 
-    static let sharedServer = Task<HomeAssistantServer, any Error> { try await HomeAssistantServer.start() }
-
     static let defaultTwins = [
         Twin(id: "ipad2", productType: "iPad2,1", ios: "9.3.5", arch: "armv7", flavour: "legacy"),
         Twin(id: "mini4", productType: "iPad5,1", ios: "15.8", arch: "arm64", flavour: "modern"),
@@ -41,7 +39,7 @@ final class DeployWorld: Sendable {
         if let ha {
             self.ha = ha
         } else {
-            self.ha = try await Self.sharedServer.value
+            self.ha = try await HomeAssistantServer.shared()
         }
 
         var profiles: [VirtualDeviceProfile] = []

@@ -1,5 +1,6 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("Token refused")
@@ -10,8 +11,8 @@ struct AuthTests {
         "a wrong token gives 'the token for <server> was refused', over WebSocket and REST, without the token"
     )
     func wrongToken() async throws {
-        let peer = try await HAPeer.shared()
-        let options = try await peer.options(token: AccessToken(Self.wrongToken))
+        let peer = try await HomeAssistantServer.shared()
+        let options = try peer.options(token: AccessToken(Self.wrongToken))
         let connection = HomeAssistantConnection(options: options)
         do {
             try await connection.connect()
@@ -36,8 +37,8 @@ struct AuthTests {
         try await rest.shutdown()
 
         // The real token never shows in errors either.
-        let realToken = await peer.token
-        let failing = HomeAssistantConnection(options: try await peer.options())
+        let realToken = peer.accessToken
+        let failing = HomeAssistantConnection(options: try peer.options())
         try await failing.connect()
         do {
             _ = try await failing.send(RawRequest("hadeploy/unknown"))
@@ -49,7 +50,7 @@ struct AuthTests {
 
     @Test("nothing listening: unreachable, naming the URL tried")
     func unreachable() async throws {
-        let port = try PeerProcess.freePort()
+        let port = try FreePort.pick()
         let options = ClientOptions(
             server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"),
             connectTimeout: .seconds(5))

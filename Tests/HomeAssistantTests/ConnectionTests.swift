@@ -1,12 +1,13 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("WebSocket API against a real Home Assistant")
 struct ConnectionTests {
     @Test("get_config, get_states, get_services, ping")
     func coreRequests() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             #expect(await connection.haVersion == "2024.3.3")
             let config = try await connection.config()
@@ -31,7 +32,7 @@ struct ConnectionTests {
 
     @Test("lovelace/config, lovelace/dashboards/list and raw requests to create and save a dashboard")
     func lovelace() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             let path = uniqueDashboardPath("wall-typed")
             // Never saved: config_not_found with "No config found."
@@ -73,7 +74,7 @@ struct ConnectionTests {
 
     @Test("subscribe_events and fire_event: the event arrives, even ahead of fire_event's result")
     func subscribeAndFire() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             let type = "hadeploy_test_\(UUID().uuidString.prefix(6).lowercased())"
             let subscription = try await connection.subscribe(to: type)
@@ -100,7 +101,7 @@ struct ConnectionTests {
 
     @Test("an unknown command fails alone; a second result for one id is ignored")
     func protocolQuirks() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             await #expect {
                 try await connection.send(RawRequest("hadeploy/no_such_command"))
@@ -123,7 +124,7 @@ struct ConnectionTests {
 
     @Test("requests in flight at once are matched to their own replies")
     func concurrentRequests() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<40 {
@@ -142,7 +143,7 @@ struct ConnectionTests {
 
     @Test("a request gets its deadline: a tiny one times out with a clear error, the connection lives on")
     func deadline() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             // A 1 µs deadline loses the race against the reply, except on a starved scheduler where the
             // reply can be handled first: a few attempts make that race irrelevant.
@@ -164,8 +165,8 @@ struct ConnectionTests {
 
     @Test("get_states beyond websocket-kit's 16 KiB default frame")
     func bigFrame() async throws {
-        let peer = try await HAPeer.shared()
-        let rest = try HomeAssistantREST(options: try await peer.options())
+        let peer = try await HomeAssistantServer.shared()
+        let rest = try HomeAssistantREST(options: try peer.options())
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<8 {

@@ -1,5 +1,6 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("Post-launch loaded event")
@@ -15,7 +16,7 @@ struct LoadedEventTests {
 
     @Test("the event with the waited-for deploy id and device counts; others are ignored")
     func loaded() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         let deployID = UUID().uuidString
         let app = try await peer.connect()
         try await withConnection(peer) { connection in
@@ -44,7 +45,7 @@ struct LoadedEventTests {
 
     @Test("only other deploy ids or devices: timed out")
     func timedOut() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         let deployID = UUID().uuidString
         let app = try await peer.connect()
         try await withConnection(peer) { connection in
@@ -66,7 +67,7 @@ struct LoadedEventTests {
 
     @Test("a transport can end the wait with its own reason")
     func aborted() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         try await withConnection(peer) { connection in
             let waiter = try await DashboardLoadWaiter.subscribe(on: connection, deployID: "x")
             Task {

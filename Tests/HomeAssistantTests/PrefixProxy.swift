@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// `scripts/ha/prefix_proxy.py`: the peer served over TLS (a fresh self-signed certificate) under
 /// `/ha/`, as behind a reverse proxy. Kill it with ``stop()``.
@@ -21,7 +22,7 @@ final class PrefixProxy: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
-        try await PeerProcess.runTool(
+        try await HelperTool.run(
             "/usr/bin/openssl",
             [
                 "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
@@ -29,9 +30,9 @@ final class PrefixProxy: Sendable {
             ], deadline: .seconds(60))
         let portFile = directory.appendingPathComponent("port").path
         let process = Process()
-        process.executableURL = PeerProcess.repoRoot.appendingPathComponent(".venv-ha/bin/python")
+        process.executableURL = HADeployBinary.repositoryRoot.appendingPathComponent(".venv-ha/bin/python")
         process.arguments = [
-            PeerProcess.repoRoot.appendingPathComponent("scripts/ha/prefix_proxy.py").path,
+            HADeployBinary.repositoryRoot.appendingPathComponent("scripts/ha/prefix_proxy.py").path,
             "--upstream", "http://127.0.0.1:\(upstreamPort)", "--prefix", "/ha", "--cert", cert, "--key", key,
             "--port-file", portFile,
         ]
@@ -49,7 +50,7 @@ final class PrefixProxy: Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         kill(process.processIdentifier, SIGKILL)
-        throw PeerProcess.Failure(description: "prefix_proxy.py did not listen within 30 s")
+        throw HelperTool.Failure(description: "prefix_proxy.py did not listen within 30 s")
     }
 
     /// SIGKILL: children of Foundation's Process start with SIGTERM blocked.

@@ -1,5 +1,6 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("Preflight against a real Home Assistant")
@@ -37,12 +38,12 @@ struct PreflightTests {
 
     @Test("missing entities are warnings with the card paths where they are used")
     func missingEntities() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         let path = uniqueDashboardPath("wall-preflight")
         try await withConnection(peer) { connection in
             try await createDashboard(path, config: Self.wallConfig, on: connection)
         }
-        let report = await Preflight(options: try await peer.options()).run(dashboard: .named(path))
+        let report = await Preflight(options: try peer.options()).run(dashboard: .named(path))
         #expect(report.passed)
         #expect(report.reachable && report.tokenAccepted)
         #expect(report.homeAssistantVersion == "2024.3.3")
@@ -69,12 +70,12 @@ struct PreflightTests {
 
     @Test("a dashboard that does not exist fails, listing the ones that do; one never saved warns")
     func dashboardExistence() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         let unsaved = uniqueDashboardPath("wall-unsaved")
         try await withConnection(peer) { connection in
             try await createDashboard(unsaved, config: nil, on: connection)
         }
-        let preflight = Preflight(options: try await peer.options())
+        let preflight = Preflight(options: try peer.options())
 
         let absent = await preflight.run(dashboard: .named("wall-absent"))
         #expect(!absent.passed)
@@ -95,7 +96,7 @@ struct PreflightTests {
 
     @Test("unreachable server and refused token are errors naming the URL")
     func failures() async throws {
-        let port = try PeerProcess.freePort()
+        let port = try FreePort.pick()
         let nowhere = await Preflight(
             options: ClientOptions(
                 server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"))
@@ -104,8 +105,8 @@ struct PreflightTests {
         #expect(nowhere.errors.first?.code == "unreachable")
         #expect(nowhere.errors.first?.message.contains("ws://127.0.0.1:\(port)/api/websocket") == true)
 
-        let peer = try await HAPeer.shared()
-        let refused = await Preflight(options: try await peer.options(token: AccessToken("wrong-token-123")))
+        let peer = try await HomeAssistantServer.shared()
+        let refused = await Preflight(options: try peer.options(token: AccessToken("wrong-token-123")))
             .run(dashboard: .defaultDashboard)
         #expect(refused.reachable && !refused.tokenAccepted && !refused.passed)
         #expect(refused.errors.first?.code == "token_refused")

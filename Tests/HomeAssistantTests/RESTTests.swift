@@ -1,13 +1,14 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("REST API against a real Home Assistant")
 struct RESTTests {
     @Test("/api/, /api/config, /api/states, /api/states/<id>, POST /api/states/<id>")
     func restCalls() async throws {
-        let peer = try await HAPeer.shared()
-        let rest = try HomeAssistantREST(options: try await peer.options())
+        let peer = try await HomeAssistantServer.shared()
+        let rest = try HomeAssistantREST(options: try peer.options())
         do {
             #expect(try await rest.apiStatus() == "API running.")
             let config = try await rest.config()

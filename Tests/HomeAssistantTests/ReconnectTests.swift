@@ -1,5 +1,6 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("Reconnect against a Home Assistant that restarts")
@@ -7,7 +8,7 @@ struct ReconnectTests {
     @Test("a subscription survives a restart; a request made while HA is down is sent when it is back")
     func survivesRestart() async throws {
         // Its own peer: stopping the shared one would break the tests running beside this one.
-        let peer = try await HAPeer.start()
+        let peer = try await HomeAssistantServer.start()
         let connection = try await peer.connect()
         let observer = try await peer.connect()
         do {

@@ -1,15 +1,16 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("https/wss behind a path prefix with a self-signed certificate")
 struct TLSPrefixTests {
     @Test("a CA file makes a self-signed server trusted; the prefix reaches the WebSocket and REST APIs")
     func prefixedTLS() async throws {
-        let peer = try await HAPeer.shared()
+        let peer = try await HomeAssistantServer.shared()
         let proxy = try await PrefixProxy.start(upstreamPort: peer.port)
         defer { proxy.stop() }
-        let token = await peer.token
+        let token = peer.accessToken
         let server = try ServerAddress("https://127.0.0.1:\(proxy.port)/ha/")
         #expect(server.webSocketURL == "wss://127.0.0.1:\(proxy.port)/ha/api/websocket")
 

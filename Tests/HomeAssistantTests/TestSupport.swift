@@ -1,10 +1,11 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 /// Runs `body` with a connected client and closes it afterwards, whatever happens.
 func withConnection<T: Sendable>(
-    _ peer: HAPeer, _ body: (HomeAssistantConnection) async throws -> T
+    _ peer: HomeAssistantServer, _ body: (HomeAssistantConnection) async throws -> T
 ) async throws -> T {
     let connection = try await peer.connect()
     do {

@@ -31,7 +31,7 @@ enum StopAtExit {
         for directory in all {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [PeerProcess.script, "stop", directory]
+            process.arguments = [HomeAssistantServer.script, "stop", directory]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try? process.run()

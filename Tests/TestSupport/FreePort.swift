@@ -1,0 +1,26 @@
+import Foundation
+
+/// A TCP port nobody listens on right now (bind to 0, read it back, close).
+public enum FreePort {
+    public static func pick() throws -> Int {
+        #if canImport(Glibc)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw CocoaError(.fileReadUnknown) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
