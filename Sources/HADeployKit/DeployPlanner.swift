@@ -44,6 +44,7 @@ public struct DeployPlanner: Sendable {
                     archs: flavour.archs.map(\.rawValue),
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
                     configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
+                    buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
                     commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
             )
         }
