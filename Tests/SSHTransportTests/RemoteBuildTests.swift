@@ -238,9 +238,13 @@ struct RemoteBuildTests {
         let offered = try #require(fingerprints.first { shown.stderr.contains($0) }, "\(shown.stderr)")
         let trusted = try await world.hadeploy(["trust-host", "build-host", "--fingerprint", offered])
         #expect(trusted.status == 0, "\(trusted.stderr)")
-        let again = try await world.hadeploy(["build", "mini4"])
+        let again = try await world.hadeploy(["build", "--flavour", "modern"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stderr.contains("build modern: built on \(world.address)"), "\(again.stderr)")
+        #expect(!again.stderr.contains("build legacy"), "only the flavour asked for: \(again.stderr)")
+        let misspelt = try await world.hadeploy(["build", "--flavour", "legacyy"])
+        #expect(misspelt.status == 64, "\(misspelt.stderr)")
+        #expect(misspelt.stderr.contains("unknown flavour legacyy (devices.yaml has legacy, modern)"))
     }
 
     @Test("a deploy on Linux builds on the build host, then installs that app on the (virtual) devices")
