@@ -131,9 +131,11 @@ public struct DeployPlanner: Sendable {
         }
 
         var steps: [String] = []
+        let builder = host == .macOS ? nil : matrix.buildHost?.display(variables)
         steps.append(
             options.build
-                ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
+                ? "build (flavour \(device.flavour), shared\(builder.map { ", on \($0)" } ?? ""))"
+                : "use the existing \(device.flavour) build")
         var connect = "connect over \(device.transport.rawValue)"
         if device.transport == .devicectl && host == .linux {
             connect = "connect over usbmuxd (install); launch and screenshot through pymobiledevice3's tunnel"
