@@ -10,6 +10,23 @@ build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libs
 peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sftp-server openssh-client
   dropbear-bin git python3-venv)
 
+# macOS (a build Mac, or simulators/devicectl): Homebrew has the same C libraries; the peers are
+# only needed for the tests, which run on Linux.
+if [ "$(uname -s)" = "Darwin" ]; then
+  command -v brew >/dev/null 2>&1 || { echo "bootstrap: install Homebrew (https://brew.sh) first" >&2; exit 1; }
+  brew_missing=()
+  for formula in pkg-config libimobiledevice libplist libusbmuxd libssh libpng libtiff; do
+    brew list --formula "$formula" >/dev/null 2>&1 || brew_missing+=("$formula")
+  done
+  [ ${#brew_missing[@]} -eq 0 ] || brew install "${brew_missing[@]}"
+  exit 0
+fi
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "bootstrap: not a Debian/Ubuntu system: install the development packages of libimobiledevice," >&2
+  echo "  libplist, libusbmuxd, libssh, libpng and libtiff (and pkg-config) with your package manager" >&2
+  exit 1
+fi
+
 want=("${build_packages[@]}")
 if [ "${1:-}" = "--with-peers" ]; then want+=("${peer_packages[@]}"); fi
 

@@ -67,6 +67,16 @@ public struct SpecLoader: Sendable {
         let devices = loadDevices(top["devices"]?.value, reader, defaults: defaults, rootNode: root)
         let groups = loadGroups(top["groups"]?.value, reader)
         let buildHost = reader.string(top["build_host"]?.value, "build_host").map(ConfigValue.init)
+        if let buildHost, buildHost.references.isEmpty {
+            // A variable reference is checked once resolved; a literal must be an SSH address now.
+            let components = URLComponents(string: buildHost.raw)
+            if components?.scheme != "ssh" || (components?.host ?? "").isEmpty {
+                reader.problem(
+                    top["build_host"]?.value,
+                    "build_host must be ssh://[user@]host[:port][/work/directory] (a Mac with Xcode), "
+                        + "not '\(buildHost.raw)'")
+            }
+        }
         let matrix = DeviceMatrix(
             file: file, defaults: defaults, flavours: flavours, devices: devices, groups: groups,
             buildHost: buildHost)

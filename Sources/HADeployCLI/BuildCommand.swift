@@ -13,6 +13,7 @@ struct BuildCommand: AsyncParsableCommand {
             reuses its previous artifact. Examples:
               hadeploy build all
               hadeploy build ipad2 --out dist/          copies dist/legacy/HADashboard-1.2.3-57.ipa
+              hadeploy build --flavour legacy           one flavour, e.g. a CI job per Xcode
               hadeploy plan all --json                  the exact xcodebuild commands, secrets as ***
             """)
 
@@ -21,6 +22,13 @@ struct BuildCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Devices, aliases or groups whose flavours to build.", valueName: "target"))
     var targets: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Build only this flavour (repeatable); without targets, for every device using it.",
+            valueName: "name"))
+    var flavour: [String] = []
+
     @Option(name: .long, help: ArgumentHelp("Copy the artifacts to DIR/<flavour>/.", valueName: "dir"))
     var out: String?
 
@@ -28,7 +36,11 @@ struct BuildCommand: AsyncParsableCommand {
     var allowShallow = false
 
     func validate() throws {
-        if targets.isEmpty { throw ValidationError("name at least one target, e.g. `hadeploy build all`") }
+        if targets.isEmpty && flavour.isEmpty {
+            throw ValidationError(
+                "name at least one target or --flavour, e.g. `hadeploy build all` or `hadeploy build --flavour legacy`"
+            )
+        }
     }
 
     func run() async throws {
@@ -38,8 +50,23 @@ struct BuildCommand: AsyncParsableCommand {
             let matrix = try workspace.loadMatrix()
             let (variables, _) = try workspace.loadVariables()
             let version = try await workspace.loadVersion(allowShallow: allowShallow)
-            let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current).plan(
-                options: DeployOptions(targets: targets), version: version, deployID: "build")
+            let unknown = flavour.filter { matrix.flavour(named: $0) == nil }
+            if !unknown.isEmpty {
+                throw ValidationError(
+                    "unknown flavour \(unknown.joined(separator: ", ")) (devices.yaml has "
+                        + matrix.flavours.map(\.name).joined(separator: ", ") + ")")
+            }
+            var plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current).plan(
+                options: DeployOptions(targets: targets.isEmpty ? ["all"] : targets), version: version,
+                deployID: "build")
+            if !flavour.isEmpty {
+                plan.builds.removeAll { !flavour.contains($0.flavour) }
+                if plan.builds.isEmpty {
+                    throw ValidationError(
+                        "no device of \(targets.isEmpty ? "the matrix" : targets.joined(separator: ", ")) uses "
+                            + "flavour \(flavour.joined(separator: ", ")) on this host")
+                }
+            }
             var builder = BuildCommandBuilder(variables: variables, version: version)
             if let tool = context.environment["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
             if let tool = context.environment["HADEPLOY_XCODEGEN"] { builder.tools["xcodegen"] = tool }

@@ -6,7 +6,10 @@ import HADeployCore
 enum Failure {
     static func report(_ error: any Error, context: HADeployContext) -> any Error {
         if error is ExitCode || error is CleanExit { return error }
-        let status = (error as? any ExitStatusProviding)?.exitStatus ?? .failure
+        // A ValidationError found while running (an unknown flavour, a device not on SSH) is still
+        // a usage error, as it is when ArgumentParser finds it.
+        let status =
+            (error as? any ExitStatusProviding)?.exitStatus ?? (error is ValidationError ? .usage : .failure)
         let message = "\(error)"
         context.message("error: \(message)")
         if context.environment["GITHUB_ACTIONS"] == "true" {

@@ -16,12 +16,17 @@ struct TrustHostCommand: AsyncParsableCommand {
               hadeploy trust-host ipad2                          shows the key, asks on a terminal
               hadeploy trust-host ipad2 --fingerprint SHA256:…   non-interactive (CI)
               hadeploy trust-host ipad2 --fingerprint SHA256:… --replace   after a known key change
+              hadeploy trust-host build-host                     the Mac named by build_host:
+              hadeploy trust-host ssh://ci@mac-mini              any SSH address (a USB host, a builder)
             Keys go to ~/.config/hadeploy/known_hosts (HADEPLOY_KNOWN_HOSTS overrides).
             """)
 
     @OptionGroup var project: ProjectOptions
 
-    @Argument(help: ArgumentHelp("The SSH device from devices.yaml.", valueName: "device"))
+    @Argument(
+        help: ArgumentHelp(
+            "The SSH device from devices.yaml, `build-host`, or an ssh://[user@]host[:port] address.",
+            valueName: "device"))
     var device: String
 
     @Option(name: .long, help: ArgumentHelp("The SHA256 fingerprint you checked.", valueName: "SHA256:…"))
@@ -36,23 +41,44 @@ struct TrustHostCommand: AsyncParsableCommand {
                 context: context, configPath: project.config, envFilePath: project.envFile)
             let matrix = try workspace.loadMatrix()
             let (variables, _) = try workspace.loadVariables()
-            guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
-                target.ssh != nil || target.transport == .ssh
-            else { throw ValidationError("\(device) is not reached over SSH in \(project.config)") }
-            let version = GitVersionPlaceholder.version
-            let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current)
-                .plan(
-                    options: DeployOptions(targets: [device], verify: false), version: version,
-                    deployID: "trust")
-            guard let devicePlan = plan.devices.first else { throw ValidationError("no such device") }
             let knownHosts =
                 variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? (variables["HOME"] ?? NSHomeDirectory()) + "/.config/hadeploy/known_hosts"
-            let config = try SSHDriver.config(
-                for: target, plan: devicePlan, variables: variables, knownHosts: knownHosts)
-            let info = try await HostKeyTrust.scan(config.connection)
+            let connection: SSHConnectionConfig
+            let label: String
+            if device.hasPrefix("ssh://") || device == "build_host" || device == "build-host" {
+                // The remote builder (or a USB host): an address rather than a device.
+                var address = device
+                if !device.hasPrefix("ssh://") {
+                    guard let value = matrix.buildHost?.display(variables) else {
+                        throw ValidationError("\(project.config) has no build_host")
+                    }
+                    address = value
+                }
+                var parsed = try SSHConnectionConfig.parse(
+                    url: address, authentication: .agent(socketPath: nil), name: address)
+                parsed.knownHostsPath = knownHosts
+                connection = parsed
+                label = address
+            } else {
+                guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
+                    target.ssh != nil || target.transport == .ssh
+                else { throw ValidationError("\(device) is not reached over SSH in \(project.config)") }
+                let version = GitVersionPlaceholder.version
+                let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current)
+                    .plan(
+                        options: DeployOptions(targets: [device], verify: false), version: version,
+                        deployID: "trust")
+                guard let devicePlan = plan.devices.first else { throw ValidationError("no such device") }
+                connection = try SSHDriver.config(
+                    for: target, plan: devicePlan, variables: variables, knownHosts: knownHosts
+                ).connection
+                label = target.name
+            }
+            let config = connection
+            let info = try await HostKeyTrust.scan(config)
             context.print(
-                "\(target.name) at \(config.connection.address): \(info.keyType) \(info.fingerprint) (\(info.status.rawValue))"
+                "\(label) at \(config.address): \(info.keyType) \(info.fingerprint) (\(info.status.rawValue))"
             )
             if info.status == .trusted {
                 context.print("already trusted in \(knownHosts)")
@@ -73,7 +99,7 @@ struct TrustHostCommand: AsyncParsableCommand {
                 confirmed = info.fingerprint
             }
             let trusted = try await HostKeyTrust.trust(
-                config.connection, expectedFingerprint: confirmed!, replace: replace)
+                config, expectedFingerprint: confirmed!, replace: replace)
             context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(knownHosts)")
         }
     }

@@ -46,7 +46,23 @@ public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertib
         ([executable] + redactedArguments).map(Self.quote).joined(separator: " ")
     }
 
-    static func quote(_ word: String) -> String {
+    /// The command as one POSIX shell line, for running it on another machine (`ssh host LINE`):
+    /// `cd DIR && env K=V … EXECUTABLE ARGS…`, every word quoted. Not redacted: it is executed, never
+    /// shown — show `description` instead.
+    public var shellLine: String {
+        var words: [String] = []
+        if !environment.isEmpty {
+            words.append("env")
+            words += environment.sorted { $0.key < $1.key }.map { Self.quote("\($0.key)=\($0.value)") }
+        }
+        words += ([executable] + arguments).map(Self.quote)
+        let line = words.joined(separator: " ")
+        guard let workingDirectory else { return line }
+        return "cd \(Self.quote(workingDirectory)) && \(line)"
+    }
+
+    /// POSIX shell quoting: the word unchanged when it is plain, else `'…'` with `'\''` for quotes.
+    public static func quote(_ word: String) -> String {
         let safe = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_./:=,@%+"))
         if !word.isEmpty, word.unicodeScalars.allSatisfy(safe.contains) { return word }
         return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"

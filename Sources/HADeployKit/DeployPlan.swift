@@ -27,6 +27,8 @@ public struct BuildPlan: Sendable, Hashable, Encodable {
     public var devices: [String]
     /// false with --no-build: the devices use an existing artifact.
     public var enabled: Bool
+    /// The remote builder (`build_host:`) when this host cannot run Xcode; nil builds here.
+    public var buildHost: String?
     /// The exact commands, environment included (secrets as ***).
     public var commands: [ProcessCommand]
 }

@@ -44,6 +44,7 @@ public struct DeployPlanner: Sendable {
                     archs: flavour.archs.map(\.rawValue),
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
                     configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
+                    buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
                     commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
             )
         }
@@ -130,9 +131,11 @@ public struct DeployPlanner: Sendable {
         }
 
         var steps: [String] = []
+        let builder = host == .macOS ? nil : matrix.buildHost?.display(variables)
         steps.append(
             options.build
-                ? "build (flavour \(device.flavour), shared)" : "use the existing \(device.flavour) build")
+                ? "build (flavour \(device.flavour), shared\(builder.map { ", on \($0)" } ?? ""))"
+                : "use the existing \(device.flavour) build")
         var connect = "connect over \(device.transport.rawValue)"
         if device.transport == .devicectl && host == .linux {
             connect = "connect over usbmuxd (install); launch and screenshot through pymobiledevice3's tunnel"

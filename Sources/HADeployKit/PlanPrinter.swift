@@ -12,7 +12,9 @@ public enum PlanPrinter {
             lines.append("")
             lines.append("Builds (once per flavour):")
             for build in plan.builds {
-                let state = build.enabled ? "" : " [--no-build: existing artifact]"
+                let state =
+                    !build.enabled
+                    ? " [--no-build: existing artifact]" : build.buildHost.map { " [built on \($0)]" } ?? ""
                 lines.append(
                     "  \(build.flavour): \(build.archs.joined(separator: "+")), iOS \(build.deploymentTarget)+, "
                         + "\(build.sdk), \(build.configuration), Xcode \(build.xcode) → \(build.devices.joined(separator: ", "))\(state)"

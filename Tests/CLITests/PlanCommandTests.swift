@@ -144,14 +144,18 @@ import Testing
         #expect(result.stdout == "")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.first == "error: broken.yaml is not valid (2 problems):")
+        // Where the problems are in the file (1-based), found in the text itself.
+        let source = yaml.components(separatedBy: "\n")
+        let ipad2 = try #require(source.firstIndex(of: "  ipad2:")) + 1
+        let typo = try #require(source.firstIndex { $0.hasPrefix("    product_typ:") }) + 1
         #expect(
             lines.contains {
-                $0.hasPrefix("broken.yaml:44:3: error: device 'ipad2' is armv7 but flavour 'modern'")
-            })
+                $0.hasPrefix("broken.yaml:\(ipad2):3: error: device 'ipad2' is armv7 but flavour 'modern'")
+            }, "\(lines)")
         #expect(
             lines.contains(
-                "broken.yaml:65:5: error: device 'mini4': unknown key 'product_typ' (did you mean 'product_type'?)"
-            ))
+                "broken.yaml:\(typo):5: error: device 'mini4': unknown key 'product_typ' (did you mean 'product_type'?)"
+            ), "\(lines)")
 
         try project.write("version: 1\ndevices: [\n", to: "syntax.yaml")
         let syntax = try await project.run("plan", "all", "--config", "syntax.yaml")

@@ -9,16 +9,29 @@ import Yams
 struct ReleaseWorkflowTests {
     static let template = HADeployBinary.repositoryRoot.appendingPathComponent("Templates/ci/release.yml")
 
-    func commands() throws -> [[String]] {
+    func jobs() throws -> [String: [[String: Any]]] {
         let text = try String(contentsOf: Self.template, encoding: .utf8)
         let workflow = try #require(try Yams.load(yaml: text) as? [String: Any])
         let jobs = try #require(workflow["jobs"] as? [String: Any])
+        var result: [String: [[String: Any]]] = [:]
+        for (name, job) in jobs {
+            result[name] = ((job as? [String: Any])?["steps"] as? [Any] ?? []).compactMap {
+                $0 as? [String: Any]
+            }
+        }
+        return result
+    }
+
+    func commands() throws -> [[String]] {
         var found: [[String]] = []
-        for case let job as [String: Any] in jobs.values {
-            for case let step as [String: Any] in job["steps"] as? [Any] ?? [] {
+        for steps in try jobs().values {
+            for step in steps {
                 guard let run = step["run"] as? String else { continue }
                 for line in run.split(separator: "\n") {
-                    let words = line.split(separator: " ").map(String.init)
+                    // A `${{ expression }}` is one word by the time the shell sees it.
+                    let expanded = line.replacingOccurrences(
+                        of: #"\$\{\{[^}]*\}\}"#, with: "EXPR", options: .regularExpression)
+                    let words = expanded.split(separator: " ").map(String.init)
                     guard let index = words.firstIndex(of: "hadeploy") else { continue }
                     // Stop at shell syntax: redirections and pipes are not hadeploy's.
                     let argv = words[(index + 1)...].prefix { !["&&", "|", ">", ">>", ";"].contains($0) }
@@ -35,6 +48,28 @@ struct ReleaseWorkflowTests {
         for argv in all {
             #expect(throws: Never.self, "hadeploy \(argv.joined(separator: " "))") {
                 _ = try HADeploy.parseAsRoot(argv)
+            }
+        }
+    }
+
+    @Test func everyJobThatRunsHadeployInstallsItFirst() throws {
+        for (name, steps) in try jobs() {
+            let runs = steps.map { $0["run"] as? String ?? "" }
+            guard
+                let first = runs.firstIndex(where: { $0.hasPrefix("hadeploy ") || $0.contains("\nhadeploy ") }
+                )
+            else { continue }
+            let install = runs.firstIndex { $0.contains("make -C") && $0.contains("GITHUB_PATH") }
+            #expect(install.map { $0 < first } == true, "job \(name) runs hadeploy before installing it")
+        }
+    }
+
+    @Test func secretsReachScriptsOnlyThroughTheEnvironment() throws {
+        // `${{ secrets.X }}` inside `run:` is pasted into the script text (and into its error output).
+        for (name, steps) in try jobs() {
+            for step in steps {
+                let run = step["run"] as? String ?? ""
+                #expect(!run.contains("secrets."), "job \(name) pastes a secret into a script: \(run)")
             }
         }
     }

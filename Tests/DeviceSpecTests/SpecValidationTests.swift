@@ -106,6 +106,16 @@ import Testing
         #expect(description.split(separator: "\n").dropFirst().map(String.init) == expected)
     }
 
+    @Test func buildHostMustBeAnSSHAddress() {
+        #expect(
+            problems("build_host: mac-mini\n" + SpecFixtures.minimal) == [
+                "devices.yaml:1:13: error: build_host must be ssh://[user@]host[:port][/work/directory] (a Mac "
+                    + "with Xcode), not 'mac-mini'"
+            ])
+        #expect(problems("build_host: ssh://ci@mac-mini:2222/Users/ci/builds\n" + SpecFixtures.minimal) == [])
+        #expect(problems("build_host: ${BUILD_HOST}\n" + SpecFixtures.minimal) == [])
+    }
+
     @Test func armv7NeedsTheLegacyFlavour() {
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "    arch: armv7\n    flavour: legacy", with: "    arch: armv7\n    flavour: modern")

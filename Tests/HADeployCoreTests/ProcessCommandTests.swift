@@ -41,6 +41,20 @@ import Testing
         #expect(plain.description == "git -C /tmp/x describe --match 'v*' ''")
     }
 
+    @Test func aShellLineRunsTheSameArgumentsThroughARealShell() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hd shell \(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = [
+            "-c", "printf '%s|' \"$@\"; printf '%s' \"$MARK\"; pwd", "sh", "it's", "$HOME", "a b", "",
+        ]
+        let command = ProcessCommand(
+            "sh", arguments, environment: ["MARK": "x;y `z`"], workingDirectory: directory.path)
+        let output = try await LiveProcessRunner().checked(
+            ProcessCommand("/bin/sh", ["-c", command.shellLine]), timeout: .seconds(10))
+        #expect(output.stdout == "it's|$HOME|a b||x;y `z`\(directory.path)\n")
+    }
+
     @Test func durationsAreFormattedForMessages() {
         #expect(Duration.seconds(90).formattedSeconds == "90 s")
         #expect(Duration.milliseconds(1500).formattedSeconds == "1.5 s")

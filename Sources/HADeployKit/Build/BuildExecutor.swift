@@ -52,60 +52,82 @@ public struct BuildExecutor: Sendable {
         var contentHash: String
     }
 
+    /// Builds `flavour` on this machine.
     public func build(_ flavour: Flavour, appName: String = "HADashboard") async throws -> Outcome {
-        let directory = root.appendingPathComponent(builder.buildDirectory).appendingPathComponent(
-            flavour.name)
+        try await build(flavour, on: LocalBuildMachine(runner: context.runner, root: root), appName: appName)
+    }
+
+    /// Builds `flavour` on `machine` (here, or a remote macOS builder): the same plan either way. Logs,
+    /// the cache record and the packaged artifact always land here, under the local build directory.
+    public func build(_ flavour: Flavour, on machine: any BuildMachine, appName: String = "HADashboard")
+        async throws -> Outcome
+    {
+        let relative = "\(builder.buildDirectory)/\(flavour.name)"
+        let directory = root.appendingPathComponent(relative)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logURL = directory.appendingPathComponent("build.log")
         let recordURL = directory.appendingPathComponent("artifact.json")
 
-        let key = try await cacheKey(flavour)
+        let key = try await cacheKey(flavour, on: machine)
         if let data = FileManager.default.contents(atPath: recordURL.path),
             let record = try? JSONDecoder().decode(Record.self, from: data), record.key == key,
             FileManager.default.fileExists(atPath: record.artifact.path)
         {
             return Outcome(artifact: record.artifact, cached: true, logPath: logURL.path)
         }
+        do {
+            try await machine.prepare()
+        } catch let error as BuildFailure {
+            throw error
+        } catch {
+            throw BuildFailure(
+                flavour: flavour.name, reason: "preparing \(machine.name): \(error)", errors: [], logPath: nil
+            )
+        }
 
-        // XcodeGen only when the rendered spec changed since the last generate.
+        // XcodeGen only when the rendered spec changed since the last generate there.
         let spec = root.appendingPathComponent("Generated/project.yml")
         let specHash = Self.sha256(FileManager.default.contents(atPath: spec.path) ?? Data())
-        let stamp = directory.appendingPathComponent("xcodegen.stamp")
-        let project = root.appendingPathComponent(builder.project)
-        if (try? String(contentsOf: stamp, encoding: .utf8)) != specHash
-            || !FileManager.default.fileExists(atPath: project.path)
-        {
-            var command = builder.xcodegen(flavour)
-            command.workingDirectory = root.path
-            let output = try await context.runner.run(command, timeout: .seconds(300))
+        let stamp = "\(relative)/xcodegen.stamp"
+        let stamped = try await machine.read(stamp).map { String(decoding: $0, as: UTF8.self) }
+        let projectExists = try await machine.exists(builder.project)
+        if stamped != specHash || !projectExists {
+            let output = try await run(
+                builder.xcodegen(flavour), on: machine, flavour: flavour, timeout: .seconds(300))
             guard output.status == 0 else {
                 throw BuildFailure(
-                    flavour: flavour.name, reason: "xcodegen exited with status \(output.status)",
+                    flavour: flavour.name,
+                    reason: "xcodegen exited with status \(output.status) on \(machine.name)",
                     errors: Self.firstErrors(output.stdout + output.stderr), logPath: nil)
             }
-            try specHash.write(to: stamp, atomically: true, encoding: .utf8)
+            try await machine.write(Data(specHash.utf8), to: stamp)
         }
 
-        var command = builder.xcodebuild(flavour)
-        command.workingDirectory = root.path
-        let output: ProcessOutput
-        do {
-            output = try await context.runner.run(command, timeout: timeout)
-        } catch let error as ProcessError {
-            throw BuildFailure(flavour: flavour.name, reason: "\(error)", errors: [], logPath: nil)
-        }
+        let output = try await run(
+            builder.xcodebuild(flavour), on: machine, flavour: flavour, timeout: timeout)
         try (output.standardOutput + output.standardError).write(to: logURL)
         guard output.status == 0 else {
             throw BuildFailure(
-                flavour: flavour.name, reason: "xcodebuild exited with status \(output.status)",
+                flavour: flavour.name,
+                reason: "xcodebuild exited with status \(output.status) on \(machine.name)",
                 errors: Self.firstErrors(output.stdout + "\n" + output.stderr), logPath: logURL.path)
         }
 
-        let products = directory.appendingPathComponent(
-            "DerivedData/Build/Products/\(flavour.configuration)-\(flavour.sdk)/\(appName).app")
-        guard FileManager.default.fileExists(atPath: products.path) else {
+        let productsPath =
+            "\(relative)/DerivedData/Build/Products/\(flavour.configuration)-\(flavour.sdk)/\(appName).app"
+        guard try await machine.exists(productsPath) else {
             throw BuildFailure(
-                flavour: flavour.name, reason: "xcodebuild succeeded but \(products.path) does not exist",
+                flavour: flavour.name,
+                reason: "xcodebuild succeeded but \(productsPath) does not exist on \(machine.name)",
+                errors: [], logPath: logURL.path)
+        }
+        let products: URL
+        do {
+            products = try await machine.fetch(
+                productsPath, into: directory.appendingPathComponent("fetched"))
+        } catch {
+            throw BuildFailure(
+                flavour: flavour.name, reason: "fetching \(appName).app from \(machine.name): \(error)",
                 errors: [], logPath: logURL.path)
         }
         var artifact = try ArtifactInspector().inspect(products, flavour: flavour.name)
@@ -130,8 +152,25 @@ public struct BuildExecutor: Sendable {
         return Outcome(artifact: artifact, cached: false, logPath: logURL.path)
     }
 
+    /// Runs one command of the plan on `machine`; a transport failure (not the tool's own exit status)
+    /// becomes a build failure naming the machine.
+    func run(_ command: ProcessCommand, on machine: any BuildMachine, flavour: Flavour, timeout: Duration)
+        async throws -> ProcessOutput
+    {
+        do {
+            return try await machine.run(try await machine.adapt(command), timeout: timeout)
+        } catch let error as BuildFailure {
+            throw error
+        } catch {
+            throw BuildFailure(
+                flavour: flavour.name,
+                reason: "\((command.executable as NSString).lastPathComponent) on \(machine.name): \(error)",
+                errors: [], logPath: nil)
+        }
+    }
+
     /// Source tree, uncommitted changes, flavour settings, version and Xcode version.
-    func cacheKey(_ flavour: Flavour) async throws -> String {
+    func cacheKey(_ flavour: Flavour, on machine: any BuildMachine) async throws -> String {
         func git(_ arguments: [String]) async throws -> String {
             try await context.runner.checked(
                 ProcessCommand("git", ["-C", root.path] + arguments), timeout: .seconds(60)
@@ -157,7 +196,8 @@ public struct BuildExecutor: Sendable {
         var xcode = ""
         var version = ProcessCommand(builder.tools["xcodebuild"] ?? "xcodebuild", ["-version"])
         version.environment = builder.xcodebuild(flavour).environment
-        if let output = try? await context.runner.run(version, timeout: .seconds(60)), output.status == 0 {
+        version = try await machine.adapt(version)
+        if let output = try? await machine.query(version, timeout: .seconds(60)), output.status == 0 {
             xcode = output.stdout
         }
         let encoder = JSONEncoder()

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import Templating
 import Versioning
 
 /// Builds every flavour a plan needs, once each: flavours sharing an Xcode run one after another,
@@ -29,38 +30,123 @@ public struct BuildRunner: Sendable {
         return FileManager.default.fileExists(atPath: developer)
     }
 
+    /// The remote builder from devices.yaml (`build_host:`), resolved; nil when there is none.
+    public var buildHostAddress: String? {
+        guard let value = matrix.buildHost else { return nil }
+        switch value.resolve(builder.variables) {
+        case .value(let text): return text.isEmpty ? nil : text
+        case .unset: return nil
+        }
+    }
+
+    /// The remote builder for the flavours this machine cannot build, logging in with
+    /// `BUILD_HOST_SSH_KEY`, `~/.ssh/id_ed25519`, `~/.ssh/id_rsa` or the ssh-agent, and trusting only
+    /// host keys in hadeploy's known_hosts.
+    public func remoteMachine(address: String) throws -> RemoteBuildMachine {
+        let variables = builder.variables
+        let home = variables["HOME"] ?? NSHomeDirectory()
+        let key = [variables["BUILD_HOST_SSH_KEY"], "\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"]
+            .compactMap { $0 }.first { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) }
+        let knownHosts =
+            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "\(home)/.config/hadeploy/known_hosts"
+        var remoteTools: [String: String] = [:]
+        for (tool, key) in [
+            ("xcodebuild", "HADEPLOY_REMOTE_XCODEBUILD"), ("xcodegen", "HADEPLOY_REMOTE_XCODEGEN"),
+        ] {
+            if let value = variables[key], !value.isEmpty { remoteTools[tool] = value }
+        }
+        do {
+            return try RemoteBuildMachine(
+                address: address,
+                authentication: key.map { .privateKey(path: $0, passphrase: nil) }
+                    ?? .agent(socketPath: variables["SSH_AUTH_SOCK"]),
+                knownHostsPath: knownHosts, localRoot: context.currentDirectory, runner: context.runner,
+                localTools: builder.tools, remoteTools: remoteTools)
+        } catch {
+            throw BuildHostError(address: address, reason: "\(error)")
+        }
+    }
+
+    /// Renders `Templates/**/*.mustache` into `Generated/` (only changed files are written), so the
+    /// build uses the spec of this `.env`. A repository without `Templates/` builds as it is.
+    public func renderTemplates() throws {
+        let templates = context.currentDirectory.appendingPathComponent("Templates")
+        guard FileManager.default.fileExists(atPath: templates.path) else { return }
+        let files = try TemplateRenderer(templatesDirectory: templates, displayRoot: context.currentDirectory)
+            .render(values: builder.variables)
+        let generated = context.currentDirectory.appendingPathComponent("Generated")
+        for file in files {
+            _ = try FileWriter().write(
+                Data(file.contents.utf8), to: generated.appendingPathComponent(file.relativePath))
+        }
+    }
+
     public func build(_ plan: DeployPlan, report: @escaping @Sendable (String) -> Void) async throws
         -> [String: Artifact]
     {
         let flavours = plan.builds.filter(\.enabled).compactMap { matrix.flavour(named: $0.flavour) }
-        let missing = flavours.filter { !canBuild($0) }.map(\.name)
-        if !missing.isEmpty { throw NoXcodeError(flavours: missing, host: host) }
-        // Group by Xcode: one build at a time per installation.
+        let remoteFlavours = flavours.filter { !canBuild($0) }.map(\.name)
+        let remote: RemoteBuildMachine?
+        if !remoteFlavours.isEmpty {
+            guard let address = buildHostAddress else {
+                throw NoXcodeError(flavours: remoteFlavours, host: host)
+            }
+            remote = try remoteMachine(address: address)
+        } else {
+            remote = nil
+        }
+        guard !flavours.isEmpty else { return [:] }
+        try renderTemplates()
+        let local = LocalBuildMachine(runner: context.runner, root: context.currentDirectory)
+        // Group by machine and Xcode: one build at a time per installation.
         var groups: [String: [Flavour]] = [:]
         for flavour in flavours {
-            groups[builder.developerDirectory(flavour) ?? "", default: []].append(flavour)
+            let machine = remoteFlavours.contains(flavour.name) ? "remote" : "local"
+            groups["\(machine) \(builder.developerDirectory(flavour) ?? "")", default: []].append(flavour)
         }
         let executor = BuildExecutor(context: context, builder: builder, root: context.currentDirectory)
-        return try await withThrowingTaskGroup(of: [String: Artifact].self) { group in
-            for (_, members) in groups {
-                group.addTask {
-                    var built: [String: Artifact] = [:]
-                    for flavour in members {
-                        report(
-                            "build \(flavour.name): building (\(flavour.archs.map(\.rawValue).joined(separator: "+")))…"
-                        )
-                        let outcome = try await executor.build(flavour)
-                        report(
-                            "build \(flavour.name): \(outcome.cached ? "up to date, reusing" : "built") \(outcome.artifact.path)"
-                        )
-                        built[flavour.name] = outcome.artifact
+        do {
+            let artifacts = try await withThrowingTaskGroup(of: [String: Artifact].self) { group in
+                for (_, members) in groups {
+                    group.addTask {
+                        var built: [String: Artifact] = [:]
+                        for flavour in members {
+                            var machine: any BuildMachine = local
+                            if let remote, remoteFlavours.contains(flavour.name) { machine = remote }
+                            let place: String = machine is RemoteBuildMachine ? " on " + machine.name : ""
+                            let archs: String = flavour.archs.map(\.rawValue).joined(separator: "+")
+                            report("build \(flavour.name): building (\(archs))\(place)…")
+                            let outcome = try await executor.build(flavour, on: machine)
+                            let state: String = outcome.cached ? "up to date, reusing" : "built" + place + ","
+                            report("build \(flavour.name): \(state) \(outcome.artifact.path)")
+                            built[flavour.name] = outcome.artifact
+                        }
+                        return built
                     }
-                    return built
                 }
+                var all: [String: Artifact] = [:]
+                for try await part in group { all.merge(part) { a, _ in a } }
+                return all
             }
-            var all: [String: Artifact] = [:]
-            for try await part in group { all.merge(part) { a, _ in a } }
-            return all
+            await remote?.finish()
+            return artifacts
+        } catch {
+            await remote?.finish()
+            throw error
         }
     }
+}
+
+/// The `build_host:` address cannot be used.
+public struct BuildHostError: Error, CustomStringConvertible, ExitStatusProviding {
+    public var address: String
+    public var reason: String
+
+    public var description: String {
+        "build_host \(address) in devices.yaml cannot be used: \(reason). Write it as "
+            + "ssh://[user@]host[:port][/work/directory]."
+    }
+
+    public var exitStatus: ExitStatus { .config }
 }

@@ -16,8 +16,9 @@ public struct NoXcodeError: Error, CustomStringConvertible, ExitStatusProviding 
             cannot build \(which): \(why). Nothing was deployed. Ways on:
               1. hadeploy … --no-build --artifact PATH      an .ipa or .app built elsewhere (one for every flavour)
               2. hadeploy … --no-build --artifacts DIR      DIR/<flavour>/*.ipa (or .app), e.g. from a CI build job
-              3. build on a Mac (`hadeploy build all --out dist/`) and copy dist/ here; a `build_host:`
-                 in devices.yaml is accepted but remote builds over SSH are not implemented yet
+              3. build_host: ssh://user@mac-mini   in devices.yaml: a Mac with the flavour's Xcode, reached
+                 over SSH; hadeploy sends the source tree (HEAD plus uncommitted changes), builds there
+                 and fetches the app back (trust it first: hadeploy trust-host ssh://user@mac-mini)
             Or try the whole pipeline on virtual devices: hadeploy all --virtual
             """
     }
@@ -67,7 +68,6 @@ public enum ArtifactSource: Sendable {
                     buildNumber: plan.version.buildNumber, into: directory)
             }
         case .build:
-            if host == .linux { throw NoXcodeError(flavours: flavours, host: host) }
             throw NoXcodeError(flavours: flavours, host: host)
         }
         return result

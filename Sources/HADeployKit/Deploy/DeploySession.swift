@@ -167,7 +167,9 @@ public struct DeploySession: Sendable {
             source = .single(artifact)
         } else if let directory = settings.artifacts {
             source = .directory(directory)
-        } else if settings.virtual && (!plan.builds.contains(where: \.enabled) || host == .linux) {
+        } else if settings.virtual
+            && (!plan.builds.contains(where: \.enabled) || (host == .linux && matrix.buildHost == nil))
+        {
             source = .demo(
                 directory: settings.stateDirectory.appendingPathComponent("demo-apps"),
                 bundleID: variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }

@@ -29,6 +29,11 @@ public struct SimctlCommands: Sendable, Hashable {
         simctl(["install", udid, app])
     }
 
+    /// Prints the installed app bundle's path; fails when the app is not installed.
+    public func appContainer(_ udid: String, bundleID: String) -> ProcessCommand {
+        simctl(["get_app_container", udid, bundleID, "app"])
+    }
+
     /// Launches, replacing a running instance. simctl hands the app every `SIMCTL_CHILD_X` variable
     /// of its own environment as `X` (simctl help launch), so `environment` is prefixed here.
     public func launch(

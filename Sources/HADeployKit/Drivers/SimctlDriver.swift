@@ -136,6 +136,10 @@ public actor SimctlDriver: DeviceDriver {
         try requireMacOS("install")
         let sim = try await resolved()
         let size = DriverDeadlines.size(of: artifact.path)
+        if !force, try await isInstalled(artifact, on: sim) {
+            progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "unchanged"))
+            return .unchanged
+        }
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         // A local copy into the simulator's container: fast, so 20 MB/s is pessimistic.
         _ = try await invoker().checked(
@@ -144,6 +148,22 @@ public actor SimctlDriver: DeviceDriver {
             fix: "a simulator needs an .app built for the simulator SDK (flavour \(artifact.flavour))")
         progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
         return .installed
+    }
+
+    /// Whether the simulator already has exactly this bundle: the installed copy (found with
+    /// `simctl get_app_container`) has the same files with the same contents. Anything else — not
+    /// installed, another build, an unreadable copy — installs.
+    func isInstalled(_ artifact: Artifact, on sim: SimulatorDevice) async throws -> Bool {
+        guard artifact.path.hasSuffix(".app") else { return false }
+        let output = try await invoker().run(
+            configuration.commands.appContainer(sim.udid, bundleID: artifact.bundleID), step: "install",
+            timeout: configuration.deadlines.limit("terminate"))
+        let installed = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard output.status == 0, installed.hasPrefix("/"),
+            let current = BundleTreeHash.digest(of: URL(fileURLWithPath: installed)),
+            let wanted = BundleTreeHash.digest(of: URL(fileURLWithPath: artifact.path))
+        else { return false }
+        return current == wanted
     }
 
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {

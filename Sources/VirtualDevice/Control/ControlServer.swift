@@ -19,7 +19,7 @@ final class ControlServer: Sendable {
     private let daemon: VirtualUsbmuxd
     private let logger: Logger
     private let channel = NIOLockedValueBox<Channel?>(nil)
-    private let path = NIOLockedValueBox<String?>(nil)
+    private let file = NIOLockedValueBox<SocketFile?>(nil)
 
     init(daemon: VirtualUsbmuxd, logger: Logger) {
         self.daemon = daemon
@@ -27,7 +27,7 @@ final class ControlServer: Sendable {
     }
 
     func start(path socketPath: String) async throws {
-        try? FileManager.default.removeItem(atPath: socketPath)
+        try SocketFile.prepare(socketPath)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -37,7 +37,7 @@ final class ControlServer: Sendable {
             }
         let bound = try await bootstrap.bind(unixDomainSocketPath: socketPath).get()
         channel.withLockedValue { $0 = bound }
-        path.withLockedValue { $0 = socketPath }
+        file.withLockedValue { $0 = SocketFile.bound(socketPath) }
     }
 
     func stop() async {
@@ -46,9 +46,7 @@ final class ControlServer: Sendable {
             return channel
         }
         try? await bound?.close()
-        if let socketPath = path.withLockedValue({ $0 }) {
-            try? FileManager.default.removeItem(atPath: socketPath)
-        }
+        file.withLockedValue { $0 }?.remove()
     }
 
     struct Request: Decodable {

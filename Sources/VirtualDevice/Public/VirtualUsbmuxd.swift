@@ -22,6 +22,7 @@ public actor VirtualUsbmuxd {
     private var nextDeviceID = 1
     private var listeners: [ObjectIdentifier: ByteStream] = [:]
     private var serverChannel: Channel?
+    private var socketFile: SocketFile?
     private var control: ControlServer?
     private var clientAddress: String?
     private var rebootTasks: [String: Task<Void, Never>] = [:]
@@ -114,14 +115,17 @@ public actor VirtualUsbmuxd {
         do {
             switch address {
             case .unixSocket(let path):
-                // A stale socket file from a previous run would make bind fail.
-                try? FileManager.default.removeItem(atPath: path)
+                // A stale socket file from a previous run would make bind fail; a live one is refused.
+                try SocketFile.prepare(path)
                 channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+                socketFile = SocketFile.bound(path)
                 result = "UNIX:\(path)"
             case .tcp(let port):
                 channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
                 result = "127.0.0.1:\(channel.localAddress?.port ?? port)"
             }
+        } catch let error as VirtualDeviceError {
+            throw error
         } catch {
             throw VirtualDeviceError.bindFailed("\(address)", "\(error)")
         }
@@ -154,7 +158,8 @@ public actor VirtualUsbmuxd {
         for stream in listeners.values { stream.close() }
         listeners.removeAll()
         for runtime in runtimes { await runtime.closeAllConnections() }
-        if case .unixSocket(let path) = address { try? FileManager.default.removeItem(atPath: path) }
+        socketFile?.remove()
+        socketFile = nil
         clientAddress = nil
         logger.info("virtual usbmuxd stopped")
     }

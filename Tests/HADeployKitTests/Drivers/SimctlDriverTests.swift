@@ -43,6 +43,55 @@ enum TestApp {
             stdout: try AppleFixture.text("simctl-list-devices.json"))
     }
 
+    /// What simctl answers for an app that is not installed (Xcode 16).
+    func notInstalled() -> ScriptedRunner.Step {
+        .init(
+            executable: "xcrun",
+            arguments: ["simctl", "get_app_container", ipad, "com.example.hadashboard", "app"],
+            status: 2,
+            stderr:
+                "An error was encountered processing the command (domain=NSPOSIXErrorDomain, code=2):\n"
+                + "No such file or directory\n")
+    }
+
+    /// A small .app bundle on disk (the installed copy, or the artifact).
+    func makeApp(at url: URL, executable: String = "binary v1") throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try Data(executable.utf8).write(to: url.appendingPathComponent("HA Dashboard"))
+        try Data("<plist/>".utf8).write(to: url.appendingPathComponent("Info.plist"))
+    }
+
+    @Test func theSameBundleIsNotInstalledAgainButAnyDifferenceOrForceIs() async throws {
+        let folder = try TemporaryFolder()
+        let artifact = folder.path("build/HA Dashboard.app")
+        try makeApp(at: artifact)
+        let installedCopy = folder.path("Containers/Bundle/Application/0A1B/HA Dashboard.app")
+        try makeApp(at: installedCopy)
+        let container = ScriptedRunner.Step(
+            executable: "xcrun",
+            arguments: ["simctl", "get_app_container", ipad, "com.example.hadashboard", "app"],
+            stdout: installedCopy.path + "\n")
+        let install = ScriptedRunner.Step(
+            executable: "xcrun", arguments: ["simctl", "install", ipad, artifact.path])
+        let runner = ScriptedRunner([
+            try list(),
+            container,  // identical: nothing to do
+            container, install,  // the installed copy differs by one file
+            install,  // --force: no question asked
+        ])
+        let sim = driver(runner, folder: folder)
+        _ = try await sim.connect()
+        let app = TestApp.artifact(path: artifact.path)
+        let progress = ProgressLog()
+        #expect(try await sim.install(app, force: false) { progress.add($0) } == .unchanged)
+        #expect(progress.percents == [100])
+
+        try makeApp(at: installedCopy, executable: "binary v2")
+        #expect(try await sim.install(app, force: false) { _ in } == .installed)
+        #expect(try await sim.install(app, force: true) { _ in } == .installed)
+        #expect(runner.remaining == 0)
+    }
+
     @Test func installThenLaunchBootsTheSimulatorFoundByNameAndRuntimeFirst() async throws {
         let folder = try TemporaryFolder()
         let runner = ScriptedRunner([
@@ -51,6 +100,7 @@ enum TestApp {
             .init(
                 executable: "xcrun", arguments: ["simctl", "bootstatus", ipad, "-b"],
                 stdout: "Device already booted\n"),
+            notInstalled(),
             .init(
                 executable: "xcrun",
                 arguments: ["simctl", "install", ipad, "/work/build/simulator/HA Dashboard.app"]),
@@ -82,7 +132,7 @@ enum TestApp {
         #expect(progress.percents == [0, 100])
         try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
 
-        let launch = runner.received[4]
+        let launch = runner.received[5]
         #expect(launch.environment["SIMCTL_CHILD_HADEPLOY_DEPLOY_ID"] == "d-42")
         #expect(!launch.description.contains(TestApp.token))
 

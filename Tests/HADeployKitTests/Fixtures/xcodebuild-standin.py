@@ -4,8 +4,11 @@
 # .app whose executable has a Mach-O header per architecture. STANDIN_FAIL=1 makes it fail like a
 # compile error.
 # Control files in the working directory (the app repo): STANDIN_FAIL makes it fail
-# like a compile error; STANDIN_ARCHS overrides the slices it writes (to test the slice check).
-import os, plistlib, struct, sys
+# like a compile error; STANDIN_ARCHS overrides the slices it writes (to test the slice check);
+# STANDIN_REQUIRE_KEY makes it fail unless -authenticationKeyPath names a readable .p8 key.
+# The app it writes carries the *.swift files and Generated/project.yml it was built from, under
+# Sources/, so a test can see which source tree a (remote) build really used.
+import os, plistlib, shutil, struct, sys
 
 args = sys.argv[1:]
 if args == ["-version"]:
@@ -28,6 +31,17 @@ if os.path.exists("STANDIN_FAIL"):
     print("/src/App/DashboardView.swift:30:9: error: missing return in closure")
     print("** BUILD FAILED **")
     sys.exit(65)
+
+if os.path.exists("STANDIN_REQUIRE_KEY"):
+    key = value("-authenticationKeyPath")
+    try:
+        ok = open(key).read().startswith("-----BEGIN PRIVATE KEY-----")
+    except (OSError, TypeError):
+        ok = False
+    if not ok:
+        print(f"error: authentication key {key} is not readable here")
+        print("** BUILD FAILED **")
+        sys.exit(65)
 
 archs = (open("STANDIN_ARCHS").read() if os.path.exists("STANDIN_ARCHS") else settings.get("ARCHS", "arm64")).split()
 cpu = {"armv7": (12, 9, False), "arm64": (0x0100000C, 0, True), "x86_64": (0x01000007, 3, True)}
@@ -56,4 +70,11 @@ with open(os.path.join(app, "Info.plist"), "wb") as f:
     plistlib.dump({"CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "HADashboard",
                    "CFBundleShortVersionString": settings.get("MARKETING_VERSION", "0.0.0"),
                    "CFBundleVersion": settings.get("CURRENT_PROJECT_VERSION", "0")}, f)
+sources = os.path.join(app, "Sources")
+os.makedirs(sources, exist_ok=True)
+for name in sorted(os.listdir(".")):
+    if name.endswith(".swift"):
+        shutil.copy(name, sources)
+if os.path.exists("Generated/project.yml"):
+    shutil.copy("Generated/project.yml", sources)
 print("** BUILD SUCCEEDED **")

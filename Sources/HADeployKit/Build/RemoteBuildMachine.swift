@@ -1,0 +1,295 @@
+import Foundation
+import HADeployCore
+import SSHTransport
+
+/// A macOS builder reached over SSH (`build_host: ssh://user@mac-mini[:port][/work/dir]`).
+///
+/// `prepare` sends the source tree once per run (git archive of HEAD, the uncommitted changes, the
+/// deletions) into `<dir>/src`, keeping the previous `.hadeploy/` (derived data, XcodeGen stamp) and
+/// generated project so builds there stay incremental. The plan's commands then run in `<dir>/src`
+/// with Homebrew's directories on PATH (a non-interactive SSH login on macOS has only /usr/bin:/bin).
+/// An App Store Connect key file given locally is copied into `<dir>/secrets/` (mode 600) for the
+/// build and removed by `finish`. Every step has a deadline; connections are reused, one command at a
+/// time each, so flavours with different Xcodes still build side by side.
+public actor RemoteBuildMachine: BuildMachine {
+    public nonisolated let name: String
+    let config: SSHConnectionConfig
+    /// The work directory as written (absolute, `~/…`, or relative to the login directory).
+    let directory: String
+    let localRoot: URL
+    let runner: any ProcessRunner
+    /// Executables the local plan uses, by tool name (`xcodebuild`: a local stand-in path…).
+    let localTools: [String: String]
+    /// Executables to use there instead, by tool name (relative paths resolve in the source tree).
+    let remoteTools: [String: String]
+    let stepTimeout: Double
+
+    private var idle: [SSHConnection] = []
+    private var preparation: Task<String, any Error>?
+    private var uploadedKeys: [String: String] = [:]
+
+    public init(
+        address: String, authentication: SSHAuthentication, knownHostsPath: String, localRoot: URL,
+        runner: any ProcessRunner, localTools: [String: String] = [:], remoteTools: [String: String] = [:],
+        stepTimeout: Double = 300
+    ) throws {
+        var config = try SSHConnectionConfig.parse(
+            url: address, authentication: authentication, name: address)
+        config.knownHostsPath = knownHostsPath
+        config.timeouts = SSHTimeouts(
+            connect: 20, authentication: 20, command: stepTimeout, sftpInit: 15, transfer: stepTimeout)
+        if URLComponents(string: address)?.user == nil {
+            // A Mac's builder account is rarely root: default to the local user name, as ssh does.
+            config.user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+        }
+        self.config = config
+        self.name = address
+        let path = URLComponents(string: address)?.path ?? ""
+        self.directory = path.isEmpty || path == "/" ? Self.defaultDirectory(for: localRoot) : path
+        self.localRoot = localRoot
+        self.runner = runner
+        self.localTools = localTools
+        self.remoteTools = remoteTools
+        self.stepTimeout = stepTimeout
+    }
+
+    /// `.hadeploy-builds/<repo>-<hash of this checkout's path and host>` under the login directory: two
+    /// checkouts (or two developers) never share a tree.
+    static func defaultDirectory(for root: URL) -> String {
+        let identity = "\(ProcessInfo.processInfo.hostName):\(root.standardizedFileURL.path)"
+        let hash = BuildExecutor.sha256(Data(identity.utf8)).prefix(10)
+        let name = root.lastPathComponent.filter { $0.isLetter || $0.isNumber || "-_.".contains($0) }
+        return ".hadeploy-builds/\(name.isEmpty ? "app" : name)-\(hash)"
+    }
+
+    /// A shell word for the work directory: `~/x` keeps its meaning, everything else is quoted.
+    var directoryWord: String {
+        if directory == "~" { return "\"$HOME\"" }
+        if directory.hasPrefix("~/") {
+            return "\"$HOME\"/" + ProcessCommand.quote(String(directory.dropFirst(2)))
+        }
+        return ProcessCommand.quote(directory)
+    }
+
+    // MARK: Connections
+
+    private func connection() async throws -> SSHConnection {
+        if let reused = idle.popLast() { return reused }
+        return try await SSHConnection.connect(config)
+    }
+
+    /// Runs one remote command on a pooled connection. A connection that failed (or timed out, which
+    /// shuts it down) is closed, never reused.
+    private func execute(
+        _ command: String, stdin: Data? = nil, timeout: Double? = nil, step: String,
+        outputLimit: Int = 64 << 20
+    ) async throws -> SSHCommandOutput {
+        let connection = try await connection()
+        do {
+            let output = try await connection.execute(
+                command, stdin: stdin, timeout: timeout ?? stepTimeout, step: step, outputLimit: outputLimit)
+            idle.append(connection)
+            return output
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// Like `execute`, but a failing command throws with its error output. Only for commands that
+    /// carry no secret (the command line is part of the error).
+    @discardableResult
+    private func checked(_ command: String, stdin: Data? = nil, timeout: Double? = nil, step: String)
+        async throws -> SSHCommandOutput
+    {
+        let output = try await execute(command, stdin: stdin, timeout: timeout, step: step)
+        guard output.succeeded else {
+            throw SSHError.remoteCommandFailed(
+                device: name, step: step, command: command, exitStatus: output.exitStatus,
+                stderr: output.stderrText.isEmpty ? String(output.stdoutText.suffix(2048)) : output.stderrText
+            )
+        }
+        return output
+    }
+
+    // MARK: BuildMachine
+
+    /// The absolute source directory there, once the tree is sent.
+    private func sourceRoot() async throws -> String {
+        if let preparation { return try await preparation.value }
+        let task = Task { try await self.upload() }
+        preparation = task
+        return try await task.value
+    }
+
+    public func prepare() async throws {
+        _ = try await sourceRoot()
+    }
+
+    private func upload() async throws -> String {
+        let snapshot = try await SourceSnapshot.take(
+            root: localRoot, runner: runner, extraPaths: ["Generated"])
+        let work = try await checked(
+            "mkdir -p \(directoryWord) && cd \(directoryWord) && pwd", timeout: 30,
+            step: "creating the work directory"
+        ).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard work.hasPrefix("/") else {
+            throw SSHError.invalidConfiguration("the build host's work directory resolved to '\(work)'")
+        }
+        let dir = ProcessCommand.quote(work)
+        try await checked(
+            "cat > \(dir)/upload-head.tar", stdin: snapshot.head, step: "sending the source tree")
+        if let changes = snapshot.changes {
+            try await checked(
+                "cat > \(dir)/upload-changes.tar", stdin: changes, step: "sending the uncommitted changes")
+        }
+        try await checked(
+            "cat > \(dir)/upload-deleted.list", stdin: Data(snapshot.deleted.joined(separator: "\0").utf8),
+            step: "sending the list of deleted files")
+        // A fresh tree each run (no stale files), keeping what makes the next build there incremental.
+        let script = """
+            set -e
+            cd \(dir)
+            rm -rf src.next
+            mkdir src.next
+            tar -xf upload-head.tar -C src.next
+            if [ -f upload-changes.tar ]; then tar -xf upload-changes.tar -C src.next; fi
+            if [ -s upload-deleted.list ]; then (cd src.next && xargs -0 rm -f -- < ../upload-deleted.list); fi
+            if [ -d src/.hadeploy ]; then mv src/.hadeploy src.next/.hadeploy; fi
+            for kept in src/*.xcodeproj; do
+                [ -e "$kept" ] || continue
+                name=$(basename "$kept")
+                [ -e "src.next/$name" ] || mv "$kept" "src.next/$name"
+            done
+            rm -rf src
+            mv src.next src
+            rm -f upload-head.tar upload-changes.tar upload-deleted.list
+            """
+        try await checked("/bin/sh -c \(ProcessCommand.quote(script))", step: "unpacking the source tree")
+        return work + "/src"
+    }
+
+    public func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
+        try await run(command, in: ProcessCommand.quote(try await sourceRoot()), timeout: timeout)
+    }
+
+    public func query(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
+        try await run(command, in: "\"$HOME\"", timeout: timeout)
+    }
+
+    private func run(_ command: ProcessCommand, in directory: String, timeout: Duration) async throws
+        -> ProcessOutput
+    {
+        var command = command
+        command.workingDirectory = nil
+        let line =
+            "cd \(directory) && PATH=/opt/homebrew/bin:/usr/local/bin:$PATH && export PATH && "
+            + command.shellLine
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let output = try await execute(
+            line, timeout: seconds, step: (command.executable as NSString).lastPathComponent,
+            outputLimit: 256 << 20)
+        return ProcessOutput(
+            status: output.exitStatus ?? -1, standardOutput: output.stdout, standardError: output.stderr)
+    }
+
+    private func remotePath(_ path: String) async throws -> String {
+        ProcessCommand.quote(try await sourceRoot() + "/" + path)
+    }
+
+    public func read(_ path: String) async throws -> Data? {
+        let file = try await remotePath(path)
+        let output = try await execute(
+            "if [ -f \(file) ]; then cat \(file); else exit 3; fi", timeout: 30, step: "reading \(path)")
+        switch output.exitStatus {
+        case 0: return output.stdout
+        case 3: return nil
+        default:
+            throw SSHError.remoteCommandFailed(
+                device: name, step: "reading \(path)", command: "cat \(file)", exitStatus: output.exitStatus,
+                stderr: output.stderrText)
+        }
+    }
+
+    public func write(_ data: Data, to path: String) async throws {
+        let file = try await remotePath(path)
+        try await checked(
+            "mkdir -p \"$(dirname \(file))\" && cat > \(file)", stdin: data, timeout: 60,
+            step: "writing \(path)")
+    }
+
+    public func exists(_ path: String) async throws -> Bool {
+        let output = try await execute(
+            "test -e \(try await remotePath(path))", timeout: 30, step: "looking for \(path)")
+        return output.exitStatus == 0
+    }
+
+    public func fetch(_ path: String, into localDirectory: URL) async throws -> URL {
+        let root = try await sourceRoot()
+        let remote = root + "/" + path
+        let parent = ProcessCommand.quote((remote as NSString).deletingLastPathComponent)
+        let item = (remote as NSString).lastPathComponent
+        let output = try await execute(
+            "cd \(parent) && tar -cf - \(ProcessCommand.quote(item))", timeout: stepTimeout,
+            step: "fetching \(item)", outputLimit: Int(Int32.max))
+        guard output.succeeded else {
+            throw SSHError.remoteCommandFailed(
+                device: name, step: "fetching \(item)", command: "tar -cf - \(item)",
+                exitStatus: output.exitStatus,
+                stderr: output.stderrText)
+        }
+        try FileManager.default.createDirectory(at: localDirectory, withIntermediateDirectories: true)
+        let target = localDirectory.appendingPathComponent(item)
+        try? FileManager.default.removeItem(at: target)
+        let archive = localDirectory.appendingPathComponent(".\(item).tar")
+        try output.stdout.write(to: archive)
+        defer { try? FileManager.default.removeItem(at: archive) }
+        _ = try await runner.checked(
+            ProcessCommand("tar", ["-xf", archive.path, "-C", localDirectory.path]), timeout: .seconds(300))
+        return target
+    }
+
+    /// Maps the plan's tools to the builder's (never a local stand-in path), and sends a local App Store
+    /// Connect key file along, pointing `-authenticationKeyPath` at the copy.
+    public func adapt(_ command: ProcessCommand) async throws -> ProcessCommand {
+        var command = command
+        let tool =
+            localTools.first { $0.value == command.executable }?.key
+            ?? (command.executable as NSString).lastPathComponent
+        command.executable = remoteTools[tool] ?? tool
+        if let index = command.arguments.firstIndex(of: "-authenticationKeyPath"),
+            index + 1 < command.arguments.count
+        {
+            let local = command.arguments[index + 1]
+            if FileManager.default.isReadableFile(atPath: local) {
+                command.arguments[index + 1] = try await uploadKey(local)
+            }
+        }
+        return command
+    }
+
+    private func uploadKey(_ local: String) async throws -> String {
+        if let remote = uploadedKeys[local] { return remote }
+        let root = try await sourceRoot()
+        let secrets = (root as NSString).deletingLastPathComponent + "/secrets"
+        let remote = secrets + "/" + (local as NSString).lastPathComponent
+        let data = try Data(contentsOf: URL(fileURLWithPath: local))
+        // The key travels on stdin, never on a command line; the directory is private to the login user.
+        try await checked(
+            "umask 077 && mkdir -p \(ProcessCommand.quote(secrets)) && cat > \(ProcessCommand.quote(remote))",
+            stdin: data, timeout: 60, step: "sending the App Store Connect key")
+        uploadedKeys[local] = remote
+        return remote
+    }
+
+    public func finish() async {
+        if !uploadedKeys.isEmpty, let root = try? await preparation?.value {
+            let secrets = (root as NSString).deletingLastPathComponent + "/secrets"
+            _ = try? await execute(
+                "rm -rf \(ProcessCommand.quote(secrets))", timeout: 30, step: "removing the key")
+            uploadedKeys = [:]
+        }
+        for connection in idle { await connection.close() }
+        idle = []
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A UNIX socket path this process listens on. Binding needs the path free, but a file there may be a
+/// stale leftover (remove it) or another daemon's live socket (never steal it: its clients would
+/// silently start talking to us). Stopping removes the file only if it is still the one we bound.
+struct SocketFile: Sendable, Equatable {
+    let path: String
+    let device: UInt64
+    let inode: UInt64
+
+    /// Frees `path` for binding: a live listener there is an error, a dead socket file is removed.
+    static func prepare(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw VirtualDeviceError.bindFailed(path, "a file that is not a socket is in the way")
+        }
+        if isListening(path) {
+            throw VirtualDeviceError.bindFailed(path, "another daemon is listening there (stop it first)")
+        }
+        unlink(path)
+    }
+
+    /// The file now at `path` (after binding), to recognise it when stopping.
+    static func bound(_ path: String) -> SocketFile? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return SocketFile(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Removes the socket file if it is still ours (not replaced by another daemon since).
+    func remove() {
+        guard Self.bound(path) == self else { return }
+        unlink(path)
+    }
+
+    static func isListening(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+}

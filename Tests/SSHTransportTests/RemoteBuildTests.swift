@@ -1,0 +1,263 @@
+import Foundation
+import HADeployCore
+import TestSupport
+import Testing
+
+/// `build_host: ssh://…`: a Linux machine without Xcode builds on a remote "Mac" — here a real OpenSSH
+/// sshd on loopback logging in as the test user, with the xcodebuild/XcodeGen STAND-INS from
+/// Tests/HADeployKitTests/Fixtures installed as that machine's tools (Xcode cannot run on Linux).
+/// The real `hadeploy` binary sends the source tree, builds there and brings the app back.
+@Suite("remote builds on a build host over SSH", .serialized)
+struct RemoteBuildTests {
+    static let fixtures = TestEnvironment.repoRoot.appendingPathComponent("Tests/HADeployKitTests/Fixtures")
+    static let keyMaterial = "-----BEGIN PRIVATE KEY-----\nMIGTAgEAMBMGByqGSM49-test-only-ASC-key\n"
+
+    struct World {
+        let peer: SSHPeer
+        let root: URL
+        let home: URL
+        let project: URL
+        let address: String
+
+        var environment: [String: String] { ["HOME": home.path] }
+
+        func hadeploy(_ arguments: [String], timeout: Duration = .seconds(240)) async throws
+            -> HADeployBinary.Result
+        {
+            try await HADeployBinary.run(arguments, in: project, environment: environment, timeout: timeout)
+        }
+
+        func git(_ arguments: [String]) async throws {
+            _ = try await LiveProcessRunner().checked(
+                ProcessCommand(
+                    "git", ["-C", project.path] + arguments,
+                    environment: [
+                        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                        "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
+                    ]),
+                timeout: .seconds(30))
+        }
+
+        /// The files an .ipa's app carries under Sources/ (what the stand-in build was given).
+        func sources(inIPA path: String) async throws -> [String: String] {
+            let script = """
+                import json, sys, zipfile
+                z = zipfile.ZipFile(sys.argv[1])
+                prefix = "Payload/HADashboard.app/Sources/"
+                print(json.dumps({n[len(prefix):]: z.read(n).decode() for n in z.namelist()
+                                  if n.startswith(prefix) and not n.endswith("/")}))
+                """
+            let output = try await LiveProcessRunner().checked(
+                ProcessCommand("python3", ["-c", script, path]), timeout: .seconds(30))
+            return try JSONDecoder().decode([String: String].self, from: output.standardOutput)
+        }
+
+        func stop() {
+            peer.stopAndClean()
+            // The build host's work tree for this checkout lives in the test user's home.
+            if let entry = getpwnam(TestEnvironment.user) {
+                let builds = String(cString: entry.pointee.pw_dir) + "/.hadeploy-builds"
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: builds)) ?? []
+                where name.hasPrefix(project.lastPathComponent + "-") {
+                    TestEnvironment.remove(URL(fileURLWithPath: builds + "/" + name))
+                }
+            }
+            TestEnvironment.remove(root)
+        }
+    }
+
+    /// An app repository with two flavours, the stand-ins committed under tools/, a template, and
+    /// uncommitted work on top: an edited file, an untracked file, a deleted file.
+    static func makeWorld(trusted: Bool = true) async throws -> World {
+        let peer = try await SSHPeer.start(.modern)
+        let root = try TestEnvironment.makeDirectory("hd-remote-build")
+        let home = root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent(".config/hadeploy"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent(".ssh"), withIntermediateDirectories: true)
+        let key = home.appendingPathComponent(".ssh/id_ed25519").path
+        try FileManager.default.copyItem(atPath: TestEnvironment.ed25519Key, toPath: key)
+        chmod(key, 0o600)
+        if trusted {
+            try await peer.writeKnownHosts(
+                to: home.appendingPathComponent(".config/hadeploy/known_hosts").path)
+        }
+        let project = root.appendingPathComponent("app-\(UUID().uuidString.prefix(8).lowercased())")
+        // The builder's own tools, installed there (outside the app repository), as on a real Mac.
+        let tools = root.appendingPathComponent("tools")
+        try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: project.appendingPathComponent("Templates"), withIntermediateDirectories: true)
+        for (fixture, name) in [("xcodebuild-standin.py", "xcodebuild"), ("xcodegen-standin.sh", "xcodegen")]
+        {
+            let target = tools.appendingPathComponent(name).path
+            try FileManager.default.copyItem(
+                atPath: fixtures.appendingPathComponent(fixture).path, toPath: target)
+            chmod(target, 0o755)
+        }
+        let address = "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)"
+        let files: [String: String] = [
+            "devices.yaml": """
+            build_host: \(address)
+            flavours:
+              legacy: {xcode: /Applications/Xcode-13.2.1.app, archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos, configuration: Legacy}
+              modern: {xcode: /Applications/Xcode-26.app, archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+            devices:
+              ipad2: {name: iPad 2, product_type: "iPad2,1", ios: 9.3.5, arch: armv7, flavour: legacy, transport: usb}
+              mini4: {name: iPad mini 4, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb}
+            """,
+            ".env": """
+            APP_NAME=HADashboard
+            APPLE_TEAM_ID=ABCDE12345
+            ASC_KEY_ID=KEY123
+            ASC_ISSUER_ID=issuer-1
+            ASC_KEY_PATH=\(root.appendingPathComponent("AuthKey_KEY123.p8").path)
+            HADEPLOY_REMOTE_XCODEBUILD=\(tools.path)/xcodebuild
+            HADEPLOY_REMOTE_XCODEGEN=\(tools.path)/xcodegen
+            """,
+            ".gitignore": ".env\n.hadeploy/\nGenerated/\nHADashboard.xcodeproj/\nstandin.log\n",
+            "Templates/project.yml.mustache": "name: {{APP_NAME}}\noptions: {bundleIdPrefix: io.example}\n",
+            "App.swift": "let version = 1\n",
+            "Old.swift": "let old = true\n",
+            "STANDIN_REQUIRE_KEY": "",
+        ]
+        for (path, text) in files {
+            try text.write(to: project.appendingPathComponent(path), atomically: true, encoding: .utf8)
+        }
+        try keyMaterial.write(
+            to: root.appendingPathComponent("AuthKey_KEY123.p8"), atomically: true, encoding: .utf8)
+        let world = World(peer: peer, root: root, home: home, project: project, address: address)
+        try await world.git(["init", "-q"])
+        try await world.git(["add", "-A"])
+        try await world.git(["commit", "-qm", "app"])
+        try await world.git(["tag", "v2.1.0"])
+        try "let version = 2\n".write(
+            to: project.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
+        try "let extra = true\n".write(
+            to: project.appendingPathComponent("Extra.swift"), atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(at: project.appendingPathComponent("Old.swift"))
+        return world
+    }
+
+    @Test(
+        "builds both flavours there from HEAD plus uncommitted changes, brings the apps back, then reuses them"
+    )
+    func buildsRemotely() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+
+        let plan = try await world.hadeploy(["plan", "all", "--json"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("\"buildHost\" : \"\(world.address)\""), "\(plan.stdout)")
+
+        let first = try await world.hadeploy(["build", "all"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("build legacy: built on \(world.address)"), "\(first.stderr)")
+        #expect(first.stderr.contains("build modern: built on \(world.address)"), "\(first.stderr)")
+        let legacyLine = try #require(first.stdout.split(separator: "\n").first { $0.hasPrefix("legacy: ") })
+        #expect(legacyLine.contains("(2.1.0 (1), armv7+arm64)"), "\(legacyLine)")
+        #expect(first.stdout.contains("(2.1.0 (1), arm64)"), "\(first.stdout)")
+        let ipa = world.project.appendingPathComponent(".hadeploy/build/legacy/HADashboard-2.1.0-1.ipa").path
+        #expect(FileManager.default.fileExists(atPath: ipa))
+
+        // The app was built from the working tree, not just HEAD, with the rendered spec of this .env.
+        let sources = try await world.sources(inIPA: ipa)
+        #expect(sources["App.swift"] == "let version = 2\n")
+        #expect(sources["Extra.swift"] == "let extra = true\n")
+        #expect(sources["Old.swift"] == nil)
+        #expect(sources["project.yml"]?.contains("name: HADashboard") == true)
+
+        // The App Store Connect key reached the build (the stand-in fails without it) and was removed after.
+        let all = first.stdout + first.stderr
+        #expect(!all.contains("MIGTAgEAMBMGByqGSM49"))
+        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
+        let builds = try FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")
+        let work = try #require(builds.first { $0.hasPrefix(world.project.lastPathComponent + "-") })
+        #expect(!FileManager.default.fileExists(atPath: "\(userHome)/.hadeploy-builds/\(work)/secrets"))
+        #expect(FileManager.default.fileExists(atPath: "\(userHome)/.hadeploy-builds/\(work)/src/App.swift"))
+
+        // Nothing changed: both flavours come from the cache, and the tree there is not sent again.
+        let marker = "\(userHome)/.hadeploy-builds/\(work)/src/still-here"
+        try "".write(toFile: marker, atomically: true, encoding: .utf8)
+        let second = try await world.hadeploy(["build", "all"])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("build legacy: up to date, reusing"), "\(second.stderr)")
+        #expect(second.stderr.contains("build modern: up to date, reusing"), "\(second.stderr)")
+        #expect(FileManager.default.fileExists(atPath: marker))
+
+        // An edit is a new build there; XcodeGen does not run again for the unchanged spec.
+        try "let version = 3\n".write(
+            to: world.project.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
+        let third = try await world.hadeploy(["build", "ipad2"])
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(third.stderr.contains("build legacy: built on"), "\(third.stderr)")
+        #expect(try await world.sources(inIPA: ipa)["App.swift"] == "let version = 3\n")
+        let log = try String(
+            contentsOfFile: "\(userHome)/.hadeploy-builds/\(work)/src/standin.log", encoding: .utf8)
+        // The tree there is fresh (this run's stand-in log only), yet the generated project was kept.
+        #expect(log.contains("ARCHS=armv7 arm64"), "\(log)")
+        #expect(!log.contains("xcodegen generate"), "\(log)")
+    }
+
+    @Test("a compile error there ends with its first errors, the local log's path and exit status 2")
+    func remoteCompileErrors() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+        // An untracked control file: it only reaches the build host as part of the uncommitted changes.
+        try "".write(
+            to: world.project.appendingPathComponent("STANDIN_FAIL"), atomically: true, encoding: .utf8)
+        let result = try await world.hadeploy(["build", "ipad2"])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("DashboardView.swift:12:5: error: cannot find 'kioskMode' in scope"))
+        #expect(result.stderr.contains("full log: \(world.project.path)/.hadeploy/build/legacy/build.log"))
+        #expect(!result.stderr.contains("CompileSwift normal arm64 /src/App/File1999.swift"))
+        let log = try String(
+            contentsOfFile: world.project.appendingPathComponent(".hadeploy/build/legacy/build.log").path,
+            encoding: .utf8)
+        #expect(log.contains("File1999.swift"))
+    }
+
+    @Test("an untrusted build host stops before sending anything and says how to trust it")
+    func untrustedBuildHost() async throws {
+        let world = try await Self.makeWorld(trusted: false)
+        defer { world.stop() }
+        let result = try await world.hadeploy(["build", "mini4"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("hadeploy trust-host \(world.address)"), "\(result.stderr)")
+        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
+        let builds =
+            (try? FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")) ?? []
+        #expect(!builds.contains { $0.hasPrefix(world.project.lastPathComponent + "-") })
+
+        // `trust-host build-host` shows the key; given the checked fingerprint, it trusts it.
+        let shown = try await world.hadeploy(["trust-host", "build-host"])
+        #expect(shown.status != 0, "no terminal and no --fingerprint: nothing is trusted")
+        let fingerprints = try await world.peer.fingerprints()
+        let offered = try #require(fingerprints.first { shown.stderr.contains($0) }, "\(shown.stderr)")
+        let trusted = try await world.hadeploy(["trust-host", "build-host", "--fingerprint", offered])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        let again = try await world.hadeploy(["build", "--flavour", "modern"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("build modern: built on \(world.address)"), "\(again.stderr)")
+        #expect(!again.stderr.contains("build legacy"), "only the flavour asked for: \(again.stderr)")
+        let misspelt = try await world.hadeploy(["build", "--flavour", "legacyy"])
+        #expect(misspelt.status == 64, "\(misspelt.stderr)")
+        #expect(misspelt.stderr.contains("unknown flavour legacyy (devices.yaml has legacy, modern)"))
+    }
+
+    @Test("a deploy on Linux builds on the build host, then installs that app on the (virtual) devices")
+    func deployUsesTheBuildHost() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+        let result = try await world.hadeploy(
+            ["mini4", "--virtual", "--no-verify", "--report", "out"], timeout: .seconds(300))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("build modern: built on \(world.address)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("demo app bundles"))
+        let summary = try String(
+            contentsOf: world.project.appendingPathComponent("out/summary.json"), encoding: .utf8)
+        #expect(summary.contains("2.1.0"), "\(summary)")
+    }
+}
