@@ -244,7 +244,7 @@ let package = Package(
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
-                "VirtualDevice", "ImageCodec",
+                "VirtualDevice", "ImageCodec", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import Foundation
 import HomeAssistant
 import ImageCodec
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -10,15 +11,17 @@ extension VirtualDeviceSuite {
     struct VirtualAppTests {
         /// Everything for one run: HA with a saved dashboard, a virtual device with the app and the image.
         struct Setup {
-            let ha: HomeAssistantPeer
+            let ha: HomeAssistantServer
             let connection: HomeAssistantConnection
             let emulator: EmulatorFixture
             let udid: String
         }
 
         static func setUp() async throws -> Setup {
-            let ha = try await HomeAssistantPeer.start()
-            let connection = try await ha.connect()
+            let ha = try await HomeAssistantServer.start()
+            let connection = HomeAssistantConnection(
+                options: ClientOptions(server: try ServerAddress(ha.url + "/"), token: AccessToken(ha.token)))
+            try await connection.connect()
             _ = try await connection.send(
                 RawRequest("lovelace/dashboards/create", ["url_path": "wall-lobby", "title": "Lobby"]))
             _ = try await connection.send(
@@ -58,7 +61,7 @@ extension VirtualDeviceSuite {
             let run = try await ToolRunner.run(
                 "idevicedebug",
                 [
-                    "-u", udid, "run", "io.hadeploy.dashboard", "-HAServerURL", setup.ha.url,
+                    "-u", udid, "run", "io.hadeploy.dashboard", "-HAServerURL", setup.ha.url + "/",
                     "-HAAccessToken",
                     token,
                     "-HADashboard", dashboard, "-HAKioskMode", kiosk ? "YES" : "NO", "-HADeployID", deployID,
@@ -95,7 +98,7 @@ extension VirtualDeviceSuite {
         static func tearDown(_ setup: Setup) async {
             await setup.connection.close()
             await setup.emulator.stop()
-            await setup.ha.stop()
+            try? await setup.ha.discard()
         }
 
         func checkContract(_ setup: Setup) async throws {
@@ -112,7 +115,7 @@ extension VirtualDeviceSuite {
 
             let deployID = UUID().uuidString
             let (screen, shot) = try await Self.launch(
-                setup, token: setup.ha.token.reveal(), dashboard: "wall-lobby", kiosk: false,
+                setup, token: setup.ha.token, dashboard: "wall-lobby", kiosk: false,
                 deployID: deployID)
             #expect(!screen.isError, "\(screen)")
             #expect(
@@ -131,7 +134,7 @@ extension VirtualDeviceSuite {
 
             // Kiosk mode: no status bar or header.
             let (kioskScreen, kioskShot) = try await Self.launch(
-                setup, token: setup.ha.token.reveal(), dashboard: "wall-lobby", kiosk: true,
+                setup, token: setup.ha.token, dashboard: "wall-lobby", kiosk: true,
                 deployID: UUID().uuidString)
             #expect(kioskScreen.kiosk && !kioskScreen.isError)
             #expect(
@@ -149,7 +152,7 @@ extension VirtualDeviceSuite {
             #expect(banner.contains(RGBImage.Color(red: 0xDB, green: 0x44, blue: 0x37)))
 
             let (missing, _) = try await Self.launch(
-                setup, token: setup.ha.token.reveal(), dashboard: "wall-nowhere", kiosk: false,
+                setup, token: setup.ha.token, dashboard: "wall-nowhere", kiosk: false,
                 deployID: UUID().uuidString)
             #expect(
                 missing.isError && missing.lines == ["Dashboard not found", "wall-nowhere"], "\(missing)")
