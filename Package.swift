@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "HADeployKitTests",
             dependencies: [
-                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning",
+                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],

@@ -1,5 +1,6 @@
 import Foundation
 import SSHTransport
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -36,7 +37,7 @@ final class SSHPeer: @unchecked Sendable {
     static func start(_ kind: Kind) async throws -> SSHPeer {
         try TestEnvironment.requireSetup()
         let directory = try TestEnvironment.makeDirectory("hadeploy-sshpeer")
-        let peer = SSHPeer(kind: kind, port: TestEnvironment.freePort(), directory: directory)
+        let peer = SSHPeer(kind: kind, port: try FreePort.pick(), directory: directory)
         try await peer.makeHostKeys()
         try await peer.launch()
         return peer

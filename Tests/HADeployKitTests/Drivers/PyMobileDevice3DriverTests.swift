@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import HADeployKit
@@ -148,7 +149,7 @@ struct FakeTunneld: TunneldProbing {
 /// The live tunneld probe against real sockets: a closed port, and a stand-in tunneld (Python's HTTP server).
 @Suite struct TunneldProbeTests {
     @Test func aClosedPortIsNotRunning() async throws {
-        let port = try freePort()
+        let port = try FreePort.pick()
         let state = await TunneldProbe(port: port, timeout: .seconds(5)).state()
         guard case .notRunning = state else {
             Issue.record("expected notRunning, got \(state)")
@@ -187,26 +188,5 @@ struct FakeTunneld: TunneldProbing {
         let served = try #require(port, "python3 http.server did not start within 60 s")
         let state = await TunneldProbe(port: served, timeout: .seconds(20)).state()
         #expect(state == .running(udids: ["00008140-001C2D3E4F50801C"]))
-    }
-
-    func freePort() throws -> Int {
-        #if os(Linux)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
