@@ -53,14 +53,18 @@ public final class SSHConnection: Sendable {
     }
 
     /// Runs `command` through the login shell. `stdin` is the only way to pass secrets: it never shows
-    /// in the remote process list. Output beyond `outputLimit` bytes per stream is dropped.
+    /// in the remote process list. Output beyond `outputLimit` bytes per stream is dropped. With
+    /// `holdStdinOpen`, the command's stdin is never closed from here: it reaches end-of-file only when
+    /// the connection goes (hadeploy killed, interrupted, or timed out), which a long remote command
+    /// can watch for to stop itself — without a terminal, sshd sends it no hangup.
     public func execute(
         _ command: String, stdin: Data? = nil, timeout: Double? = nil, step: String = "remote command",
-        outputLimit: Int = 64 << 20
+        outputLimit: Int = 64 << 20, holdStdinOpen: Bool = false
     ) async throws -> SSHCommandOutput {
         let session = self.session
         return try await executor.run(step, timeout: timeout ?? config.timeouts.command) {
-            try session.execute(command, stdin: stdin, limit: outputLimit, step: step)
+            try session.execute(
+                command, stdin: stdin, limit: outputLimit, step: step, holdStdinOpen: holdStdinOpen)
         }
     }
 

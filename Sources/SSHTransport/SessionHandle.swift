@@ -281,8 +281,13 @@ final class SessionHandle: @unchecked Sendable {
         return .sessionFailed(device: config.name, step: step, reason: reason)
     }
 
-    /// Runs `command`, feeding `stdin`, collecting stdout/stderr up to `limit` bytes each.
-    func execute(_ command: String, stdin: Data?, limit: Int, step: String) throws -> SSHCommandOutput {
+    /// Runs `command`, feeding `stdin`, collecting stdout/stderr up to `limit` bytes each. With
+    /// `holdStdinOpen` the command's stdin stays open (no EOF) until the channel closes, so the remote
+    /// side can notice this end going away.
+    func execute(_ command: String, stdin: Data?, limit: Int, step: String, holdStdinOpen: Bool = false)
+        throws
+        -> SSHCommandOutput
+    {
         let channel = try openChannel(step: step)
         let rc = ssh_channel_request_exec(channel.raw, command)
         guard rc == SSH_OK else {
@@ -291,7 +296,7 @@ final class SessionHandle: @unchecked Sendable {
         if let stdin, !stdin.isEmpty {
             try channel.write(stdin, step: step)
         }
-        _ = ssh_channel_send_eof(channel.raw)
+        if !holdStdinOpen { _ = ssh_channel_send_eof(channel.raw) }
         var stdout = Data()
         var stderr = Data()
         var buffer = [UInt8](repeating: 0, count: 32 * 1024)

@@ -247,6 +247,51 @@ struct RemoteBuildTests {
         #expect(misspelt.stderr.contains("unknown flavour legacyy (devices.yaml has legacy, modern)"))
     }
 
+    @Test("a hadeploy killed during a remote build stops the build there too")
+    func killedRunStopsTheRemoteBuild() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+        // A two-minute "xcodebuild" there (the control file travels with the uncommitted changes).
+        try "120".write(
+            to: world.project.appendingPathComponent("STANDIN_SLEEP"), atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try await HADeployBinary.path)
+        process.arguments = ["build", "mini4"]
+        process.currentDirectoryURL = world.project
+        process.environment = HADeployBinary.baseEnvironment(home: world.home)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
+        var pidFile: String?
+        for _ in 0..<600 where pidFile == nil {
+            let builds =
+                (try? FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")) ?? []
+            if let work = builds.first(where: { $0.hasPrefix(world.project.lastPathComponent + "-") }) {
+                let path = "\(userHome)/.hadeploy-builds/\(work)/src/standin.pid"
+                if let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty {
+                    pidFile = path
+                }
+            }
+            if pidFile == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let path = try #require(pidFile, "the remote build never started")
+        let remote = try #require(pid_t(try String(contentsOfFile: path, encoding: .utf8)))
+        #expect(kill(remote, 0) == 0, "the remote build is running")
+
+        // Pulled plug: no goodbye, no cleanup code of hadeploy's runs.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone = kill(remote, 0) != 0
+            if !gone { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(gone, "the build on the build host outlived the hadeploy that started it")
+    }
+
     @Test("a deploy on Linux builds on the build host, then installs that app on the (virtual) devices")
     func deployUsesTheBuildHost() async throws {
         let world = try await Self.makeWorld()

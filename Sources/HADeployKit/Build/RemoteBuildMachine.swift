@@ -82,12 +82,13 @@ public actor RemoteBuildMachine: BuildMachine {
     /// shuts it down) is closed, never reused.
     private func execute(
         _ command: String, stdin: Data? = nil, timeout: Double? = nil, step: String,
-        outputLimit: Int = 64 << 20
+        outputLimit: Int = 64 << 20, holdStdinOpen: Bool = false
     ) async throws -> SSHCommandOutput {
         let connection = try await connection()
         do {
             let output = try await connection.execute(
-                command, stdin: stdin, timeout: timeout ?? stepTimeout, step: step, outputLimit: outputLimit)
+                command, stdin: stdin, timeout: timeout ?? stepTimeout, step: step, outputLimit: outputLimit,
+                holdStdinOpen: holdStdinOpen)
             idle.append(connection)
             return output
         } catch {
@@ -182,15 +183,39 @@ public actor RemoteBuildMachine: BuildMachine {
     {
         var command = command
         command.workingDirectory = nil
-        let line =
-            "cd \(directory) && PATH=/opt/homebrew/bin:/usr/local/bin:$PATH && export PATH && "
-            + command.shellLine
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         let output = try await execute(
-            line, timeout: seconds, step: (command.executable as NSString).lastPathComponent,
-            outputLimit: 256 << 20)
+            Self.stoppable(command.shellLine, in: directory), timeout: seconds,
+            step: (command.executable as NSString).lastPathComponent, outputLimit: 256 << 20,
+            holdStdinOpen: true)
         return ProcessOutput(
             status: output.exitStatus ?? -1, standardOutput: output.stdout, standardError: output.stderr)
+    }
+
+    /// A shell line running `command` in `directory` that stops it when this end goes away.
+    ///
+    /// Without a terminal, sshd sends no hangup when the connection drops, and a killed or interrupted
+    /// hadeploy would leave xcodebuild running there (and the next run would replace the tree under
+    /// it). So the command runs in the background while a watcher reads the channel's stdin, which
+    /// hadeploy never closes: end-of-file there means the connection is gone, and the watcher
+    /// terminates the command. fd 3 carries stdin past the shell's `/dev/null` for background jobs.
+    /// It runs under /bin/sh whatever the login shell is (zsh on macOS, where `status` is read-only).
+    static func stoppable(_ command: String, in directory: String) -> String {
+        let script = """
+            cd \(directory) || exit 125
+            PATH=/opt/homebrew/bin:/usr/local/bin:$PATH; export PATH
+            exec 3<&0
+            \(command) </dev/null 3<&- &
+            job=$!
+            (cat <&3 >/dev/null 2>&1; kill -TERM $job 2>/dev/null) >/dev/null 2>&1 &
+            watcher=$!
+            exec 3<&-
+            wait $job
+            code=$?
+            kill $watcher 2>/dev/null
+            exit $code
+            """
+        return "/bin/sh -c " + ProcessCommand.quote(script)
     }
 
     private func remotePath(_ path: String) async throws -> String {

@@ -5,7 +5,8 @@
 # compile error.
 # Control files in the working directory (the app repo): STANDIN_FAIL makes it fail
 # like a compile error; STANDIN_ARCHS overrides the slices it writes (to test the slice check);
-# STANDIN_REQUIRE_KEY makes it fail unless -authenticationKeyPath names a readable .p8 key.
+# STANDIN_REQUIRE_KEY makes it fail unless -authenticationKeyPath names a readable .p8 key;
+# STANDIN_SLEEP makes it write standin.pid and sleep that many seconds (a long build).
 # The app it writes carries the *.swift files and Generated/project.yml it was built from, under
 # Sources/, so a test can see which source tree a (remote) build really used.
 import os, plistlib, shutil, struct, sys
@@ -24,6 +25,12 @@ with open("standin.log", "a") as log:
 print("Build settings from command line:")
 for k, v in sorted(settings.items()):
     print(f"    {k} = {v}")
+if os.path.exists("STANDIN_SLEEP"):
+    # A long build: records its pid, then takes as many seconds as the file says.
+    with open("standin.pid", "w") as f:
+        f.write(str(os.getpid()))
+    import time
+    time.sleep(float(open("STANDIN_SLEEP").read() or "60"))
 if os.path.exists("STANDIN_FAIL"):
     for i in range(2000):
         print(f"CompileSwift normal arm64 /src/App/File{i}.swift (in target 'HADashboard')")
