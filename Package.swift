@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "HADeployKitTests",
             dependencies: [
-                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport",
+                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],

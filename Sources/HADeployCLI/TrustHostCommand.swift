@@ -41,9 +41,7 @@ struct TrustHostCommand: AsyncParsableCommand {
                 context: context, configPath: project.config, envFilePath: project.envFile)
             let matrix = try workspace.loadMatrix()
             let (variables, _) = try workspace.loadVariables()
-            let knownHosts =
-                variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? (variables["HOME"] ?? NSHomeDirectory()) + "/.config/hadeploy/known_hosts"
+            let knownHosts = SSHLogin.knownHostsPath(variables)
             let connection: SSHConnectionConfig
             let label: String
             if device.hasPrefix("ssh://") || device == "build_host" || device == "build-host" {

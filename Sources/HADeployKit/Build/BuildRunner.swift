@@ -39,17 +39,11 @@ public struct BuildRunner: Sendable {
         }
     }
 
-    /// The remote builder for the flavours this machine cannot build, logging in with
-    /// `BUILD_HOST_SSH_KEY`, `~/.ssh/id_ed25519`, `~/.ssh/id_rsa` or the ssh-agent, and trusting only
-    /// host keys in hadeploy's known_hosts.
+    /// The remote builder for the flavours this machine cannot build, logging in as `SSHLogin` says
+    /// (`BUILD_HOST_SSH_KEY`, the agent, `~/.ssh` keys) and trusting only host keys in hadeploy's
+    /// known_hosts.
     public func remoteMachine(address: String) throws -> RemoteBuildMachine {
         let variables = builder.variables
-        let home = variables["HOME"] ?? NSHomeDirectory()
-        let key = [variables["BUILD_HOST_SSH_KEY"], "\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"]
-            .compactMap { $0 }.first { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) }
-        let knownHosts =
-            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "\(home)/.config/hadeploy/known_hosts"
         var remoteTools: [String: String] = [:]
         for (tool, key) in [
             ("xcodebuild", "HADEPLOY_REMOTE_XCODEBUILD"), ("xcodegen", "HADEPLOY_REMOTE_XCODEGEN"),
@@ -59,9 +53,10 @@ public struct BuildRunner: Sendable {
         do {
             return try RemoteBuildMachine(
                 address: address,
-                authentication: key.map { .privateKey(path: $0, passphrase: nil) }
-                    ?? .agent(socketPath: variables["SSH_AUTH_SOCK"]),
-                knownHostsPath: knownHosts, localRoot: context.currentDirectory, runner: context.runner,
+                authentication: SSHLogin.authentication(
+                    keyVariable: "BUILD_HOST_SSH_KEY", variables: variables),
+                knownHostsPath: SSHLogin.knownHostsPath(variables), localRoot: context.currentDirectory,
+                runner: context.runner,
                 localTools: builder.tools, remoteTools: remoteTools)
         } catch {
             throw BuildHostError(address: address, reason: "\(error)")

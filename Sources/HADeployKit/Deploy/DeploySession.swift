@@ -250,23 +250,17 @@ public struct NothingToInstall: Error, CustomStringConvertible, ExitStatusProvid
 }
 
 /// The SSH tunnel to a USB host's usbmuxd (`usb_host: ssh://user@nas[/path/to/usbmuxd]`), logging in
-/// with `USB_HOST_SSH_KEY`, `~/.ssh/id_ed25519`, `~/.ssh/id_rsa` or the agent, and checking the host
-/// key against hadeploy's known_hosts.
+/// as `SSHLogin` says (`USB_HOST_SSH_KEY`, the agent, `~/.ssh` keys) and checking the host key against
+/// hadeploy's known_hosts.
 enum USBHostTunnel {
     static func open(_ remote: String, udids: [String], variables: [String: String]) async throws
         -> UsbmuxForwarder
     {
-        let home = variables["HOME"] ?? NSHomeDirectory()
-        let key = [variables["USB_HOST_SSH_KEY"], "\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"]
-            .compactMap { $0 }.first { !$0.isEmpty && FileManager.default.fileExists(atPath: $0) }
         var config = try SSHConnectionConfig.parse(
             url: remote,
-            authentication: key.map { .privateKey(path: $0, passphrase: nil) }
-                ?? .agent(socketPath: variables["SSH_AUTH_SOCK"]),
+            authentication: SSHLogin.authentication(keyVariable: "USB_HOST_SSH_KEY", variables: variables),
             name: remote)
-        config.knownHostsPath =
-            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "\(home)/.config/hadeploy/known_hosts"
+        config.knownHostsPath = SSHLogin.knownHostsPath(variables)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
             ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,

@@ -69,9 +69,7 @@ public struct DriverRegistry: Sendable {
         guard let device = matrix.device(id: plan.id) else {
             throw TransportUnavailable(device: plan.name, transport: "ssh", reason: "not in devices.yaml")
         }
-        let knownHosts =
-            variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (variables["HOME"] ?? NSHomeDirectory()) + "/.config/hadeploy/known_hosts"
+        let knownHosts = SSHLogin.knownHostsPath(variables)
         let config = try SSHDriver.config(
             for: device, plan: plan, variables: variables, knownHosts: knownHosts)
         return SSHDriver(
