@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import SSHTransport
 import Testing
 
@@ -35,5 +36,34 @@ struct SSHLoginTests {
         #expect(SSHLogin.knownHostsPath(["HOME": "/home/ci"]) == "/home/ci/.config/hadeploy/known_hosts")
         #expect(
             SSHLogin.knownHostsPath(["HOME": "/home/ci", "HADEPLOY_KNOWN_HOSTS": "/etc/kh"]) == "/etc/kh")
+    }
+}
+
+/// Where a build host's work tree goes, as written in `build_host:`.
+struct BuildHostAddressTests {
+    func machine(_ address: String, root: String = "/src/My App") throws -> RemoteBuildMachine {
+        try RemoteBuildMachine(
+            address: address, authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
+            localRoot: URL(fileURLWithPath: root), runner: LiveProcessRunner())
+    }
+
+    @Test func theWorkDirectoryComesFromThePathOrDefaultsToOnePerCheckout() async throws {
+        let home = try machine("ssh://ci@mac-mini/~/builds")
+        #expect(home.directory == "~/builds")
+        #expect(home.directoryWord == "\"$HOME\"/builds")
+        #expect(home.config.user == "ci")
+
+        let absolute = try machine("ssh://ci@mac-mini:2222/Users/ci/hadeploy builds")
+        #expect(absolute.directory == "/Users/ci/hadeploy builds")
+        #expect(absolute.directoryWord == "'/Users/ci/hadeploy builds'")
+        #expect(absolute.config.port == 2222)
+
+        let first = try machine("ssh://mac-mini").directory
+        #expect(first.hasPrefix(".hadeploy-builds/MyApp-"))
+        #expect(try machine("ssh://mac-mini").directory == first, "the same checkout keeps its tree")
+        #expect(try machine("ssh://mac-mini", root: "/other/My App").directory != first)
+        #expect(
+            try machine("ssh://mac-mini").config.user
+                == (ProcessInfo.processInfo.environment["USER"] ?? NSUserName()))
     }
 }

@@ -13,9 +13,9 @@ import SSHTransport
 /// time each, so flavours with different Xcodes still build side by side.
 public actor RemoteBuildMachine: BuildMachine {
     public nonisolated let name: String
-    let config: SSHConnectionConfig
+    nonisolated let config: SSHConnectionConfig
     /// The work directory as written (absolute, `~/…`, or relative to the login directory).
-    let directory: String
+    nonisolated let directory: String
     let localRoot: URL
     let runner: any ProcessRunner
     /// Executables the local plan uses, by tool name (`xcodebuild`: a local stand-in path…).
@@ -44,7 +44,9 @@ public actor RemoteBuildMachine: BuildMachine {
         }
         self.config = config
         self.name = address
-        let path = URLComponents(string: address)?.path ?? ""
+        var path = URLComponents(string: address)?.path ?? ""
+        // ssh://mac/~/builds means ~/builds there, not a directory named "~" at the root.
+        if path.hasPrefix("/~") { path.removeFirst() }
         self.directory = path.isEmpty || path == "/" ? Self.defaultDirectory(for: localRoot) : path
         self.localRoot = localRoot
         self.runner = runner
@@ -56,14 +58,20 @@ public actor RemoteBuildMachine: BuildMachine {
     /// `.hadeploy-builds/<repo>-<hash of this checkout's path and host>` under the login directory: two
     /// checkouts (or two developers) never share a tree.
     static func defaultDirectory(for root: URL) -> String {
-        let identity = "\(ProcessInfo.processInfo.hostName):\(root.standardizedFileURL.path)"
+        // The kernel's host name: Foundation's `hostName` may wait on a DNS lookup.
+        var node = utsname()
+        uname(&node)
+        let host = withUnsafeBytes(of: node.nodename) {
+            String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        let identity = "\(host):\(root.standardizedFileURL.path)"
         let hash = BuildExecutor.sha256(Data(identity.utf8)).prefix(10)
         let name = root.lastPathComponent.filter { $0.isLetter || $0.isNumber || "-_.".contains($0) }
         return ".hadeploy-builds/\(name.isEmpty ? "app" : name)-\(hash)"
     }
 
     /// A shell word for the work directory: `~/x` keeps its meaning, everything else is quoted.
-    var directoryWord: String {
+    nonisolated var directoryWord: String {
         if directory == "~" { return "\"$HOME\"" }
         if directory.hasPrefix("~/") {
             return "\"$HOME\"/" + ProcessCommand.quote(String(directory.dropFirst(2)))
@@ -138,11 +146,15 @@ public actor RemoteBuildMachine: BuildMachine {
             throw SSHError.invalidConfiguration("the build host's work directory resolved to '\(work)'")
         }
         let dir = ProcessCommand.quote(work)
+        // Uploads get a deadline by size: 1 MB/s at the least (a slow VPN), never under the step's.
+        func deadline(_ data: Data) -> Double { max(stepTimeout, Double(data.count) / 1_000_000 + 60) }
         try await checked(
-            "cat > \(dir)/upload-head.tar", stdin: snapshot.head, step: "sending the source tree")
+            "cat > \(dir)/upload-head.tar", stdin: snapshot.head, timeout: deadline(snapshot.head),
+            step: "sending the source tree")
         if let changes = snapshot.changes {
             try await checked(
-                "cat > \(dir)/upload-changes.tar", stdin: changes, step: "sending the uncommitted changes")
+                "cat > \(dir)/upload-changes.tar", stdin: changes, timeout: deadline(changes),
+                step: "sending the uncommitted changes")
         }
         try await checked(
             "cat > \(dir)/upload-deleted.list", stdin: Data(snapshot.deleted.joined(separator: "\0").utf8),
@@ -255,7 +267,7 @@ public actor RemoteBuildMachine: BuildMachine {
         let parent = ProcessCommand.quote((remote as NSString).deletingLastPathComponent)
         let item = (remote as NSString).lastPathComponent
         let output = try await execute(
-            "cd \(parent) && tar -cf - \(ProcessCommand.quote(item))", timeout: stepTimeout,
+            "cd \(parent) && tar -cf - \(ProcessCommand.quote(item))", timeout: max(stepTimeout, 1800),
             step: "fetching \(item)", outputLimit: Int(Int32.max))
         guard output.succeeded else {
             throw SSHError.remoteCommandFailed(
