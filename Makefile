@@ -39,6 +39,14 @@ test: peers
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
 	$(MAKE) lint
 
+# Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
+bench: peers build
+	scripts/bench-remote-build.py 7
+	scripts/bench-virtual-install.sh 200
+	scripts/bench-ha.py
+	@echo "deploy fan-out and start-up need a release build:"
+	@echo "  swift build -c release --scratch-path .build-release && scripts/bench-deploy.py"
+
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 
