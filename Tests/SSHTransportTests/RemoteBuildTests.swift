@@ -292,6 +292,48 @@ struct RemoteBuildTests {
         #expect(gone, "the build on the build host outlived the hadeploy that started it")
     }
 
+    @Test("a second build in the same checkout stops at once; the build in progress finishes undisturbed")
+    func oneBuildPerCheckout() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+        try "3".write(
+            to: world.project.appendingPathComponent("STANDIN_SLEEP"), atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try await HADeployBinary.path)
+        process.arguments = ["build", "mini4"]
+        process.currentDirectoryURL = world.project
+        process.environment = HADeployBinary.baseEnvironment(home: world.home)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
+        var building = false
+        for _ in 0..<600 where !building {
+            let builds =
+                (try? FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")) ?? []
+            building = builds.contains {
+                $0.hasPrefix(world.project.lastPathComponent + "-")
+                    && FileManager.default.fileExists(
+                        atPath: "\(userHome)/.hadeploy-builds/\($0)/src/standin.pid")
+            }
+            if !building { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(building, "the first build never started")
+
+        let second = try await world.hadeploy(["build", "all"])
+        #expect(second.status == 2, "\(second.stderr)")
+        #expect(
+            second.stderr.contains("another hadeploy (pid \(process.processIdentifier)) is building in"),
+            "\(second.stderr)")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "the first build was disturbed")
+        // The lock went with the first run: the next build proceeds.
+        try FileManager.default.removeItem(at: world.project.appendingPathComponent("STANDIN_SLEEP"))
+        let third = try await world.hadeploy(["build", "mini4"])
+        #expect(third.status == 0, "\(third.stderr)")
+    }
+
     @Test("a deploy on Linux builds on the build host, then installs that app on the (virtual) devices")
     func deployUsesTheBuildHost() async throws {
         let world = try await Self.makeWorld()

@@ -92,6 +92,18 @@ public struct BuildRunner: Sendable {
             remote = nil
         }
         guard !flavours.isEmpty else { return [:] }
+        // One build at a time per checkout: two runs would write the same build directory here and
+        // replace each other's source tree on the build host.
+        let lock: DeviceLock
+        do {
+            let checkout = context.currentDirectory.standardizedFileURL.path
+            lock = try DeviceLock.acquire(
+                device: checkout, key: "build-" + BuildExecutor.sha256(Data(checkout.utf8)).prefix(16),
+                directory: DeploySession.lockDirectory(context.environment))
+        } catch let busy as DeviceBusyError {
+            throw BuildBusyError(checkout: busy.device, pid: busy.pid, lockFile: busy.lockFile)
+        }
+        defer { lock.release() }
         try renderTemplates()
         let local = LocalBuildMachine(runner: context.runner, root: context.currentDirectory)
         // Group by machine and Xcode: one build at a time per installation.
@@ -144,4 +156,18 @@ public struct BuildHostError: Error, CustomStringConvertible, ExitStatusProvidin
     }
 
     public var exitStatus: ExitStatus { .config }
+}
+
+/// Another hadeploy is building in this checkout.
+public struct BuildBusyError: Error, CustomStringConvertible, ExitStatusProviding {
+    public var checkout: String
+    public var pid: Int32
+    public var lockFile: String
+
+    public var description: String {
+        "another hadeploy (pid \(pid)) is building in \(checkout); wait for it to finish and run again "
+            + "(lock: \(lockFile))"
+    }
+
+    public var exitStatus: ExitStatus { .buildFailed }
 }
