@@ -70,7 +70,9 @@ public struct SpecLoader: Sendable {
         if let buildHost, buildHost.references.isEmpty {
             // A variable reference is checked once resolved; a literal must be an SSH address now.
             let components = URLComponents(string: buildHost.raw)
-            if components?.scheme != "ssh" || (components?.host ?? "").isEmpty {
+            if components?.scheme != "ssh" || (components?.host ?? "").isEmpty
+                || !(1...65535).contains(components?.port ?? 22)
+            {
                 reader.problem(
                     top["build_host"]?.value,
                     "build_host must be ssh://[user@]host[:port][/work/directory] (a Mac with Xcode), "

@@ -69,7 +69,7 @@ final class SessionHandle: @unchecked Sendable {
             throw SSHError.connectFailed(
                 device: config.name, address: config.address, reason: error.reason,
                 hint:
-                    "Check that the device is on the network and its SSH server runs on port \(config.port).")
+                    "Check that it is on the network and its SSH server runs on port \(config.port).")
         }
         executor.watch(socket: fd)
         var socketValue = fd

@@ -114,6 +114,7 @@ import Testing
             ])
         #expect(problems("build_host: ssh://ci@mac-mini:2222/Users/ci/builds\n" + SpecFixtures.minimal) == [])
         #expect(problems("build_host: ${BUILD_HOST}\n" + SpecFixtures.minimal) == [])
+        #expect(problems("build_host: ssh://mac:99999\n" + SpecFixtures.minimal).count == 1)
     }
 
     @Test func armv7NeedsTheLegacyFlavour() {
