@@ -159,7 +159,8 @@ public actor RemoteBuildMachine: BuildMachine {
         try await checked(
             "cat > \(dir)/upload-deleted.list", stdin: Data(snapshot.deleted.joined(separator: "\0").utf8),
             step: "sending the list of deleted files")
-        // A fresh tree each run (no stale files), keeping what makes the next build there incremental.
+        // A fresh tree each run (no stale files), keeping what makes the next build there incremental;
+        // a key left by a run that was killed before `finish` goes now.
         let script = """
             set -e
             cd \(dir)
@@ -177,6 +178,7 @@ public actor RemoteBuildMachine: BuildMachine {
             rm -rf src
             mv src.next src
             rm -f upload-head.tar upload-changes.tar upload-deleted.list
+            rm -rf secrets
             """
         try await checked("/bin/sh -c \(ProcessCommand.quote(script))", step: "unpacking the source tree")
         return work + "/src"
