@@ -30,3 +30,9 @@ public struct SpecValidationError: Error, CustomStringConvertible, ExitStatusPro
 
     public var exitStatus: ExitStatus { .config }
 }
+
+extension SpecValidationError: LocatedProblems {
+    public var locatedProblems: [(location: SourceLocation, message: String)] {
+        problems.map { ($0.location, $0.message) }
+    }
+}

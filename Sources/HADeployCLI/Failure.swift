@@ -13,10 +13,7 @@ enum Failure {
         let message = "\(error)"
         context.message("error: \(message)")
         if context.environment["GITHUB_ACTIONS"] == "true" {
-            // GitHub annotations: one line, newlines encoded as %0A.
-            let encoded = message.replacingOccurrences(of: "%", with: "%25")
-                .replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
-            context.message("::error title=hadeploy::\(encoded)")
+            for line in GitHubAnnotation.lines(for: error, message: message) { context.message(line) }
         }
         return ExitCode(status.rawValue)
     }
@@ -31,5 +28,32 @@ extension AsyncParsableCommand {
         } catch {
             throw Failure.report(error, context: context)
         }
+    }
+}
+
+/// GitHub Actions workflow commands for an error: one `::error` per located problem (shown on the
+/// file's line in the run and the pull request), else one for the whole message.
+enum GitHubAnnotation {
+    static func lines(for error: any Error, message: String) -> [String] {
+        if let located = (error as? any LocatedProblems)?.locatedProblems, !located.isEmpty {
+            return located.map { location, text in
+                var properties = ["file=\(property(location.file))", "line=\(location.line)"]
+                if let column = location.column { properties.append("col=\(column)") }
+                properties.append("title=hadeploy")
+                return "::error \(properties.joined(separator: ","))::\(data(text))"
+            }
+        }
+        return ["::error title=hadeploy::\(data(message))"]
+    }
+
+    /// The message part: `%`, CR and LF escaped (one line per command).
+    static func data(_ text: String) -> String {
+        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    /// A property value: also `:` and `,`, which end it.
+    static func property(_ text: String) -> String {
+        data(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
     }
 }

@@ -40,3 +40,18 @@ public enum TemplatingError: Error, CustomStringConvertible, ExitStatusProviding
 
     public var exitStatus: ExitStatus { .config }
 }
+
+extension TemplatingError: LocatedProblems {
+    public var locatedProblems: [(location: SourceLocation, message: String)] {
+        switch self {
+        case .missingKeys(let keys, let envFile):
+            return keys.flatMap { missing in
+                missing.usedAt.map { ($0, "\(missing.key) is not set in \(envFile) or the environment") }
+            }
+        case .syntax(let location, let message, _):
+            return [(location, "template syntax error: \(message)")]
+        default:
+            return []
+        }
+    }
+}

@@ -167,3 +167,19 @@ import Testing
         #expect(missing.stderr.contains("nope.yaml:1:1: error: file not found"))
     }
 }
+
+@Test func onGitHubActionsAnInvalidMatrixIsAnnotatedOnItsLines() async throws {
+    let project = try await Project(commits: 1)
+    var yaml = try project.read("devices.yaml")
+    yaml = yaml.replacingOccurrences(of: "    product_type: iPad5,1", with: "    product_typ: iPad5,1")
+    try project.write(yaml, to: "broken.yaml")
+    let typo =
+        try #require(yaml.components(separatedBy: "\n").firstIndex { $0.hasPrefix("    product_typ:") }) + 1
+    let result = try await project.run(
+        "plan", "all", "--config", "broken.yaml", environment: ["GITHUB_ACTIONS": "true"])
+    #expect(result.status == 78)
+    #expect(
+        result.stderr.contains(
+            "::error file=broken.yaml,line=\(typo),col=5,title=hadeploy::device 'mini4': unknown key "
+                + "'product_typ' (did you mean 'product_type'?)"), "\(result.stderr)")
+}

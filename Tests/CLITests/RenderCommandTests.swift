@@ -83,6 +83,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: project.url.appendingPathComponent("Generated").path))
     }
 
+    @Test func onGitHubActionsEveryMissingKeyIsAnnotatedWhereItIsUsed() async throws {
+        let project = try await Project(commits: 1)
+        let result = try await project.run("render", environment: ["GITHUB_ACTIONS": "true"])
+        #expect(result.status == 78)
+        let annotations = result.stderr.split(separator: "\n").filter { $0.hasPrefix("::error ") }
+        #expect(
+            annotations.contains(
+                "::error file=Templates/project.yml.mustache,line=4,col=19,title=hadeploy::BUNDLE_ID is not set "
+                    + "in .env or the environment"), "\(result.stderr)")
+        #expect(annotations.count == 4, "one per place a missing key is used: \(annotations)")
+        // The human message is still there, and without GITHUB_ACTIONS there are no workflow commands.
+        #expect(result.stderr.contains("error: 2 key(s) used by the templates are not set"))
+        let plain = try await project.run("render")
+        #expect(!plain.stderr.contains("::error"))
+    }
+
     @Test func aSyntaxErrorIsPlacedWithExit78() async throws {
         let project = try await Project(commits: 1)
         try project.write("a: 1\nb: {{#LIST}}\nc: {{/LISTS}}\n", to: "T/x.yml.mustache")
