@@ -98,6 +98,9 @@ struct BuildExecutorTests {
             return failure.exitStatus == .buildFailed
                 && text.contains("DashboardView.swift:12:5: error: cannot find 'kioskMode' in scope")
                 && !text.contains("File1999.swift") && text.contains("build.log")
+                && failure.locatedProblems.map(\.location.description) == [
+                    "App/DashboardView.swift:12:5", "App/DashboardView.swift:30:9",
+                ]
                 && failure.errors.count <= 10
         }
     }

@@ -20,6 +20,32 @@ public struct BuildFailure: Error, CustomStringConvertible, ExitStatusProviding 
     }
 
     public var exitStatus: ExitStatus { .buildFailed }
+
+    /// Where the build ran (this checkout, and the tree on a build host): compiler paths under one of
+    /// them are shown relative to the repository.
+    public var sourceRoots: [String] = []
+}
+
+extension BuildFailure: LocatedProblems {
+    /// The compiler errors (`/abs/path/File.swift:12:5: error: message`), each at its place in the
+    /// repository, so CI can annotate the line.
+    public var locatedProblems: [(location: SourceLocation, message: String)] {
+        errors.compactMap { line in
+            let parts = line.split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false)
+            guard parts.count == 5, let row = Int(parts[1]), let column = Int(parts[2]),
+                parts[3] == " error"
+            else { return nil }
+            var file = String(parts[0])
+            for root in sourceRoots where file.hasPrefix(root + "/") {
+                file = String(file.dropFirst(root.count + 1))
+                break
+            }
+            return (
+                SourceLocation(file: file, line: row, column: column),
+                parts[4].trimmingCharacters(in: .whitespaces)
+            )
+        }
+    }
 }
 
 /// Runs one flavour's build plan: xcodegen (only when the rendered spec changed), xcodebuild, slice
@@ -107,10 +133,14 @@ public struct BuildExecutor: Sendable {
             builder.xcodebuild(flavour), on: machine, flavour: flavour, timeout: timeout)
         try (output.standardOutput + output.standardError).write(to: logURL)
         guard output.status == 0 else {
-            throw BuildFailure(
+            var failure = BuildFailure(
                 flavour: flavour.name,
                 reason: "xcodebuild exited with status \(output.status) on \(machine.name)",
                 errors: Self.firstErrors(output.stdout + "\n" + output.stderr), logPath: logURL.path)
+            // Compilers print resolved paths (/private/tmp on macOS): offer both spellings.
+            let here = [root.standardizedFileURL.path, root.resolvingSymlinksInPath().path]
+            failure.sourceRoots = here + [await machine.sourcePath()].compactMap { $0 }
+            throw failure
         }
 
         let productsPath =

@@ -23,6 +23,8 @@ public protocol BuildMachine: Sendable {
     func adapt(_ command: ProcessCommand) async throws -> ProcessCommand
     /// Releases whatever `prepare` left behind that must not stay (uploaded secrets).
     func finish() async
+    /// The repository's absolute path there, once known (compiler messages name files by it).
+    func sourcePath() async -> String?
 }
 
 /// The build runs here, in the repository itself.
@@ -71,4 +73,6 @@ public struct LocalBuildMachine: BuildMachine {
     public func adapt(_ command: ProcessCommand) async throws -> ProcessCommand { command }
 
     public func finish() async {}
+
+    public func sourcePath() async -> String? { root.standardizedFileURL.path }
 }

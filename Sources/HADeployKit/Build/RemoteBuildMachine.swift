@@ -139,7 +139,7 @@ public actor RemoteBuildMachine: BuildMachine {
         let snapshot = try await SourceSnapshot.take(
             root: localRoot, runner: runner, extraPaths: ["Generated"])
         let work = try await checked(
-            "mkdir -p \(directoryWord) && cd \(directoryWord) && pwd", timeout: 30,
+            "mkdir -p \(directoryWord) && cd \(directoryWord) && pwd -P", timeout: 30,
             step: "creating the work directory"
         ).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         guard work.hasPrefix("/") else {
@@ -319,6 +319,10 @@ public actor RemoteBuildMachine: BuildMachine {
             stdin: data, timeout: 60, step: "sending the App Store Connect key")
         uploadedKeys[local] = remote
         return remote
+    }
+
+    public func sourcePath() async -> String? {
+        try? await preparation?.value
     }
 
     public func finish() async {

@@ -33,9 +33,10 @@ if os.path.exists("STANDIN_SLEEP"):
     time.sleep(float(open("STANDIN_SLEEP").read() or "60"))
 if os.path.exists("STANDIN_FAIL"):
     for i in range(2000):
-        print(f"CompileSwift normal arm64 /src/App/File{i}.swift (in target 'HADashboard')")
-    print("/src/App/DashboardView.swift:12:5: error: cannot find 'kioskMode' in scope")
-    print("/src/App/DashboardView.swift:30:9: error: missing return in closure")
+        print(f"CompileSwift normal arm64 {os.getcwd()}/App/File{i}.swift (in target 'HADashboard')")
+    # xcodebuild names sources by absolute path inside the checkout it builds.
+    print(f"{os.getcwd()}/App/DashboardView.swift:12:5: error: cannot find 'kioskMode' in scope")
+    print(f"{os.getcwd()}/App/DashboardView.swift:30:9: error: missing return in closure")
     print("** BUILD FAILED **")
     sys.exit(65)
 
