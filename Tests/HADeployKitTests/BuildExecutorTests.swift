@@ -115,3 +115,36 @@ struct BuildExecutorTests {
         }
     }
 }
+
+/// A long build keeps saying it is alive, and stops saying so once it is done.
+struct BuildHeartbeatTests {
+    final class Beats: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [Duration] = []
+        func add(_ value: Duration) { lock.withLock { values.append(value) } }
+        var count: Int { lock.withLock { values.count } }
+        var all: [Duration] { lock.withLock { values } }
+    }
+
+    @Test func beatsWhileTheBuildRunsAndNeverAfter() async throws {
+        let beats = Beats()
+        let result = try await BuildRunner.withHeartbeat(every: .milliseconds(20)) {
+            beats.add($0)
+        } body: {
+            // The "build" lasts until it has been reported alive twice (bounded: 30 s).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while beats.count < 2 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            return "built"
+        }
+        #expect(result == "built")
+        let atReturn = beats.count
+        #expect(atReturn >= 2)
+        #expect(beats.all == beats.all.sorted(), "elapsed time only grows")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(beats.count == atReturn, "a finished build is not reported as still building")
+        #expect(BuildRunner.minutes(.seconds(42)) == "42 s")
+        #expect(BuildRunner.minutes(.seconds(185)) == "3 min 5 s")
+    }
+}

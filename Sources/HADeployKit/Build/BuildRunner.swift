@@ -11,6 +11,9 @@ public struct BuildRunner: Sendable {
     public var matrix: DeviceMatrix
     public var builder: BuildCommandBuilder
     public var host: HostPlatform
+    /// How often a long build says it is still going (a real build takes minutes; a silent CI log
+    /// looks hung).
+    public var heartbeat: Duration = .seconds(60)
 
     public init(
         context: HADeployContext, matrix: DeviceMatrix, builder: BuildCommandBuilder, host: HostPlatform
@@ -28,6 +31,38 @@ public struct BuildRunner: Sendable {
         guard host == .macOS else { return false }
         guard let developer = builder.developerDirectory(flavour) else { return true }
         return FileManager.default.fileExists(atPath: developer)
+    }
+
+    /// Runs `body`, calling `beat` with the time so far every `interval` until it returns.
+    static func withHeartbeat<T: Sendable>(
+        every interval: Duration, beat: @escaping @Sendable (Duration) -> Void,
+        body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let start = ContinuousClock.now
+        let ticker = Task {
+            while true {
+                try await Task.sleep(for: interval)
+                try Task.checkCancellation()
+                beat(ContinuousClock.now - start)
+            }
+        }
+        // The ticker is awaited, not just cancelled: no beat may follow the build's end.
+        do {
+            let value = try await body()
+            ticker.cancel()
+            _ = await ticker.result
+            return value
+        } catch {
+            ticker.cancel()
+            _ = await ticker.result
+            throw error
+        }
+    }
+
+    /// `42 s` or `3 min 5 s`.
+    static func minutes(_ duration: Duration) -> String {
+        let seconds = Int(duration.components.seconds)
+        return seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min \(seconds % 60) s"
     }
 
     /// The remote builder from devices.yaml (`build_host:`), resolved; nil when there is none.
@@ -113,18 +148,26 @@ public struct BuildRunner: Sendable {
             groups["\(machine) \(builder.developerDirectory(flavour) ?? "")", default: []].append(flavour)
         }
         let executor = BuildExecutor(context: context, builder: builder, root: context.currentDirectory)
+        let heartbeat = self.heartbeat
         do {
             let artifacts = try await withThrowingTaskGroup(of: [String: Artifact].self) { group in
                 for (_, members) in groups {
                     group.addTask {
                         var built: [String: Artifact] = [:]
                         for flavour in members {
-                            var machine: any BuildMachine = local
-                            if let remote, remoteFlavours.contains(flavour.name) { machine = remote }
+                            let machine: any BuildMachine =
+                                remoteFlavours.contains(flavour.name)
+                                ? remote ?? local as any BuildMachine : local
                             let place: String = machine is RemoteBuildMachine ? " on " + machine.name : ""
                             let archs: String = flavour.archs.map(\.rawValue).joined(separator: "+")
                             report("build \(flavour.name): building (\(archs))\(place)…")
-                            let outcome = try await executor.build(flavour, on: machine)
+                            let outcome = try await Self.withHeartbeat(every: heartbeat) { elapsed in
+                                report(
+                                    "build \(flavour.name): still building\(place) (\(Self.minutes(elapsed)))"
+                                )
+                            } body: {
+                                try await executor.build(flavour, on: machine)
+                            }
                             let state: String = outcome.cached ? "up to date, reusing" : "built" + place + ","
                             report("build \(flavour.name): \(state) \(outcome.artifact.path)")
                             built[flavour.name] = outcome.artifact
