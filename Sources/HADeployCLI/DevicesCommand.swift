@@ -12,6 +12,8 @@ struct DevicesCommand: AsyncParsableCommand {
             devices.yaml by UDID. Examples:
               hadeploy devices
               hadeploy devices --json
+            With a build_host in devices.yaml, it also says whether the build host answers and which
+            Xcode each flavour finds there (one `xcodebuild -version` each; no source is sent).
               USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock hadeploy devices
             """)
 
@@ -29,7 +31,15 @@ struct DevicesCommand: AsyncParsableCommand {
             let inventory = await DeviceInventory.gather(
                 matrix: matrix, variables: variables, host: .current,
                 usbmuxdAddress: context.environment["USBMUXD_SOCKET_ADDRESS"])
-            context.print(json ? try PlanPrinter.json(inventory) : inventory.text)
+            var result = inventory
+            if let address = matrix.buildHost.flatMap({ value -> String? in
+                if case .value(let text) = value.resolve(variables), !text.isEmpty { return text }
+                return nil
+            }) {
+                result.buildHost = await BuildHostStatus.probe(
+                    address: address, matrix: matrix, variables: variables, context: context)
+            }
+            context.print(json ? try PlanPrinter.json(result) : result.text)
         }
     }
 }

@@ -28,6 +28,8 @@ public struct DeviceInventory: Sendable, Encodable {
     public var usbmuxdError: String?
     /// What simctl/devicectl/pymobiledevice3 discovery could not list, and why.
     public var notes: [String] = []
+    /// The `build_host:` and the Xcode each flavour finds there, when devices.yaml names one.
+    public var buildHost: BuildHostStatus?
 
     public static func gather(
         matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?,
@@ -158,6 +160,7 @@ public struct DeviceInventory: Sendable, Encodable {
         }
         if let usbmuxdError { lines.append("usbmuxd (\(usbmuxd)): \(usbmuxdError)") }
         lines += notes
+        if let buildHost { lines.append(buildHost.text) }
         return lines.joined(separator: "\n")
     }
 }

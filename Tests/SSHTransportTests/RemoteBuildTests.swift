@@ -343,6 +343,33 @@ struct RemoteBuildTests {
         #expect(third.status == 0, "\(third.stderr)")
     }
 
+    @Test("`hadeploy devices` says whether the build host answers and which Xcode each flavour finds")
+    func devicesListsTheBuildHost() async throws {
+        let world = try await Self.makeWorld(trusted: false)
+        defer { world.stop() }
+        let untrusted = try await world.hadeploy(["devices"])
+        #expect(
+            untrusted.stdout.contains("build host \(world.address): The SSH host key"), "\(untrusted.stdout)")
+        #expect(untrusted.stdout.contains("hadeploy trust-host \(world.address)"))
+
+        try await world.peer.writeKnownHosts(
+            to: world.home.appendingPathComponent(".config/hadeploy/known_hosts").path)
+        let listed = try await world.hadeploy(["devices", "--json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let inventory = try #require(
+            try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+        let buildHost = try #require(inventory["buildHost"] as? [String: Any], "\(listed.stdout)")
+        #expect(buildHost["address"] as? String == world.address)
+        #expect(buildHost["problem"] == nil)
+        let flavours = try #require(buildHost["flavours"] as? [String: String])
+        #expect(flavours == ["legacy": "Xcode 26.0 (stand-in)", "modern": "Xcode 26.0 (stand-in)"])
+        // A question, not a build: nothing was sent.
+        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
+        let builds =
+            (try? FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")) ?? []
+        #expect(!builds.contains { $0.hasPrefix(world.project.lastPathComponent + "-") })
+    }
+
     @Test("a deploy on Linux builds on the build host, then installs that app on the (virtual) devices")
     func deployUsesTheBuildHost() async throws {
         let world = try await Self.makeWorld()

@@ -1,0 +1,64 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Versioning
+
+/// What `hadeploy devices` says about the `build_host:`: reachable and trusted, and which Xcode each
+/// flavour finds there. Asks one `xcodebuild -version` per flavour; sends no source.
+public struct BuildHostStatus: Sendable, Encodable {
+    public var address: String
+    /// nil when the host answered; else why not (unreachable, untrusted key, login refused…).
+    public var problem: String?
+    /// Flavour → the Xcode version line there, or what went wrong for that flavour.
+    public var flavours: [String: String]
+
+    public static func probe(
+        address: String, matrix: DeviceMatrix, variables: [String: String], context: HADeployContext
+    ) async -> BuildHostStatus {
+        var builder = BuildCommandBuilder(variables: variables, version: GitVersionZero.value)
+        if let tool = variables["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
+        let runner = BuildRunner(context: context, matrix: matrix, builder: builder, host: .current)
+        let machine: RemoteBuildMachine
+        do {
+            machine = try runner.remoteMachine(address: address)
+        } catch {
+            return BuildHostStatus(address: address, problem: "\(error)", flavours: [:])
+        }
+        var flavours: [String: String] = [:]
+        var problem: String?
+        for flavour in matrix.flavours where flavour.sdk == "iphoneos" || flavour.sdk == "iphonesimulator" {
+            var command = ProcessCommand(builder.tools["xcodebuild"] ?? "xcodebuild", ["-version"])
+            command.environment = builder.xcodebuild(flavour).environment
+            do {
+                let output = try await machine.query(try await machine.adapt(command), timeout: .seconds(30))
+                let first = output.stdout.split(separator: "\n").first.map(String.init) ?? ""
+                flavours[flavour.name] =
+                    output.status == 0
+                    ? first
+                    : "no usable Xcode (\(command.environment["DEVELOPER_DIR"] ?? "default")): "
+                        + Self.firstLine(output.stderr, or: "exit status \(output.status)")
+            } catch {
+                problem = "\(error)"
+                break
+            }
+        }
+        await machine.finish()
+        return BuildHostStatus(address: address, problem: problem, flavours: problem == nil ? flavours : [:])
+    }
+
+    static func firstLine(_ text: String, or fallback: String) -> String {
+        text.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? fallback
+    }
+
+    public var text: String {
+        if let problem { return "build host \(address): \(problem)" }
+        let lines = flavours.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
+        return (["build host \(address): reachable"] + lines).joined(separator: "\n")
+    }
+}
+
+/// A version for commands that do not depend on it (probing a tool's version).
+enum GitVersionZero {
+    static let value = GitVersion(
+        marketingVersion: "0.0.0", buildNumber: 0, tag: nil, commitsSinceTag: 0, dirty: false, shallow: false)
+}
