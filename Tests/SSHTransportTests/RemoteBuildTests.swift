@@ -370,6 +370,31 @@ struct RemoteBuildTests {
         #expect(!builds.contains { $0.hasPrefix(world.project.lastPathComponent + "-") })
     }
 
+    @Test(
+        "a deploy that would stop anyway stops before the build: missing settings, an unreachable Home Assistant"
+    )
+    func deployChecksBeforeBuilding() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+        // A real deploy needs HA_SERVER and HA_TOKEN (the app does): the device fails, nothing is built.
+        let unset = try await world.hadeploy(["mini4", "--no-verify"])
+        #expect(unset.status == 1, "\(unset.stderr)")
+        #expect(unset.stderr.contains("needs HA_SERVER, HA_TOKEN"), "\(unset.stderr)")
+        #expect(!unset.stderr.contains("build modern: building"), "\(unset.stderr)")
+
+        // Home Assistant does not answer: the preflight fails before a build of minutes starts.
+        let port = try FreePort.pick()
+        let unreachable = try await HADeployBinary.run(
+            ["mini4", "--virtual"], in: world.project,
+            environment: world.environment.merging([
+                "HA_SERVER": "http://127.0.0.1:\(port)", "HA_TOKEN": "test-token-not-used",
+            ]) { _, new in new }, timeout: .seconds(240))
+        #expect(unreachable.status != 0, "\(unreachable.stderr)")
+        #expect(unreachable.stderr.contains("before building"), "\(unreachable.stderr)")
+        #expect(!unreachable.stderr.contains("build modern: building"), "\(unreachable.stderr)")
+        #expect(!unreachable.stderr.contains("test-token-not-used"))
+    }
+
     @Test("a deploy on Linux builds on the build host, then installs that app on the (virtual) devices")
     func deployUsesTheBuildHost() async throws {
         let world = try await Self.makeWorld()

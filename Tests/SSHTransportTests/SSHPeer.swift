@@ -142,7 +142,16 @@ final class SSHPeer: @unchecked Sendable {
                 self.pid = nil
                 throw TestEnvironment.SetupMissing(description: "\(kind) server exited at start: \(self.log)")
             }
-            if TestEnvironment.isListening(port: port) { return }
+            if TestEnvironment.isListening(port: port) {
+                // Someone listens there — make sure it is this server, not another one on the same port.
+                try await Task.sleep(for: .milliseconds(100))
+                if waitpid(pid, &status, WNOHANG) == pid {
+                    self.pid = nil
+                    throw TestEnvironment.SetupMissing(
+                        description: "\(kind) server exited at start (port \(port) taken?): \(self.log)")
+                }
+                return
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         stop()

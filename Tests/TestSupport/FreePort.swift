@@ -1,8 +1,21 @@
 import Foundation
+import Synchronization
 
 /// A TCP port nobody listens on right now (bind to 0, read it back, close).
 public enum FreePort {
+    /// Ports handed out in this process: the kernel may offer a port again once its probe socket is
+    /// closed, and two peers starting side by side on one port would answer each other's tests.
+    private static let handedOut = Mutex<Set<Int>>([])
+
     public static func pick() throws -> Int {
+        for _ in 0..<100 {
+            let port = try probe()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        throw CocoaError(.fileReadUnknown)
+    }
+
+    static func probe() throws -> Int {
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

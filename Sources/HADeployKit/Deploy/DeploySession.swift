@@ -180,14 +180,37 @@ public struct DeploySession: Sendable {
             throw NothingToInstall()
         }
 
+        let server = plan.server.hasPrefix("<unset") ? nil : plan.server
+        let token = variables["HA_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
         var artifacts: [String: Artifact]
         if case .build = source {
+            // A build takes minutes: what would stop the deploy anyway is found first. A wrong token or
+            // a missing dashboard fails now, and a flavour whose devices all lack a setting is not built.
+            if plan.verify, let server, let token {
+                let early = try HomeAssistantVerifier(
+                    server: server, token: token,
+                    caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+                reporter.handle(.message("preflight: checking Home Assistant at \(server) before building…"))
+                do {
+                    _ = try await early.preflight(dashboards: plan.devices.map(\.dashboard))
+                } catch {
+                    await early.close()
+                    throw error
+                }
+                await early.close()
+            }
+            var buildPlan = plan
+            buildPlan.builds = plan.builds.filter { build in
+                plan.devices.contains {
+                    $0.flavour == build.flavour && $0.availability == .available && $0.unsetKeys.isEmpty
+                }
+            }
             var builder = BuildCommandBuilder(variables: variables, version: plan.version)
             if let tool = context.environment["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
             if let tool = context.environment["HADEPLOY_XCODEGEN"] { builder.tools["xcodegen"] = tool }
             let reporter = self.reporter
             artifacts = try await BuildRunner(context: context, matrix: matrix, builder: builder, host: host)
-                .build(plan) { reporter.handle(.message($0)) }
+                .build(buildPlan) { reporter.handle(.message($0)) }
         } else {
             artifacts = try source.artifacts(for: plan, matrix: matrix, host: host)
             if case .demo = source {
@@ -204,8 +227,6 @@ public struct DeploySession: Sendable {
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
         var skipped = "verification skipped (--no-verify)"
-        let server = plan.server.hasPrefix("<unset") ? nil : plan.server
-        let token = variables["HA_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
         if plan.verify {
             if let server, let token {
                 let candidate = try HomeAssistantVerifier(
