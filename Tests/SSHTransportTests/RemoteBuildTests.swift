@@ -53,6 +53,46 @@ struct RemoteBuildTests {
             return try JSONDecoder().decode([String: String].self, from: output.standardOutput)
         }
 
+        /// `hadeploy build mini4` running in the background, with a stand-in "xcodebuild" there that
+        /// takes `seconds` (the control file travels with the uncommitted changes).
+        func startSlowBuild(seconds: Int) async throws -> Process {
+            try "\(seconds)".write(
+                to: project.appendingPathComponent("STANDIN_SLEEP"), atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try await HADeployBinary.path)
+            process.arguments = ["build", "mini4"]
+            process.currentDirectoryURL = project
+            process.environment = HADeployBinary.baseEnvironment(home: home)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+
+        /// The pid of the stand-in build running on the build host, once it has started (≤ 60 s).
+        func remoteBuildPID() async throws -> pid_t? {
+            let builds = try userHome() + "/.hadeploy-builds"
+            for _ in 0..<600 {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: builds)) ?? []
+                if let work = names.first(where: { $0.hasPrefix(project.lastPathComponent + "-") }),
+                    let text = try? String(
+                        contentsOfFile: "\(builds)/\(work)/src/standin.pid", encoding: .utf8),
+                    let pid = pid_t(text)
+                {
+                    return pid
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return nil
+        }
+
+        func userHome() throws -> String {
+            guard let entry = getpwnam(TestEnvironment.user) else {
+                throw TestEnvironment.SetupMissing(description: "no user \(TestEnvironment.user)")
+            }
+            return String(cString: entry.pointee.pw_dir)
+        }
+
         func stop() {
             peer.stopAndClean()
             // The build host's work tree for this checkout lives in the test user's home.
@@ -260,34 +300,9 @@ struct RemoteBuildTests {
     func killedRunStopsTheRemoteBuild() async throws {
         let world = try await Self.makeWorld()
         defer { world.stop() }
-        // A two-minute "xcodebuild" there (the control file travels with the uncommitted changes).
-        try "120".write(
-            to: world.project.appendingPathComponent("STANDIN_SLEEP"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try await HADeployBinary.path)
-        process.arguments = ["build", "mini4"]
-        process.currentDirectoryURL = world.project
-        process.environment = HADeployBinary.baseEnvironment(home: world.home)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try await world.startSlowBuild(seconds: 120)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-
-        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
-        var pidFile: String?
-        for _ in 0..<600 where pidFile == nil {
-            let builds =
-                (try? FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")) ?? []
-            if let work = builds.first(where: { $0.hasPrefix(world.project.lastPathComponent + "-") }) {
-                let path = "\(userHome)/.hadeploy-builds/\(work)/src/standin.pid"
-                if let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty {
-                    pidFile = path
-                }
-            }
-            if pidFile == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        let path = try #require(pidFile, "the remote build never started")
-        let remote = try #require(pid_t(try String(contentsOfFile: path, encoding: .utf8)))
+        let remote = try #require(try await world.remoteBuildPID(), "the remote build never started")
         #expect(kill(remote, 0) == 0, "the remote build is running")
 
         // Pulled plug: no goodbye, no cleanup code of hadeploy's runs.
@@ -305,30 +320,9 @@ struct RemoteBuildTests {
     func oneBuildPerCheckout() async throws {
         let world = try await Self.makeWorld()
         defer { world.stop() }
-        try "3".write(
-            to: world.project.appendingPathComponent("STANDIN_SLEEP"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try await HADeployBinary.path)
-        process.arguments = ["build", "mini4"]
-        process.currentDirectoryURL = world.project
-        process.environment = HADeployBinary.baseEnvironment(home: world.home)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try await world.startSlowBuild(seconds: 3)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let userHome = String(cString: try #require(getpwnam(TestEnvironment.user)).pointee.pw_dir)
-        var building = false
-        for _ in 0..<600 where !building {
-            let builds =
-                (try? FileManager.default.contentsOfDirectory(atPath: userHome + "/.hadeploy-builds")) ?? []
-            building = builds.contains {
-                $0.hasPrefix(world.project.lastPathComponent + "-")
-                    && FileManager.default.fileExists(
-                        atPath: "\(userHome)/.hadeploy-builds/\($0)/src/standin.pid")
-            }
-            if !building { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(building, "the first build never started")
+        #expect(try await world.remoteBuildPID() != nil, "the first build never started")
 
         let second = try await world.hadeploy(["build", "all"])
         #expect(second.status == 2, "\(second.stderr)")
