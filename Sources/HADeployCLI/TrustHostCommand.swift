@@ -62,7 +62,7 @@ struct TrustHostCommand: AsyncParsableCommand {
                 guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
                     target.ssh != nil || target.transport == .ssh
                 else { throw ValidationError("\(device) is not reached over SSH in \(project.config)") }
-                let version = GitVersionPlaceholder.version
+                let version = GitVersion.unversioned
                 let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current)
                     .plan(
                         options: DeployOptions(targets: [device], verify: false), version: version,
@@ -101,10 +101,4 @@ struct TrustHostCommand: AsyncParsableCommand {
             context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(knownHosts)")
         }
     }
-}
-
-/// Planning a trust-host needs no version; a fixed one keeps it independent of git.
-enum GitVersionPlaceholder {
-    static let version = GitVersion(
-        marketingVersion: "0.0.0", buildNumber: 0, tag: nil, commitsSinceTag: 0, dirty: false, shallow: false)
 }

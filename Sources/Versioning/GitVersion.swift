@@ -42,3 +42,10 @@ public struct GitVersion: Sendable, Hashable, Codable, CustomStringConvertible {
         try container.encode(shallow, forKey: .shallow)
     }
 }
+
+extension GitVersion {
+    /// 0.0.0 (0): for plans whose commands do not depend on the version (trusting a host key, asking a
+    /// build host for its Xcode), so they need no git repository.
+    public static let unversioned = GitVersion(
+        marketingVersion: "0.0.0", buildNumber: 0, tag: nil, commitsSinceTag: 0, dirty: false, shallow: false)
+}

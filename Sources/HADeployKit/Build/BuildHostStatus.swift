@@ -15,7 +15,7 @@ public struct BuildHostStatus: Sendable, Encodable {
     public static func probe(
         address: String, matrix: DeviceMatrix, variables: [String: String], context: HADeployContext
     ) async -> BuildHostStatus {
-        var builder = BuildCommandBuilder(variables: variables, version: GitVersionZero.value)
+        var builder = BuildCommandBuilder(variables: variables, version: GitVersion.unversioned)
         if let tool = variables["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
         let runner = BuildRunner(context: context, matrix: matrix, builder: builder, host: .current)
         let machine: RemoteBuildMachine
@@ -55,10 +55,4 @@ public struct BuildHostStatus: Sendable, Encodable {
         let lines = flavours.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
         return (["build host \(address): reachable"] + lines).joined(separator: "\n")
     }
-}
-
-/// A version for commands that do not depend on it (probing a tool's version).
-enum GitVersionZero {
-    static let value = GitVersion(
-        marketingVersion: "0.0.0", buildNumber: 0, tag: nil, commitsSinceTag: 0, dirty: false, shallow: false)
 }
