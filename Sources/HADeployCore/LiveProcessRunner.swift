@@ -23,14 +23,6 @@ public struct LiveProcessRunner: ProcessRunner {
         process.standardError = stderrPipe
         process.standardInput = FileHandle.nullDevice
 
-        let collector = OutputCollector()
-        stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
-            collector.append(handle.availableData, toError: false)
-        }
-        stderrPipe.fileHandleForReading.readabilityHandler = { handle in
-            collector.append(handle.availableData, toError: true)
-        }
-
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { process in
             exited.continuation.yield(process.terminationStatus)
@@ -41,6 +33,12 @@ public struct LiveProcessRunner: ProcessRunner {
         } catch {
             throw ProcessError.launchFailed(command: command, reason: "\(error.localizedDescription)")
         }
+        // Each pipe is drained by a thread of its own with blocking reads. FileHandle's
+        // readabilityHandler was used before: cancelling its dispatch source races the descriptor's
+        // close, and libdispatch's event loop crashed (SIGSEGV in _dispatch_event_loop_drain) about
+        // once in a few hundred runs of a test target.
+        let stdoutReader = PipeReader(stdoutPipe.fileHandleForReading)
+        let stderrReader = PipeReader(stderrPipe.fileHandleForReading)
 
         let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
             group.addTask {
@@ -61,15 +59,12 @@ public struct LiveProcessRunner: ProcessRunner {
             // SIGTERM first; a process that ignores it gets SIGKILL a moment later.
             try? await Task.sleep(for: .milliseconds(500))
             if process.isRunning { kill(pid, SIGKILL) }
-            stdoutPipe.fileHandleForReading.readabilityHandler = nil
-            stderrPipe.fileHandleForReading.readabilityHandler = nil
             throw ProcessError.timedOut(command: command, after: timeout)
         }
-        stdoutPipe.fileHandleForReading.readabilityHandler = nil
-        stderrPipe.fileHandleForReading.readabilityHandler = nil
-        collector.append(stdoutPipe.fileHandleForReading.readDataToEndOfFile(), toError: false)
-        collector.append(stderrPipe.fileHandleForReading.readDataToEndOfFile(), toError: true)
-        let (out, err) = collector.data
+        // The output is complete once both pipes reach end-of-file. A daemon the command started may
+        // hold them open for ever: then what arrived within a moment after the exit is the output.
+        let out = await stdoutReader.finish(grace: .seconds(2))
+        let err = await stderrReader.finish(grace: .seconds(2))
         return ProcessOutput(status: status, standardOutput: out, standardError: err)
     }
 
@@ -87,17 +82,32 @@ public struct LiveProcessRunner: ProcessRunner {
     }
 }
 
-private final class OutputCollector: @unchecked Sendable {
+/// Reads one pipe to its end on a dedicated thread (never the concurrency pool), keeping the file
+/// handle — and so the descriptor — alive until it is done.
+private final class PipeReader: @unchecked Sendable {
     private let lock = NSLock()
-    private var out = Data()
-    private var err = Data()
+    private var data = Data()
+    private var done = false
 
-    func append(_ data: Data, toError: Bool) {
-        guard !data.isEmpty else { return }
-        lock.withLock {
-            if toError { err.append(data) } else { out.append(data) }
+    init(_ handle: FileHandle) {
+        let thread = Thread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                lock.withLock { data.append(chunk) }
+            }
+            lock.withLock { done = true }
         }
+        thread.name = "hadeploy.pipe-reader"
+        thread.start()
     }
 
-    var data: (Data, Data) { lock.withLock { (out, err) } }
+    /// Everything read once the pipe ended, or what has arrived when `grace` has passed.
+    func finish(grace: Duration) async -> Data {
+        let deadline = ContinuousClock.now + grace
+        while !lock.withLock({ done }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return lock.withLock { data }
+    }
 }
