@@ -42,11 +42,15 @@ public struct Flavour: Sendable, Hashable, Codable {
     public var scheme: String?
     /// Extra build settings passed to xcodebuild (e.g. MERGED_BINARY_TYPE=none).
     public var settings: [String: String]
+    /// The app's own build command (`scripts/build.sh device`), run instead of xcodebuild for a recipe
+    /// xcodebuild alone cannot make; it prints the built `.app`'s path as its last line.
+    public var script: String?
     public var location: SourceLocation
 
     public init(
         name: String, xcode: ConfigValue?, archs: [Arch], deploymentTarget: String, sdk: String,
-        configuration: String, scheme: String?, settings: [String: String], location: SourceLocation
+        configuration: String, scheme: String?, settings: [String: String], script: String? = nil,
+        location: SourceLocation
     ) {
         self.name = name
         self.xcode = xcode
@@ -56,6 +60,7 @@ public struct Flavour: Sendable, Hashable, Codable {
         self.configuration = configuration
         self.scheme = scheme
         self.settings = settings
+        self.script = script
         self.location = location
     }
 }

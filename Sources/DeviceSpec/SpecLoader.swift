@@ -7,13 +7,13 @@ public struct SpecLoader: Sendable {
     /// Words that are hadeploy subcommands and so can never name a device, alias or group.
     public static let reservedWords: Set<String> = [
         "deploy", "plan", "version", "render", "devices", "verify", "virtual", "build", "trust-host",
-        "help",
+        "help", "init",
     ]
 
     static let topKeys = ["version", "defaults", "flavours", "groups", "devices", "build_host"]
     static let defaultKeys = ["kiosk", "verification_timeout", "dashboard", "ddi_dir", "timeouts"]
     static let flavourKeys = [
-        "xcode", "archs", "deployment_target", "sdk", "configuration", "scheme", "settings",
+        "xcode", "archs", "deployment_target", "sdk", "configuration", "scheme", "settings", "script",
     ]
     static let deviceKeys = [
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
@@ -193,6 +193,7 @@ public struct SpecLoader: Sendable {
                         ?? "Release",
                     scheme: reader.string(entries["scheme"]?.value, "\(context) scheme"),
                     settings: reader.stringMap(entries["settings"]?.value, "\(context) settings") ?? [:],
+                    script: reader.string(entries["script"]?.value, "\(context) script"),
                     location: reader.location(key)))
         }
         return flavours

@@ -12,6 +12,7 @@ struct PlanCommand: AsyncParsableCommand {
               hadeploy plan all
               hadeploy plan mini4 ipad2 --dashboard wall-kitchen --json
               hadeploy plan sim iphone --no-kiosk
+              hadeploy plan all --as-host macos    what a Mac would do (simulator builds included)
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -19,6 +20,22 @@ struct PlanCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the plan as JSON.")
     var json = false
+
+    @Option(
+        name: .customLong("as-host"),
+        help: ArgumentHelp("Plan as on a macos or linux host (default: this one).", valueName: "os"))
+    var asHost: String?
+
+    var host: HostPlatform {
+        get throws {
+            switch asHost?.lowercased() {
+            case nil: return .current
+            case "macos", "mac", "darwin": return .macOS
+            case "linux": return .linux
+            case let other?: throw ValidationError("--as-host takes macos or linux, not '\(other)'")
+            }
+        }
+    }
 
     func validate() throws {
         if arguments.targets.isEmpty {
@@ -30,16 +47,18 @@ struct PlanCommand: AsyncParsableCommand {
         try await withContext { context in
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
-            let plan = try await Self.makePlan(workspace: workspace, arguments: arguments)
+            let plan = try await Self.makePlan(workspace: workspace, arguments: arguments, host: try host)
             context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
         }
     }
 
-    static func makePlan(workspace: Workspace, arguments: DeployArguments) async throws -> DeployPlan {
+    static func makePlan(workspace: Workspace, arguments: DeployArguments, host: HostPlatform = .current)
+        async throws -> DeployPlan
+    {
         let matrix = try workspace.loadMatrix()
         let (variables, _) = try workspace.loadVariables()
         let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
-        let planner = DeployPlanner(matrix: matrix, variables: variables, host: .current)
+        let planner = DeployPlanner(matrix: matrix, variables: variables, host: host)
         return try planner.plan(
             options: arguments.options, version: version, deployID: UUID().uuidString.lowercased())
     }

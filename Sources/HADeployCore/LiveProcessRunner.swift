@@ -5,7 +5,12 @@ public struct LiveProcessRunner: ProcessRunner {
     public init() {}
 
     public func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
-        guard let executable = Self.resolve(command.executable) else {
+        // A relative path with a slash (`scripts/build.sh`) names a file of the working directory.
+        var name = command.executable
+        if name.contains("/"), !name.hasPrefix("/"), let directory = command.workingDirectory {
+            name = URL(fileURLWithPath: directory).appendingPathComponent(name).path
+        }
+        guard let executable = Self.resolve(name) else {
             throw ProcessError.notFound(command: command)
         }
         let process = Process()

@@ -45,7 +45,7 @@ public struct DeployPlanner: Sendable {
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
                     configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
                     buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
-                    commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
+                    commands: options.build ? commands.commands(flavour) : [])
             )
         }
         if !options.verify {

@@ -58,7 +58,7 @@ public actor SimctlDriver: DeviceDriver {
                 label: plan.name,
                 selector: SimulatorSelector(
                     udid: plan.udid.flatMap { $0.hasPrefix("<unset") ? nil : $0 },
-                    deviceType: device?.simulatorDeviceType,
+                    deviceType: device?.simulatorDeviceType.map { ConfigValue($0).display(variables) },
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host,
                 commands: SimctlCommands(
