@@ -26,8 +26,8 @@ import Versioning
     }
 
     let configured = [
-        "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": token, "MINI4_UDID": "00008020-001",
-        "IPAD2_UDID": "abcdef0123", "IPAD2_HOST": "10.0.0.20",
+        "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": token, "IPAD_MINI4_UDID": "00008020-001",
+        "IPAD2_UDID": "abcdef0123", "IPAD2_IP": "10.0.0.20",
     ]
 
     @Test func launchArgumentsAreExact() throws {
@@ -76,15 +76,15 @@ import Versioning
     @Test func unsetValuesAreShownAndNamed() throws {
         let device = try #require(try plan(["ipad2"]).devices.first)
         #expect(device.udid == "<unset: IPAD2_UDID>")
-        #expect(device.host == "<unset: IPAD2_HOST>")
-        #expect(Set(device.unsetKeys) == ["IPAD2_UDID", "IPAD2_HOST", "HA_SERVER", "HA_TOKEN"])
+        #expect(device.host == "<unset: IPAD2_IP>")
+        #expect(Set(device.unsetKeys) == ["IPAD2_UDID", "IPAD2_IP", "HA_SERVER", "HA_TOKEN"])
         #expect(
             device.launchArguments.redacted[0...3] == [
                 "-HAServerURL", "<unset: HA_SERVER>", "-HAAccessToken", "***",
             ])
         let text = PlanPrinter.text(try plan(["ipad2"]))
         #expect(text.contains("udid:      <unset: IPAD2_UDID>"))
-        #expect(text.contains("needs:     IPAD2_UDID, IPAD2_HOST, HA_SERVER, HA_TOKEN"))
+        #expect(text.contains("needs:     IPAD2_UDID, IPAD2_IP, HA_SERVER, HA_TOKEN"))
     }
 
     @Test func theServerOptionWins() throws {
@@ -95,7 +95,7 @@ import Versioning
 
     @Test func theTokenNeverAppearsInPrintedPlans() throws {
         var variables = configured
-        variables["IPAD2_SSH_PASSWORD"] = "hunter2-password"
+        variables["IPAD2_SSH_PASS"] = "hunter2-password"
         let everything = try plan(["all"], variables: variables, host: .macOS)
         let text = PlanPrinter.text(everything)
         let json = try PlanPrinter.json(everything)
@@ -107,7 +107,7 @@ import Versioning
         let decoded = try #require(
             try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let devices = try #require(decoded["devices"] as? [[String: Any]])
-        #expect(devices.count == 8)
+        #expect(devices.count == 10)
         let arguments = try #require(devices.first?["launchArguments"] as? [String])
         #expect(arguments[2...3] == ["-HAAccessToken", "***"])
     }
@@ -115,11 +115,11 @@ import Versioning
     @Test func oneBuildPerFlavourForTheDevicesThisHostCanDrive() throws {
         let linux = try plan(["all"], variables: configured, host: .linux)
         #expect(linux.builds.map(\.flavour) == ["legacy", "modern"])
-        #expect(linux.builds.map(\.devices) == [["ipad2"], ["mini4", "mini5", "iphone"]])
+        #expect(linux.builds.map(\.devices) == [["ipad2", "ipad3", "ipad4"], ["iphone", "mini5", "mini4"]])
         #expect(linux.builds[0].archs == ["armv7", "arm64"])
         #expect(linux.builds[0].deploymentTarget == "9.0")
         let skipped = linux.devices.filter { $0.availability != .available }.map(\.id)
-        #expect(skipped == ["sim-ipad", "sim-iphone", "sim-ipadpro-ios9", "sim-ipad5-ios10"])
+        #expect(skipped == ["sim", "sim-iphone", "sim-ios93", "sim-ios103"])
 
         let mac = try plan(["all"], variables: configured, host: .macOS)
         #expect(mac.builds.map(\.flavour) == ["legacy", "modern", "simulator", "rosettasim"])

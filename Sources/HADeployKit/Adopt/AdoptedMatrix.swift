@@ -54,8 +54,9 @@ enum AdoptedMatrix {
               ENABLE_DEBUG_DYLIB: "NO"
 
         groups:
-          # What the old `deploy.sh all` deployed (the -usb variants reach the same iPads another way).
-          all: [sim, iphone, mini5, mini4, ipad2, ipad3, ipad4]
+          # The old `deploy.sh all` plus the legacy simulators (the -usb variants reach the same iPads
+          # another way, so they are not in it).
+          all: [sim, sim-iphone, sim-ios93, sim-ios103, iphone, mini5, mini4, ipad2, ipad3, ipad4]
           ipads: [ipad2, ipad3, ipad4, mini4, mini5]
           sims: [sim, sim-iphone, sim-ios93, sim-ios103]
 

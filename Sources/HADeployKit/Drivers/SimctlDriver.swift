@@ -57,7 +57,7 @@ public actor SimctlDriver: DeviceDriver {
             configuration: Configuration(
                 label: plan.name,
                 selector: SimulatorSelector(
-                    udid: plan.udid.flatMap { $0.hasPrefix("<unset") ? nil : $0 },
+                    udid: plan.udid.flatMap { $0.hasPrefix("<unset") || $0.isEmpty ? nil : $0 },
                     deviceType: device?.simulatorDeviceType.map { ConfigValue($0).display(variables) },
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host,
