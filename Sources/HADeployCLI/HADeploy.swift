@@ -23,7 +23,8 @@ public struct HADeploy: AsyncParsableCommand {
             """,
         version: ToolVersion.current,
         subcommands: [
-            InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self, VersionCommand.self,
+            InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self,
+            VersionCommand.self,
             RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
             VirtualCommand.self,
         ],

@@ -125,7 +125,8 @@ import Testing
             #expect(
                 unknown.stderr.contains(
                     "Valid targets: ipad2, ipad2-usb, ipad3, ipad4, ipad4-usb, mini4, mini5, iphone, sim, "
-                        + "sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, all, ipads, sims"))
+                        + "sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, all, ipads, sims"
+                ))
         }
         let none = try await project.run("plan")
         #expect(none.status == 64)

@@ -144,7 +144,8 @@ struct BuildExecutorTests {
         // A script that does not end with the .app's path is a build failure that says so.
         try "#!/bin/sh\necho done\n".write(to: url, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
-        try "let x = 3\n".write(to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
+        try "let x = 3\n".write(
+            to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
         await #expect {
             try await executor(root: root).build(flavour)
         } throws: { error in

@@ -63,7 +63,8 @@ public struct HostDeviceScan: Sendable {
         for found in apple.devices where !devices.contains(where: { $0.udid == found.udid }) {
             devices.append(
                 SeenDevice(
-                    udid: found.udid, name: found.name, productType: nil, os: found.os, source: found.backend))
+                    udid: found.udid, name: found.name, productType: nil, os: found.os, source: found.backend)
+            )
         }
         return (devices, notes)
     }

@@ -37,7 +37,10 @@ public struct ProjectAdopter: Sendable {
             templateSummary += "; \(bundleID) → {{BUNDLE_ID}} (\(template.bundleIDUses)×)"
         }
         templateSummary += "; DEVELOPMENT_TEAM → {{APPLE_TEAM_ID}} (\(template.teamUses)×)"
-        files.append(file(Self.templatePath, template.text + (template.text.hasSuffix("\n") ? "" : "\n"), summary: templateSummary))
+        files.append(
+            file(
+                Self.templatePath, template.text + (template.text.hasSuffix("\n") ? "" : "\n"),
+                summary: templateSummary))
         files.append(envExample())
         if let ignore = gitignore() { files.append(ignore) }
 
@@ -125,7 +128,8 @@ public struct ProjectAdopter: Sendable {
         let path = ".gitignore"
         let existing = FileManager.default.contents(atPath: root.appendingPathComponent(path).path)
             .map { String(decoding: $0, as: UTF8.self) }
-        let lines = Set((existing ?? "").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        let lines = Set(
+            (existing ?? "").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
         let missing = Self.ignored.filter { entry in
             !lines.contains(entry) && !lines.contains("/" + entry)
                 && !lines.contains(entry.hasSuffix("/") ? String(entry.dropLast()) : entry + "/")
@@ -195,11 +199,15 @@ public struct ProjectAdopter: Sendable {
         var lines: [String] = []
         let verbs: [AdoptionPlan.Action: String] =
             written == nil
-            ? [.create: "would create", .replace: "would replace", .append: "would append to", .unchanged: "unchanged"]
+            ? [
+                .create: "would create", .replace: "would replace", .append: "would append to",
+                .unchanged: "unchanged",
+            ]
             : [.create: "created", .replace: "replaced", .append: "appended to", .unchanged: "unchanged"]
         for file in plan.files {
             let verb = verbs[file.action] ?? file.action.rawValue
-            lines.append("\(verb.padding(toLength: 16, withPad: " ", startingAt: 0)) \(file.path) — \(file.summary)")
+            lines.append(
+                "\(verb.padding(toLength: 16, withPad: " ", startingAt: 0)) \(file.path) — \(file.summary)")
         }
         if !plan.unsetKeys.isEmpty {
             lines.append("")
@@ -215,7 +223,8 @@ public struct ProjectAdopter: Sendable {
             lines += plan.notes.map { "note: " + $0 }
         }
         lines.append("")
-        lines.append("Next: hadeploy render && hadeploy plan all   (edit Templates/project.yml.mustache from now on)")
+        lines.append(
+            "Next: hadeploy render && hadeploy plan all   (edit Templates/project.yml.mustache from now on)")
         return lines.joined(separator: "\n")
     }
 }

@@ -31,7 +31,7 @@ public struct XcodeGenTemplateMaker: Sendable {
         var teamUses = 0
         var output: [String] = [
             "# Made by `hadeploy init` from project.yml; `hadeploy render` writes Generated/project.yml.",
-            "# {{BUNDLE_ID}} and {{APPLE_TEAM_ID}} come from .env or the environment.",
+            "# The bundle id and team are Mustache variables (BUNDLE_ID, APPLE_TEAM_ID from .env).",
         ]
         for line in lines {
             if let team = Self.replacingTeam(line) {
@@ -64,6 +64,16 @@ public struct XcodeGenTemplateMaker: Sendable {
         return value.trimmingCharacters(in: .whitespaces)
     }
 
+    /// A value's trailing ` # comment`, with the spaces that align it.
+    static func trailingComment(_ rest: Substring) -> String {
+        guard let hash = rest.range(of: " #") else { return "" }
+        var start = hash.lowerBound
+        while start > rest.startIndex, rest[rest.index(before: start)] == " " {
+            start = rest.index(before: start)
+        }
+        return String(rest[start...])
+    }
+
     static func unquoted(_ text: String) -> String {
         for quote in ["\"", "'"] where text.count >= 2 && text.hasPrefix(quote) && text.hasSuffix(quote) {
             return String(text.dropFirst().dropLast())
@@ -76,9 +86,8 @@ public struct XcodeGenTemplateMaker: Sendable {
         guard let range = line.range(of: "DEVELOPMENT_TEAM:"),
             line[..<range.lowerBound].allSatisfy({ $0 == " " || $0 == "-" })
         else { return nil }
-        let rest = line[range.upperBound...]
-        let comment = rest.range(of: " #").map { String(rest[$0.lowerBound...]) } ?? ""
-        return String(line[..<range.upperBound]) + " {{APPLE_TEAM_ID}}" + comment
+        return String(line[..<range.upperBound]) + " {{APPLE_TEAM_ID}}"
+            + trailingComment(line[range.upperBound...])
     }
 
     /// The line with `bundleID` replaced: a whole value by `{{BUNDLE_ID}}` (YAML-escaped when
@@ -88,9 +97,8 @@ public struct XcodeGenTemplateMaker: Sendable {
         if let colon = line.range(of: ": ") {
             let value = valuePart(line[colon.upperBound...])
             if unquoted(value) == bundleID {
-                let after = line[colon.upperBound...]
-                let comment = after.range(of: " #").map { String(after[$0.lowerBound...]) } ?? ""
-                return String(line[..<colon.upperBound]) + "{{BUNDLE_ID}}" + comment
+                return String(line[..<colon.upperBound]) + "{{BUNDLE_ID}}"
+                    + trailingComment(line[colon.upperBound...])
             }
         }
         var result = ""

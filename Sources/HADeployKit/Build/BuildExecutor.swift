@@ -207,7 +207,8 @@ public struct BuildExecutor: Sendable {
 
     /// The `.app` a build script printed as its last line, relative to the repository root there
     /// (scripts print absolute paths under their own project directory).
-    func scriptProduct(_ stdout: String, on machine: any BuildMachine, flavour: Flavour, log: URL) async throws
+    func scriptProduct(_ stdout: String, on machine: any BuildMachine, flavour: Flavour, log: URL)
+        async throws
         -> String
     {
         let printed =
@@ -223,8 +224,10 @@ public struct BuildExecutor: Sendable {
         }
         let path = printed.hasSuffix("/") ? String(printed.dropLast()) : printed
         guard path.hasPrefix("/") else { return path }
-        let roots = [await machine.sourcePath(), root.standardizedFileURL.path, root.resolvingSymlinksInPath().path]
-            .compactMap { $0 }
+        let roots = [
+            await machine.sourcePath(), root.standardizedFileURL.path, root.resolvingSymlinksInPath().path,
+        ]
+        .compactMap { $0 }
         for base in roots where path.hasPrefix(base + "/") {
             return String(path.dropFirst(base.count + 1))
         }
