@@ -8,11 +8,12 @@ struct InitCommand: AsyncParsableCommand {
         commandName: "init",
         abstract: "Adopt hadeploy in the app's repository: devices.yaml, the project template, .env.example.",
         discussion: """
-            Run in the app repository's root (where the XcodeGen project.yml is). Writes devices.yaml
-            (the old scripts' targets and .env keys), Templates/project.yml.mustache made from
-            project.yml (the bundle id placeholder and DEVELOPMENT_TEAM become {{BUNDLE_ID}} and
-            {{APPLE_TEAM_ID}}), .env.example (an existing one only gets the missing keys added), and
-            .gitignore lines; then lists the keys to fill in and the devices this host sees.
+            Run in the app repository's root (where the XcodeGen project.yml is). Writes
+            devices.yaml (the old scripts' targets and .env keys),
+            Templates/project.yml.mustache made from project.yml (the bundle id
+            placeholder and DEVELOPMENT_TEAM become {{BUNDLE_ID}} and {{APPLE_TEAM_ID}}),
+            .env.example (an existing one only gets the missing keys added) and
+            .gitignore lines; then lists the keys to fill in and the devices it sees.
             Examples:
               hadeploy init
               hadeploy init --dry-run          what it would write

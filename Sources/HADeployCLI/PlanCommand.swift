@@ -8,11 +8,12 @@ struct PlanCommand: AsyncParsableCommand {
         commandName: "plan",
         abstract: "Show the per-device plan: flavour, transport, version and exact launch arguments.",
         discussion: """
-            Secrets are shown as ***. Values missing from .env appear as <unset: KEY>. Examples:
+            Secrets are shown as ***. Values missing from .env appear as <unset: KEY>.
+            Examples:
               hadeploy plan all
               hadeploy plan mini4 ipad2 --dashboard wall-kitchen --json
               hadeploy plan sim iphone --no-kiosk
-              hadeploy plan all --as-host macos    what a Mac would do (simulator builds included)
+              hadeploy plan all --as-host macos     as on a Mac (simulator builds too)
             """)
 
     @OptionGroup var project: ProjectOptions
