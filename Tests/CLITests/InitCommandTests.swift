@@ -254,4 +254,43 @@ import Testing
         #expect(result.stdout.contains("note: usbmuxd:"), "\(result.stdout)")
         #expect(result.stdout.contains("created          devices.yaml"))
     }
+
+    /// The devices this host sees, through a real usbmuxd protocol peer: hadeploy's virtual twins of
+    /// the iPad mini 4 and the iPad 2 behind a virtual usbmuxd, listed by libimobiledevice.
+    @Test func devicesOnUsbmuxdBecomeEnvLinesUnderTheOldKeys() async throws {
+        let project = try await appRepository()
+        #expect(try await project.run("init", "--no-scan").status == 0)
+        let socket = project.url.appendingPathComponent("usbmuxd.sock")
+        let virtual = Process()
+        virtual.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        virtual.arguments =
+            ["-i"] + HADeployBinary.baseEnvironment(home: project.url).map { "\($0.key)=\($0.value)" }
+            + [try await HADeployBinary.path, "virtual", "--only", "mini4", "ipad2", "--socket", socket.path]
+        virtual.currentDirectoryURL = project.url
+        virtual.standardOutput = FileHandle.nullDevice
+        virtual.standardError = FileHandle.nullDevice
+        try virtual.run()
+        defer {
+            virtual.terminate()
+            virtual.waitUntilExit()
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !FileManager.default.fileExists(atPath: socket.path), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(FileManager.default.fileExists(atPath: socket.path), "the virtual usbmuxd did not start")
+
+        let result = try await project.run(
+            "init", "--dry-run", environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:\(socket.path)"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Seen on this host (add to .env):"), "\(result.stdout)")
+        let seen = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  IPAD") }
+        #expect(seen.count == 2, "\(result.stdout)")
+        #expect(
+            seen.contains {
+                $0.hasPrefix("  IPAD_MINI4_UDID=") && $0.contains("# iPad mini 4, iOS 15.8, USB")
+            })
+        #expect(seen.contains { $0.hasPrefix("  IPAD2_UDID=") && $0.contains("# iPad 2, iOS 9.3.5, USB") })
+        #expect(!result.stdout.contains("note: usbmuxd:"))
+    }
 }
