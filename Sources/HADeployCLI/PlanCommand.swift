@@ -14,6 +14,7 @@ struct PlanCommand: AsyncParsableCommand {
               hadeploy plan mini4 ipad2 --dashboard wall-kitchen --json
               hadeploy plan sim iphone --no-kiosk
               hadeploy plan all --as-host macos     as on a Mac (simulator builds too)
+              hadeploy plan all --virtual --json    the virtual twins' plan, with UDIDs
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -27,16 +28,22 @@ struct PlanCommand: AsyncParsableCommand {
         help: ArgumentHelp("Plan as on a macos or linux host (default: this one).", valueName: "os"))
     var asHost: String?
 
-    var host: HostPlatform {
+    var host: HostPlatform? {
         get throws {
             switch asHost?.lowercased() {
-            case nil: return .current
+            case nil: return nil
             case "macos", "mac", "darwin": return .macOS
             case "linux": return .linux
             case let other?: throw ValidationError("--as-host takes macos or linux, not '\(other)'")
             }
         }
     }
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Plan as a deploy with --report DIR would run (with screenshots).", valueName: "dir"))
+    var report: String?
 
     func validate() throws {
         if arguments.targets.isEmpty {
@@ -48,19 +55,10 @@ struct PlanCommand: AsyncParsableCommand {
         try await withContext { context in
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
-            let plan = try await Self.makePlan(workspace: workspace, arguments: arguments, host: try host)
-            context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
+            let inputs = try await PlanInputs.make(
+                workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
+            await inputs.twins?.stop()
+            context.print(json ? try PlanPrinter.json(inputs.plan) : PlanPrinter.text(inputs.plan))
         }
-    }
-
-    static func makePlan(workspace: Workspace, arguments: DeployArguments, host: HostPlatform = .current)
-        async throws -> DeployPlan
-    {
-        let matrix = try workspace.loadMatrix()
-        let (variables, _) = try workspace.loadVariables()
-        let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
-        let planner = DeployPlanner(matrix: matrix, variables: variables, host: host)
-        return try planner.plan(
-            options: arguments.options, version: version, deployID: UUID().uuidString.lowercased())
     }
 }

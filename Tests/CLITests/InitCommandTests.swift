@@ -202,7 +202,10 @@ import Testing
         #expect(byID["mini4"]?["dashboard"] as? String == "living-room")
         #expect(byID["ipad2"]?["host"] as? String == "192.168.1.20")
         #expect(byID["mini5"]?["udid"] as? String == "5A5A5A5A-0005")
-        #expect(byID["ipad2-usb"]?["usbHost"] as? String == "ssh://root@nas.local")
+        let usbBackend = byID["ipad2-usb"]?["backend"] as? [String: Any]
+        #expect(usbBackend?["usbmuxd"] as? String == "ssh://root@nas.local", "the Unraid server's usbmuxd")
+        #expect(byID["ipad2"]?["kiosk"] as? Bool == true, "as the old scripts sent to the jailbroken iPads")
+        #expect(byID["mini4"]?["kiosk"] == nil, "absent: the app keeps the device's own setting")
     }
 
     @Test func initNeverOverwritesWithoutForce() async throws {

@@ -64,7 +64,7 @@ import Testing
         #expect((usb.transport, usb.udid?.raw) == (.usb, "${IPAD2_UDID}"))
         #expect(usb.usbHost?.display(["UNRAID_HOST": "nas"]) == "ssh://root@nas")
         #expect(ipad2.verificationTimeout == 90)
-        #expect(ipad2.kiosk)
+        #expect(ipad2.kiosk == true)
 
         let mini4 = try #require(matrix.device(id: "mini4"))
         #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "modern", .usb, 15))
@@ -75,7 +75,7 @@ import Testing
         #expect(mini5.dashboard == "dashboard-landing")
         #expect(mini4.udid?.references == ["IPAD_MINI4_UDID"])
         let iphone = try #require(matrix.device(id: "iphone"))
-        #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, false))
+        #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, nil))
 
         for id in ["sim", "sim-iphone"] {
             let sim = try #require(matrix.device(id: id))

@@ -15,8 +15,7 @@ enum AdoptedMatrix {
         # build_host: ssh://builder@mac-mini
 
         defaults:
-          kiosk: true
-          verification_timeout: 30          # seconds to wait for the dashboard to load
+          verification_timeout: 30          # seconds to wait for proof that the dashboard loaded
           ddi_dir: ${DDI_DIR:-~/Library/Developer/Xcode/iOS DeviceSupport}
 
         # Each flavour builds one of the project's own configurations (Debug, Release) with its Xcode.
@@ -75,6 +74,7 @@ enum AdoptedMatrix {
               user: root
               password_env: IPAD2_SSH_PASS  # alpine unless changed
               legacy_algorithms: true       # iOS 9-era OpenSSH/dropbear: ssh-rsa, SHA-1 kex, CBC, hmac-sha1
+            kiosk: true                     # the old scripts always sent -HAKioskMode YES to these iPads
             dashboard: dashboard-office
             verification_timeout: 90        # the iPad 2 is slow
           ipad2-usb:
@@ -87,6 +87,7 @@ enum AdoptedMatrix {
             udid: ${IPAD2_UDID}
             usb_host: ssh://${UNRAID_USER:-root}@${UNRAID_HOST}
             dashboard: dashboard-office
+            kiosk: true
             verification_timeout: 90
           ipad3:
             name: iPad 3
@@ -100,6 +101,7 @@ enum AdoptedMatrix {
               user: root
               password_env: IPAD3_SSH_PASS
               legacy_algorithms: true
+            kiosk: true
             verification_timeout: 90
           ipad4:
             name: iPad 4
@@ -113,6 +115,7 @@ enum AdoptedMatrix {
               user: root
               password_env: IPAD4_SSH_PASS
               legacy_algorithms: true
+            kiosk: true
             verification_timeout: 90
           ipad4-usb:
             name: iPad 4 (USB on the Unraid server)
@@ -123,6 +126,7 @@ enum AdoptedMatrix {
             transport: usb
             udid: ${IPAD4_UDID}
             usb_host: ssh://${UNRAID_USER:-root}@${UNRAID_HOST}
+            kiosk: true
             verification_timeout: 90
           mini4:
             name: iPad mini 4
@@ -149,7 +153,6 @@ enum AdoptedMatrix {
             flavour: modern
             transport: devicectl
             udid: ${IPHONE_DEVICECTL_ID}
-            kiosk: false
           sim:
             name: iPad simulator
             aliases: [sim ipad, sim-ipad]
@@ -170,7 +173,6 @@ enum AdoptedMatrix {
             transport: simctl
             udid: ${SIM_IPHONE_UDID:-}
             simulator_device_type: ${SIM_IPHONE_NAME:-iPhone 15 Pro}
-            kiosk: false
           sim-ios93:
             name: iPad Pro (iOS 9.3 simulator)
             kind: simulator

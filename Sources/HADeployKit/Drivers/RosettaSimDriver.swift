@@ -50,14 +50,15 @@ public actor RosettaSimDriver: DeviceDriver {
         runner: any ProcessRunner, scratchDirectory: URL
     ) -> RosettaSimDriver {
         let home = URL(fileURLWithPath: variables["HOME"] ?? NSHomeDirectory())
-        let tool = variables["ROSETTASIM_CTL"].flatMap { $0.isEmpty ? nil : $0 }.map { path in
-            path.hasPrefix("~/") ? home.path + path.dropFirst(1) : path
+        let tool = variables["ROSETTASIM_CTL"].flatMap { $0.isEmpty ? nil : $0 }.map {
+            HomePath.expand($0, variables)
         }
         return RosettaSimDriver(
             configuration: Configuration(
                 label: plan.name,
                 selector: SimulatorSelector(
-                    udid: plan.udid.flatMap { $0.hasPrefix("<unset") || $0.isEmpty ? nil : $0 },
+                    udid: plan.udid?.value.flatMap { $0.isEmpty ? nil : $0 },
+                    // `${SIM_IPAD_NAME:-iPad (10th generation)}`: the old scripts' .env key, or the default.
                     deviceType: device?.simulatorDeviceType.map { ConfigValue($0).display(variables) },
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host, commands: tool.map(RosettaSimCommands.init(executable:)),
