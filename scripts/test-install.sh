@@ -23,8 +23,8 @@ bash_completion="$tmp/x/share/bash-completion/completions/hadeploy"
 "${clean[@]}" bash -c "source '$bash_completion' && complete -p hadeploy" > /dev/null \
   || fail "the bash completion does not register for hadeploy"
 grep -q "^#compdef hadeploy" "$tmp/x/share/zsh/site-functions/_hadeploy" || fail "zsh completion"
-grep -q "complete -c hadeploy" "$tmp/x/share/fish/vendor_completions.d/hadeploy.fish" || fail "fish completion"
-grep -q "init" "$tmp/x/share/fish/vendor_completions.d/hadeploy.fish" || fail "fish completion lacks init"
+grep -q "^complete -c 'hadeploy'" "$tmp/x/share/fish/vendor_completions.d/hadeploy.fish" || fail "fish completion"
+grep -q "\-fa 'init'" "$tmp/x/share/fish/vendor_completions.d/hadeploy.fish" || fail "fish completion lacks init"
 
 page="$tmp/x/share/man/man1/hadeploy.1"
 head -1 "$page" | grep -q '^\.TH HADEPLOY 1' || fail "man page header"
