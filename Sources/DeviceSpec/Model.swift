@@ -122,6 +122,9 @@ public struct Device: Sendable, Hashable, Codable {
     /// The app build sends the `ha_dashboard_loaded` event (not the released app): hadeploy then
     /// sends `-HADeployID`/`-HADeviceID` and waits for it.
     public var loadedEvent: Bool = false
+    /// false: install (upgrading in place, the app's data kept) and stop — the device keeps its own
+    /// settings, as the old scripts treated the iPad mini 4.
+    public var launch: Bool = true
     public var dashboard: String?
     /// How long to wait for proof that the dashboard loaded.
     public var verificationTimeout: Double

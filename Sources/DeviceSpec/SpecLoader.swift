@@ -19,7 +19,7 @@ public struct SpecLoader: Sendable {
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
         "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
-        "ha_integration", "ha_device", "loaded_event",
+        "ha_integration", "ha_device", "loaded_event", "launch",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -263,6 +263,7 @@ public struct SpecLoader: Sendable {
                     ?? false,
                 haDevice: reader.string(entries["ha_device"]?.value, "\(context) ha_device"),
                 loadedEvent: reader.bool(entries["loaded_event"]?.value, "\(context) loaded_event") ?? false,
+                launch: reader.bool(entries["launch"]?.value, "\(context) launch") ?? true,
                 dashboard: reader.string(entries["dashboard"]?.value, "\(context) dashboard")
                     ?? defaults.dashboard,
                 verificationTimeout: reader.number(
