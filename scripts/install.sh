@@ -8,7 +8,9 @@ prefix="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
   "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
+# Stripped: the symbol table is for debuggers (half the size of a static release build).
 install -m 755 "$bin" "$prefix/bin/hadeploy"
+if command -v strip > /dev/null; then strip "$prefix/bin/hadeploy"; fi
 installed="$prefix/bin/hadeploy"
 "$installed" --generate-completion-script bash > "$prefix/share/bash-completion/completions/hadeploy"
 "$installed" --generate-completion-script zsh > "$prefix/share/zsh/site-functions/_hadeploy"
