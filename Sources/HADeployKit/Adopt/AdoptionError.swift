@@ -1,7 +1,7 @@
 import HADeployCore
 
 /// Why `hadeploy init` stopped before writing anything.
-public enum AdoptionError: Error, CustomStringConvertible, ExitStatusProviding {
+public enum AdoptionError: Error, Equatable, CustomStringConvertible, ExitStatusProviding {
     case noProjectSpec(directory: String)
     case wouldOverwrite([String])
     case mustacheInSpec(line: Int)
