@@ -179,6 +179,13 @@ public struct SpecLoader: Sendable {
                     entries["deployment_target"]?.value,
                     "\(context) deployment_target '\(target)' is not a version like 15.0")
             }
+            let script = reader.string(entries["script"]?.value, "\(context) script")
+            if let script, script.trimmingCharacters(in: .whitespaces).isEmpty {
+                reader.problem(
+                    entries["script"]?.value,
+                    "\(context) script is empty; name the app's build command (e.g. scripts/build.sh device) "
+                        + "or remove `script:` to build with xcodebuild")
+            }
             let sdk = reader.string(entries["sdk"]?.value, "\(context) sdk") ?? "iphoneos"
             if !["iphoneos", "iphonesimulator"].contains(sdk) {
                 reader.problem(
@@ -194,7 +201,7 @@ public struct SpecLoader: Sendable {
                         ?? "Release",
                     scheme: reader.string(entries["scheme"]?.value, "\(context) scheme"),
                     settings: reader.stringMap(entries["settings"]?.value, "\(context) settings") ?? [:],
-                    script: reader.string(entries["script"]?.value, "\(context) script"),
+                    script: script,
                     location: reader.location(key)))
         }
         return flavours
