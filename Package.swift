@@ -236,6 +236,7 @@ let package = Package(
             name: "SSHTransportTests",
             dependencies: [
                 "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "DeviceSpec", "TestSupport",
+                "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
