@@ -213,7 +213,10 @@ def main():
         # Each dashboard rebuild looks for the screenshot trigger, once per launch.
         if built and not scheduled and os.path.exists("/tmp/take_screenshot"):
             scheduled = True
-            os.remove("/tmp/take_screenshot")
+            try:
+                os.remove("/tmp/take_screenshot")
+            except OSError as error:
+                log("ERROR", "dash", "Screenshot trigger could not be removed: %s" % error)
             log("DEBUG", "dash", "Screenshot trigger found, will capture in 3s")
             time.sleep(3)
             with open("/tmp/screenshot.png.tmp", "wb") as f:

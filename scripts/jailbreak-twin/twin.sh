@@ -37,7 +37,7 @@ cd "$ROOT"
 mkdir -p Applications var/mobile/Library/Preferences var/mobile/Library/Caches var/mobile/Documents \
     var/mobile/tmp var/root/.ssh var/run/twin tmp etc/ssh etc/dropbear dev proc run/sshd host/usr \
     usr/bin usr/sbin usr/libexec/twin
-chmod 1777 tmp
+chmod 0777 tmp   # iOS: /tmp -> /private/var/tmp, drwxrwxrwx without the sticky bit (the app removes root's trigger)
 [ -e bin ] || ln -s usr/bin bin
 [ -e lib ] || ln -s usr/lib lib
 [ -e lib64 ] || ln -s /host/usr/lib64 lib64
