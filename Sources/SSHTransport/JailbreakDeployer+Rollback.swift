@@ -1,9 +1,13 @@
 import Foundation
+import HADeployCore
 
 extension JailbreakDeployer {
     /// The complete backups of `bundleID` on the device, oldest first (names are UTC times).
     public func backups(bundleID: String) async throws -> [String] {
-        try await withConnection { connection in
+        if let problem = ArtifactNames.bundleIdentifierProblem(bundleID) {
+            throw SSHError.invalidConfiguration(problem)
+        }
+        return try await withConnection { connection in
             try await backups(bundleID: bundleID, on: connection)
         }
     }
@@ -20,6 +24,12 @@ extension JailbreakDeployer {
     /// same atomic swap as a deploy, then stops the running app, refreshes icons and opens it again.
     public func rollback(bundleID: String, backup name: String? = nil) async throws -> RollbackReport {
         try config.commands.validate()
+        // Both become paths under `rm -rf` and `mv` on the device: plain names only.
+        if let problem = ArtifactNames.bundleIdentifierProblem(bundleID)
+            ?? name.flatMap({ ArtifactNames.pathComponentProblem($0, what: "backup name") })
+        {
+            throw SSHError.invalidConfiguration(problem)
+        }
         return try await withConnection { connection in
             let available = try await backups(bundleID: bundleID, on: connection)
             guard let chosen = name ?? available.last else {
@@ -66,7 +76,9 @@ extension JailbreakDeployer {
             "tar tzf \(q(directory + "/" + archive)) | head -n 1", step: "reading the backup archive")
         let first = listing.stdoutText.split(separator: "\n").first.map(String.init) ?? ""
         let appDirectory = String(first.split(separator: "/").first ?? "")
-        guard appDirectory.hasSuffix(".app"), !appDirectory.contains("..") else {
+        guard appDirectory.hasSuffix(".app"),
+            ArtifactNames.pathComponentProblem(appDirectory, what: "app folder name") == nil
+        else {
             throw SSHError.rollbackUnavailable(
                 device: device, reason: "the archive in backup \(name) does not hold an .app directory")
         }
@@ -79,6 +91,9 @@ extension JailbreakDeployer {
         let plist = try await connection.run(
             "cat \(q(staging + "/" + appDirectory + "/Info.plist"))", step: "reading the restored Info.plist")
         let info = AppBundleInfo(directoryName: appDirectory, infoPlist: plist.stdout, bundleID: bundleID)
+        if let problem = ArtifactNames.pathComponentProblem(info.executable, what: "CFBundleExecutable") {
+            throw SSHError.rollbackUnavailable(device: device, reason: "the app in backup \(name): \(problem)")
+        }
         try await connection.run(
             JailbreakScripts.swap(
                 target: target, staged: staging + "/" + appDirectory, staging: staging, sidecar: hashFile,

@@ -10,49 +10,6 @@ import Testing
     import Glibc
 #endif
 
-/// Samples every process's command line (host and twin: the twin's PID namespace is visible from the
-/// host) while a deploy runs, looking for a secret.
-final class CommandLineWatch: @unchecked Sendable {
-    private let secret: Data
-    private let lock = NSLock()
-    private var hits: [String] = []
-    private var samples = 0
-    private var task: Task<Void, Never>?
-
-    init(secret: String) { self.secret = Data(secret.utf8) }
-
-    func start() {
-        task = Task.detached { [self] in
-            while !Task.isCancelled {
-                sample()
-                try? await Task.sleep(for: .milliseconds(10))
-            }
-        }
-    }
-
-    private func sample() {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        var found: [String] = []
-        for entry in entries where Int32(entry) != nil {
-            guard let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            if data.range(of: secret) != nil {
-                found.append(String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self))
-            }
-        }
-        lock.withLock {
-            samples += 1
-            hits += found
-        }
-    }
-
-    /// Stops sampling; returns the command lines that held the secret and the number of samples.
-    func stop() async -> (hits: [String], samples: Int) {
-        task?.cancel()
-        await task?.value
-        return lock.withLock { (hits, samples) }
-    }
-}
-
 @Suite("Jailbroken iPad twin: backup, delta install, ldid, uicache, preferences, open, rollback")
 struct JailbreakTwinTests {
     static let bundleID = "io.hadeploy.test"
@@ -137,8 +94,8 @@ struct JailbreakTwinTests {
         defer { twin.stopAndClean() }
         let app = try TestApp()
         defer { app.remove() }
-        let watch = CommandLineWatch(secret: ha.token)
-        watch.start()
+        // Every command line on the host, the twin's included (its PID namespace is visible from here).
+        let watch = ProcessListSampler(secrets: [ha.token])
         let deployer = JailbreakDeployer(config: try await twin.deployConfig())
         let launch = Self.launch(ha, dashboard: dashboard)
 
@@ -193,7 +150,7 @@ struct JailbreakTwinTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: twin.url("/Applications").path)
         #expect(leftovers.sorted() == [".HADash.app.hadeploy-hash", "HADash.app"])
 
-        let (hits, samples) = await watch.stop()
+        let (hits, samples) = watch.stop()
         #expect(samples > 10)
         #expect(hits.isEmpty, "token on a command line: \(hits)")
         #expect(!"\(first) \(update) \(launch)".contains(ha.token))
