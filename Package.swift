@@ -177,7 +177,7 @@ let package = Package(
         .executableTarget(
             name: "hadeploy-bench",
             dependencies: [
-                "HomeAssistant", "MobileDevice", "VirtualDevice",
+                "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

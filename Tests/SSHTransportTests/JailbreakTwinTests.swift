@@ -4,6 +4,7 @@ import HomeAssistant
 import TestSupport
 import Testing
 
+@testable import HADeployKit
 @testable import SSHTransport
 
 #if canImport(Glibc)
@@ -279,5 +280,29 @@ struct JailbreakTwinTests {
         _ = try await deployer.install(app: v2.url, force: true)
         #expect(try await deployer.backups(bundleID: Self.bundleID).count == 2)
         #expect(try await deployer.backups(bundleID: Self.bundleID).first != names[0])
+    }
+
+    @Test("the .env password under the old scripts' key logs in as root; refused connects are transient, a bad login is not")
+    func passwordAndTransientFaults() async throws {
+        let twin = try await JailbreakTwin.start(.dropbear)
+        defer { twin.stopAndClean() }
+        // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
+        let password = try #require(SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": "alpine"]))
+        #expect(SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""]) == nil)
+        let config = try await twin.connection(authentication: .password(Secret(password)))
+        let connection = try await SSHConnection.connect(config)
+        let whoami = try await connection.run("id -u; echo $HOME")
+        await connection.close()
+        #expect(whoami.stdoutText == "0\n/var/root\n")
+
+        let wrong = try await twin.connection(authentication: .password(Secret("not-alpine")))
+        let denied = await #expect(throws: SSHError.self) { try await SSHConnection.connect(wrong) }
+        #expect(denied?.isTransientConnectFault == false)
+
+        var closed = config
+        closed.port = try FreePort.pick()
+        let refused = await #expect(throws: SSHError.self) { try await SSHConnection.connect(closed) }
+        #expect(refused?.isTransientConnectFault == true)
+        #expect((refused as (any Error)?).flatMap { $0 as? any TransientClassifying }?.isTransient == true)
     }
 }
