@@ -75,6 +75,16 @@ final class JailbreakTwin: @unchecked Sendable {
         return [pid] + TestEnvironment.descendants(of: pid)
     }
 
+    /// Command lines of the virtual apps running in the twin (started by its `open`).
+    var appProcesses: [String] {
+        processes.compactMap { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                data.range(of: Data("/usr/libexec/twin/app.py".utf8)) != nil
+            else { return nil }
+            return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        }
+    }
+
     /// Kills the session processes only (the connection drops, the server keeps running).
     func dropSessions() {
         guard let pid else { return }

@@ -145,6 +145,8 @@ struct JailbreakTwinTests {
         #expect(twin.data("/Applications/HADash.app/HADash") == executable)
         let second = await Self.waitForLoad(twin, sessions: 2)
         #expect(second.components(separatedBy: "[conn] WebSocket authenticated").count - 1 == 2)
+        // killall ended the old process: one app runs, the new one.
+        #expect(twin.appProcesses.count == 1, "\(twin.appProcesses)")
 
         let again = try await deployer.deploy(app: app.url, launch: launch)
         #expect(!again.changed && again.bytesSent == 0)

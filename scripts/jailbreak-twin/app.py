@@ -19,7 +19,7 @@ import urllib.parse
 import zlib
 
 BUNDLE, APP_PATH = sys.argv[1], sys.argv[2]
-NAME = os.path.basename(sys.argv[0])
+NAME = sys.argv[3]  # the executable name killall matches (argv[0] of the process)
 LOG = "/var/mobile/Documents/ha-log.txt"
 STARTED = time.monotonic()
 KEYCHAIN = "/var/mobile/Library/Caches/%s.twin-keychain.plist" % BUNDLE

@@ -140,7 +140,7 @@ def open_app(args):
             os.setgid(501)
             os.setuid(501)
             os.execv("/usr/libexec/twin/python3",
-                     [name, "/usr/libexec/twin/app.py", args[0], app["Path"]])
+                     [name, "/usr/libexec/twin/app.py", args[0], app["Path"], name])
         os._exit(0)
     # Wait for the app to record its pid, so an immediate killall finds it.
     deadline = time.time() + 5
