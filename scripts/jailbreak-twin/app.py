@@ -200,7 +200,12 @@ def main():
                         % (views, cards, strategy))
                     built = True
                 else:
-                    log("ERROR", "conn", "Lovelace fetch failed: %s" % (result.get("error") or {}).get("message"))
+                    error = result.get("error") or {}
+                    log("ERROR", "conn", "Lovelace config fetch failed: %s" % error)
+                    if error.get("code") == "config_not_found":
+                        # As the app does: no saved config is the generated dashboard.
+                        log("INFO", "conn", "No Lovelace config — using original-states strategy")
+                        built = True
         except Exception as error:
             log("ERROR", "conn", "Connection failed: %s" % error)
     elif demo:

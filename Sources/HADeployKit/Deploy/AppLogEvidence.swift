@@ -21,14 +21,16 @@ struct AppLogEvidence: Sendable {
         AppLogEvidence(text: String(decoding: data, as: UTF8.self)).sessionCount
     }
 
-    /// true: loaded; false: failed; nil: nothing decisive yet.
+    /// true: loaded; false: failed; nil: nothing decisive yet. A dashboard without a saved config is
+    /// loaded too: the app logs the failed fetch, then falls back to the generated dashboard.
     var verdict: Bool? {
-        if lastSession.contains("=== CRASH:") || lastSession.contains("Auth failed")
-            || lastSession.contains("fetch failed")
+        if lastSession.contains("=== CRASH:") || lastSession.contains("Auth failed") { return false }
+        if lastSession.contains("Lovelace config received")
+            || lastSession.contains("using original-states strategy")
         {
-            return false
+            return true
         }
-        return lastSession.contains("Lovelace config received") ? true : nil
+        return lastSession.contains("fetch failed") ? false : nil
     }
 
     var lastSessionHighlights: [String] {

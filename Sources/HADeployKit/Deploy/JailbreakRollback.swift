@@ -59,10 +59,14 @@ public struct JailbreakRollback: Sendable {
         let report = try await driver.rollback(bundleID: bundleID, backup: backup)
         let deadline = now().addingTimeInterval(verificationTimeout)
         var evidence = AppLogEvidence(text: "")
+        // A failure seen twice is final: the app logs a failed fetch just before its fallback.
+        var failedBefore = false
         while now() < deadline {
             if let data = try await driver.deployer.mobileFile(AppLogEvidence.path) {
                 evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
-                if evidence.sessionCount > before, evidence.verdict != nil { break }
+                let verdict = evidence.sessionCount > before ? evidence.verdict : nil
+                if verdict == true || (verdict == false && failedBefore) { break }
+                failedBefore = verdict == false
             }
             try await Task.sleep(for: .milliseconds(500))
         }
