@@ -31,7 +31,8 @@ struct JailbreakRedeployBenchmark: AsyncParsableCommand {
             name: "ipad2", host: "127.0.0.1", port: port, user: "root",
             authentication: .privateKey(path: key, passphrase: nil), knownHostsPath: knownHosts,
             legacyAlgorithms: legacy, timeouts: SSHTimeouts(transfer: 600))
-        let deployer = JailbreakDeployer(config: JailbreakDeployConfig(connection: connection, transfer: .sftp))
+        let deployer = JailbreakDeployer(
+            config: JailbreakDeployConfig(connection: connection, transfer: .sftp))
         let launch = LaunchParameters(arguments: [
             .init(flag: "-HAServerURL", value: "http://127.0.0.1:9"),
             .init(flag: "-HAAccessToken", value: "bench-token", isSecret: true),

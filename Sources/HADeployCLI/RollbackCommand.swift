@@ -30,10 +30,13 @@ struct RollbackCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The jailbroken device from devices.yaml.", valueName: "device"))
     var device: String
 
-    @Option(name: .long, help: ArgumentHelp("The backup to restore (default: the newest).", valueName: "name"))
+    @Option(
+        name: .long, help: ArgumentHelp("The backup to restore (default: the newest).", valueName: "name"))
     var backup: String?
 
-    @Option(name: .long, help: ArgumentHelp("The app's bundle id (default: BUNDLE_ID from .env).", valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The app's bundle id (default: BUNDLE_ID from .env).", valueName: "id"))
     var bundleID: String?
 
     @Flag(name: .long, help: "List the backups on the device and change nothing.")
@@ -55,7 +58,8 @@ struct RollbackCommand: AsyncParsableCommand {
             let outcome = try await rollback.run(backup: backup)
             context.print(
                 "\(device): restored \(outcome.report.installedPath) from \(outcome.report.backup)"
-                    + (outcome.report.preferencesRestored ? " with its preferences" : " (it had no preferences)"))
+                    + (outcome.report.preferencesRestored
+                        ? " with its preferences" : " (it had no preferences)"))
             for line in outcome.evidence { context.print("  \(line)") }
             guard outcome.loaded else { throw NotLoaded(device: device) }
             context.print("\(device): dashboard loaded")

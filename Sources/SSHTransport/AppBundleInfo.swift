@@ -42,7 +42,8 @@ struct AppBundleInfo: Sendable, Equatable {
         self.directoryName = directoryName
         self.name = directoryName.hasSuffix(".app") ? String(directoryName.dropLast(4)) : directoryName
         let plist =
-            (try? PropertyListSerialization.propertyList(from: infoPlist, format: nil)) as? [String: Any] ?? [:]
+            (try? PropertyListSerialization.propertyList(from: infoPlist, format: nil)) as? [String: Any]
+            ?? [:]
         self.executable = plist["CFBundleExecutable"] as? String ?? name
         self.bundleID = plist["CFBundleIdentifier"] as? String ?? fallback
     }

@@ -29,7 +29,8 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
         connection: SSHConnectionConfig, installDirectory: String = "/Applications",
         owner: String = "root:admin",
         transfer: TransferMethod = .auto, commands: JailbreakCommands = JailbreakCommands(),
-        refreshIconsTimeout: Double = 180, launchTimeout: Double = 60, mobileDirectory: String = "/var/mobile",
+        refreshIconsTimeout: Double = 180, launchTimeout: Double = 60,
+        mobileDirectory: String = "/var/mobile",
         preferencesOwner: String = "mobile:mobile", temporaryDirectory: String = "/tmp", backupsKept: Int = 5,
         stripAppleSignature: Bool = false, screenshotTimeout: Double = 45
     ) {

@@ -61,7 +61,8 @@ extension JailbreakDeployer {
         let hasPreferences = contents.contains("preferences-before.plist")
         if hasPreferences {
             let stored = try await connection.run(
-                "cat \(q(directory + "/preferences-before.sha256"))", step: "reading the preferences checksum")
+                "cat \(q(directory + "/preferences-before.sha256"))", step: "reading the preferences checksum"
+            )
             let actual = try await connection.run(
                 JailbreakScripts.hashFunction + "\nhs \(q(directory + "/preferences-before.plist"))",
                 step: "checking the preferences checksum")
@@ -82,7 +83,8 @@ extension JailbreakDeployer {
             throw SSHError.rollbackUnavailable(
                 device: device, reason: "the archive in backup \(name) does not hold an .app directory")
         }
-        let infoPlaceholder = AppBundleInfo(directoryName: appDirectory, infoPlist: Data(), bundleID: bundleID)
+        let infoPlaceholder = AppBundleInfo(
+            directoryName: appDirectory, infoPlist: Data(), bundleID: bundleID)
         let (target, staging, hashFile) = paths(infoPlaceholder)
         try await connection.run(
             JailbreakScripts.recover(target: target, staging: staging)
@@ -92,7 +94,8 @@ extension JailbreakDeployer {
             "cat \(q(staging + "/" + appDirectory + "/Info.plist"))", step: "reading the restored Info.plist")
         let info = AppBundleInfo(directoryName: appDirectory, infoPlist: plist.stdout, bundleID: bundleID)
         if let problem = ArtifactNames.pathComponentProblem(info.executable, what: "CFBundleExecutable") {
-            throw SSHError.rollbackUnavailable(device: device, reason: "the app in backup \(name): \(problem)")
+            throw SSHError.rollbackUnavailable(
+                device: device, reason: "the app in backup \(name): \(problem)")
         }
         try await connection.run(
             JailbreakScripts.swap(
@@ -114,7 +117,8 @@ extension JailbreakDeployer {
         try await connection.run(
             JailbreakScripts.clearCaches(mobile: config.mobileDirectory, bundleID: bundleID),
             step: "clearing the app's caches")
-        var launchValues = Dictionary(uniqueKeysWithValues: JailbreakCommands.launchPlaceholders.map { ($0, "") })
+        var launchValues = Dictionary(
+            uniqueKeysWithValues: JailbreakCommands.launchPlaceholders.map { ($0, "") })
         launchValues.merge(values) { $1 }
         if !config.commands.launch.contains("{args_file}") {
             try await connection.run(

@@ -124,7 +124,8 @@ public struct JailbreakDeployer: Sendable {
         }
         guard output.succeeded, !output.stdout.isEmpty else {
             throw SSHError.remoteCommandFailed(
-                device: device, step: step, command: template.isEmpty ? "touch /tmp/take_screenshot" : template,
+                device: device, step: step,
+                command: template.isEmpty ? "touch /tmp/take_screenshot" : template,
                 exitStatus: output.exitStatus, stderr: "the command produced no image. " + output.stderrText)
         }
         return output.stdout
@@ -146,7 +147,8 @@ public struct JailbreakDeployer: Sendable {
     // MARK: paths
 
     func temporary(_ name: String) -> String {
-        (config.temporaryDirectory.hasSuffix("/") ? config.temporaryDirectory : config.temporaryDirectory + "/")
+        (config.temporaryDirectory.hasSuffix("/")
+            ? config.temporaryDirectory : config.temporaryDirectory + "/")
             + name
     }
 
@@ -194,7 +196,8 @@ public struct JailbreakDeployer: Sendable {
             }
         } catch {
             try? manager.removeItem(at: scratch)
-            throw SSHError.localFileFailed(path: app.path, reason: "cannot prepare an unsigned copy: \(error)")
+            throw SSHError.localFileFailed(
+                path: app.path, reason: "cannot prepare an unsigned copy: \(error)")
         }
         return (copy, { try? manager.removeItem(at: scratch) })
     }
@@ -212,11 +215,13 @@ public struct JailbreakDeployer: Sendable {
             appDirectory: info.directoryName,
             archive: info.directoryName.replacingOccurrences(of: " ", with: "-") + "-before.tar.gz",
             preferences: preferencesPath(bundleID: info.bundleID), keep: max(1, config.backupsKept))
-        let output = try await connection.execute(script, timeout: config.connection.timeouts.transfer, step: "backup")
+        let output = try await connection.execute(
+            script, timeout: config.connection.timeouts.transfer, step: "backup")
         guard output.succeeded else {
             let reason = output.stderrText.trimmingCharacters(in: .whitespacesAndNewlines)
             throw SSHError.backupFailed(
-                device: device, reason: reason.isEmpty ? "exit status \(output.exitStatus.map(String.init) ?? "?")" : reason)
+                device: device,
+                reason: reason.isEmpty ? "exit status \(output.exitStatus.map(String.init) ?? "?")" : reason)
         }
         return directory
     }
@@ -247,7 +252,9 @@ public struct JailbreakDeployer: Sendable {
 
         var text: String {
             var lines = ["content \(contentHash)"]
-            if let executable { lines.append("signed \(executable.local) \(executable.signed) \(executable.path)") }
+            if let executable {
+                lines.append("signed \(executable.local) \(executable.signed) \(executable.path)")
+            }
             return lines.joined(separator: "\n")
         }
     }
@@ -281,8 +288,10 @@ public struct JailbreakDeployer: Sendable {
             step: "hashing the installed app")
         let remote = listing.succeeded ? RemoteManifest(listing: listing.stdoutText) : RemoteManifest()
         let sidecar = Sidecar(
-            text: try await connection.execute("cat \(q(hashFile)) 2>/dev/null; exit 0", step: "reading the hash file")
-                .stdoutText)
+            text: try await connection.execute(
+                "cat \(q(hashFile)) 2>/dev/null; exit 0", step: "reading the hash file"
+            )
+            .stdoutText)
         var localHashes: [String: String] = [:]
         var changed: [String] = []
         var localDirectories: Set<String> = []
@@ -332,7 +341,8 @@ public struct JailbreakDeployer: Sendable {
         if delta {
             try await connection.run(
                 JailbreakScripts.assemble(target: target, staged: staged, delta: "\(staging)/delta"),
-                stdin: Data(removed.map { $0 + "\n" }.joined().utf8), timeout: config.connection.timeouts.transfer,
+                stdin: Data(removed.map { $0 + "\n" }.joined().utf8),
+                timeout: config.connection.timeouts.transfer,
                 step: "assembling the new app")
         }
         try await connection.run(permissions, step: "setting ownership and modes")
@@ -350,7 +360,8 @@ public struct JailbreakDeployer: Sendable {
                 let sign = try JailbreakCommands.expand(config.commands.sign, signValues, field: "sign")
                 try await connection.run(sign, step: "signing \(info.executable) with \(signTool)")
                 let rehash = try await connection.run(
-                    JailbreakScripts.hashFunction + "\nhs \(q(executablePath))", step: "hashing the signed executable")
+                    JailbreakScripts.hashFunction + "\nhs \(q(executablePath))",
+                    step: "hashing the signed executable")
                 if let signed = RemoteManifest.singleHash(rehash.stdoutText) {
                     signedRecord = (info.executable, local, signed)
                 }
@@ -370,10 +381,13 @@ public struct JailbreakDeployer: Sendable {
         var report = InstallReport(
             installedPath: target, changed: true, method: method,
             bytesSent: sent.totalBytes, contentHash: hash, seconds: Date().timeIntervalSince(started))
-        report.filesSent = delta ? changed.sorted() : tree.entries.compactMap {
-            if case .file = $0.kind { return $0.path }
-            return nil
-        }
+        report.filesSent =
+            delta
+            ? changed.sorted()
+            : tree.entries.compactMap {
+                if case .file = $0.kind { return $0.path }
+                return nil
+            }
         report.filesRemoved = removed
         report.backup = backup
         report.signed = signedRecord != nil
@@ -511,7 +525,9 @@ public struct JailbreakDeployer: Sendable {
 
     /// Merges the launch keys into the app's preferences plist on the device (read first, written back
     /// as a binary plist, owner mobile, mode 0600); the token travels on stdin only.
-    private func writePreferences(info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection)
+    private func writePreferences(
+        info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection
+    )
         async throws
     {
         guard !parameters.arguments.isEmpty, !info.bundleID.isEmpty else { return }

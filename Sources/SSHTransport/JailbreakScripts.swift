@@ -81,7 +81,8 @@ enum JailbreakScripts {
 
     /// Two renames inside one directory, deaf to the hang-up a dropped connection sends: the installed
     /// app is the old one or the new one; a cut between the renames is repaired by `recover`.
-    static func swap(target: String, staged: String, staging: String, sidecar: String, record: String) -> String
+    static func swap(target: String, staged: String, staging: String, sidecar: String, record: String)
+        -> String
     {
         let previous = staging + "/.previous"
         return """

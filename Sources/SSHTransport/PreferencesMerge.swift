@@ -25,7 +25,8 @@ enum PreferencesMerge {
     static func merged(existing: Data, arguments: [LaunchParameters.Argument]) throws -> Data {
         var dictionary: [String: Any] = [:]
         if !existing.isEmpty,
-            let parsed = try? PropertyListSerialization.propertyList(from: existing, format: nil) as? [String: Any]
+            let parsed = try? PropertyListSerialization.propertyList(from: existing, format: nil)
+                as? [String: Any]
         {
             dictionary = parsed
         }

@@ -17,7 +17,9 @@ struct RemoteManifest: Sendable, Equatable {
     init(listing: String) {
         for line in listing.split(separator: "\n", omittingEmptySubsequences: true).map(String.init) {
             if line.hasPrefix("D ") {
-                if let path = Self.relative(String(line.dropFirst(2))), !path.isEmpty { directories.insert(path) }
+                if let path = Self.relative(String(line.dropFirst(2))), !path.isEmpty {
+                    directories.insert(path)
+                }
             } else if let (path, hash) = Self.coreutilsLine(line) ?? Self.opensslLine(line) {
                 files[path] = hash
             }
@@ -29,14 +31,16 @@ struct RemoteManifest: Sendable, Equatable {
         let hash = String(line.prefix(64))
         guard isHex(hash) else { return nil }
         let rest = line.dropFirst(64)
-        guard rest.hasPrefix("  ") || rest.hasPrefix(" *"), let path = relative(String(rest.dropFirst(2))) else {
+        guard rest.hasPrefix("  ") || rest.hasPrefix(" *"), let path = relative(String(rest.dropFirst(2)))
+        else {
             return nil
         }
         return (path, hash)
     }
 
     private static func opensslLine(_ line: String) -> (String, String)? {
-        guard let open = line.firstIndex(of: "("), let close = line.range(of: ")= ", options: .backwards) else {
+        guard let open = line.firstIndex(of: "("), let close = line.range(of: ")= ", options: .backwards)
+        else {
             return nil
         }
         let hash = String(line[close.upperBound...]).lowercased()

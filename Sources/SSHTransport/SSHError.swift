@@ -93,7 +93,8 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
                 + "so nothing on the device was changed. Free space under /var/mobile/Library/HADashboard-backups "
                 + "or fix its permissions, then deploy again."
         case .rollbackUnavailable(let device, let reason):
-            return "Cannot roll back \(device): \(reason). `hadeploy rollback \(device) --list` shows the backups."
+            return
+                "Cannot roll back \(device): \(reason). `hadeploy rollback \(device) --list` shows the backups."
         case .localFileFailed(let path, let reason):
             return "Could not read \(path): \(reason)."
         case .forwardingUnsupported(let device, let reason):
@@ -110,9 +111,10 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
         switch self {
         case .connectFailed(_, _, let reason, _):
             let text = reason.lowercased()
-            return ["refused", "reset", "timed out", "timeout", "unreachable", "no route", "closed by"].contains {
-                text.contains($0)
-            }
+            return ["refused", "reset", "timed out", "timeout", "unreachable", "no route", "closed by"]
+                .contains {
+                    text.contains($0)
+                }
         case .timedOut(_, let step, _):
             return step.contains("connect") || step.contains("handshake") || step.contains("authentication")
         default:

@@ -29,14 +29,16 @@ struct JailbreakCLITests {
             proxy = try TestEnvironment.spawn(
                 "/usr/bin/python3",
                 [
-                    TestEnvironment.repoRoot.appendingPathComponent("scripts/jailbreak-twin/throttle.py").path,
+                    TestEnvironment.repoRoot.appendingPathComponent("scripts/jailbreak-twin/throttle.py")
+                        .path,
                     String(proxyPort), String(twin.port), String(bytesPerSecond),
                 ], outputPath: root.appendingPathComponent("proxy.log").path)
             knownHosts = root.appendingPathComponent("known_hosts").path
             let lines = try await twin.knownHostsLines().map {
                 $0.replacingOccurrences(of: "]:\(twin.port) ", with: "]:\(proxyPort) ")
             }
-            try (lines.joined(separator: "\n") + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
+            try (lines.joined(separator: "\n") + "\n").write(
+                toFile: knownHosts, atomically: true, encoding: .utf8)
             let yaml = """
                 version: 1
                 flavours:
@@ -123,27 +125,31 @@ struct JailbreakCLITests {
         let sampler = ProcessListSampler(secrets: [project.ha.token])
         let v1 = try project.app(build: 1)
         let first = try await HADeployBinary.run(
-            project.deployArguments(v1), in: project.root, environment: ["HADEPLOY_KNOWN_HOSTS": project.knownHosts],
+            project.deployArguments(v1), in: project.root,
+            environment: ["HADEPLOY_KNOWN_HOSTS": project.knownHosts],
             timeout: .seconds(180))
         #expect(first.status == 0, "\(first.stderr)")
         let installed = project.twin.url("/Applications/HADashboard.app")
         let v1Snapshot = JailbreakTwinTests.snapshot(installed)
         #expect(!v1Snapshot.isEmpty)
         let prefs = try #require(project.twin.data("/var/mobile/Library/Preferences/io.hadeploy.demo.plist"))
-        let values = try #require(try PropertyListSerialization.propertyList(from: prefs, format: nil) as? [String: Any])
+        let values = try #require(
+            try PropertyListSerialization.propertyList(from: prefs, format: nil) as? [String: Any])
         #expect(values["HAServerURL"] as? String == project.ha.url)
         #expect(values["HADashboard"] as? String == "")
 
         // 6 MB over a 1 MB/s link: killed after 2 s, in the middle of the upload.
         let v2 = try project.app(build: 2, extraBytes: 6 << 20)
-        var arguments = ["-i"] + project.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        var arguments =
+            ["-i"] + project.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         arguments += [try await HADeployBinary.path] + project.deployArguments(v2)
         let output = project.root.appendingPathComponent("killed.log").path
         let pid = try TestEnvironment.spawn("/usr/bin/env", arguments, outputPath: output)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             let staging = project.twin.url("/Applications/.hadeploy-staging-HADashboard.app/delta")
-            let sent = (try? FileManager.default.attributesOfItem(atPath: staging.path + "/payload.bin"))?[.size]
+            let sent = (try? FileManager.default.attributesOfItem(atPath: staging.path + "/payload.bin"))?[
+                .size]
             if let size = sent as? NSNumber, size.intValue > 1 << 20 { break }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -151,7 +157,8 @@ struct JailbreakCLITests {
         kill(pid, SIGKILL)
         _ = await TestEnvironment.waitAsync(pid, timeout: 10)
         try await Task.sleep(for: .seconds(1))
-        #expect(JailbreakTwinTests.snapshot(installed) == v1Snapshot, "killed mid-upload: the old app must stay")
+        #expect(
+            JailbreakTwinTests.snapshot(installed) == v1Snapshot, "killed mid-upload: the old app must stay")
 
         let second = try await HADeployBinary.run(
             project.deployArguments(v2), in: project.root,
@@ -160,15 +167,19 @@ struct JailbreakCLITests {
         let v2Snapshot = JailbreakTwinTests.snapshot(installed)
         #expect(v2Snapshot["payload.bin"] == (try Data(contentsOf: v2.appendingPathComponent("payload.bin"))))
         #expect(v2Snapshot["Info.plist"] == (try Data(contentsOf: v2.appendingPathComponent("Info.plist"))))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: project.twin.url("/Applications").path)
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: project.twin.url("/Applications").path)
         #expect(!leftovers.contains { $0.hasPrefix(".hadeploy-staging") })
 
         // rollback puts build 1 back byte for byte and sees it load (its log through SSH).
         let rolled = try await HADeployBinary.run(
-            ["rollback", "ipad2"], in: project.root, environment: ["HADEPLOY_KNOWN_HOSTS": project.knownHosts],
+            ["rollback", "ipad2"], in: project.root,
+            environment: ["HADEPLOY_KNOWN_HOSTS": project.knownHosts],
             timeout: .seconds(180))
         #expect(JailbreakTwinTests.snapshot(installed) == v1Snapshot)
-        #expect(rolled.stdout.contains("restored /Applications/HADashboard.app"), "\(rolled.stdout)\(rolled.stderr)")
+        #expect(
+            rolled.stdout.contains("restored /Applications/HADashboard.app"),
+            "\(rolled.stdout)\(rolled.stderr)")
         #expect(rolled.status == 0, "\(rolled.stdout)\(rolled.stderr)")
 
         let (leaks, samples) = sampler.stop()

@@ -64,7 +64,8 @@ final class JailbreakTwin: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         stop()
-        throw TestEnvironment.SetupMissing(description: "the jailbreak twin did not listen on \(port): \(log)")
+        throw TestEnvironment.SetupMissing(
+            description: "the jailbreak twin did not listen on \(port): \(log)")
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
@@ -137,13 +138,16 @@ final class JailbreakTwin: @unchecked Sendable {
         return SSHConnectionConfig(
             name: name, host: "127.0.0.1", port: port, user: "root",
             authentication: authentication
-                ?? .privateKey(path: legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key, passphrase: nil),
+                ?? .privateKey(
+                    path: legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key, passphrase: nil),
             knownHostsPath: path, legacyAlgorithms: legacy,
             timeouts: SSHTimeouts(connect: 15, authentication: 15, command: 60, sftpInit: 5, transfer: 120))
     }
 
     /// The deploy settings of a real device: every path as on iOS.
-    func deployConfig(name: String = "ipad2", transfer: TransferMethod = .auto) async throws -> JailbreakDeployConfig {
+    func deployConfig(name: String = "ipad2", transfer: TransferMethod = .auto) async throws
+        -> JailbreakDeployConfig
+    {
         var config = JailbreakDeployConfig(connection: try await connection(name: name), transfer: transfer)
         config.screenshotTimeout = 30
         return config

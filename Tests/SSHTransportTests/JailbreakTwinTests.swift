@@ -72,7 +72,9 @@ struct JailbreakTwinTests {
     static func snapshot(_ url: URL) -> [String: Data] {
         var result: [String: Data] = [:]
         for path in (try? FileManager.default.subpathsOfDirectory(atPath: url.path)) ?? [] {
-            result[path] = FileManager.default.contents(atPath: url.appendingPathComponent(path).path) ?? Data("dir".utf8)
+            result[path] =
+                FileManager.default.contents(atPath: url.appendingPathComponent(path).path)
+                ?? Data("dir".utf8)
         }
         return result
     }
@@ -129,7 +131,9 @@ struct JailbreakTwinTests {
         #expect(log.contains("NSUserDefaults read END (url=YES, token=YES)"))
         #expect(log.contains("[conn] WebSocket authenticated"))
         #expect(log.contains("Lovelace config received: 2 views, 3 cards, strategy=none"))
-        #expect(try await deployer.mobileFile("Documents/ha-log.txt").map { String(decoding: $0, as: UTF8.self) } == log)
+        #expect(
+            try await deployer.mobileFile("Documents/ha-log.txt").map { String(decoding: $0, as: UTF8.self) }
+                == log)
         let png = try await deployer.screenshot()
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         #expect(!FileManager.default.fileExists(atPath: twin.url("/tmp/screenshot.png").path))
@@ -284,13 +288,18 @@ struct JailbreakTwinTests {
         #expect(try await deployer.backups(bundleID: Self.bundleID).first != names[0])
     }
 
-    @Test("the .env password under the old scripts' key logs in as root; refused connects are transient, a bad login is not")
+    @Test(
+        "the .env password under the old scripts' key logs in as root; refused connects are transient, a bad login is not"
+    )
     func passwordAndTransientFaults() async throws {
         let twin = try await JailbreakTwin.start(.dropbear)
         defer { twin.stopAndClean() }
         // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
-        let password = try #require(SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": "alpine"]))
-        #expect(SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""]) == nil)
+        let password = try #require(
+            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": "alpine"]))
+        #expect(
+            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""])
+                == nil)
         let config = try await twin.connection(authentication: .password(Secret(password)))
         let connection = try await SSHConnection.connect(config)
         let whoami = try await connection.run("id -u; echo $HOME")

@@ -55,7 +55,8 @@ public struct JailbreakRollback: Sendable {
     /// Restores, relaunches, then waits (up to the device's verification timeout) for the new log
     /// session to show the dashboard loaded or failing.
     public func run(backup: String?, now: @Sendable () -> Date = Date.init) async throws -> Outcome {
-        let before = try await driver.deployer.mobileFile(AppLogEvidence.path).map(AppLogEvidence.sessions) ?? 0
+        let before =
+            try await driver.deployer.mobileFile(AppLogEvidence.path).map(AppLogEvidence.sessions) ?? 0
         let report = try await driver.rollback(bundleID: bundleID, backup: backup)
         let deadline = now().addingTimeInterval(verificationTimeout)
         var evidence = AppLogEvidence(text: "")
