@@ -32,7 +32,7 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
         refreshIconsTimeout: Double = 180, launchTimeout: Double = 60,
         mobileDirectory: String = "/var/mobile",
         preferencesOwner: String = "mobile:mobile", temporaryDirectory: String = "/tmp", backupsKept: Int = 5,
-        stripAppleSignature: Bool = false, screenshotTimeout: Double = 45
+        stripAppleSignature: Bool = false, screenshotTimeout: Double = 20
     ) {
         self.connection = connection
         self.installDirectory = installDirectory

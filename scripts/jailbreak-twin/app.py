@@ -26,6 +26,8 @@ KEYCHAIN = "/var/mobile/Library/Caches/%s.twin-keychain.plist" % BUNDLE
 
 
 def log(level, tag, message):
+    if level == "DEBUG":
+        return  # the app's default minimum level is INFO
     elapsed = time.monotonic() - STARTED
     stamp = "+%8.1fms" % (elapsed * 1000) if elapsed < 30 else time.strftime("%H:%M:%S.000")
     with open(LOG, "a") as f:
@@ -129,6 +131,18 @@ class WebSocket:
                     return json.loads(message)
 
 
+def announce(ws, prefs, dashboard, info):
+    """Only a build made to announce itself fires `ha_dashboard_loaded` (the released app fires no event):
+    the one hadeploy's planner still asks for with `-HADeployID`."""
+    if not prefs.get("HADeployID"):
+        return
+    ws.send({"id": 2, "type": "fire_event", "event_type": "ha_dashboard_loaded", "event_data": {
+        "deploy_id": prefs.get("HADeployID"), "device": prefs.get("HADeviceID", ""), "dashboard": dashboard,
+        "version": info.get("CFBundleShortVersionString", ""), "build": info.get("CFBundleVersion", ""),
+        "kiosk": bool(prefs.get("HAKioskMode", False))}})
+    ws.receive()
+
+
 def count_cards(config):
     views = config.get("views", []) if isinstance(config, dict) else []
     cards = 0
@@ -199,6 +213,7 @@ def main():
                     log("INFO", "conn", "Lovelace config received: %d views, %d cards, strategy=%s"
                         % (views, cards, strategy))
                     built = True
+                    announce(ws, prefs, dashboard, info)
                 else:
                     error = result.get("error") or {}
                     log("ERROR", "conn", "Lovelace config fetch failed: %s" % error)
@@ -206,6 +221,7 @@ def main():
                         # As the app does: no saved config is the generated dashboard.
                         log("INFO", "conn", "No Lovelace config — using original-states strategy")
                         built = True
+                        announce(ws, prefs, dashboard, info)
         except Exception as error:
             log("ERROR", "conn", "Connection failed: %s" % error)
     elif demo:

@@ -64,6 +64,8 @@ public struct DeploySession: Sendable {
             stateDirectory: settings.stateDirectory.appendingPathComponent("devices"), logger: logger)
         USBTransport.setUsbmuxdAddress(address)
         reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(address)"))
+        let jailbroken = try await startJailbreakTwins()
+        defer { for twin in jailbroken.values { twin.stop() } }
         do {
             let infos = await usbmuxd.devices()
             let ddi = try Self.virtualDeveloperImages(
@@ -74,6 +76,18 @@ public struct DeploySession: Sendable {
             var rewritten = plan
             rewritten.devices = plan.devices.map { device in
                 var device = device
+                if device.transport == .ssh, jailbroken[device.id] != nil {
+                    // The jailbroken twin answers over SSH, as the real iPad does.
+                    device.host = "127.0.0.1"
+                    device.fallbackTransport = nil
+                    device.availability = .available
+                    let twinDevice = matrix.device(id: device.id)
+                    let keys = Set((twinDevice?.host?.references ?? []) + (twinDevice?.udid?.references ?? []))
+                    device.unsetKeys.removeAll {
+                        keys.contains($0) || (!haConfigured && ["HA_SERVER", "HA_TOKEN"].contains($0))
+                    }
+                    return device
+                }
                 guard let twin = infos.first(where: { $0.name == device.id }) else {
                     let reason =
                         virtual.skipped.first { $0.device.id == device.id }?.reason ?? "no virtual twin"
@@ -95,7 +109,9 @@ public struct DeploySession: Sendable {
             if !haConfigured {
                 reporter.handle(.message("HA_SERVER/HA_TOKEN not set: the dashboard check is skipped"))
             }
-            let report = try await run(plan: rewritten, virtualDDI: ddi)
+            let report = try await run(
+                plan: rewritten, virtualDDI: ddi,
+                sshTwins: jailbroken.mapValues { ($0.port, $0.keyPath, $0.knownHostsPath) })
             await usbmuxd.stop()
             return report
         } catch {
@@ -160,7 +176,33 @@ public struct DeploySession: Sendable {
         return directory
     }
 
-    func run(plan: DeployPlan, virtualDDI: URL?) async throws -> DeployReport {
+    /// Jailbroken twins for the SSH devices, when this machine can run them (root, the twin script).
+    func startJailbreakTwins() async throws -> [String: JailbreakTwinProcess] {
+        let ssh = plan.devices.filter { $0.transport == .ssh }
+        guard !ssh.isEmpty,
+            let script = JailbreakTwinProcess.script(
+                environment: context.environment, projectDirectory: context.url(for: "."))
+        else { return [:] }
+        var twins: [String: JailbreakTwinProcess] = [:]
+        for device in ssh {
+            do {
+                twins[device.id] = try await JailbreakTwinProcess.start(
+                    script: script,
+                    directory: settings.stateDirectory.appendingPathComponent("jailbreak/\(device.id)"),
+                    runner: LiveProcessRunner())
+                reporter.handle(.message("\(device.id): jailbroken twin (sshd in an iOS-like chroot) up"))
+            } catch {
+                for twin in twins.values { twin.stop() }
+                throw error
+            }
+        }
+        return twins
+    }
+
+    func run(
+        plan: DeployPlan, virtualDDI: URL?,
+        sshTwins: [String: (port: Int, key: String, knownHosts: String)] = [:]
+    ) async throws -> DeployReport {
         let host = HostPlatform.current
         let source: ArtifactSource
         if let artifact = settings.artifact {
@@ -223,6 +265,7 @@ public struct DeploySession: Sendable {
             usbmuxdAddress: context.environment["USBMUXD_SOCKET_ADDRESS"],
             stateDirectory: settings.stateDirectory, output: context.output)
         registry.developerImageOverride = virtualDDI.map { [$0] }
+        registry.sshTwins = sshTwins
         let drivers = registry
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
