@@ -316,4 +316,29 @@ struct JailbreakTwinTests {
         #expect(refused?.isTransientConnectFault == true)
         #expect((refused as (any Error)?).flatMap { $0 as? any TransientClassifying }?.isTransient == true)
     }
+
+    @Test("iOS 10: Apple's signature and provisioning profile are removed on the host, not sent")
+    func iOS10StripsTheAppleSignature() async throws {
+        let twin = try await JailbreakTwin.start()
+        defer { twin.stopAndClean() }
+        let app = try TestApp()
+        defer { app.remove() }
+        let signature = app.url.appendingPathComponent("_CodeSignature")
+        try FileManager.default.createDirectory(at: signature, withIntermediateDirectories: true)
+        try Data("apple".utf8).write(to: signature.appendingPathComponent("CodeResources"))
+        try Data("profile".utf8).write(to: app.url.appendingPathComponent("embedded.mobileprovision"))
+        var config = try await twin.deployConfig(name: "ipad4")
+        config.stripAppleSignature = true
+        let report = try await JailbreakDeployer(config: config).install(app: app.url)
+        #expect(report.signed)
+        #expect(
+            !report.filesSent.contains { $0.hasPrefix("_CodeSignature") || $0 == "embedded.mobileprovision" })
+        let installed = Self.snapshot(twin.url("/Applications/HADash.app"))
+        #expect(installed["Info.plist"] != nil)
+        #expect(
+            installed["_CodeSignature/CodeResources"] == nil && installed["embedded.mobileprovision"] == nil)
+        // The local bundle is left as it was.
+        #expect(
+            FileManager.default.fileExists(atPath: signature.appendingPathComponent("CodeResources").path))
+    }
 }

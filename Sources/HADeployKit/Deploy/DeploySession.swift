@@ -82,7 +82,8 @@ public struct DeploySession: Sendable {
                     device.fallbackTransport = nil
                     device.availability = .available
                     let twinDevice = matrix.device(id: device.id)
-                    let keys = Set((twinDevice?.host?.references ?? []) + (twinDevice?.udid?.references ?? []))
+                    let keys = Set(
+                        (twinDevice?.host?.references ?? []) + (twinDevice?.udid?.references ?? []))
                     device.unsetKeys.removeAll {
                         keys.contains($0) || (!haConfigured && ["HA_SERVER", "HA_TOKEN"].contains($0))
                     }

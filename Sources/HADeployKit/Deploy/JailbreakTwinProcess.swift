@@ -50,7 +50,8 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
-            script, directory.appendingPathComponent("root").path, String(port), "openssh", "--authorized-key",
+            script, directory.appendingPathComponent("root").path, String(port), "openssh",
+            "--authorized-key",
             key + ".pub",
         ]
         let log = directory.appendingPathComponent("twin.log")
@@ -72,10 +73,12 @@ final class JailbreakTwinProcess: @unchecked Sendable {
             twin.stop()
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw TransportUnavailable(
-                device: "jailbreak twin", transport: "ssh", reason: "the twin did not start: \(text.suffix(500))")
+                device: "jailbreak twin", transport: "ssh",
+                reason: "the twin did not start: \(text.suffix(500))")
         }
         let hostKey = try String(
-            contentsOf: directory.appendingPathComponent("root/etc/ssh/ssh_host_ed25519_key.pub"), encoding: .utf8)
+            contentsOf: directory.appendingPathComponent("root/etc/ssh/ssh_host_ed25519_key.pub"),
+            encoding: .utf8)
         let fields = hostKey.split(separator: " ")
         try "[127.0.0.1]:\(port) \(fields[0]) \(fields[1])\n".write(
             toFile: twin.knownHostsPath, atomically: true, encoding: .utf8)
