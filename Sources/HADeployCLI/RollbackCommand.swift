@@ -48,7 +48,8 @@ struct RollbackCommand: AsyncParsableCommand {
                 context: context, configPath: project.config, envFilePath: project.envFile)
             let (variables, _) = try workspace.loadVariables()
             let rollback = try JailbreakRollback(
-                matrix: try workspace.loadMatrix(), variables: variables, device: device, bundleID: bundleID,
+                matrix: try workspace.loadMatrix(), variables: variables, environment: context.environment,
+                device: device, bundleID: bundleID,
                 stateDirectory: context.url(for: ".hadeploy"))
             if list {
                 let names = try await rollback.backups()

@@ -21,8 +21,8 @@ public struct JailbreakRollback: Sendable {
     /// Resolves `device` in devices.yaml; it must be reached over SSH. The bundle id is `bundleID`, else
     /// `.env`'s `BUNDLE_ID` (the key the old scripts used).
     public init(
-        matrix: DeviceMatrix, variables: [String: String], device: String, bundleID: String?,
-        stateDirectory: URL
+        matrix: DeviceMatrix, variables: [String: String], environment: [String: String], device: String,
+        bundleID: String?, stateDirectory: URL
     ) throws {
         guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
             target.ssh != nil || target.transport == .ssh
@@ -32,7 +32,9 @@ public struct JailbreakRollback: Sendable {
                 device: device, transport: "ssh",
                 reason: "no bundle id: pass --bundle-id or set BUNDLE_ID in .env")
         }
-        let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current).plan(
+        let plan = try DeployPlanner(
+            matrix: matrix, variables: variables, topology: .current(environment: environment)
+        ).plan(
             options: DeployOptions(targets: [device], verify: false), version: GitVersion.unversioned,
             deployID: "rollback")
         guard let devicePlan = plan.devices.first else {
@@ -45,7 +47,7 @@ public struct JailbreakRollback: Sendable {
             deployer: JailbreakDeployer(config: config), plan: devicePlan,
             workDirectory: stateDirectory.appendingPathComponent("ssh"))
         self.bundleID = bundle
-        self.verificationTimeout = devicePlan.verificationTimeout
+        self.verificationTimeout = devicePlan.verification.timeout
     }
 
     public func backups() async throws -> [String] {

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import HADeployKit
 
 #if canImport(Glibc)
     import Glibc
@@ -26,8 +27,9 @@ final class JailbreakTwinProcess: @unchecked Sendable {
     /// project directory's own copy. nil when not root or none exists.
     static func script(environment: [String: String], projectDirectory: URL) -> String? {
         guard getuid() == 0 else { return nil }
+        // Sources/HADeployVirtual/<this file> → the checkout.
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let candidates: [String?] = [
             environment["HADEPLOY_JAILBREAK_TWIN"],
             source.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
