@@ -188,4 +188,56 @@ struct JailbreakCLITests {
             #expect(!text.contains(project.ha.token))
         }
     }
+
+    @Test("--virtual gives the iPad 2 a jailbroken twin reached over SSH, stopped after the run")
+    func virtualRunUsesTheJailbreakTwin() async throws {
+        let root = try TestEnvironment.makeDirectory("hadeploy-jb-virtual")
+        defer { TestEnvironment.remove(root) }
+        let yaml = """
+            version: 1
+            flavours:
+              legacy: {archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos}
+            devices:
+              ipad2:
+                product_type: iPad2,1
+                ios: "9.3.5"
+                arch: armv7
+                flavour: legacy
+                transport: ssh
+                fallback_transport: usb
+                udid: ${IPAD2_UDID}
+                host: ${IPAD2_HOST}
+                ssh: {user: root, legacy_algorithms: true, password_env: IPAD2_SSH_PASSWORD}
+
+            """
+        try yaml.write(to: root.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
+        let git = LiveProcessRunner()
+        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.0.0"]] {
+            _ = try await git.checked(
+                ProcessCommand(
+                    "git", ["-C", root.path] + arguments,
+                    environment: [
+                        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                        "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
+                    ]), timeout: .seconds(30))
+        }
+        let run = try await HADeployBinary.run(
+            ["ipad2", "--virtual", "--no-verify"], in: root, timeout: .seconds(180))
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let output = run.stdout + run.stderr
+        let line = output.split(separator: "\n").first { $0.hasPrefix("ipad2 ") }.map(String.init) ?? ""
+        #expect(line.contains(" ssh "), "\(output)")
+        let twinRoot = root.appendingPathComponent(".hadeploy/virtual/jailbreak/ipad2/root")
+        let executable = twinRoot.appendingPathComponent("Applications/HADashboard.app/HADashboard")
+        #expect(FileManager.default.fileExists(atPath: executable.path), "\(run.stderr)")
+        let log =
+            (try? String(
+                contentsOf: twinRoot.appendingPathComponent("var/mobile/Documents/ha-log.txt"),
+                encoding: .utf8)) ?? ""
+        #expect(log.contains("=== HA Dashboard log session ==="))
+        // The namespace went with the run: nothing of the twin still runs.
+        let ps = try await TestEnvironment.run("/bin/ps", ["-eo", "args"])
+        #expect(!ps.output.contains(twinRoot.path), "\(ps.output)")
+    }
 }

@@ -341,4 +341,53 @@ struct JailbreakTwinTests {
         #expect(
             FileManager.default.fileExists(atPath: signature.appendingPathComponent("CodeResources").path))
     }
+
+    @Test("launch keys become typed preference values merged into what the device has")
+    func preferencesMerge() throws {
+        let existing = try PropertyListSerialization.data(
+            fromPropertyList: ["HAThemeMode": 1, "UserSetting": "kept", "HAKioskMode": true], format: .binary,
+            options: 0)
+        let merged = try PreferencesMerge.merged(
+            existing: existing,
+            arguments: [
+                .init(flag: "-HADashboard", value: "2"), .init(flag: "-HAThemeMode", value: "2"),
+                .init(flag: "-HAKioskMode", value: "NO"), .init(flag: "-HAViewIndex", value: "x1"),
+                .init(flag: "-HAAccessToken", value: "123", isSecret: true),
+            ])
+        #expect(merged.starts(with: Data("bplist00".utf8)))
+        let values = try #require(
+            try PropertyListSerialization.propertyList(from: merged, format: nil) as? [String: Any])
+        #expect(values["HADashboard"] as? String == "2")
+        #expect(values["HAThemeMode"] as? Int == 2)
+        #expect(values["HAKioskMode"] as? Bool == false)
+        #expect(values["HAViewIndex"] as? String == "x1")
+        #expect(values["HAAccessToken"] as? String == "123")
+        #expect(values["UserSetting"] as? String == "kept")
+        // An unreadable plist on the device starts afresh instead of failing the deploy.
+        let fresh = try PreferencesMerge.merged(existing: Data("garbage".utf8), arguments: [])
+        #expect(
+            (try PropertyListSerialization.propertyList(from: fresh, format: nil) as? [String: Any])?.isEmpty
+                == true)
+    }
+
+    @Test("hash listings of sha256sum, OpenSSL 1.0 and OpenSSL 3 read alike; unreadable lines mean resend")
+    func manifestFormats() {
+        let hash = String(repeating: "ab", count: 32)
+        let listing = """
+            D .
+            D ./Base.lproj
+            \(hash)  ./Info.plist
+            SHA256(./HA Dashboard)= \(hash)
+            SHA2-256(./Base.lproj/a (1).strings)= \(hash)
+            \\\(hash)  ./odd\\nname
+            garbage line
+            """
+        let manifest = RemoteManifest(listing: listing)
+        #expect(manifest.directories == ["Base.lproj"])
+        #expect(Set(manifest.files.keys) == ["Info.plist", "HA Dashboard", "Base.lproj/a (1).strings"])
+        #expect(manifest.files.values.allSatisfy { $0 == hash })
+        #expect(RemoteManifest.singleHash("SHA2-256(/tmp/x)= \(hash)\n") == hash)
+        #expect(RemoteManifest.singleHash("\(hash)  /tmp/x\n") == hash)
+        #expect(RemoteManifest.singleHash("no tool\n") == nil)
+    }
 }
