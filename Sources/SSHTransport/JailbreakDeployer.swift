@@ -82,7 +82,8 @@ public struct JailbreakDeployer: Sendable {
 
     /// A screenshot as the app takes it on a jailbroken device: it checks `/tmp/take_screenshot` after each
     /// dashboard rebuild, removes it and writes `/tmp/screenshot.png` 3 s later (once per launch; `launch`
-    /// lays the trigger before `open`). A configured `screenshot` command replaces that.
+    /// lays the trigger before `open` and removes any older image, so an image present is this launch's,
+    /// even while a trigger touched here is still waiting). A configured `screenshot` command replaces that.
     public func screenshot(timeout: Double? = nil) async throws -> Data {
         try await withConnection { connection in
             try await screenshot(timeout: timeout ?? config.screenshotTimeout, on: connection)
@@ -103,7 +104,7 @@ public struct JailbreakDeployer: Sendable {
                 if [ ! -s \(image) ] && [ ! -e \(trigger) ]; then touch \(trigger) || exit 1; fi
                 i=0
                 while [ $i -lt \(seconds) ]; do
-                  if [ -s \(image) ] && [ ! -e \(trigger) ]; then sleep 1; cat \(image); rm -f \(image); exit 0; fi
+                  if [ -s \(image) ]; then sleep 1; cat \(image); rm -f \(image) \(trigger); exit 0; fi
                   sleep 1; i=$((i + 1))
                 done
                 rm -f \(trigger)
