@@ -7,7 +7,7 @@ public struct SpecLoader: Sendable {
     /// Words that are hadeploy subcommands and so can never name a device, alias or group.
     public static let reservedWords: Set<String> = [
         "deploy", "plan", "version", "render", "devices", "verify", "virtual", "build", "trust-host",
-        "help", "init",
+        "help", "init", "rollback",
     ]
 
     static let topKeys = ["version", "defaults", "flavours", "groups", "devices", "build_host"]

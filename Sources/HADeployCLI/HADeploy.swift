@@ -26,8 +26,8 @@ public struct HADeploy: AsyncParsableCommand {
         version: ToolVersion.current,
         subcommands: [
             InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self,
-            VersionCommand.self,
-            RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
+            VersionCommand.self, RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
+            RollbackCommand.self,
             VirtualCommand.self,
         ],
         defaultSubcommand: DeployCommand.self
