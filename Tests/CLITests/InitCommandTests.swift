@@ -99,6 +99,7 @@ import Testing
         #expect(initial.status == 0, "\(initial.stderr)")
         for line in [
             "created          devices.yaml", "created          Templates/project.yml.mustache",
+            "created          Templates/ExportOptions.plist.mustache",
             "appended to      .env.example", "appended to      .gitignore",
         ] {
             #expect(initial.stdout.contains(line), "\(initial.stdout)")
@@ -145,6 +146,7 @@ import Testing
         let generated = try project.read("Generated/project.yml")
         #expect(generated.contains("        PRODUCT_BUNDLE_IDENTIFIER: com.hadashboard.app.tests\n"))
         #expect(generated.contains("        DEVELOPMENT_TEAM: \"\"   # regen.sh fills this in\n"))
+        #expect(try project.read("Generated/ExportOptions.plist").contains("<key>teamID</key>"))
         let check = try await project.run("render", "--check")
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
 

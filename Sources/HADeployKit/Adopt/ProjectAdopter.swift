@@ -18,6 +18,7 @@ public struct ProjectAdopter: Sendable {
     }
 
     static let templatePath = "Templates/project.yml.mustache"
+    static let exportOptionsPath = "Templates/ExportOptions.plist.mustache"
     /// What hadeploy writes and must not be committed.
     static let ignored = [".env", "Generated/", ".hadeploy/", "report/"]
 
@@ -41,6 +42,10 @@ public struct ProjectAdopter: Sendable {
             file(
                 Self.templatePath, template.text + (template.text.hasSuffix("\n") ? "" : "\n"),
                 summary: templateSummary))
+        files.append(
+            file(
+                Self.exportOptionsPath, AdoptedMatrix.exportOptions,
+                summary: "export options for `xcodebuild -exportArchive` (Templates/ci/release.yml)"))
         files.append(envExample())
         if let ignore = gitignore() { files.append(ignore) }
 
