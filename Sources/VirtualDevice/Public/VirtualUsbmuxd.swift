@@ -57,7 +57,7 @@ public actor VirtualUsbmuxd {
     ///   - appBehaviour: what launched apps do (default: the HA Dashboard app).
     public init(
         profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
-        logger: Logger, appBehaviour: any VirtualAppBehaviour = HomeAssistantDashboardBehaviour()
+        logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour()
     ) throws {
         self.profiles = profiles
         self.stateDirectory = stateDirectory
