@@ -22,6 +22,7 @@ struct DevicePipeline: Sendable {
         var screenshot: String?
         var crashReports: [String] = []
         var warnings: [String] = []
+        var evidence: [LoadEvidence] = []
 
         func record(_ step: StepRecord) { lock.withLock { steps.append(step) } }
     }
@@ -35,7 +36,8 @@ struct DevicePipeline: Sendable {
                 version: plan.version.description, outcome: outcome, reason: reason, failedStep: failedStep,
                 install: recorder.install, verification: recorder.verification, steps: recorder.steps,
                 screenshot: recorder.screenshot, crashReports: recorder.crashReports,
-                seconds: environment.now().timeIntervalSince(start))
+                seconds: environment.now().timeIntervalSince(start),
+                evidence: recorder.evidence.isEmpty ? nil : recorder.evidence)
         }
 
         if case .notOnThisHost(let reason) = device.availability {
@@ -155,7 +157,6 @@ struct DevicePipeline: Sendable {
             "connect", recorder: recorder, deadline: limit("connect"), retries: 2,
             detail: { "\($0.name), iOS \($0.iosVersion)" }
         ) { try await driver.connect() }
-        _ = connected
 
         try await step("mount", recorder: recorder, deadline: limit("mount"), retries: 1) {
             try await driver.prepare()
@@ -184,11 +185,27 @@ struct DevicePipeline: Sendable {
         recorder.install = outcome
 
         var waiter: (any LoadedWaiter)?
+        var evidence: (check: LoadEvidenceVerifier, prepared: LoadEvidenceVerifier.Prepared)?
         if plan.verify, let verifier = environment.verifier {
             let deployID = plan.deployID
-            waiter = try await step("subscribe", recorder: recorder, deadline: .seconds(20)) {
-                try await verifier.expectLoaded(deployID: deployID, device: deviceID)
+            // The event only from app builds that fire it: the planner sends -HADeployID to those.
+            if device.launchArguments.items.contains(where: { $0.flag == "-HADeployID" }) {
+                waiter = try await step("subscribe", recorder: recorder, deadline: .seconds(20)) {
+                    try await verifier.expectLoaded(deployID: deployID, device: deviceID)
+                }
             }
+            let check = LoadEvidenceVerifier(
+                driver: driver, verifier: verifier,
+                request: LoadEvidenceVerifier.Request(
+                    artifact: artifact, dashboard: device.dashboard, deviceName: connected.name,
+                    homeAssistantIntegration: device.launchArguments.items.contains {
+                        $0.flag == "-HAAutoRegister" && $0.value == "YES"
+                    }, deployID: deployID,
+                    timeout: .milliseconds(Int64(device.verificationTimeout * 1000))))
+            let prepared = try await step("evidence", recorder: recorder, deadline: .seconds(30)) {
+                await check.prepare()
+            }
+            evidence = (check, prepared)
         } else {
             recorder.verification = .skipped(
                 reason: plan.verify
@@ -207,15 +224,18 @@ struct DevicePipeline: Sendable {
             throw error
         }
 
-        if let waiter {
-            let timeout = Duration.milliseconds(Int64(device.verificationTimeout * 1000))
+        if let evidence {
             environment.reporter.handle(.stepStarted(device: device.id, step: "verify"))
-            let verification = await waiter.wait(timeout: timeout)
+            let outcome = await evidence.check.wait(evidence.prepared, launchedAt: launchedAt, event: waiter)
+            let verification = outcome.verification
             recorder.verification = verification
+            recorder.evidence = outcome.evidence
             let seconds = environment.now().timeIntervalSince(launchedAt)
+            let proof = outcome.evidence.map(\.rawValue).joined(separator: ", ")
             let (status, detail): (String, String?) = {
                 switch verification {
-                case .loaded(let s): return ("ok", String(format: "dashboard loaded %.1f s after launch", s))
+                case .loaded(let s):
+                    return ("ok", String(format: "dashboard loaded %.1f s after launch (", s) + proof + ")")
                 case .notLoaded(let reason): return ("failed", reason)
                 case .skipped(let reason): return ("skipped", reason)
                 case .notRun: return ("skipped", nil)

@@ -90,7 +90,7 @@ final class AppLogFile: Sendable {
         lock.withLock {
             let manager = FileManager.default
             if !manager.fileExists(atPath: current.path) {
-                manager.createFile(atPath: current.path, contents: nil)
+                _ = manager.createFile(atPath: current.path, contents: nil)
             }
             guard let handle = try? FileHandle(forWritingTo: current) else { return }
             let size = (try? handle.seekToEnd()) ?? 0
@@ -99,7 +99,7 @@ final class AppLogFile: Sendable {
             if Int(size) + text.utf8.count >= rotationSize {
                 try? manager.removeItem(at: previous)
                 try? manager.moveItem(at: current, to: previous)
-                manager.createFile(atPath: current.path, contents: nil)
+                _ = manager.createFile(atPath: current.path, contents: nil)
             }
         }
     }

@@ -239,7 +239,7 @@ final class AppSession: Sendable {
                 "dashboard": selected.map(JSONValue.string) ?? .null,
                 "version": .string(launch.version), "build": .string(launch.build), "kiosk": .bool(kiosk),
             ]
-            try? await connection.fireEvent(DashboardLoadedEvent.eventType, data: data)
+            _ = try? await connection.fireEvent(DashboardLoadedEvent.eventType, data: data)
         }
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(3600))

@@ -228,6 +228,12 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).runningApp
     }
 
+    /// Where an app's data container lives on the host (`Documents/ha-log.txt`, `Library/Preferences`),
+    /// whether or not the app is installed.
+    public func appDataContainer(udid: String, bundleIdentifier: String) throws -> URL {
+        try runtime(udid: udid).paths.dataContainer(bundleIdentifier)
+    }
+
     /// The last AFC upload the device received (for throughput measurements).
     public func lastUpload(udid: String) async throws -> VirtualUploadStatistics? {
         try await runtime(udid: udid).lastUpload
