@@ -71,7 +71,7 @@ public struct LoadEvidenceVerifier: Sendable {
         var prepared = Prepared(baseline: AppLogBaseline(size: nil))
         do {
             let data = try await driver.appDataFile(request.artifact, relativePath: AppLogBaseline.current)
-            prepared.baseline = AppLogBaseline(size: data?.count ?? 0)
+            prepared.baseline = AppLogBaseline(data)
         } catch let error as AppDataUnavailable {
             prepared.logUnavailable = error.reason
         } catch {

@@ -74,13 +74,13 @@ struct AppLogVerdictTests {
     @Test func theBaselineKeepsOnlyWhatTheLaunchWrote() async throws {
         let old = try text("auth-failed.txt")
         let new = try text("loaded-after-old-failure.txt")
-        let baseline = AppLogBaseline(size: Data(old.utf8).count)
+        let baseline = AppLogBaseline(Data(old.utf8))
         let grown = await baseline.newText(current: Data((old + new).utf8)) { nil }
         #expect(grown == new)
         // Nothing new since the launch: no session, even though the file holds two.
         let unchanged = await baseline.newText(current: Data(old.utf8)) { nil }
         #expect(baseline.newestSession(in: unchanged, launchedAt: Date()) == nil)
-        // Rotated: the rest of ha-log-prev.txt, then the new current file.
+        // Rotated: the rest of ha-log-prev.txt, then the new current file (longer than the old one).
         let rotated = try await baseline.newText(current: Data(new.utf8)) { Data((old + "tail\n").utf8) }
         #expect(rotated == "tail\n" + new)
     }
