@@ -21,7 +21,8 @@ public struct LiveProcessRunner: ProcessRunner {
         let stderrPipe = Pipe()
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        process.standardInput = FileHandle.nullDevice
+        let stdinPipe = command.standardInput.map { _ in Pipe() }
+        process.standardInput = stdinPipe ?? FileHandle.nullDevice
 
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { process in
@@ -32,6 +33,18 @@ public struct LiveProcessRunner: ProcessRunner {
             try process.run()
         } catch {
             throw ProcessError.launchFailed(command: command, reason: "\(error.localizedDescription)")
+        }
+        if let stdinPipe, let input = command.standardInput {
+            // On a thread of its own: a child that never reads must not block us past the deadline.
+            // A child that exits without reading gives EPIPE, not a SIGPIPE that would end hadeploy.
+            signal(SIGPIPE, SIG_IGN)
+            let writer = Thread {
+                let handle = stdinPipe.fileHandleForWriting
+                try? handle.write(contentsOf: input)
+                try? handle.close()
+            }
+            writer.name = "hadeploy.stdin-writer"
+            writer.start()
         }
         // Each pipe is drained by a thread of its own with blocking reads. FileHandle's
         // readabilityHandler was used before: cancelling its dispatch source races the descriptor's
