@@ -95,7 +95,10 @@ extension HomeAssistantVerifier {
     public func expectedDashboard(_ dashboard: String?) async throws -> ExpectedDashboard {
         do {
             return .shape(LovelaceShape(try await shared().lovelaceConfig(urlPath: dashboard)))
-        } catch let error as HomeAssistantError where dashboard == nil && error.code == "config_not_found" {
+        } catch let error as HomeAssistantError
+            where error.code == "config_not_found" && !error.message.contains("Unknown config specified")
+        {
+            // Never saved: Home Assistant shows a generated dashboard for it, and so does the app.
             return .generatedDefault
         }
     }

@@ -5,13 +5,14 @@ import HomeAssistant
 public enum ExpectedDashboard: Sendable, Hashable, CustomStringConvertible {
     /// A saved dashboard: the app logs this shape when it receives it.
     case shape(LovelaceShape)
-    /// The default dashboard that nobody saved: Home Assistant generates it, and so does the app.
+    /// A dashboard nobody saved (the default one, usually): Home Assistant generates it, and so
+    /// does the app.
     case generatedDefault
 
     public var description: String {
         switch self {
         case .shape(let shape): return shape.description
-        case .generatedDefault: return "the generated default dashboard"
+        case .generatedDefault: return "no saved config (a generated dashboard)"
         }
     }
 }

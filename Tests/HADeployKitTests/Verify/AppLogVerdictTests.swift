@@ -81,7 +81,7 @@ struct AppLogVerdictTests {
         let unchanged = await baseline.newText(current: Data(old.utf8)) { nil }
         #expect(baseline.newestSession(in: unchanged, launchedAt: Date()) == nil)
         // Rotated: the rest of ha-log-prev.txt, then the new current file (longer than the old one).
-        let rotated = try await baseline.newText(current: Data(new.utf8)) { Data((old + "tail\n").utf8) }
+        let rotated = await baseline.newText(current: Data(new.utf8)) { Data((old + "tail\n").utf8) }
         #expect(rotated == "tail\n" + new)
     }
 
