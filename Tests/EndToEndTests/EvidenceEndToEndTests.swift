@@ -72,8 +72,8 @@ struct EvidenceEndToEndTests {
         // The screen (and so the screenshot) shows that dashboard's views and cards.
         let screen = try #require(try await world.usbmuxd.runningApp(udid: udid)).screen
         #expect(screen.lines.first == "Hall wall", "\(screen.lines)")
-        #expect(screen.lines.contains("  [markdown: Welcome]"))
-        #expect(screen.lines.contains("  [tile: input_boolean.peer_test = off]"))
+        #expect(screen.lines.contains("  [Welcome]"))
+        #expect(screen.lines.contains("  [Peer test switch: off]"))
         #expect(FileManager.default.fileExists(atPath: world.root.appendingPathComponent("report/screenshots/mini4.png").path))
     }
 

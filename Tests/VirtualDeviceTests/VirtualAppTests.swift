@@ -121,7 +121,7 @@ extension VirtualDeviceSuite {
             #expect(!good.screen.isError, "\(good.screen)")
             #expect(good.screen.lines.first == "Lobby wall", "\(good.screen.lines)")
             #expect(good.screen.lines.contains("# Main"))
-            #expect(good.screen.lines.contains("  [entities: input_boolean.peer_test = off]"), "\(good.screen.lines)")
+            #expect(good.screen.lines.contains("    Peer test switch: off"), "\(good.screen.lines)")
             #expect(good.log.contains("\n=== HA Dashboard log session ===\nDevice: iPad / iOS 15.8\nDate: "))
             for line in [
                 " INFO [startup] NSUserDefaults read END (url=YES, token=YES)\n", " INFO [startup] isConfigured=YES\n",

@@ -15,7 +15,7 @@ enum DashboardScreen {
             lines.append("# " + (view["title"]?.stringValue ?? view["path"]?.stringValue ?? "View"))
             var cards = view["cards"]?.arrayValue ?? []
             for section in view["sections"]?.arrayValue ?? [] { cards += section["cards"]?.arrayValue ?? [] }
-            for card in cards { lines.append("  [" + describe(card, states: states) + "]") }
+            for card in cards { lines += describe(card, states: states) }
         }
         return Array(lines.prefix(maximumLines))
     }
@@ -34,16 +34,22 @@ enum DashboardScreen {
         return Array(lines.prefix(maximumLines))
     }
 
-    static func describe(_ card: JSONValue, states: [EntityState]) -> String {
-        let type = card["type"]?.stringValue ?? "card"
-        if let title = card["title"]?.stringValue ?? card["name"]?.stringValue { return "\(type): \(title)" }
-        let entity =
-            card["entity"]?.stringValue ?? card["entities"]?.arrayValue?.first?.stringValue
-            ?? card["entities"]?.arrayValue?.first?["entity"]?.stringValue
-        if let entity {
-            let value = states.first { $0.entityID == entity }?.state
-            return "\(type): \(entity)" + (value.map { " = \($0)" } ?? "")
+    /// A card as lines: `[Title]` or `[Name: state]`, an entities card's rows below it.
+    static func describe(_ card: JSONValue, states: [EntityState]) -> [String] {
+        func row(_ entity: String) -> String {
+            guard let state = states.first(where: { $0.entityID == entity }) else { return entity }
+            // The virtual screen's font is ASCII: "°C" is drawn as "C".
+            let unit = state.attributes["unit_of_measurement"]?.stringValue.map { " " + $0.filter(\.isASCII) } ?? ""
+            return "\(state.friendlyName ?? entity): \(state.state)\(unit)"
         }
-        return type
+        let entities = (card["entities"]?.arrayValue ?? []).compactMap {
+            $0.stringValue ?? $0["entity"]?.stringValue
+        }
+        let title = card["title"]?.stringValue ?? card["name"]?.stringValue
+        if let entity = card["entity"]?.stringValue {
+            return ["  [" + (title.map { "\($0): " } ?? "") + row(entity) + "]"]
+        }
+        let heading = "  [" + (title ?? card["type"]?.stringValue ?? "card") + "]"
+        return [heading] + entities.map { "    " + row($0) }
     }
 }
