@@ -29,7 +29,8 @@ final class AFCClient: @unchecked Sendable {
 
     /// An AFC client on a connection another client owns (house_arrest after VendContainer); that
     /// owner is kept alive, and so freed after this client.
-    init(raw: afc_client_t, device: DeviceHandle, identity: DeviceIdentity, service: String, owner: AnyObject) {
+    init(raw: afc_client_t, device: DeviceHandle, identity: DeviceIdentity, service: String, owner: AnyObject)
+    {
         self.raw = raw
         self.device = device
         self.identity = identity

@@ -68,7 +68,8 @@ final class HouseArrestClient: @unchecked Sendable {
                 .appNotInstalled, step: "house_arrest VendContainer \(bundleID)", device: identity,
                 reason: "the device will not open \(bundleID)'s data container (InstallationLookupFailed): "
                     + "it is not installed, or not a development-signed build (get-task-allow)",
-                nextStep: "Install a development-signed build, or verify through Home Assistant (ha_integration).")
+                nextStep:
+                    "Install a development-signed build, or verify through Home Assistant (ha_integration).")
         }
         return MobileDeviceError(
             .protocolError, step: "house_arrest VendContainer \(bundleID)", device: identity,

@@ -5,7 +5,9 @@ extension USBDevice {
     /// A file from an app's data container (e.g. `Documents/ha-log.txt`) through house_arrest, or
     /// nil when the container has no such file. The app must be a development-signed build; other
     /// apps' containers are refused by the device (`.appNotInstalled`, with that reason).
-    public func appDataFile(bundleID: String, path: String, maximumBytes: Int = 16 << 20) async throws -> Data? {
+    public func appDataFile(bundleID: String, path: String, maximumBytes: Int = 16 << 20) async throws
+        -> Data?
+    {
         try await serialized {
             let (session, lockdown) = try await openLockdown()
             let descriptor = try await session.startService(

@@ -36,7 +36,10 @@ struct EvidenceEndToEndTests {
                                     ["type": "markdown", "title": "Welcome"],
                                 ],
                             ],
-                            ["title": "Night", "cards": [["type": "tile", "entity": "input_boolean.peer_test"]]],
+                            [
+                                "title": "Night",
+                                "cards": [["type": "tile", "entity": "input_boolean.peer_test"]],
+                            ],
                         ],
                     ],
                 ]))
@@ -49,7 +52,9 @@ struct EvidenceEndToEndTests {
         try await connection.connect()
         defer { Task { await connection.close() } }
         _ = try await connection.send(
-            RawRequest("lovelace/dashboards/delete", ["dashboard_id": .string(name.replacingOccurrences(of: "-", with: "_"))]))
+            RawRequest(
+                "lovelace/dashboards/delete",
+                ["dashboard_id": .string(name.replacingOccurrences(of: "-", with: "_"))]))
     }
 
     @Test func aUSBTwinIsVerifiedByItsOwnLogAndShowsTheCards() async throws {
@@ -66,15 +71,19 @@ struct EvidenceEndToEndTests {
         // What the app wrote, read from the twin's container: the session hadeploy judged.
         let udid = try #require(world.udids["mini4"])
         let log = try String(
-            contentsOf: try await world.usbmuxd.appDataContainer(udid: udid, bundleIdentifier: "com.example.hadashboard")
-                .appendingPathComponent("Documents/ha-log.txt"), encoding: .utf8)
+            contentsOf: try await world.usbmuxd.appDataContainer(
+                udid: udid, bundleIdentifier: "com.example.hadashboard"
+            )
+            .appendingPathComponent("Documents/ha-log.txt"), encoding: .utf8)
         #expect(log.contains(" INFO [conn] Lovelace config received: 2 views, 3 cards, strategy=none\n"))
         // The screen (and so the screenshot) shows that dashboard's views and cards.
         let screen = try #require(try await world.usbmuxd.runningApp(udid: udid)).screen
         #expect(screen.lines.first == "Hall wall", "\(screen.lines)")
         #expect(screen.lines.contains("  [Welcome]"))
         #expect(screen.lines.contains("  [Peer test switch: off]"))
-        #expect(FileManager.default.fileExists(atPath: world.root.appendingPathComponent("report/screenshots/mini4.png").path))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: world.root.appendingPathComponent("report/screenshots/mini4.png").path))
     }
 
     @Test func aDashboardGoneBeforeTheLaunchEndsWithTheAppsFallbackAtOnce() async throws {
@@ -102,7 +111,8 @@ struct EvidenceEndToEndTests {
         #expect(verify.seconds < 10, "\(verify)")
         // kitchen launched before the deletion or after it: either verified, or failed in the app's words.
         let kitchen = try #require(byID["kitchen"])
-        #expect(kitchen.outcome == .succeeded || kitchen.reason?.contains("Lovelace config fetch failed") == true)
+        #expect(
+            kitchen.outcome == .succeeded || kitchen.reason?.contains("Lovelace config fetch failed") == true)
     }
 
     @Test func aCrashAtLaunchEndsWithTheCrashAndTheOthersAreUnaffected() async throws {

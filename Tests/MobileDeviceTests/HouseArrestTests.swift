@@ -20,15 +20,19 @@ import VirtualDevice
         #expect(try await device.install(artifact: ipa) == .installed)
 
         // What the app wrote into its container (the twin keeps it on the host).
-        let container = try await emulator.daemon.appDataContainer(udid: udid, bundleIdentifier: spec.bundleID)
+        let container = try await emulator.daemon.appDataContainer(
+            udid: udid, bundleIdentifier: spec.bundleID)
         let documents = container.appendingPathComponent("Documents")
         try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
-        let text = "\n=== HA Dashboard log session ===\n" + String(repeating: "+    1.0ms  INFO [conn] x\n", count: 4000)
+        let text =
+            "\n=== HA Dashboard log session ===\n"
+            + String(repeating: "+    1.0ms  INFO [conn] x\n", count: 4000)
         try Data(text.utf8).write(to: documents.appendingPathComponent("ha-log.txt"))
 
         let read = try await device.appDataFile(bundleID: spec.bundleID, path: "Documents/ha-log.txt")
         #expect(read == Data(text.utf8))
-        #expect(try await device.appDataFile(bundleID: spec.bundleID, path: "Documents/ha-log-prev.txt") == nil)
+        #expect(
+            try await device.appDataFile(bundleID: spec.bundleID, path: "Documents/ha-log-prev.txt") == nil)
         // AFC is rooted at the container: a path that climbs out of it is refused.
         await #expect(throws: MobileDeviceError.self) {
             _ = try await device.appDataFile(bundleID: spec.bundleID, path: "../../state.json")
@@ -36,7 +40,8 @@ import VirtualDevice
 
         // An app the device does not have: InstallationLookupFailed, said as what to do.
         await #expect {
-            _ = try await device.appDataFile(bundleID: "io.hadeploy.not.installed", path: "Documents/ha-log.txt")
+            _ = try await device.appDataFile(
+                bundleID: "io.hadeploy.not.installed", path: "Documents/ha-log.txt")
         } throws: { error in
             guard let error = error as? MobileDeviceError else { return false }
             return error.kind == .appNotInstalled && error.reason.contains("InstallationLookupFailed")

@@ -78,7 +78,8 @@ extension VirtualDeviceSuite {
             for argument in arguments where argument.count > 20 {
                 #expect(!run.output.contains(argument), "the token never reaches the tool output")
             }
-            let (screen, shot) = try #require(seen.withLockedValue { $0 }, "the app never showed a result: \(run)")
+            let (screen, shot) = try #require(
+                seen.withLockedValue { $0 }, "the app never showed a result: \(run)")
             let log = String(decoding: (try Data(contentsOf: logFile)).dropFirst(before), as: UTF8.self)
             return (screen, shot, log)
         }
@@ -124,7 +125,8 @@ extension VirtualDeviceSuite {
             #expect(good.screen.lines.contains("    Peer test switch: off"), "\(good.screen.lines)")
             #expect(good.log.contains("\n=== HA Dashboard log session ===\nDevice: iPad / iOS 15.8\nDate: "))
             for line in [
-                " INFO [startup] NSUserDefaults read END (url=YES, token=YES)\n", " INFO [startup] isConfigured=YES\n",
+                " INFO [startup] NSUserDefaults read END (url=YES, token=YES)\n",
+                " INFO [startup] isConfigured=YES\n",
                 " INFO [conn] WebSocket authenticated\n",
                 " INFO [conn] Lovelace config received: 2 views, 1 cards, strategy=none\n",
             ] {
@@ -139,9 +141,12 @@ extension VirtualDeviceSuite {
             #expect(kiosk.screen.kiosk && !kiosk.screen.isError)
             let kept = try await Self.launch(setup, [])
             #expect(kept.screen.kiosk, "HAKioskMode persists in the app's preferences")
-            #expect(kept.screen.lines.first == "Lobby wall", "the saved server and dashboard are used: \(kept.screen)")
             #expect(
-                try ImageCodec.decode(kept.shot).color(x: 5, y: 5) == RGBImage.Color(red: 0xFA, green: 0xFA, blue: 0xFA))
+                kept.screen.lines.first == "Lobby wall",
+                "the saved server and dashboard are used: \(kept.screen)")
+            #expect(
+                try ImageCodec.decode(kept.shot).color(x: 5, y: 5)
+                    == RGBImage.Color(red: 0xFA, green: 0xFA, blue: 0xFA))
 
             // A refused token: the app's own words, and an error on screen.
             let bad = try await Self.launch(
@@ -153,7 +158,8 @@ extension VirtualDeviceSuite {
             let missing = try await Self.launch(setup, server(setup) + ["-HADashboard", "wall-nowhere"])
             #expect(missing.log.contains("ERROR [conn] Lovelace config fetch failed: {\n"), "\(missing.log)")
             #expect(missing.log.contains("message = \"Unknown config specified: wall-nowhere\";"))
-            #expect(missing.log.contains(" INFO [conn] No Lovelace config — using original-states strategy\n"))
+            #expect(
+                missing.log.contains(" INFO [conn] No Lovelace config — using original-states strategy\n"))
             #expect(missing.screen.lines.first == "Home (generated)", "\(missing.screen)")
 
             // Settings from the preferences plist alone (rosettasim-ctl, the jailbreak's `open`);
@@ -168,7 +174,8 @@ extension VirtualDeviceSuite {
             values["HAClearCredentials"] = true
             values["HAServerURL"] = setup.ha.url
             values["HAAccessToken"] = setup.ha.token
-            try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0).write(to: prefs)
+            try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0).write(
+                to: prefs)
             let fromPlist = try await Self.launch(setup, ["-HADashboard", "wall-lobby"])
             #expect(fromPlist.log.contains("HAClearCredentials=YES — wiping keychain"))
             #expect(fromPlist.log.contains("Lovelace config received: 2 views, 1 cards"), "\(fromPlist.log)")
@@ -186,7 +193,8 @@ extension VirtualDeviceSuite {
             while value != "wall-lobby" && ContinuousClock.now < deadline {
                 sensor = try await setup.connection.mobileAppSensor(deviceName: name, key: "active_dashboard")
                 if let sensor {
-                    value = try await setup.connection.states().first { $0.entityID == sensor.entityID }?.state
+                    value = try await setup.connection.states().first { $0.entityID == sensor.entityID }?
+                        .state
                 }
                 try await Task.sleep(for: .milliseconds(300))
             }

@@ -105,7 +105,8 @@ extension HomeAssistantVerifier {
 
     public func watchActiveDashboard(deviceName: String, deployID: String) async -> any ActiveDashboardWatch {
         let watch = SensorWatch(
-            connection: try? await shared(), rest: try? HomeAssistantREST(options: options), deviceName: deviceName,
+            connection: try? await shared(), rest: try? HomeAssistantREST(options: options),
+            deviceName: deviceName,
             sentinel: "hadeploy-launching-\(deployID)")
         await watch.arm()
         return watch
@@ -124,7 +125,10 @@ extension HomeAssistantVerifier {
         private var unarmed: (entity: String, lastUpdated: String?)?
         private var note = "no mobile_app device named"
 
-        init(connection: HomeAssistantConnection?, rest: HomeAssistantREST?, deviceName: String, sentinel: String) {
+        init(
+            connection: HomeAssistantConnection?, rest: HomeAssistantREST?, deviceName: String,
+            sentinel: String
+        ) {
             self.connection = connection
             self.rest = rest
             self.deviceName = deviceName
@@ -141,10 +145,13 @@ extension HomeAssistantVerifier {
                 note = "Home Assistant could not be reached to find"
                 return
             }
-            guard let sensor = try? await connection.mobileAppSensor(deviceName: deviceName, key: "active_dashboard")
+            guard
+                let sensor = try? await connection.mobileAppSensor(
+                    deviceName: deviceName, key: "active_dashboard")
             else { return }
             let before = try? await rest.state(of: sensor.entityID)
-            if (try? await rest.setState(sensor.entityID, state: sentinel, attributes: before?.attributes ?? [:]))
+            if (try? await rest.setState(
+                sensor.entityID, state: sentinel, attributes: before?.attributes ?? [:]))
                 != nil
             {
                 armedEntity = sensor.entityID
@@ -155,7 +162,9 @@ extension HomeAssistantVerifier {
 
         func reportedValue() async -> String? {
             guard let connection, let rest else { return nil }
-            guard let sensor = try? await connection.mobileAppSensor(deviceName: deviceName, key: "active_dashboard")
+            guard
+                let sensor = try? await connection.mobileAppSensor(
+                    deviceName: deviceName, key: "active_dashboard")
             else {
                 note = "no mobile_app device named"
                 return nil

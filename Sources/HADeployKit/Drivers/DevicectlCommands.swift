@@ -90,7 +90,8 @@ public struct DevicectlCommands: Sendable, Hashable {
 
     /// Copies one file of an app's data container (`--domain-type appDataContainer`) to `destination`.
     public func copyAppDataFile(
-        device: String, bundleID: String, source: String, destination: String, jsonOutput: String, timeout: Int
+        device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
+        timeout: Int
     ) -> ProcessCommand {
         devicectl(
             [

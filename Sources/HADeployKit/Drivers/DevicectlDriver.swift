@@ -243,7 +243,8 @@ public actor DevicectlDriver: DeviceDriver {
     /// taken as absent when the container itself answered (the app has not written it yet).
     public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
         let target = configuration.device
-        let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-appdata-\(UUID().uuidString)")
+        let file = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-appdata-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         do {
             _ = try await devicectl("verify", limit: configuration.deadlines.limit("crash_check")) {

@@ -69,7 +69,8 @@ public struct AppLogSession: Sendable, Hashable {
         var rest = Substring(line)
         if rest.hasPrefix("+") {
             guard let end = rest.range(of: "ms ") else { return nil }
-            let number = rest[rest.index(after: rest.startIndex)..<end.lowerBound].trimmingCharacters(in: .whitespaces)
+            let number = rest[rest.index(after: rest.startIndex)..<end.lowerBound].trimmingCharacters(
+                in: .whitespaces)
             guard Double(number) != nil else { return nil }
             rest = rest[end.upperBound...]
         } else {

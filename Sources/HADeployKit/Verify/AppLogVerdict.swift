@@ -26,7 +26,8 @@ public enum AppLogVerdict: Sendable, Hashable {
         for entry in session.entries {
             let message = entry.drop { $0 != "]" }.dropFirst().drop { $0 == " " }
             if entry.hasPrefix("[startup] isConfigured=NO") {
-                verdict = .failed("isConfigured=NO: the app has no server and token and shows its login screen")
+                verdict = .failed(
+                    "isConfigured=NO: the app has no server and token and shows its login screen")
             } else if message.hasPrefix("Auth failed") {
                 verdict = .failed(Self.words(message))
             } else if message.hasPrefix("Lovelace config received: "), let shape = Self.shape(message) {

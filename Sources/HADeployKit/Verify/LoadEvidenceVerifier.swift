@@ -93,7 +93,9 @@ public struct LoadEvidenceVerifier: Sendable {
     var expectedSensorValue: String { request.dashboard ?? "default" }
 
     /// After the launch: polls the sources until one decides or `request.timeout` runs out.
-    public func wait(_ prepared: Prepared, launchedAt: Date, event: (any LoadedWaiter)? = nil) async -> Outcome {
+    public func wait(_ prepared: Prepared, launchedAt: Date, event: (any LoadedWaiter)? = nil) async
+        -> Outcome
+    {
         let timeout = request.timeout
         let slot = EventSlot()
         let eventTask = event.map { waiter in Task { slot.set(await waiter.wait(timeout: timeout)) } }
@@ -107,11 +109,14 @@ public struct LoadEvidenceVerifier: Sendable {
         var logReason: String?
         var sensorValue: String?
         while true {
-            if Task.isCancelled { return Outcome(verification: .notLoaded(reason: "interrupted"), evidence: []) }
+            if Task.isCancelled {
+                return Outcome(verification: .notLoaded(reason: "interrupted"), evidence: [])
+            }
             if logReadable && !logLoaded {
                 switch await readLog(prepared, launchedAt: launchedAt) {
                 case .failed(let words):
-                    return Outcome(verification: .notLoaded(reason: "the app's log says: \(words)"), evidence: [])
+                    return Outcome(
+                        verification: .notLoaded(reason: "the app's log says: \(words)"), evidence: [])
                 case .loaded:
                     logLoaded = true
                 case .pending(let reason):
@@ -165,7 +170,9 @@ public struct LoadEvidenceVerifier: Sendable {
     func readLog(_ prepared: Prepared, launchedAt: Date) async -> LogReading {
         let text: String
         do {
-            guard let current = try await driver.appDataFile(request.artifact, relativePath: AppLogBaseline.current)
+            guard
+                let current = try await driver.appDataFile(
+                    request.artifact, relativePath: AppLogBaseline.current)
             else { return .pending("the app has written no ha-log.txt yet") }
             text = try await prepared.baseline.newText(current: current) {
                 try await driver.appDataFile(request.artifact, relativePath: AppLogBaseline.previous)
@@ -185,7 +192,8 @@ public struct LoadEvidenceVerifier: Sendable {
             return .pending("the app's log shows no dashboard yet (last entry: \(last ?? "none"))")
         case .received(let shape):
             guard let expected = prepared.expected else {
-                return .pending("the app loaded \(shape), but Home Assistant's dashboard could not be read to compare")
+                return .pending(
+                    "the app loaded \(shape), but Home Assistant's dashboard could not be read to compare")
             }
             if case .shape(shape) = expected { return .loaded }
             return .pending(
@@ -194,7 +202,8 @@ public struct LoadEvidenceVerifier: Sendable {
         case .generatedDefault:
             if case .generatedDefault = prepared.expected { return .loaded }
             return .pending(
-                "the app shows its generated default dashboard, but \(dashboardName) has \(prepared.expected?.description ?? "a saved config")")
+                "the app shows its generated default dashboard, but \(dashboardName) has \(prepared.expected?.description ?? "a saved config")"
+            )
         }
     }
 

@@ -5,12 +5,15 @@ extension HomeAssistantConnection {
     /// `deviceName` (case-insensitive; the user's rename counts too), or nil when there is none yet.
     /// When several devices share the name, the one registered last wins: a reinstalled app
     /// registers again and the old entry stays behind.
-    public nonisolated func mobileAppSensor(deviceName: String, key: String) async throws -> MobileAppSensor? {
+    public nonisolated func mobileAppSensor(deviceName: String, key: String) async throws -> MobileAppSensor?
+    {
         let devices = try await send(RawRequest("config/device_registry/list")).arrayValue ?? []
         let wanted = deviceName.lowercased()
         let candidates = devices.filter { device in
             let isMobileApp =
-                device["identifiers"]?.arrayValue?.contains { $0.arrayValue?.first?.stringValue == "mobile_app" }
+                device["identifiers"]?.arrayValue?.contains {
+                    $0.arrayValue?.first?.stringValue == "mobile_app"
+                }
                 ?? false
             let names = [device["name_by_user"]?.stringValue, device["name"]?.stringValue].compactMap { $0 }
             return isMobileApp && names.contains { $0.lowercased() == wanted }

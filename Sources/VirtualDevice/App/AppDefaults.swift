@@ -78,7 +78,8 @@ struct AppDefaults {
     func save() throws {
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let data = try PropertyListSerialization.data(fromPropertyList: persistent, format: .binary, options: 0)
+        let data = try PropertyListSerialization.data(
+            fromPropertyList: persistent, format: .binary, options: 0)
         try data.write(to: file, options: .atomic)
     }
 }

@@ -24,7 +24,8 @@ final class AppSensorReporter: Sendable {
     let gone: @Sendable () -> Void
 
     init(
-        rest: HomeAssistantREST, webhookID: String, log: AppLogFile, values: @escaping @Sendable (String) -> JSONValue,
+        rest: HomeAssistantREST, webhookID: String, log: AppLogFile,
+        values: @escaping @Sendable (String) -> JSONValue,
         gone: @escaping @Sendable () -> Void
     ) {
         self.rest = rest
@@ -49,7 +50,9 @@ final class AppSensorReporter: Sendable {
                 data["device_class"] = "battery"
                 data["unit_of_measurement"] = "%"
             }
-            guard await send("register_sensor", .object(data), failure: "Failed to register sensor \(sensor.key)")
+            guard
+                await send(
+                    "register_sensor", .object(data), failure: "Failed to register sensor \(sensor.key)")
             else { return }
         }
         log.info("device", "Sensor reporter started")

@@ -48,13 +48,16 @@ final class AppSession: Sendable {
         log.startup("didFinishLaunching START")
         log.info("startup", "App version: \(launch.version) (\(launch.build))")
         log.startup("NSUserDefaults read BEGIN")
-        let settings = state.with { defaults, keychain -> (configured: Bool, autoRegister: Bool, demo: Bool) in
+        let settings = state.with {
+            defaults, keychain -> (configured: Bool, autoRegister: Bool, demo: Bool) in
             if defaults.bool("HAClearCredentials") {
                 log.startup("HAClearCredentials=YES — wiping keychain")
                 for key in ["ha_server_url", "ha_access_token", "ha_auth_mode", "ha_refresh_token"] {
                     keychain[key] = nil
                 }
-                for key in ["ha_selected_dashboard", "ha_kiosk_mode", "ha_demo_mode", "ha_auto_reload_dashboard"] {
+                for key in [
+                    "ha_selected_dashboard", "ha_kiosk_mode", "ha_demo_mode", "ha_auto_reload_dashboard",
+                ] {
                     defaults.set(nil, for: key)
                 }
             }
@@ -62,7 +65,8 @@ final class AppSession: Sendable {
             let token = defaults.string("HAAccessToken") ?? ""
             log.info(
                 "startup",
-                "NSUserDefaults read END (url=\(url.isEmpty ? "NO" : "YES"), token=\(token.isEmpty ? "NO" : "YES"))")
+                "NSUserDefaults read END (url=\(url.isEmpty ? "NO" : "YES"), token=\(token.isEmpty ? "NO" : "YES"))"
+            )
             if !url.isEmpty && !token.isEmpty {
                 log.startup("saveServerURL BEGIN")
                 keychain["ha_server_url"] = Self.normalized(url)
@@ -72,13 +76,17 @@ final class AppSession: Sendable {
             if let dashboard = defaults.string("HADashboard") {
                 defaults.set(dashboard.isEmpty ? nil : dashboard, for: "ha_selected_dashboard")
             }
-            if defaults.has("HAKioskMode") { defaults.set(defaults.bool("HAKioskMode"), for: "ha_kiosk_mode") }
+            if defaults.has("HAKioskMode") {
+                defaults.set(defaults.bool("HAKioskMode"), for: "ha_kiosk_mode")
+            }
             if defaults.has("HADemoMode") { defaults.set(defaults.bool("HADemoMode"), for: "ha_demo_mode") }
             let autoRegister = defaults.bool("HAAutoRegister")
             if autoRegister { defaults.set(true, for: "HADeviceIntegration_enabled") }
             let demo = defaults.bool("ha_demo_mode")
             let configured =
-                demo || (!(keychain["ha_server_url"] ?? "").isEmpty && !(keychain["ha_access_token"] ?? "").isEmpty)
+                demo
+                || (!(keychain["ha_server_url"] ?? "").isEmpty
+                    && !(keychain["ha_access_token"] ?? "").isEmpty)
             try? defaults.save()
             try? keychain.save()
             return (configured, autoRegister, demo)
@@ -93,7 +101,8 @@ final class AppSession: Sendable {
         }
         log.startup("isConfigured check BEGIN")
         log.info("startup", "isConfigured=\(settings.configured ? "YES" : "NO")")
-        log.startup(settings.configured ? "Creating HADashboardViewController" : "Creating HALoginViewController")
+        log.startup(
+            settings.configured ? "Creating HADashboardViewController" : "Creating HALoginViewController")
         log.startup("didFinishLaunching END")
         guard settings.configured else {
             show(["Connect to Home Assistant", "", "Server URL", "Access token", "", "(login screen)"])
@@ -123,7 +132,9 @@ final class AppSession: Sendable {
 
     private var credentials: (url: String, token: String)? {
         state.with { _, keychain in
-            guard let url = keychain["ha_server_url"], let token = keychain["ha_access_token"] else { return nil }
+            guard let url = keychain["ha_server_url"], let token = keychain["ha_access_token"] else {
+                return nil
+            }
             return (url, token)
         }
     }
@@ -174,7 +185,8 @@ final class AppSession: Sendable {
                 default:
                     log.warn(
                         "conn",
-                        "WebSocket disconnected: Error Domain=NSPOSIXErrorDomain Code=61 \"Could not connect to the server.\"")
+                        "WebSocket disconnected: Error Domain=NSPOSIXErrorDomain Code=61 \"Could not connect to the server.\""
+                    )
                     show(["Cannot reach Home Assistant", server.baseURL], error: true)
                 }
             } catch {
@@ -183,7 +195,8 @@ final class AppSession: Sendable {
             }
             attempt += 1
             let delay = min(
-                launch.options.reconnectSeconds * pow(2, Double(attempt - 1)), launch.options.maximumReconnectSeconds)
+                launch.options.reconnectSeconds * pow(2, Double(attempt - 1)),
+                launch.options.maximumReconnectSeconds)
             log.info("conn", "Reconnecting in \(Int(delay.rounded()))s (attempt \(attempt))")
             try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
         }
@@ -201,7 +214,8 @@ final class AppSession: Sendable {
             let shape = LovelaceShape(config)
             log.info(
                 "conn",
-                "Lovelace config received: \(shape.views) views, \(shape.cards) cards, strategy=\(shape.strategy ?? "none")")
+                "Lovelace config received: \(shape.views) views, \(shape.cards) cards, strategy=\(shape.strategy ?? "none")"
+            )
             if let strategy = shape.strategy { log.info("conn", "Strategy dashboard detected: \(strategy)") }
             log.info("conn", "REST /api/states complete — \(states.count) entities")
             log.info("dash", "Received Lovelace config: \(shape.views) views")
@@ -235,7 +249,8 @@ final class AppSession: Sendable {
         if launch.options.sendsLoadedEvent {
             let data: [String: JSONValue] = [
                 "deploy_id": .string(state.with { defaults, _ in defaults.string("HADeployID") } ?? ""),
-                "device": .string(state.with { defaults, _ in defaults.string("HADeviceID") } ?? launch.deviceName),
+                "device": .string(
+                    state.with { defaults, _ in defaults.string("HADeviceID") } ?? launch.deviceName),
                 "dashboard": selected.map(JSONValue.string) ?? .null,
                 "version": .string(launch.version), "build": .string(launch.build), "kiosk": .bool(kiosk),
             ]
@@ -279,7 +294,8 @@ final class AppSession: Sendable {
 
     private func register() async {
         guard let (url, token) = credentials, let server = try? ServerAddress(url) else {
-            log.error("startup", "HAAutoRegister: registration failed: Not configured — no server URL or token")
+            log.error(
+                "startup", "HAAutoRegister: registration failed: Not configured — no server URL or token")
             return
         }
         guard let rest = try? HomeAssistantREST(options: options(server, token)) else { return }

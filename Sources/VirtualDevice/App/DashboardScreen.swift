@@ -23,7 +23,9 @@ enum DashboardScreen {
     /// The fallback the app builds from the entities when there is no config to show.
     static func generated(dashboard: String?, states: [EntityState]) -> [String] {
         var lines = ["Home (generated)", "\(states.count) entities", ""]
-        let domains = Dictionary(grouping: states) { $0.entityID.split(separator: ".").first.map(String.init) ?? "" }
+        let domains = Dictionary(grouping: states) {
+            $0.entityID.split(separator: ".").first.map(String.init) ?? ""
+        }
         for domain in domains.keys.sorted() {
             lines.append("# " + domain)
             for state in domains[domain, default: []].prefix(4) {
@@ -39,7 +41,8 @@ enum DashboardScreen {
         func row(_ entity: String) -> String {
             guard let state = states.first(where: { $0.entityID == entity }) else { return entity }
             // The virtual screen's font is ASCII: "°C" is drawn as "C".
-            let unit = state.attributes["unit_of_measurement"]?.stringValue.map { " " + $0.filter(\.isASCII) } ?? ""
+            let unit =
+                state.attributes["unit_of_measurement"]?.stringValue.map { " " + $0.filter(\.isASCII) } ?? ""
             return "\(state.friendlyName ?? entity): \(state.state)\(unit)"
         }
         let entities = (card["entities"]?.arrayValue ?? []).compactMap {

@@ -21,7 +21,8 @@ public struct HADashboardAppBehaviour: VirtualAppBehaviour {
         -> VirtualHADashboardLaunch
     {
         VirtualHADashboardLaunch(
-            bundleIdentifier: launch.bundleIdentifier, displayName: launch.displayName, version: launch.version,
+            bundleIdentifier: launch.bundleIdentifier, displayName: launch.displayName,
+            version: launch.version,
             build: launch.build, arguments: launch.arguments, dataContainer: launch.dataContainer,
             deviceName: launch.deviceName, model: launch.productType.hasPrefix("iPhone") ? "iPhone" : "iPad",
             machine: launch.productType, systemVersion: launch.productVersion, options: options)

@@ -47,7 +47,8 @@ struct HouseArrestService {
         let store = runtime.paths.applications.appendingPathComponent(app.bundleIdentifier)
         let bundle = URL(fileURLWithPath: app.path).lastPathComponent
         let plist = store.appendingPathComponent(bundle).appendingPathComponent("Info.plist")
-        guard let data = try? Data(contentsOf: plist), let info = try? PropertyList.dictionary(from: data) else {
+        guard let data = try? Data(contentsOf: plist), let info = try? PropertyList.dictionary(from: data)
+        else {
             return false
         }
         return info["UIFileSharingEnabled"] as? Bool ?? false

@@ -30,7 +30,8 @@ struct AppLogVerdictTests {
     }
 
     @Test func aRefusedTokenIsTheAppsOwnWords() throws {
-        #expect(AppLogVerdict.of(try newest("auth-failed.txt")) == .failed("Auth failed: Authentication failed"))
+        #expect(
+            AppLogVerdict.of(try newest("auth-failed.txt")) == .failed("Auth failed: Authentication failed"))
     }
 
     @Test func aMissingDashboardIsTheFallbackWithHomeAssistantsMessage() throws {
@@ -68,7 +69,8 @@ struct AppLogVerdictTests {
             +   390.2ms  INFO [conn] WebSocket connected, awaiting auth...
             """
         let session = AppLogSession.sessions(in: text).last
-        #expect(session.map(AppLogVerdict.of) == .waiting(last: "[conn] WebSocket connected, awaiting auth..."))
+        #expect(
+            session.map(AppLogVerdict.of) == .waiting(last: "[conn] WebSocket connected, awaiting auth..."))
     }
 
     @Test func theBaselineKeepsOnlyWhatTheLaunchWrote() async throws {
