@@ -96,6 +96,14 @@ public struct LoadEvidenceVerifier: Sendable {
     public func wait(_ prepared: Prepared, launchedAt: Date, event: (any LoadedWaiter)? = nil) async
         -> Outcome
     {
+        if let unreadable = prepared.logUnavailable, prepared.watch == nil, event == nil {
+            // Nothing could ever prove it: say so at once instead of waiting out the deadline.
+            return Outcome(
+                verification: .skipped(
+                    reason: "no evidence on this device: \(unreadable); turn on the app's Home Assistant "
+                        + "integration for it (ha_integration) to verify through Home Assistant"),
+                evidence: [])
+        }
         let timeout = request.timeout
         let slot = EventSlot()
         let eventTask = event.map { waiter in Task { slot.set(await waiter.wait(timeout: timeout)) } }
