@@ -38,7 +38,7 @@ public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertib
         environment.mapValues { redact($0) }
     }
 
-    func redact(_ value: String) -> String {
+    public func redact(_ value: String) -> String {
         var result = value
         for secret in secretValues where !secret.isEmpty {
             result = result.replacingOccurrences(of: secret, with: Secret.redacted)

@@ -2,6 +2,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 import HomeAssistant
+import MobileDevice
 import TestSupport
 import Testing
 import VirtualDevice

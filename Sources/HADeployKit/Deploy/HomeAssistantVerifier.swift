@@ -56,6 +56,8 @@ public actor HomeAssistantVerifier: DashboardVerifier {
         return Waiter(waiter: waiter)
     }
 
+    /// The app's own evidence (issue 14) is read here once the log reader lands; until then a device
+    /// without the loaded event cannot be proven loaded, and says so.
     public func close() async {
         await connection?.close()
         connection = nil

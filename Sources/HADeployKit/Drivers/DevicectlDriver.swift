@@ -46,7 +46,7 @@ public actor DevicectlDriver: DeviceDriver {
     ) -> DevicectlDriver {
         DevicectlDriver(
             configuration: Configuration(
-                label: plan.name, device: plan.udid ?? plan.name, host: host,
+                label: plan.name, device: plan.udid?.value ?? plan.name, host: host,
                 commands: DevicectlCommands(
                     developerDir: SimctlDriver.developerDir(matrix: matrix, flavour: plan.flavour, variables)),
                 scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),

@@ -62,7 +62,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let executable = variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 } ?? "pymobiledevice3"
         return PyMobileDevice3Driver(
             configuration: Configuration(
-                label: plan.name, udid: plan.udid ?? plan.name,
+                label: plan.name, udid: plan.udid?.value ?? plan.name,
                 commands: PyMobileDevice3Commands(executable: executable), scratchDirectory: scratchDirectory,
                 deadlines: DriverDeadlines(overrides: plan.timeouts)),
             runner: runner)

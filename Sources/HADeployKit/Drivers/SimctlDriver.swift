@@ -57,7 +57,7 @@ public actor SimctlDriver: DeviceDriver {
             configuration: Configuration(
                 label: plan.name,
                 selector: SimulatorSelector(
-                    udid: plan.udid.flatMap { $0.hasPrefix("<unset") ? nil : $0 },
+                    udid: plan.udid?.value,
                     deviceType: device?.simulatorDeviceType,
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host,
@@ -75,8 +75,7 @@ public actor SimctlDriver: DeviceDriver {
         guard let xcode = matrix.flavour(named: flavour)?.xcode,
             case .value(let path) = xcode.resolve(variables), !path.isEmpty
         else { return nil }
-        let expanded =
-            path.hasPrefix("~/") ? (variables["HOME"] ?? NSHomeDirectory()) + path.dropFirst(1) : path
+        let expanded = HomePath.expand(path, variables)
         return expanded.hasSuffix("/Contents/Developer") ? expanded : expanded + "/Contents/Developer"
     }
 

@@ -12,31 +12,43 @@ import HomeAssistant
 public struct LoadEvidenceVerifier: Sendable {
     public struct Request: Sendable {
         public var artifact: Artifact
-        /// nil = the app's default dashboard.
-        public var dashboard: String?
+        /// The dashboard the app was told to open: `.some(nil)` = its default one; `.none` = none
+        /// was sent, so the app keeps its own (read from its preferences, `ha_selected_dashboard`).
+        public var dashboard: String??
         /// The device's name as the app registers it (lockdown DeviceName, or `ha_device:`).
         public var deviceName: String
         /// The device's app reports to Home Assistant (`-HAAutoRegister YES`, `ha_integration`).
         public var homeAssistantIntegration: Bool
+        /// Read the app's log (false: the plan says this device's log is no evidence).
+        public var appLog: Bool
         public var deployID: String
         public var timeout: Duration
 
         public init(
-            artifact: Artifact, dashboard: String?, deviceName: String, homeAssistantIntegration: Bool,
-            deployID: String, timeout: Duration
+            artifact: Artifact, dashboard: String??, deviceName: String, homeAssistantIntegration: Bool,
+            appLog: Bool = true, deployID: String, timeout: Duration
         ) {
             self.artifact = artifact
             self.dashboard = dashboard
             self.deviceName = deviceName
             self.homeAssistantIntegration = homeAssistantIntegration
+            self.appLog = appLog
             self.deployID = deployID
             self.timeout = timeout
         }
     }
 
+    /// A verifier with what it learnt before the launch, for the verify step.
+    public struct Armed: Sendable {
+        public var verifier: LoadEvidenceVerifier
+        public var prepared: Prepared
+    }
+
     /// What was known before the launch.
     public struct Prepared: Sendable {
         var baseline: AppLogBaseline
+        /// The dashboard to expect: the one sent, else the app's own setting (`.none`: unknown).
+        var dashboard: String??
         /// nil when the log cannot be read on this backend (with why in `logUnavailable`).
         var logUnavailable: String?
         var expected: ExpectedDashboard?
@@ -68,20 +80,29 @@ public struct LoadEvidenceVerifier: Sendable {
 
     /// Before the launch: the log's size, the dashboard's shape on the server, the sensor's sentinel.
     public func prepare() async -> Prepared {
-        var prepared = Prepared(baseline: AppLogBaseline(size: nil))
-        do {
+        var prepared = Prepared(baseline: AppLogBaseline(size: nil), dashboard: request.dashboard)
+        if !request.appLog {
+            prepared.logUnavailable = "the plan does not read this device's log"
+        } else if prepared.dashboard == .none {
+            prepared.dashboard = await appsOwnDashboard()
+        }
+        if prepared.logUnavailable == nil {
+            do {
             let data = try await driver.appDataFile(request.artifact, relativePath: AppLogBaseline.current)
             prepared.baseline = AppLogBaseline(data)
-        } catch let error as AppDataUnavailable {
-            prepared.logUnavailable = error.reason
-        } catch {
-            // Readable later, perhaps (a first install, a busy device): the header dates decide.
-            prepared.baseline = AppLogBaseline(size: nil)
+            } catch let error as AppDataUnavailable {
+                prepared.logUnavailable = error.reason
+            } catch {
+                // Readable later, perhaps (a first install, a busy device): the header dates decide.
+                prepared.baseline = AppLogBaseline(size: nil)
+            }
         }
-        do {
-            prepared.expected = try await verifier.expectedDashboard(request.dashboard)
-        } catch {
-            prepared.expectedError = "\(error)"
+        if let dashboard = prepared.dashboard {
+            do {
+                prepared.expected = try await verifier.expectedDashboard(dashboard)
+            } catch {
+                prepared.expectedError = "\(error)"
+            }
         }
         if request.homeAssistantIntegration {
             prepared.watch = await verifier.watchActiveDashboard(
@@ -90,7 +111,21 @@ public struct LoadEvidenceVerifier: Sendable {
         return prepared
     }
 
-    var expectedSensorValue: String { request.dashboard ?? "default" }
+    /// `ha_selected_dashboard` from the app's preferences: `.some(nil)` = its default dashboard,
+    /// `.none` when the preferences cannot be read.
+    func appsOwnDashboard() async -> String?? {
+        let path = "Library/Preferences/\(request.artifact.bundleID).plist"
+        guard let data = try? await driver.appDataFile(request.artifact, relativePath: path),
+            let settings = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        else { return .none }
+        let selected = settings["ha_selected_dashboard"] as? String
+        return .some(selected?.isEmpty == false ? selected : nil)
+    }
+
+    func expectedSensorValue(_ prepared: Prepared) -> String? {
+        guard let dashboard = prepared.dashboard else { return nil }
+        return dashboard ?? "default"
+    }
 
     /// After the launch: polls the sources until one decides or `request.timeout` runs out.
     public func wait(_ prepared: Prepared, launchedAt: Date, event: (any LoadedWaiter)? = nil) async
@@ -134,10 +169,12 @@ public struct LoadEvidenceVerifier: Sendable {
                     logReason = reason
                 }
             }
-            if let watch = prepared.watch, sensorValue != expectedSensorValue {
+            let expectedValue = expectedSensorValue(prepared)
+            if let watch = prepared.watch, sensorValue == nil || sensorValue != expectedValue {
                 sensorValue = await watch.reportedValue()
             }
-            let sensorLoaded = sensorValue == expectedSensorValue
+            // Without a dashboard to expect (none sent, settings unreadable), any report counts.
+            let sensorLoaded = sensorValue != nil && (expectedValue == nil || sensorValue == expectedValue)
             let eventResult = slot.value
             let eventLoaded: Bool = {
                 if case .loaded = eventResult { return true }
@@ -199,6 +236,7 @@ public struct LoadEvidenceVerifier: Sendable {
         case .waiting(let last):
             return .pending("the app's log shows no dashboard yet (last entry: \(last ?? "none"))")
         case .received(let shape):
+            if prepared.dashboard == .none { return .loaded }
             guard let expected = prepared.expected else {
                 return .pending(
                     "the app loaded \(shape), but Home Assistant's dashboard could not be read to compare")
@@ -208,6 +246,7 @@ public struct LoadEvidenceVerifier: Sendable {
                 "the app loaded a dashboard with \(shape), but \(dashboardName) has \(expected) "
                     + "(another dashboard, or an old one)")
         case .generatedDefault:
+            if prepared.dashboard == .none { return .loaded }
             if case .generatedDefault = prepared.expected { return .loaded }
             return .pending(
                 "the app shows its generated default dashboard, but \(dashboardName) has \(prepared.expected?.description ?? "a saved config")"
@@ -215,7 +254,13 @@ public struct LoadEvidenceVerifier: Sendable {
         }
     }
 
-    var dashboardName: String { request.dashboard.map { "dashboard '\($0)'" } ?? "the default dashboard" }
+    var dashboardName: String {
+        switch request.dashboard {
+        case .none: return "the app's own dashboard"
+        case .some(.none): return "the default dashboard"
+        case .some(.some(let name)): return "dashboard '\(name)'"
+        }
+    }
 
     func failureReason(_ prepared: Prepared, logReason: String?, sensorValue: String?, event: Verification?)
         async -> String
@@ -227,7 +272,7 @@ public struct LoadEvidenceVerifier: Sendable {
             if let sensorValue {
                 parts.append(
                     "Home Assistant: active_dashboard of '\(request.deviceName)' is '\(sensorValue)', "
-                        + "expected '\(expectedSensorValue)'")
+                        + "expected '\(expectedSensorValue(prepared) ?? "any")'")
             } else {
                 parts.append("Home Assistant: active_dashboard not reported (\(await watch.status()))")
             }
