@@ -26,7 +26,9 @@ struct HomeAssistantEvidenceTests {
         func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
             try await usb.launch(artifact, arguments: arguments, secrets: secrets)
         }
-        func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] { [] }
+        func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+            []
+        }
         func screenshot() async throws -> Data { Data() }
     }
 
@@ -42,7 +44,8 @@ struct HomeAssistantEvidenceTests {
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
         let dashboard = try await EvidenceEndToEndTests.makeDashboard(world.ha)
         // The app installed (and the image mounted) the usual way.
-        let first = try await world.deploy(["mini4", "--dashboard", dashboard] + EvidenceEndToEndTests.arguments)
+        let first = try await world.deploy(
+            ["mini4", "--dashboard", dashboard] + EvidenceEndToEndTests.arguments)
         #expect(first.status == 0, "\(first.stderr)")
         setenv("USBMUXD_SOCKET_ADDRESS", world.socket, 1)
         let usb = USBDriver(
@@ -56,20 +59,23 @@ struct HomeAssistantEvidenceTests {
 
     /// One launch as the pipeline does it: evidence prepared, launch, wait.
     static func launch(
-        _ scene: Scene, driver: any DeviceDriver, told: String, expected: String, timeout: Duration = .seconds(20)
+        _ scene: Scene, driver: any DeviceDriver, told: String, expected: String,
+        timeout: Duration = .seconds(20)
     ) async throws -> LoadEvidenceVerifier.Outcome {
         let name = try await driver.connect().name
         let check = LoadEvidenceVerifier(
             driver: driver, verifier: scene.verifier,
             request: LoadEvidenceVerifier.Request(
-                artifact: scene.artifact, dashboard: expected, deviceName: name, homeAssistantIntegration: true,
+                artifact: scene.artifact, dashboard: expected, deviceName: name,
+                homeAssistantIntegration: true,
                 deployID: UUID().uuidString, timeout: timeout))
         let prepared = await check.prepare()
         let launchedAt = Date()
         try await driver.launch(
             scene.artifact,
             arguments: [
-                "-HAServerURL", scene.world.ha.url, "-HAAccessToken", scene.world.ha.token, "-HADashboard", told,
+                "-HAServerURL", scene.world.ha.url, "-HAAccessToken", scene.world.ha.token, "-HADashboard",
+                told,
                 "-HAAutoRegister", "YES",
             ], secrets: [scene.world.ha.token])
         return await check.wait(prepared, launchedAt: launchedAt)
@@ -85,13 +91,15 @@ struct HomeAssistantEvidenceTests {
         }
         // First launch with the integration on: the app registers and reports; the log decides,
         // Home Assistant agrees.
-        let registering = try await Self.launch(scene, driver: scene.usb, told: scene.dashboard, expected: scene.dashboard)
+        let registering = try await Self.launch(
+            scene, driver: scene.usb, told: scene.dashboard, expected: scene.dashboard)
         #expect(registering.evidence == [.appLog, .homeAssistant], "\(registering.verification)")
 
         // The same dashboard again, from a build whose log cannot be read: active_dashboard keeps
         // its value, and the sentinel still makes the report count.
         let sealed = SealedContainer(usb: scene.usb)
-        let unchanged = try await Self.launch(scene, driver: sealed, told: scene.dashboard, expected: scene.dashboard)
+        let unchanged = try await Self.launch(
+            scene, driver: sealed, told: scene.dashboard, expected: scene.dashboard)
         guard case .loaded = unchanged.verification else {
             Issue.record("not verified through Home Assistant: \(unchanged.verification)")
             return

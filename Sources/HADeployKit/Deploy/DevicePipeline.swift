@@ -242,7 +242,8 @@ struct DevicePipeline: Sendable {
         environment.reporter.handle(.stepStarted(device: device.id, step: planned.id.rawValue))
         let verification: Verification
         if let evidence {
-            let outcome = await evidence.verifier.wait(evidence.prepared, launchedAt: launchedAt, event: waiter)
+            let outcome = await evidence.verifier.wait(
+                evidence.prepared, launchedAt: launchedAt, event: waiter)
             verification = outcome.verification
             recorder.evidence = outcome.evidence
         } else if let waiter {
@@ -256,7 +257,9 @@ struct DevicePipeline: Sendable {
             case .loaded(let s):
                 let proof = recorder.evidence.map(\.rawValue).joined(separator: ", ")
                 return (
-                    "ok", String(format: "dashboard loaded %.1f s after launch", s) + (proof.isEmpty ? "" : " (\(proof))")
+                    "ok",
+                    String(format: "dashboard loaded %.1f s after launch", s)
+                        + (proof.isEmpty ? "" : " (\(proof))")
                 )
             case .notLoaded(let reason): return ("failed", reason)
             case .skipped(let reason): return ("skipped", reason)
@@ -273,17 +276,21 @@ struct DevicePipeline: Sendable {
     }
 
     /// The evidence checks of a device with a verify step (none with --no-verify or without Home Assistant).
-    private func prepareEvidence(driver: any DeviceDriver, artifact: Artifact, connected: ConnectedDevice?) async
+    private func prepareEvidence(driver: any DeviceDriver, artifact: Artifact, connected: ConnectedDevice?)
+        async
         -> LoadEvidenceVerifier.Armed?
     {
-        guard plan.verify, device.step(.verify) != nil, let verifier = environment.verifier else { return nil }
+        guard plan.verify, device.step(.verify) != nil, let verifier = environment.verifier else {
+            return nil
+        }
         let plan = device.verification
         let check = LoadEvidenceVerifier(
             driver: driver, verifier: verifier,
             request: LoadEvidenceVerifier.Request(
                 artifact: artifact, dashboard: device.dashboard.expected,
                 deviceName: plan.homeAssistantDevice ?? connected?.name ?? device.name,
-                homeAssistantIntegration: plan.homeAssistant, appLog: plan.appLog, deployID: self.plan.deployID,
+                homeAssistantIntegration: plan.homeAssistant, appLog: plan.appLog,
+                deployID: self.plan.deployID,
                 timeout: .checkedSeconds(plan.timeout)))
         let prepared = await check.prepare()
         return LoadEvidenceVerifier.Armed(verifier: check, prepared: prepared)

@@ -88,8 +88,9 @@ public struct LoadEvidenceVerifier: Sendable {
         }
         if prepared.logUnavailable == nil {
             do {
-            let data = try await driver.appDataFile(request.artifact, relativePath: AppLogBaseline.current)
-            prepared.baseline = AppLogBaseline(data)
+                let data = try await driver.appDataFile(
+                    request.artifact, relativePath: AppLogBaseline.current)
+                prepared.baseline = AppLogBaseline(data)
             } catch let error as AppDataUnavailable {
                 prepared.logUnavailable = error.reason
             } catch {
@@ -116,7 +117,8 @@ public struct LoadEvidenceVerifier: Sendable {
     func appsOwnDashboard() async -> String?? {
         let path = "Library/Preferences/\(request.artifact.bundleID).plist"
         guard let data = try? await driver.appDataFile(request.artifact, relativePath: path),
-            let settings = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+            let settings = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
         else { return .none }
         let selected = settings["ha_selected_dashboard"] as? String
         return .some(selected?.isEmpty == false ? selected : nil)
