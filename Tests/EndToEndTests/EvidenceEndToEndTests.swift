@@ -129,4 +129,69 @@ struct EvidenceEndToEndTests {
         #expect(kitchen.reason?.contains("crash") == true, "\(kitchen.reason ?? "")")
         #expect(kitchen.evidence == nil)
     }
+
+    @Test func withItsIntegrationOnATwinIsVerifiedThroughHomeAssistantAlsoWhenNothingChanged() async throws {
+        var twin = DeployWorld.defaultTwins[1]
+        twin.extra = ["ha_integration: true"]
+        twin.deviceName = "Hall iPad \(UUID().uuidString.prefix(4))"
+        let world = try await DeployWorld(twins: [twin])
+        defer { Task { await world.shutdown() } }
+        let dashboard = try await Self.makeDashboard(world.ha)
+        // The second deploy changes nothing: same build, same dashboard, same sensor value.
+        for round in 1...2 {
+            let result = try await world.deploy(["mini4", "--dashboard", dashboard] + Self.arguments)
+            #expect(result.status == 0, "round \(round): \(result.stderr)")
+            let device = try #require(try world.report().results.first)
+            #expect(device.outcome == .succeeded, "round \(round): \(device.reason ?? "")")
+            #expect(device.evidence == [.appLog, .homeAssistant], "round \(round)")
+            #expect(round == 1 || device.install == .unchanged)
+        }
+        // One mobile_app device under the device's name, reporting the dashboard.
+        let connection = HomeAssistantConnection(
+            options: ClientOptions(
+                server: try ServerAddress(world.ha.url), token: AccessToken(world.ha.token)))
+        try await connection.connect()
+        defer { Task { await connection.close() } }
+        let sensor = try #require(
+            try await connection.mobileAppSensor(deviceName: twin.deviceName!, key: "active_dashboard"))
+        let state = try await connection.states().first { $0.entityID == sensor.entityID }
+        #expect(state?.state == dashboard)
+    }
+
+    @Test func aTokenRevokedBeforeTheLaunchEndsWithTheAppsAuthFailedWellBeforeTheDeadline() async throws {
+        var twin = DeployWorld.defaultTwins[1]
+        twin.timeouts = "{install: 120}"
+        twin.loadedEvent = false
+        let world = try await DeployWorld(twins: [twin])
+        defer { Task { await world.shutdown() } }
+        // A token of its own, so revoking it leaves the shared server's token alone.
+        let admin = HomeAssistantConnection(
+            options: ClientOptions(
+                server: try ServerAddress(world.ha.url), token: AccessToken(world.ha.token)))
+        try await admin.connect()
+        defer { Task { await admin.close() } }
+        let client = "hadeploy-e2e-\(UUID().uuidString.prefix(8))"
+        let token = try #require(
+            try await admin.send(
+                RawRequest("auth/long_lived_access_token", ["client_name": .string(client), "lifespan": 1])
+            )
+            .stringValue)
+        try await world.usbmuxd.inject(.throttle(bytesPerSecond: 4_000), udid: world.udids["mini4"]!)
+        async let run = world.deploy(["mini4"] + Self.arguments, environment: ["HA_TOKEN": token])
+        try await Task.sleep(for: .seconds(3))
+        let tokens = try await admin.send(RawRequest("auth/refresh_tokens")).arrayValue ?? []
+        let id = try #require(tokens.first { $0["client_name"]?.stringValue == client }?["id"]?.stringValue)
+        _ = try await admin.send(RawRequest("auth/delete_refresh_token", ["refresh_token_id": .string(id)]))
+        let result = try await run
+        #expect(result.status == 1)
+        #expect(!result.stdout.contains(token) && !result.stderr.contains(token))
+        let device = try #require(try world.report().results.first)
+        #expect(device.outcome == .failed)
+        #expect(device.failedStep == "verify")
+        #expect(
+            device.reason?.contains("the app's log says: Auth failed: Authentication failed") == true,
+            "\(device.reason ?? "")")
+        let verify = try #require(device.steps.first { $0.name == "verify" })
+        #expect(verify.seconds < 10, "ended by the app's words, not the 20 s deadline: \(verify)")
+    }
 }
