@@ -32,6 +32,11 @@ port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); 
 stop() { "$here/ha-peer.sh" stop "$dir" || true; }
 trap stop EXIT
 HA_PEER_WATCH_PID=$$ "$here/ha-peer.sh" start "$dir" "$port"
-"$repo/.venv-ha/bin/python" "$here/ha/demo_seed.py" --dir "$dir" --port "$port"
+# Every dashboard devices.yaml names, and the one the others get.
+dashboards=(--dashboard "${HA_DASHBOARD:-dashboard-demo}")
+while read -r name; do dashboards+=(--dashboard "$name"); done < <(
+    sed -n 's/^[[:space:]]*dashboard:[[:space:]]*"\{0,1\}\([A-Za-z0-9_-]*\)"\{0,1\}[[:space:]]*\(#.*\)\{0,1\}$/\1/p' \
+        "$repo/devices.yaml" 2>/dev/null | sort -u)
+"$repo/.venv-ha/bin/python" "$here/ha/demo_seed.py" --dir "$dir" --port "$port" "${dashboards[@]}"
 HA_SERVER="http://127.0.0.1:$port" HA_TOKEN="$(cat "$dir/token")" HA_DASHBOARD="${HA_DASHBOARD:-dashboard-demo}" \
     "$bin" "$@"

@@ -1,5 +1,5 @@
-"""Seeds a Home Assistant test peer for `make demo`: a few demo entities and a saved dashboard
-`dashboard-demo` whose cards use them. Idempotent (re-saving the same config). Runs with the peer
+"""Seeds a Home Assistant test peer for `make demo`: a few demo entities and saved dashboards
+(default `dashboard-demo`) whose cards use them. Idempotent (re-saving the same config). Runs with the peer
 venv's Python (aiohttp). The token is read from DIR/token and never printed.
 """
 
@@ -46,7 +46,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--dashboard", default="dashboard-demo")
+    parser.add_argument("--dashboard", action="append", default=[], help="url_path to create (repeatable)")
     args = parser.parse_args()
     with open(f"{args.dir}/token", encoding="utf-8") as handle:
         token = handle.read().strip()
@@ -75,17 +75,19 @@ async def main() -> None:
                     if message.get("id") == ident and message.get("type") == "result":
                         return message
 
-            dashboards = await command({"type": "lovelace/dashboards/list"})
-            if not any(d.get("url_path") == args.dashboard for d in dashboards.get("result") or []):
-                created = await command(
-                    {"type": "lovelace/dashboards/create", "url_path": args.dashboard, "title": "Demo"}
-                )
-                if not created.get("success"):
-                    sys.exit(f"demo-seed: dashboard not created: {created.get('error')}")
-            saved = await command({"type": "lovelace/config/save", "url_path": args.dashboard, "config": CONFIG})
-            if not saved.get("success"):
-                sys.exit(f"demo-seed: dashboard not saved: {saved.get('error')}")
-    print(f"demo-seed: {len(ENTITIES)} entities and {args.dashboard} (2 views, 6 cards) on {base}")
+            existing = {d.get("url_path") for d in (await command({"type": "lovelace/dashboards/list"})).get("result") or []}
+            for name in args.dashboard or ["dashboard-demo"]:
+                if name not in existing:
+                    title = name.removeprefix("dashboard-").replace("-", " ").capitalize()
+                    created = await command({"type": "lovelace/dashboards/create", "url_path": name, "title": title})
+                    if not created.get("success"):
+                        sys.exit(f"demo-seed: dashboard {name} not created: {created.get('error')}")
+                config = dict(CONFIG, title=f"{name.removeprefix('dashboard-').replace('-', ' ').capitalize()} wall")
+                saved = await command({"type": "lovelace/config/save", "url_path": name, "config": config})
+                if not saved.get("success"):
+                    sys.exit(f"demo-seed: dashboard {name} not saved: {saved.get('error')}")
+    names = ", ".join(args.dashboard or ["dashboard-demo"])
+    print(f"demo-seed: {len(ENTITIES)} entities and {names} (2 views, 6 cards each) on {base}")
 
 
 asyncio.run(main())
