@@ -196,7 +196,11 @@ public actor RosettaSimDriver: DeviceDriver {
     /// The `DataContainer` value of `appinfo`'s output (JSON or an old-style plist), as a path.
     static func dataContainer(inAppInfo text: String) -> String? {
         guard let key = text.range(of: "DataContainer") else { return nil }
-        let rest = text[key.upperBound...]
+        // Past the key's own closing quote (JSON) and the separator (`:` in JSON, `=` in a plist).
+        guard let separator = text[key.upperBound...].firstIndex(where: { $0 == ":" || $0 == "=" }) else {
+            return nil
+        }
+        let rest = text[text.index(after: separator)...]
         guard let open = rest.firstIndex(of: "\"") else { return nil }
         let value = rest[rest.index(after: open)...].prefix { $0 != "\"" }
         var path = value.replacingOccurrences(of: "\\/", with: "/")
