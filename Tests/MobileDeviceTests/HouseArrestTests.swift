@@ -9,13 +9,13 @@ import VirtualDevice
 @Suite(.serialized) struct HouseArrestTests {
     @Test func readsAFileOfTheAppsContainerAndNothingElse() async throws {
         let emulator = try await SharedEmulator.shared.context()
-        let udid = await emulator.udid(SharedEmulator.Device.install)
+        let udid = await emulator.udid(SharedEmulator.Device.container)
         let directory = try TestApps.temporaryDirectory("house-arrest")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.container"
         let ipa = try TestApps.makeIPA(spec, in: directory)
-        let device = try await emulator.connect(SharedEmulator.Device.install)
+        let device = try await emulator.connect(SharedEmulator.Device.container)
         _ = try await device.uninstall(bundleID: spec.bundleID)
         #expect(try await device.install(artifact: ipa) == .installed)
 
