@@ -49,11 +49,9 @@ public struct DevicectlCommands: Sendable, Hashable {
         device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
         timeout: Int
     ) -> ProcessCommand {
-        devicectl(
-            [
-                "device", "copy", "from", "--device", device, "--domain-type", "appDataContainer",
-                "--domain-identifier", bundleID, "--source", source, "--destination", destination,
-            ], jsonOutput: jsonOutput, timeout: timeout)
+        copyAppContainer(
+            "from", device: device, bundleID: bundleID, source: source, destination: destination,
+            jsonOutput: jsonOutput, timeout: timeout)
     }
 
     /// Copies a local file into the app's data container.
@@ -61,9 +59,18 @@ public struct DevicectlCommands: Sendable, Hashable {
         device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
         timeout: Int
     ) -> ProcessCommand {
+        copyAppContainer(
+            "to", device: device, bundleID: bundleID, source: source, destination: destination,
+            jsonOutput: jsonOutput, timeout: timeout)
+    }
+
+    func copyAppContainer(
+        _ direction: String, device: String, bundleID: String, source: String, destination: String,
+        jsonOutput: String, timeout: Int
+    ) -> ProcessCommand {
         devicectl(
             [
-                "device", "copy", "to", "--device", device, "--domain-type", "appDataContainer",
+                "device", "copy", direction, "--device", device, "--domain-type", "appDataContainer",
                 "--domain-identifier", bundleID, "--source", source, "--destination", destination,
             ], jsonOutput: jsonOutput, timeout: timeout)
     }
