@@ -78,18 +78,6 @@ public struct DevicectlCommands: Sendable, Hashable {
             ], jsonOutput: jsonOutput, timeout: timeout)
     }
 
-    /// Copies one file of an app's data container (`--domain-type appDataContainer`) to `destination`.
-    public func copyAppDataFile(
-        device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
-        timeout: Int
-    ) -> ProcessCommand {
-        devicectl(
-            [
-                "device", "copy", "from", "--device", device, "--domain-type", "appDataContainer",
-                "--domain-identifier", bundleID, "--source", source, "--destination", destination,
-            ], jsonOutput: jsonOutput, timeout: timeout)
-    }
-
     func devicectl(
         _ arguments: [String], jsonOutput: String, timeout: Int, positional: [String] = []
     ) -> ProcessCommand {

@@ -251,9 +251,9 @@ public actor DevicectlDriver: DeviceDriver {
         do {
             _ = try await devicectl("verify", limit: configuration.deadlines.limit("crash_check")) {
                 json, timeout in
-                configuration.commands.copyAppDataFile(
-                    device: target, bundleID: artifact.bundleID, source: relativePath, destination: file.path,
-                    jsonOutput: json, timeout: timeout)
+                configuration.commands.copyAppContainer(
+                    .from, device: target, bundleID: artifact.bundleID, source: relativePath,
+                    destination: file.path, jsonOutput: json, timeout: timeout)
             }
         } catch let error as AppleDriverError where error.kind == .failed {
             if "\(error)".localizedCaseInsensitiveContains("no such file") { return nil }

@@ -15,8 +15,8 @@ struct AppDataCommandsTests {
     }
 
     @Test func devicectlCopiesOneFileOfTheAppDataContainer() {
-        let command = DevicectlCommands().copyAppDataFile(
-            device: "DEV", bundleID: "com.example.hadashboard", source: "Documents/ha-log.txt",
+        let command = DevicectlCommands().copyAppContainer(
+            .from, device: "DEV", bundleID: "com.example.hadashboard", source: "Documents/ha-log.txt",
             destination: "/tmp/x", jsonOutput: "/tmp/j.json", timeout: 30)
         #expect(
             command.arguments == [
