@@ -27,6 +27,8 @@ public struct DeploySession: Sendable {
         public var force: Bool
         /// Starts a worker for other USB routes; nil deploys every route here (one must suffice).
         public var worker: WorkerLauncher?
+        /// Jailbroken twins of SSH devices (`--virtual`), by device id.
+        public var jailbrokenTwins: [String: JailbrokenTwinEndpoint] = [:]
 
         public init(
             artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
@@ -205,6 +207,7 @@ public struct DeploySession: Sendable {
             matrix: matrix, variables: variables, host: HostPlatform.current,
             stateDirectory: settings.stateDirectory, runner: context.runner)
         registry.developerImageOverride = settings.developerImages.map { [$0] }
+        registry.sshTwins = settings.jailbrokenTwins
         let drivers = registry
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
