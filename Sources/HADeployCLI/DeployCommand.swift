@@ -101,10 +101,24 @@ struct DeployCommand: AsyncParsableCommand {
                     reportDirectory: report.map { context.url(for: $0) }, jobs: jobs, failFast: failFast,
                     force: arguments.force),
                 reporter: reporter)
+            let started = Date()
             let task = Task { try await session.run() }
             let signals = SignalCancellation { task.cancel() }
             defer { signals.cancel() }
-            let result = try await task.value
+            let result: DeployReport
+            do {
+                result = try await task.value
+            } catch {
+                // Stopped before any device was touched (a refused token, a failed build): CI still
+                // gets a report saying so for every device.
+                if let directory = report {
+                    let stopped = DeployReport.notStarted(
+                        plan, reason: "\(error)", startedAt: started, finishedAt: Date())
+                    try? ReportWriter(directory: context.url(for: directory)).write(stopped)
+                    context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
+                }
+                throw error
+            }
             if let directory = report {
                 context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
             }

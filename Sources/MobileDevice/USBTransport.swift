@@ -50,6 +50,16 @@ public enum USBTransport {
         return USBDevice(info: info, options: options)
     }
 
+    /// Whether usbmuxd at the current address (`USBMUXD_SOCKET_ADDRESS` or the default) answers
+    /// something other than its protocol: nil when it works or is simply not running, else what it
+    /// sent. `hadeploy devices` fails on a broken usbmuxd rather than listing nothing.
+    public static func usbmuxdFault() -> String? {
+        if case .broken(let what) = UsbmuxProbe.probe(address: UsbmuxDirectory.address) {
+            return "usbmuxd at \(UsbmuxDirectory.address) answered ListDevices wrongly: \(what)"
+        }
+        return nil
+    }
+
     // MARK: internals
 
     /// libusbmuxd writes with plain send(2) and Linux has no SO_NOSIGPIPE: a device closing its end
@@ -85,7 +95,9 @@ public enum USBTransport {
                 failure = error
             }
             if ContinuousClock.now + .milliseconds(250) >= deadline {
-                if let failure, failure.kind == .usbmuxdUnavailable { throw failure.on(device) }
+                if let failure, failure.kind == .usbmuxdUnavailable || failure.kind == .protocolError {
+                    throw failure.on(device)
+                }
                 let listed =
                     failure.map { "nothing in time (\($0.reason))" }
                     ?? (seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", "))

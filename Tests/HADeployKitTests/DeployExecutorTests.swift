@@ -184,14 +184,15 @@ struct DeployExecutorTests {
 
     @Test func aLiveLockBlocksASecondRunAndAStaleOneIsRecovered() async throws {
         let root = try temporaryDirectory()
-        // Held by another live process: the device is busy.
+        // Held by another live process (util-linux flock(1) holding the file, its pid written first as
+        // hadeploy writes its own): the device is busy.
+        let lockFile = root.appendingPathComponent("UDID-A.lock")
         let other = Process()
-        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        other.arguments = ["30"]
+        other.executableURL = URL(fileURLWithPath: "/bin/sh")
+        other.arguments = ["-c", "echo $$ > \"$0\"; exec flock -o \"$0\" sleep 30", lockFile.path]
         try other.run()
         defer { if other.isRunning { kill(other.processIdentifier, SIGKILL) } }
-        let lockFile = root.appendingPathComponent("UDID-A.lock")
-        try "\(other.processIdentifier)\n".write(to: lockFile, atomically: true, encoding: .utf8)
+        try waitUntilLocked(lockFile.path)
         let busy = await DeployExecutor(
             plan: try makePlan(),
             environment: environment(
@@ -214,6 +215,20 @@ struct DeployExecutorTests {
         ).run()
         #expect(recovered.results[0].outcome == .unverified)
         #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("UDID-A.lock").path))
+    }
+
+    /// Waits until another process holds an flock on `path`.
+    func waitUntilLocked(_ path: String) throws {
+        for _ in 0..<500 {
+            let fd = open(path, O_RDONLY)
+            if fd >= 0 {
+                let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+                close(fd)
+                if !free { return }
+            }
+            usleep(10_000)
+        }
+        throw CocoaError(.fileLocking)
     }
 
     @Test func failFastCancelsTheDevicesNotYetStarted() async throws {

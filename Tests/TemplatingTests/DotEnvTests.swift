@@ -1,12 +1,13 @@
 import Foundation
+import HADeployCore
 import Testing
 
 @testable import Templating
 
 @Suite struct DotEnvTests {
-    @Test func unparsableLinesAreReportedWithTheirOwnLineNumber() {
+    @Test func unparsableLinesAreReportedWithTheirOwnLineNumber() throws {
         let text = "A=1\n\n\n   bad line here\nB=\"multi\nline\"\n\nC D\nE=2\n"
-        let env = DotEnv(parsing: text, file: "ci.env")
+        let env = try DotEnv(parsing: text, file: "ci.env")
         #expect(env.values == ["A": "1", "B": "multi\nline", "E": "2"])
         #expect(
             env.warnings == [
@@ -15,8 +16,8 @@ import Testing
             ])
     }
 
-    @Test func locationsPointAtTheLastAssignment() {
-        let env = DotEnv(parsing: "\n# c\nA=1\nB=\"x\ny\"\n\nA=2\r\nC\n", file: ".env")
+    @Test func locationsPointAtTheLastAssignment() throws {
+        let env = try DotEnv(parsing: "\n# c\nA=1\nB=\"x\ny\"\n\nA=2\r\nC\n", file: ".env")
         #expect(env.locations["A"]?.description == ".env:7")
         #expect(env.locations["B"]?.description == ".env:4")
         #expect(env.locations["C"]?.description == ".env:8")
@@ -24,8 +25,8 @@ import Testing
         #expect(env.values["C"] == nil)
     }
 
-    @Test func theEnvironmentOverridesTheFile() {
-        let env = DotEnv(parsing: "HA_SERVER=http://file:8123\nHA_TOKEN=from-file\nBUNDLE_ID=com.x\n")
+    @Test func theEnvironmentOverridesTheFile() throws {
+        let env = try DotEnv(parsing: "HA_SERVER=http://file:8123\nHA_TOKEN=from-file\nBUNDLE_ID=com.x\n")
         let merged = TemplateValues.merge(
             dotEnv: env, environment: ["HA_TOKEN": "from-ci-secret", "CI": "true"])
         #expect(merged["HA_TOKEN"] == "from-ci-secret")
@@ -45,8 +46,49 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(".env")
         try Data([0x41, 0x3D, 0xE9, 0x0A]).write(to: file)  // "A=é" in Latin-1
-        let error = #expect(throws: TemplatingError.self) { try DotEnv.load(from: file) }
-        #expect(error?.description == "cannot read \(file.path): it is not UTF-8 text")
+        let error = #expect(throws: TextFileError.self) { try DotEnv.load(from: file) }
+        #expect(error?.description == "\(file.path):1:3: error: not UTF-8 text (an invalid byte sequence here)")
         #expect(error?.exitStatus == .config)
+    }
+
+    @Test func aDoublingExpansionStopsAtTheKeysLine() throws {
+        var lines = ["# doubling", "B0=0123456789abcdef"]
+        for index in 1...40 { lines.append("B\(index)=${B\(index - 1)}${B\(index - 1)}") }
+        let error = #expect(throws: TemplatingError.self) {
+            try DotEnv(parsing: lines.joined(separator: "\n"), file: "bomb.env")
+        }
+        // 16 bytes doubled 17 times is 2 MiB, the first past the 1 MiB cap.
+        #expect(error?.description.hasPrefix("bomb.env:19: error: B17 expands to more than 1 MiB") == true)
+        #expect(error?.exitStatus == .config)
+    }
+
+    @Test func manyValuesTogetherAreCappedToo() throws {
+        // Each value is under the per-value cap; 40 of them at 1 MiB pass the total cap.
+        var lines = ["A=" + String(repeating: "x", count: 1 << 19), "B=${A}${A}"]
+        for index in 0..<40 { lines.append("C\(index)=${B}") }
+        let error = #expect(throws: TemplatingError.self) { try DotEnv(parsing: lines.joined(separator: "\n")) }
+        #expect(error?.description.contains("makes the expanded values together longer than 32 MiB") == true)
+    }
+
+    @Test func parsingIsLinearInTheNumberOfKeys() throws {
+        // 100,000 keys, each referring to the one before, plus many unterminated quotes: the probe
+        // measured 25 s (quadratic) for the keys alone.
+        var text = ""
+        for index in 0..<100_000 { text += "K\(index)=v${K\(max(0, index - 1))}x\n" }
+        for _ in 0..<20_000 { text += "Q=\"unterminated\n" }
+        let started = ContinuousClock.now
+        let env = try DotEnv(parsing: text, file: "big.env")
+        let elapsed = ContinuousClock.now - started
+        #expect(env.keys.count == 100_000)
+        #expect(env.values["K99999"]?.hasPrefix("vvvv") == true)
+        #expect(elapsed < .seconds(10), "\(elapsed)")
+    }
+
+    @Test func expansionKeepsItsMeaningUnderTheCap() {
+        #expect(DotEnv.expand("a${X}b${Y:-d}c", lookup: { $0 == "X" ? "1" : nil }) == "a1bdc")
+        #expect(DotEnv.expand("${A:x}${B}", lookup: { _ in "v" }) == "${A:x}v")
+        #expect(DotEnv.expand("${${${x", lookup: { _ in "v" }) == "${${${x")
+        #expect(DotEnv.expand("${X}${X}", limit: 3, lookup: { _ in "ab" }) == nil)
+        #expect(DotEnv.expand("${X}${X}", limit: 4, lookup: { _ in "ab" }) == "abab")
     }
 }

@@ -25,13 +25,15 @@ public struct ArtifactInspector: Sendable {
         let executable: Data
         if isDirectory.boolValue {
             guard
-                let data = FileManager.default.contents(atPath: url.appendingPathComponent("Info.plist").path)
+                let data = try Self.head(
+                    url.appendingPathComponent("Info.plist"), limit: Self.infoPlistLimit, whole: true, path: url.path)
             else {
                 throw ArtifactError(path: url.path, problem: "not an app bundle: no Info.plist")
             }
             info = try Self.plist(data, path: url.path)
             guard let name = info["CFBundleExecutable"] as? String,
-                let binary = try? Data(contentsOf: url.appendingPathComponent(name), options: .mappedIfSafe)
+                let binary = try Self.head(
+                    url.appendingPathComponent(name), limit: Self.headerLimit, whole: false, path: url.path)
             else {
                 throw ArtifactError(path: url.path, problem: "Info.plist names no executable that exists")
             }
@@ -52,7 +54,9 @@ public struct ArtifactInspector: Sendable {
             else {
                 throw ArtifactError(path: url.path, problem: "not an .ipa: no Payload/<Name>.app/Info.plist")
             }
-            info = try Self.plist(try Self.extract(entry, from: archive), path: url.path)
+            info = try Self.plist(
+                try Self.extract(entry, from: archive, limit: Self.infoPlistLimit, whole: true, path: url.path),
+                path: url.path)
             let appDirectory = (entry.path as NSString).deletingLastPathComponent
             guard let name = info["CFBundleExecutable"] as? String,
                 let binaryEntry = archive["\(appDirectory)/\(name)"]
@@ -60,7 +64,7 @@ public struct ArtifactInspector: Sendable {
                 throw ArtifactError(path: url.path, problem: "the app's executable is missing from the .ipa")
             }
             // The header is all we need; read only the start of the executable.
-            executable = try Self.extract(binaryEntry, from: archive, limit: 64 * 1024)
+            executable = try Self.extract(binaryEntry, from: archive, limit: Self.headerLimit, path: url.path)
         }
         guard let bundleID = info["CFBundleIdentifier"] as? String else {
             throw ArtifactError(path: url.path, problem: "Info.plist has no CFBundleIdentifier")
@@ -69,7 +73,7 @@ public struct ArtifactInspector: Sendable {
             path: url.path, bundleID: bundleID, executable: info["CFBundleExecutable"] as? String ?? "",
             marketingVersion: info["CFBundleShortVersionString"] as? String ?? "0.0.0",
             buildNumber: info["CFBundleVersion"] as? String ?? "0", flavour: flavour,
-            archs: (try? MachOSlices.architectures(inHeader: [UInt8](executable.prefix(64 * 1024)))) ?? [])
+            archs: (try? MachOSlices.architectures(inHeader: [UInt8](executable.prefix(Self.headerLimit)))) ?? [])
     }
 
     static func plist(_ data: Data, path: String) throws -> [String: Any] {
@@ -81,15 +85,49 @@ public struct ArtifactInspector: Sendable {
         return value
     }
 
-    static func extract(_ entry: Entry, from archive: Archive, limit: Int = .max) throws -> Data {
+    /// An Info.plist is a few kilobytes; a hostile archive can inflate one to gigabytes.
+    static let infoPlistLimit = 4 << 20
+    /// Enough of an executable for its Mach-O header and every fat slice's.
+    static let headerLimit = 64 * 1024
+
+    /// At most `limit` bytes of an entry, decompressing no further; with `whole`, an entry longer
+    /// than that is an error instead of being cut.
+    static func extract(_ entry: Entry, from archive: Archive, limit: Int, whole: Bool = false, path: String)
+        throws -> Data
+    {
         var data = Data()
+        var cut = false
         struct Enough: Error {}
         do {
-            _ = try archive.extract(entry, skipCRC32: true) { chunk in
-                data.append(chunk)
-                if data.count >= limit { throw Enough() }
+            _ = try archive.extract(entry, bufferSize: 64 * 1024, skipCRC32: true) { chunk in
+                data.append(chunk.prefix(limit + 1 - data.count))
+                if data.count > limit {
+                    cut = true
+                    throw Enough()
+                }
             }
-        } catch is Enough {}
-        return data
+        } catch is Enough {
+        } catch {
+            throw ArtifactError(path: path, problem: "\(entry.path) cannot be read from the archive (\(error))")
+        }
+        if cut && whole {
+            throw ArtifactError(
+                path: path, problem: "\(entry.path) inflates to more than \(limit / 1024 / 1024) MB: not a real app")
+        }
+        return data.prefix(limit)
+    }
+
+    /// At most `limit` bytes of a file (a FIFO or a device in an app directory is no file to read).
+    static func head(_ url: URL, limit: Int, whole: Bool, path: String) throws -> Data? {
+        guard let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),
+            values.isRegularFile == true
+        else { return nil }
+        if whole, (values.fileSize ?? 0) > limit {
+            throw ArtifactError(
+                path: path, problem: "\(url.lastPathComponent) is larger than \(limit / 1024 / 1024) MB: not a real app")
+        }
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? handle.close() }
+        return try handle.read(upToCount: limit) ?? Data()
     }
 }

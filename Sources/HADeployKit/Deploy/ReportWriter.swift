@@ -15,9 +15,14 @@ public struct ReportWriter: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        try writer.write(try encoder.encode(report), to: directory.appendingPathComponent("summary.json"))
-        try writer.write(Data(junit(report).utf8), to: directory.appendingPathComponent("junit.xml"))
-        try writer.write(Data(html(report).utf8), to: directory.appendingPathComponent("index.html"))
+        // A server URL with a password, in a step's message or the report header, stays out of files
+        // that CI uploads as artifacts.
+        let summary = URLCredentials.redact(String(decoding: try encoder.encode(report), as: UTF8.self))
+        try writer.write(Data(summary.utf8), to: directory.appendingPathComponent("summary.json"))
+        try writer.write(
+            Data(URLCredentials.redact(junit(report)).utf8), to: directory.appendingPathComponent("junit.xml"))
+        try writer.write(
+            Data(URLCredentials.redact(html(report)).utf8), to: directory.appendingPathComponent("index.html"))
     }
 
     /// XML-escaped text; the control characters XML 1.0 cannot hold at all become `?`.
@@ -33,7 +38,7 @@ public struct ReportWriter: Sendable {
     }
 
     public func junit(_ report: DeployReport) -> String {
-        let failures = report.results.filter { $0.outcome == .failed }.count
+        let failures = report.results.filter { $0.outcome == .failed || $0.outcome == .notStarted }.count
         let skipped = report.results.filter {
             $0.outcome == .notAvailable || $0.outcome == .cancelled || $0.outcome == .unverified
                 || $0.outcome == .installedOnly
@@ -52,7 +57,7 @@ public struct ReportWriter: Sendable {
                 "    <testcase classname=\"hadeploy.\(Self.xml(result.transport))\" name=\"\(name)\" time=\"\(String(format: "%.3f", result.seconds))\">"
             )
             switch result.outcome {
-            case .failed:
+            case .failed, .notStarted:
                 let step = result.failedStep.map { " in \($0)" } ?? ""
                 lines.append(
                     "      <failure message=\"\(Self.xml(result.reason ?? "failed"))\" type=\"failed\(Self.xml(step))\">\(Self.xml(stepLog(result)))</failure>"
@@ -86,7 +91,7 @@ public struct ReportWriter: Sendable {
             let colour: String
             switch result.outcome {
             case .succeeded: colour = "#1b873f"
-            case .failed: colour = "#c62828"
+            case .failed, .notStarted: colour = "#c62828"
             default: colour = "#8a6d00"
             }
             let picture =
@@ -116,7 +121,7 @@ public struct ReportWriter: Sendable {
 
                 """
         }
-        let failed = report.results.filter { $0.outcome == .failed }.count
+        let failed = report.results.filter { $0.outcome == .failed || $0.outcome == .notStarted }.count
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">

@@ -1,3 +1,4 @@
+import HADeployCore
 import Foundation
 
 /// Per-step deadlines of a driver's own commands: devices.yaml `timeouts:` overrides, else defaults
@@ -23,7 +24,7 @@ public struct DriverDeadlines: Sendable, Hashable {
     }
 
     func seconds(_ step: String, default value: Double) -> Duration {
-        .milliseconds(Int64((overrides[step] ?? value) * 1000))
+        .checkedSeconds(overrides[step] ?? value)
     }
 
     /// The size of an `.ipa` file or an `.app` directory, for sizing install deadlines.
