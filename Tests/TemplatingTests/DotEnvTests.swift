@@ -71,16 +71,16 @@ import Testing
     }
 
     @Test func parsingIsLinearInTheNumberOfKeys() throws {
-        // 100,000 keys, each referring to the one before, plus many unterminated quotes: the probe
+        // 100,000 keys, each referring to an earlier one, plus many unterminated quotes: the probe
         // measured 25 s (quadratic) for the keys alone.
         var text = ""
-        for index in 0..<100_000 { text += "K\(index)=v${K\(max(0, index - 1))}x\n" }
+        for index in 0..<100_000 { text += "K\(index)=v${K\(index / 2)}x\n" }
         for _ in 0..<20_000 { text += "Q=\"unterminated\n" }
         let started = ContinuousClock.now
         let env = try DotEnv(parsing: text, file: "big.env")
         let elapsed = ContinuousClock.now - started
         #expect(env.keys.count == 100_000)
-        #expect(env.values["K99999"]?.hasPrefix("vvvv") == true)
+        #expect(env.values["K1"] == "vvxx")
         #expect(elapsed < .seconds(10), "\(elapsed)")
     }
 
