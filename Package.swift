@@ -214,7 +214,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HADeployCoreTests",
+            dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
         .testTarget(

@@ -2,9 +2,9 @@
 /// crashes on values out of range (`1e300`, infinity) and NaN, and a deadline of a thousand years is as
 /// good as none. Every `Double` seconds value becomes a `Duration` or whole number through these.
 extension Duration {
-    /// The longest deadline hadeploy ever sets: far above any configured timeout (devices.yaml
-    /// accepts at most a week), far below where nanosecond arithmetic overflows.
-    public static let longestDeadline: Duration = .seconds(10 * 365 * 24 * 3600)
+    /// The longest deadline hadeploy ever sets (a year): far above any configured timeout
+    /// (devices.yaml accepts at most a week), far below where nanosecond arithmetic overflows.
+    public static let longestDeadline: Duration = .seconds(366 * 24 * 3600)
 
     /// `seconds` as a duration; NaN and negative values are zero, huge values `longestDeadline`.
     public static func checkedSeconds(_ seconds: Double) -> Duration {

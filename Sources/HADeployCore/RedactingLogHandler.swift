@@ -22,13 +22,10 @@ public struct RedactingLogHandler: LogHandler {
         set { wrapped[metadataKey: key] = newValue }
     }
 
-    public func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-        file: String, function: String, line: UInt
-    ) {
-        let cleaned = metadata?.mapValues { Logger.MetadataValue.string(URLCredentials.redact("\($0)")) }
-        wrapped.log(
-            level: level, message: "\(URLCredentials.redact(message.description))", metadata: cleaned,
-            source: source, file: file, function: function, line: line)
+    public func log(event: LogEvent) {
+        var cleaned = event
+        cleaned.message = "\(URLCredentials.redact(event.message.description))"
+        cleaned.metadata = event.metadata?.mapValues { .string(URLCredentials.redact("\($0)")) }
+        wrapped.log(event: cleaned)
     }
 }

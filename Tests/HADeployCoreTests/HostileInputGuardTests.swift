@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import Logging
 import Testing
 
 #if canImport(Glibc)
@@ -26,6 +27,33 @@ import Testing
         let sink = RecordingOutputSink()
         sink.write("server http://me:hunter2@ha:8123\n", to: .standardError)
         #expect(sink.standardError == "server http://me:***@ha:8123\n")
+    }
+
+    final class Captured: @unchecked Sendable {
+        let lock = NSLock()
+        var lines: [String] = []
+    }
+
+    struct CapturingHandler: LogHandler {
+        let captured: Captured
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            captured.lock.withLock { captured.lines.append("\(event.message) \(event.metadata ?? [:])") }
+        }
+    }
+
+    @Test func libraryLogsAreRedactedToo() {
+        let captured = Captured()
+        let logger = Logger(label: "t") { _ in RedactingLogHandler(CapturingHandler(captured: captured)) }
+        logger.warning("connect to http://u:topsecret@h:1 failed", metadata: ["url": "ws://u:alsosecret@h/api"])
+        let line = captured.lock.withLock { captured.lines.joined() }
+        #expect(line.contains("http://u:***@h:1"))
+        #expect(!line.contains("topsecret") && !line.contains("alsosecret"), "\(line)")
     }
 
     @Test func privateFilesAreOwnerOnlyWhateverTheUmask() throws {
