@@ -97,3 +97,46 @@ final class BrokenUsbmuxd: @unchecked Sendable {
         #expect(result.stdout.contains("usbmuxd could not be reached at UNIX:/nonexistent/usbmuxd.sock"), "\(result.stdout)")
     }
 }
+
+extension BrokenUsbmuxdTests {
+    /// A minimal arm64 app bundle: Info.plist and a thin Mach-O header (enough to plan and connect).
+    static func tinyApp(in directory: URL) throws -> URL {
+        let app = directory.appendingPathComponent("Tiny.app")
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        let plist: [String: Any] = [
+            "CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "Tiny",
+            "CFBundleVersion": "1", "CFBundleShortVersionString": "1.0",
+        ]
+        try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(
+            to: app.appendingPathComponent("Info.plist"))
+        var header = Data()
+        for word: UInt32 in [0xFEED_FACF, 0x0100_000C, 0, 2, 0, 0, 0, 0] {
+            withUnsafeBytes(of: word.littleEndian) { header.append(contentsOf: $0) }
+        }
+        try header.write(to: app.appendingPathComponent("Tiny"))
+        return app
+    }
+
+    @Test func aDeployEndsAtOnceWhenUsbmuxdIsBroken() async throws {
+        let project = try await Project(commits: 1, tag: "v1.0.0")
+        let app = try Self.tinyApp(in: project.url)
+        let usbmuxd = try BrokenUsbmuxd(.closes)
+        defer { usbmuxd.stop() }
+        let started = ContinuousClock.now
+        let result = try await HADeployBinary.run(
+            ["mini4", "--no-build", "--artifact", app.path, "--no-verify"], in: project.url,
+            environment: [
+                "USBMUXD_SOCKET_ADDRESS": "UNIX:\(usbmuxd.path)", "MINI4_UDID": "00008030-000000000000001E",
+                "HA_SERVER": "http://127.0.0.1:1", "HA_TOKEN": "unused-with-no-verify",
+            ],
+            timeout: .seconds(120))
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 1, "\(result.stdout)\n\(result.stderr)")
+        let output = result.stdout + result.stderr
+        #expect(output.contains("connection to usbmuxd lost"), "\(output)")
+        #expect(output.contains("it closed the connection without answering"), "\(output)")
+        #expect(!output.contains("raise `timeouts."), "\(output)")
+        // Not the connect step's 30 s deadline (nor a retry's): a few seconds.
+        #expect(elapsed < .seconds(20), "\(elapsed)")
+    }
+}

@@ -147,7 +147,32 @@ final class Counter: @unchecked Sendable {
         #expect(error?.kind == .deadlineExceeded)
         #expect(error?.step == "installation_proxy Install")
         #expect(error?.description.contains("not complete within 3 s") == true)
+        // Told apart from a slow link: the device went quiet after its first status.
+        #expect(error?.description.contains("it stopped, it is not merely slow") == true, "\(String(describing: error))")
         try await emulator.daemon.clearFaults(udid: udid)
+    }
+
+    @Test func aConnectionClosedDuringTheInstallEndsTheStepAtOnce() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let directory = try TestApps.temporaryDirectory("closed")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.closed"
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        var timeouts = USBTimeouts()
+        timeouts.install = .seconds(60)
+        let device = try await emulator.connect(name, options: emulator.options(timeouts: timeouts))
+        // As when usbmuxd is killed: the socket closes without a word, mid-install.
+        try await emulator.daemon.inject(.closeConnection(at: .install), udid: udid)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: MobileDeviceError.self) { try await device.install(artifact: ipa) }
+        try await emulator.daemon.clearFaults(udid: udid)
+        #expect(ContinuousClock.now - started < .seconds(10), "noticed only after \(ContinuousClock.now - started)")
+        #expect(error?.kind == .connectionLost, "\(String(describing: error))")
+        #expect(error?.description.contains("connection to usbmuxd lost") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains("raise") != true)
     }
 
     @Test func stalledLockdownHitsTheDeadlineWithTheStepNamed() async throws {

@@ -152,6 +152,10 @@ actor DeviceRuntime {
         faultBox.withLockedValue { $0.contains { $0 == .stall(at: point) } }
     }
 
+    nonisolated func closesConnection(at point: VirtualStallPoint) -> Bool {
+        faultBox.withLockedValue { $0.contains { $0 == .closeConnection(at: point) } }
+    }
+
     nonisolated var uploadDropThreshold: Int? {
         faultBox.withLockedValue { faults in
             faults.compactMap { fault -> Int? in
