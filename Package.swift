@@ -216,7 +216,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "HADeployCoreTests",
-            dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+            dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
         .testTarget(

@@ -61,7 +61,8 @@ public struct TextFileReader: Sendable {
     }
 
     /// The file's text. `displayName` is how messages name it (the path the user typed).
-    public func read(_ path: String, relativeTo base: URL? = nil, displayName: String? = nil) throws -> String {
+    public func read(_ path: String, relativeTo base: URL? = nil, displayName: String? = nil) throws -> String
+    {
         let name = displayName ?? path
         guard !path.isEmpty else {
             throw TextFileError(path: name, reason: "the path is empty; give the file's path")
@@ -83,7 +84,8 @@ public struct TextFileReader: Sendable {
         }
         guard Int64(info.st_size) <= Int64(limit) else {
             throw TextFileError(
-                path: name, reason: "is \(info.st_size) bytes; a configuration file may be at most \(limit) bytes")
+                path: name,
+                reason: "is \(info.st_size) bytes; a configuration file may be at most \(limit) bytes")
         }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -91,7 +93,8 @@ public struct TextFileReader: Sendable {
             let count = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw TextFileError(path: name, reason: "cannot be read (\(String(cString: strerror(errno))))")
+                throw TextFileError(
+                    path: name, reason: "cannot be read (\(String(cString: strerror(errno))))")
             }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])

@@ -27,7 +27,8 @@ public struct Workspace: Sendable {
     /// `.env` merged with the process environment (the environment wins). A missing `.env` is fine.
     public func loadVariables() throws -> (values: [String: String], dotEnv: DotEnv) {
         guard !envFilePath.isEmpty else {
-            throw TextFileError(path: "", reason: "--env-file is an empty path; give the path of the .env file")
+            throw TextFileError(
+                path: "", reason: "--env-file is an empty path; give the path of the .env file")
         }
         let dotEnv = try DotEnv.load(
             from: context.url(for: envFilePath), environment: context.environment, displayName: envFilePath)

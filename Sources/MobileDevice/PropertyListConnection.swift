@@ -58,7 +58,9 @@ final class PropertyListConnection: @unchecked Sendable {
         }
         guard result == PROPERTY_LIST_SERVICE_E_SUCCESS else {
             if let node { plist_free(node) }
-            if result != PROPERTY_LIST_SERVICE_E_PLIST_ERROR, ConnectionLiveness.peerClosed(raw) { throw lost(step) }
+            if result != PROPERTY_LIST_SERVICE_E_PLIST_ERROR, ConnectionLiveness.peerClosed(raw) {
+                throw lost(step)
+            }
             throw Self.error(result, step: step, identity: identity)
         }
         return PlistBridge.take(node)

@@ -241,7 +241,8 @@ extension USBDevice {
         }
         if await !cleanup.value {
             logger.warning(
-                "could not remove the partial upload \(path) within \(Self.stagingCleanupDeadline.secondsText)")
+                "could not remove the partial upload \(path) within \(Self.stagingCleanupDeadline.secondsText)"
+            )
         }
     }
 

@@ -44,7 +44,9 @@ public enum UsbmuxProbe {
             </dict></plist>
             """.utf8)
         var request = Data()
-        for value in [UInt32(16 + body.count), 1, 8, 1] { withUnsafeBytes(of: value.littleEndian) { request.append(contentsOf: $0) } }
+        for value in [UInt32(16 + body.count), 1, 8, 1] {
+            withUnsafeBytes(of: value.littleEndian) { request.append(contentsOf: $0) }
+        }
         request.append(body)
         #if os(Linux)
             let flags = Int32(MSG_NOSIGNAL)

@@ -45,7 +45,8 @@ public enum KnownHostsFile {
         }
         if removed > 0 {
             do {
-                try PrivateFiles.write(Data(kept.joined(separator: "\n").utf8), to: URL(fileURLWithPath: path))
+                try PrivateFiles.write(
+                    Data(kept.joined(separator: "\n").utf8), to: URL(fileURLWithPath: path))
             } catch {
                 throw SSHError.knownHostsFailed(path: path, reason: error.localizedDescription)
             }

@@ -197,7 +197,9 @@ final class SessionHandle: @unchecked Sendable {
         // libssh creates the file through fopen (0644 under the usual umask): a map of the hosts this
         // user deploys to is nobody else's business.
         let existed = FileManager.default.fileExists(atPath: config.resolvedKnownHostsPath)
-        if !existed { _ = try? PrivateFiles.write(Data(), to: URL(fileURLWithPath: config.resolvedKnownHostsPath)) }
+        if !existed {
+            _ = try? PrivateFiles.write(Data(), to: URL(fileURLWithPath: config.resolvedKnownHostsPath))
+        }
         defer { PrivateFiles.restrict(config.resolvedKnownHostsPath) }
         guard ssh_session_update_known_hosts(raw) == SSH_OK else {
             throw SSHError.knownHostsFailed(path: config.resolvedKnownHostsPath, reason: lastError)

@@ -19,7 +19,10 @@ final class BrokenUsbmuxd: @unchecked Sendable {
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("mux-\(UUID().uuidString.prefix(8)).sock").path
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "mux-\(UUID().uuidString.prefix(8)).sock"
+            ).path
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -74,7 +77,9 @@ final class BrokenUsbmuxd: @unchecked Sendable {
         (.truncated, "it sent a truncated reply (7 of the 16 header bytes: 40 00 00 00 01 00 00)"),
         (.notAPlist, "its reply is not a property list (first bytes 74 68 69 73"),
     ])
-    func devicesSaysWhatABrokenUsbmuxdSentAndFails(behaviour: BrokenUsbmuxd.Behaviour, says: String) async throws {
+    func devicesSaysWhatABrokenUsbmuxdSentAndFails(behaviour: BrokenUsbmuxd.Behaviour, says: String)
+        async throws
+    {
         let project = try await Project(commits: 1, tag: "v1.0.0")
         let usbmuxd = try BrokenUsbmuxd(behaviour)
         defer { usbmuxd.stop() }
@@ -92,9 +97,12 @@ final class BrokenUsbmuxd: @unchecked Sendable {
     @Test func aUsbmuxdThatIsNotRunningIsNoError() async throws {
         let project = try await Project(commits: 1, tag: "v1.0.0")
         let result = try await HADeployBinary.run(
-            ["devices"], in: project.url, environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:/nonexistent/usbmuxd.sock"])
+            ["devices"], in: project.url,
+            environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:/nonexistent/usbmuxd.sock"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("usbmuxd could not be reached at UNIX:/nonexistent/usbmuxd.sock"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains("usbmuxd could not be reached at UNIX:/nonexistent/usbmuxd.sock"),
+            "\(result.stdout)")
     }
 }
 

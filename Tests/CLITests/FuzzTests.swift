@@ -81,7 +81,9 @@ import Testing
         case 7: lines[index] = String(lines[index].dropFirst(2))
         default:
             var bytes = Array(lines[index].utf8)
-            bytes.insert(UInt8.random(in: 0...255, using: &random), at: Int.random(in: 0...bytes.count, using: &random))
+            bytes.insert(
+                UInt8.random(in: 0...255, using: &random), at: Int.random(in: 0...bytes.count, using: &random)
+            )
             lines[index] = String(decoding: bytes, as: UTF8.self)
         }
         return lines.joined(separator: "\n")
@@ -117,7 +119,9 @@ import Testing
             mutated.append("devices.yaml")
         case 1:
             var text = original2
-            for _ in 0..<Int.random(in: 1...4, using: &random) { text = mutate(text, &random, extra: envLines) }
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                text = mutate(text, &random, extra: envLines)
+            }
             var bytes = Data(text.utf8)
             if Bool.random(using: &random) {
                 let at = Int.random(in: 0...bytes.count, using: &random)
@@ -137,7 +141,9 @@ import Testing
 
     /// Whether a configuration error says where: `file:line`, or names the path or option at fault.
     static func locates(_ stderr: String, _ mutated: [String]) -> Bool {
-        if stderr.range(of: #"[^\s:]+:[0-9]+(:[0-9]+)?: error"#, options: .regularExpression) != nil { return true }
+        if stderr.range(of: #"[^\s:]+:[0-9]+(:[0-9]+)?: error"#, options: .regularExpression) != nil {
+            return true
+        }
         if stderr.range(of: #"\(used at [^\s:]+:[0-9]+"#, options: .regularExpression) != nil { return true }
         return mutated.contains { !$0.isEmpty && !$0.hasPrefix("--") && stderr.contains($0) }
             || stderr.contains("--config is an empty path") || stderr.contains("--env-file is an empty path")
@@ -146,7 +152,8 @@ import Testing
     @Test func mutatedConfigurationAndCommandLinesNeverCrashOrHang() async throws {
         let yaml = try String(
             contentsOf: HADeployBinary.repositoryRoot.appendingPathComponent("devices.yaml"), encoding: .utf8)
-        let env = "HA_SERVER=http://127.0.0.1:1\nHA_TOKEN=fuzz-token\nBUNDLE_ID=com.example.hadashboard\n"
+        let env =
+            "HA_SERVER=http://127.0.0.1:1\nHA_TOKEN=fuzz-token\nBUNDLE_ID=com.example.hadashboard\n"
             + "APPLE_TEAM_ID=ABCDE12345\nMINI4_UDID=00008030-000000000000001E\n"
         var projects: [Project] = []
         for _ in 0..<Self.workers { projects.append(try await Project(commits: 1, tag: "v1.0.0")) }
@@ -159,7 +166,8 @@ import Testing
                     var problems: [String] = []
                     var statuses: [Int32] = []
                     for fuzz in mine {
-                        try (fuzz.yaml ?? Data(yaml.utf8)).write(to: project.url.appendingPathComponent("devices.yaml"))
+                        try (fuzz.yaml ?? Data(yaml.utf8)).write(
+                            to: project.url.appendingPathComponent("devices.yaml"))
                         try (fuzz.env ?? Data(env.utf8)).write(to: project.url.appendingPathComponent(".env"))
                         let label = "seed \(fuzz.seed) `hadeploy \(fuzz.arguments.joined(separator: " "))`"
                         let result: HADeployBinary.Result
@@ -198,13 +206,18 @@ import Testing
         let findings = outcomes.0
         var histogram: [Int32: Int] = [:]
         for status in outcomes.1 { histogram[status, default: 0] += 1 }
-        print("fuzz: \(Self.runs) inputs, exit codes \(histogram.sorted { $0.key < $1.key }), \(findings.count) findings")
+        print(
+            "fuzz: \(Self.runs) inputs, exit codes \(histogram.sorted { $0.key < $1.key }), \(findings.count) findings"
+        )
         // Not vacuous: the mutations reach the validators and also leave valid inputs.
         #expect(outcomes.1.count + findings.count >= Self.runs)
         #expect((histogram[78] ?? 0) >= Self.runs / 5, "\(histogram)")
         #expect((histogram[0] ?? 0) >= Self.runs / 10, "\(histogram)")
         #expect((histogram[64] ?? 0) >= 10, "\(histogram)")
-        #expect(findings.isEmpty, "\(findings.count) of \(Self.runs) inputs misbehaved:\n\(findings.prefix(15).joined(separator: "\n---\n"))")
+        #expect(
+            findings.isEmpty,
+            "\(findings.count) of \(Self.runs) inputs misbehaved:\n\(findings.prefix(15).joined(separator: "\n---\n"))"
+        )
         // A few minutes at most in `make test`.
         #expect(ContinuousClock.now - started < .seconds(300))
     }

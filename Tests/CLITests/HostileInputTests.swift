@@ -63,7 +63,8 @@ import Testing
         ).count
         let broken = try await project.run("plan", "all")
         #expect(broken.status == 78)
-        #expect(broken.stderr.contains("devices.yaml:\(yamlLines):3: error: not UTF-8 text"), "\(broken.stderr)")
+        #expect(
+            broken.stderr.contains("devices.yaml:\(yamlLines):3: error: not UTF-8 text"), "\(broken.stderr)")
     }
 
     @Test func pathsThatAreNoFilesAreConfigurationErrors() async throws {
@@ -116,7 +117,8 @@ import Testing
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("refused"), "\(result.stderr)")
         let summary = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: project.url.appendingPathComponent("out/summary.json")))
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: project.url.appendingPathComponent("out/summary.json")))
                 as? [String: Any])
         let results = try #require(summary["results"] as? [[String: Any]])
         #expect(results.count == 8)
@@ -124,7 +126,8 @@ import Testing
             #expect(device["outcome"] as? String == "not started")
             #expect((device["reason"] as? String)?.contains("token") == true, "\(device)")
         }
-        let junit = try String(contentsOf: project.url.appendingPathComponent("out/junit.xml"), encoding: .utf8)
+        let junit = try String(
+            contentsOf: project.url.appendingPathComponent("out/junit.xml"), encoding: .utf8)
         #expect(junit.contains("failures=\"8\""))
         #expect(!junit.contains("refused-token-0123456789"))
     }

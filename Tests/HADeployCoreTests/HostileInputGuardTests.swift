@@ -50,14 +50,16 @@ import Testing
     @Test func libraryLogsAreRedactedToo() {
         let captured = Captured()
         let logger = Logger(label: "t") { _ in RedactingLogHandler(CapturingHandler(captured: captured)) }
-        logger.warning("connect to http://u:topsecret@h:1 failed", metadata: ["url": "ws://u:alsosecret@h/api"])
+        logger.warning(
+            "connect to http://u:topsecret@h:1 failed", metadata: ["url": "ws://u:alsosecret@h/api"])
         let line = captured.lock.withLock { captured.lines.joined() }
         #expect(line.contains("http://u:***@h:1"))
         #expect(!line.contains("topsecret") && !line.contains("alsosecret"), "\(line)")
     }
 
     @Test func privateFilesAreOwnerOnlyWhateverTheUmask() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("private-\(UUID().uuidString)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "private-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let previous = umask(0)
         defer { umask(previous) }
@@ -70,7 +72,10 @@ import Testing
         }
         #expect(try mode(file.path) == 0o600)
         #expect(try mode(file.deletingLastPathComponent().path) == 0o700)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == ["secret.pem"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == [
+                "secret.pem"
+            ])
     }
 
     @Test func aFIFOIsRefusedAtOnceInsteadOfBlocking() throws {

@@ -61,7 +61,8 @@ struct ArtifactTests {
         try archive.addEntry(
             with: "Payload/Bomb.app/Info.plist", type: .file, uncompressedSize: infoPlistSize,
             compressionMethod: .deflate, bufferSize: 1 << 20,
-            provider: { (position: Int64, size: Int) in chunk.prefix(min(size, Int(infoPlistSize - position))) })
+            provider: { (position: Int64, size: Int) in chunk.prefix(min(size, Int(infoPlistSize - position)))
+            })
         try archive.addEntry(
             with: "Payload/Bomb.app/Bomb", type: .file, uncompressedSize: Int64(4), compressionMethod: .none,
             provider: { (_: Int64, _: Int) in Data([0xCE, 0xFA, 0xED, 0xFE]) })

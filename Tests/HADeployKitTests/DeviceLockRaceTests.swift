@@ -17,7 +17,9 @@ struct DeviceLockRaceTests {
 
     func racerPath() throws -> String {
         var candidates: [URL] = []
-        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.deletingLastPathComponent())
+        }
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
             candidates.append(bundle.bundleURL.deletingLastPathComponent())
         }
@@ -26,7 +28,9 @@ struct DeviceLockRaceTests {
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
         throw CocoaError(
-            .fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "hadeploy-lock-racer not built (swift build --build-tests)"])
+            .fileNoSuchFile,
+            userInfo: [NSLocalizedDescriptionKey: "hadeploy-lock-racer not built (swift build --build-tests)"]
+        )
     }
 
     func spawn(_ path: String, _ arguments: [String]) throws -> Process {
@@ -40,7 +44,8 @@ struct DeviceLockRaceTests {
 
     @Test func fiveRacingProcessesAfterADeadOwnerNeverOverlap() throws {
         let racer = try racerPath()
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lock-race-\(UUID().uuidString)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lock-race-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         var overlaps: [String] = []
         var holds = 0
@@ -51,7 +56,9 @@ struct DeviceLockRaceTests {
             let dead = try spawn(racer, [directory.path, journal.path, "0", "0", "die"])
             dead.waitUntilExit()
             #expect(dead.terminationReason == .uncaughtSignal)
-            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("RACE-UDID.lock").path))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: directory.appendingPathComponent("RACE-UDID.lock").path))
             // Five runs start at once, a little after they are all spawned.
             let startAt = DispatchTime.now().uptimeNanoseconds + 150_000_000
             let processes = try (0..<Self.racers).map { _ in
@@ -78,7 +85,8 @@ struct DeviceLockRaceTests {
     }
 
     @Test func theLockFileIsOwnerOnlyAndNamesItsHolder() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lock-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let lock = try DeviceLock.acquire(device: "ipad", key: "UDID-1", directory: directory)
         let attributes = try FileManager.default.attributesOfItem(atPath: lock.path)

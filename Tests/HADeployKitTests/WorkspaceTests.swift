@@ -24,6 +24,7 @@ import Testing
         #expect(sink.standardOutput.isEmpty)
         #expect(
             sink.standardError
-                == "warning: ci.env:3: could not parse this line; it was ignored\n", "named as the user gave it")
+                == "warning: ci.env:3: could not parse this line; it was ignored\n",
+            "named as the user gave it")
     }
 }

@@ -29,7 +29,8 @@ struct ReconnectTests {
             #expect(reason.code == "home_assistant_unreachable")
             #expect(
                 reason.message.hasPrefix(
-                    "Home Assistant at \(peer.baseURL) stopped answering while waiting for the ha_dashboard_loaded event"),
+                    "Home Assistant at \(peer.baseURL) stopped answering while waiting for the ha_dashboard_loaded event"
+                ),
                 "\(reason.message)")
             // A new connection while it is down says what happened in words, not NIO's error dump.
             let fresh = HomeAssistantConnection(options: try peer.options())

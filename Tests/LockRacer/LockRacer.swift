@@ -18,7 +18,8 @@ enum LockRacer {
     static func main() {
         let arguments = CommandLine.arguments
         guard arguments.count >= 5, let startAt = UInt64(arguments[3]), let hold = UInt32(arguments[4]) else {
-            FileHandle.standardError.write(Data("usage: hadeploy-lock-racer dir journal start-ns hold-ms\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: hadeploy-lock-racer dir journal start-ns hold-ms\n".utf8))
             exit(64)
         }
         let directory = URL(fileURLWithPath: arguments[1])

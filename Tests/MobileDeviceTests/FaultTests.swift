@@ -74,7 +74,8 @@ final class Counter: @unchecked Sendable {
         func stagedBytes() -> Int {
             let files = (try? FileManager.default.subpathsOfDirectory(atPath: staging.path)) ?? []
             return files.reduce(0) { total, file in
-                let size = try? FileManager.default.attributesOfItem(atPath: staging.appendingPathComponent(file).path)[.size]
+                let size = try? FileManager.default.attributesOfItem(
+                    atPath: staging.appendingPathComponent(file).path)[.size]
                 return total + ((size as? NSNumber)?.intValue ?? 0)
             }
         }
@@ -148,7 +149,9 @@ final class Counter: @unchecked Sendable {
         #expect(error?.step == "installation_proxy Install")
         #expect(error?.description.contains("not complete within 3 s") == true)
         // Told apart from a slow link: the device went quiet after its first status.
-        #expect(error?.description.contains("it stopped, it is not merely slow") == true, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("it stopped, it is not merely slow") == true,
+            "\(String(describing: error))")
         try await emulator.daemon.clearFaults(udid: udid)
     }
 
@@ -169,9 +172,12 @@ final class Counter: @unchecked Sendable {
         let started = ContinuousClock.now
         let error = await #expect(throws: MobileDeviceError.self) { try await device.install(artifact: ipa) }
         try await emulator.daemon.clearFaults(udid: udid)
-        #expect(ContinuousClock.now - started < .seconds(10), "noticed only after \(ContinuousClock.now - started)")
+        #expect(
+            ContinuousClock.now - started < .seconds(10),
+            "noticed only after \(ContinuousClock.now - started)")
         #expect(error?.kind == .connectionLost, "\(String(describing: error))")
-        #expect(error?.description.contains("connection to usbmuxd lost") == true, "\(error?.description ?? "")")
+        #expect(
+            error?.description.contains("connection to usbmuxd lost") == true, "\(error?.description ?? "")")
         #expect(error?.description.contains("raise") != true)
     }
 

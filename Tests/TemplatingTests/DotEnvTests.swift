@@ -47,7 +47,8 @@ import Testing
         let file = directory.appendingPathComponent(".env")
         try Data([0x41, 0x3D, 0xE9, 0x0A]).write(to: file)  // "A=é" in Latin-1
         let error = #expect(throws: TextFileError.self) { try DotEnv.load(from: file) }
-        #expect(error?.description == "\(file.path):1:3: error: not UTF-8 text (an invalid byte sequence here)")
+        #expect(
+            error?.description == "\(file.path):1:3: error: not UTF-8 text (an invalid byte sequence here)")
         #expect(error?.exitStatus == .config)
     }
 
@@ -66,7 +67,9 @@ import Testing
         // Each value is under the per-value cap; 40 of them at 1 MiB pass the total cap.
         var lines = ["A=" + String(repeating: "x", count: 1 << 19), "B=${A}${A}"]
         for index in 0..<40 { lines.append("C\(index)=${B}") }
-        let error = #expect(throws: TemplatingError.self) { try DotEnv(parsing: lines.joined(separator: "\n")) }
+        let error = #expect(throws: TemplatingError.self) {
+            try DotEnv(parsing: lines.joined(separator: "\n"))
+        }
         #expect(error?.description.contains("makes the expanded values together longer than 32 MiB") == true)
     }
 

@@ -33,13 +33,15 @@ extension VirtualDeviceSuite {
                 let deviceFolders = try FileManager.default.contentsOfDirectory(atPath: devices.path)
                 for (path, mode) in [
                     (record.path, 0o600), (record.deletingLastPathComponent().path, 0o700),
-                ] + deviceFolders.flatMap({ folder in
-                    [
-                        (devices.appendingPathComponent("\(folder)/device-key.pem").path, 0o600),
-                        (devices.appendingPathComponent("\(folder)/state.json").path, 0o600),
-                        (devices.appendingPathComponent(folder).path, 0o700),
-                    ]
-                }) {
+                ]
+                    + deviceFolders.flatMap({ folder in
+                        [
+                            (devices.appendingPathComponent("\(folder)/device-key.pem").path, 0o600),
+                            (devices.appendingPathComponent("\(folder)/state.json").path, 0o600),
+                            (devices.appendingPathComponent(folder).path, 0o700),
+                        ]
+                    })
+                {
                     let attributes = try FileManager.default.attributesOfItem(atPath: path)
                     #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == mode, "\(path)")
                 }

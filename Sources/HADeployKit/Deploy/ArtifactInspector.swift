@@ -26,7 +26,8 @@ public struct ArtifactInspector: Sendable {
         if isDirectory.boolValue {
             guard
                 let data = try Self.head(
-                    url.appendingPathComponent("Info.plist"), limit: Self.infoPlistLimit, whole: true, path: url.path)
+                    url.appendingPathComponent("Info.plist"), limit: Self.infoPlistLimit, whole: true,
+                    path: url.path)
             else {
                 throw ArtifactError(path: url.path, problem: "not an app bundle: no Info.plist")
             }
@@ -55,7 +56,8 @@ public struct ArtifactInspector: Sendable {
                 throw ArtifactError(path: url.path, problem: "not an .ipa: no Payload/<Name>.app/Info.plist")
             }
             info = try Self.plist(
-                try Self.extract(entry, from: archive, limit: Self.infoPlistLimit, whole: true, path: url.path),
+                try Self.extract(
+                    entry, from: archive, limit: Self.infoPlistLimit, whole: true, path: url.path),
                 path: url.path)
             let appDirectory = (entry.path as NSString).deletingLastPathComponent
             guard let name = info["CFBundleExecutable"] as? String,
@@ -81,7 +83,8 @@ public struct ArtifactInspector: Sendable {
             path: url.path, bundleID: bundleID, executable: info["CFBundleExecutable"] as? String ?? "",
             marketingVersion: info["CFBundleShortVersionString"] as? String ?? "0.0.0",
             buildNumber: info["CFBundleVersion"] as? String ?? "0", flavour: flavour,
-            archs: (try? MachOSlices.architectures(inHeader: [UInt8](executable.prefix(Self.headerLimit)))) ?? [])
+            archs: (try? MachOSlices.architectures(inHeader: [UInt8](executable.prefix(Self.headerLimit))))
+                ?? [])
     }
 
     static func plist(_ data: Data, path: String) throws -> [String: Any] {
@@ -116,11 +119,13 @@ public struct ArtifactInspector: Sendable {
             }
         } catch is Enough {
         } catch {
-            throw ArtifactError(path: path, problem: "\(entry.path) cannot be read from the archive (\(error))")
+            throw ArtifactError(
+                path: path, problem: "\(entry.path) cannot be read from the archive (\(error))")
         }
         if cut && whole {
             throw ArtifactError(
-                path: path, problem: "\(entry.path) inflates to more than \(limit / 1024 / 1024) MB: not a real app")
+                path: path,
+                problem: "\(entry.path) inflates to more than \(limit / 1024 / 1024) MB: not a real app")
         }
         return data.prefix(limit)
     }
@@ -132,7 +137,8 @@ public struct ArtifactInspector: Sendable {
         else { return nil }
         if whole, (values.fileSize ?? 0) > limit {
             throw ArtifactError(
-                path: path, problem: "\(url.lastPathComponent) is larger than \(limit / 1024 / 1024) MB: not a real app")
+                path: path,
+                problem: "\(url.lastPathComponent) is larger than \(limit / 1024 / 1024) MB: not a real app")
         }
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }

@@ -15,7 +15,8 @@ public struct DeviceBusyError: Error, CustomStringConvertible {
 
     public var description: String {
         let owner = pid > 0 ? " (pid \(pid))" : ""
-        return "\(device) is being deployed by another hadeploy\(owner); wait for it to finish (lock: \(lockFile))"
+        return
+            "\(device) is being deployed by another hadeploy\(owner); wait for it to finish (lock: \(lockFile))"
     }
 }
 
@@ -88,7 +89,8 @@ public final class DeviceLock: Sendable {
         CocoaError(
             .fileWriteUnknown,
             userInfo: [
-                NSFilePathErrorKey: path, NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(code)),
+                NSFilePathErrorKey: path,
+                NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(code)),
             ])
     }
 }

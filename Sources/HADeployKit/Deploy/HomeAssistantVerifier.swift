@@ -61,7 +61,8 @@ public actor HomeAssistantVerifier: DashboardVerifier {
             case .unreachable, .timedOut, .notConnected, .invalidResponse:
                 throw StoppedAnswering(
                     server: options.server.baseURL,
-                    step: "subscribing to \(DashboardLoadedEvent.eventType) for \(device)", detail: error.message)
+                    step: "subscribing to \(DashboardLoadedEvent.eventType) for \(device)",
+                    detail: error.message)
             default:
                 throw error
             }

@@ -20,9 +20,11 @@ public struct ReportWriter: Sendable {
         let summary = URLCredentials.redact(String(decoding: try encoder.encode(report), as: UTF8.self))
         try writer.write(Data(summary.utf8), to: directory.appendingPathComponent("summary.json"))
         try writer.write(
-            Data(URLCredentials.redact(junit(report)).utf8), to: directory.appendingPathComponent("junit.xml"))
+            Data(URLCredentials.redact(junit(report)).utf8), to: directory.appendingPathComponent("junit.xml")
+        )
         try writer.write(
-            Data(URLCredentials.redact(html(report)).utf8), to: directory.appendingPathComponent("index.html"))
+            Data(URLCredentials.redact(html(report)).utf8), to: directory.appendingPathComponent("index.html")
+        )
     }
 
     /// XML-escaped text; the control characters XML 1.0 cannot hold at all become `?`.

@@ -91,8 +91,14 @@ enum SocketOpener {
 
     /// Socket errors (as NIO words them) and what they mean for a Home Assistant URL.
     static let socketFailures: [(String, String)] = [
-        ("errno: 111", "the connection was refused: nothing listens at that address (is Home Assistant running?)"),
-        ("Connection refused", "the connection was refused: nothing listens at that address (is Home Assistant running?)"),
+        (
+            "errno: 111",
+            "the connection was refused: nothing listens at that address (is Home Assistant running?)"
+        ),
+        (
+            "Connection refused",
+            "the connection was refused: nothing listens at that address (is Home Assistant running?)"
+        ),
         ("errno: 104", "the connection was reset by the server"),
         ("Connection reset", "the connection was reset by the server"),
         ("errno: 113", "no route to the host (is it on this network?)"),
