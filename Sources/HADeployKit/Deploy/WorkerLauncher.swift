@@ -62,12 +62,10 @@ struct WorkerGroup: Sendable {
                     break
                 }
             }
-            if output.status != 0 && output.status != ExitStatus.failure.rawValue {
-                let words = output.stderr.split(separator: "\n").last.map(String.init) ?? ""
-                failure =
-                    "the worker for \(label) exited with status \(output.status)"
-                    + (words.isEmpty ? "" : ": \(command.redact(words))")
-            }
+            let words = output.stderr.split(separator: "\n").last.map(String.init) ?? ""
+            failure =
+                "the worker for \(label) exited with status \(output.status) without a result for this device"
+                + (words.isEmpty ? "" : ": \(command.redact(words))")
         } catch {
             failure = "the worker for \(label) failed: \(error)"
         }
@@ -78,6 +76,7 @@ struct WorkerGroup: Sendable {
                 id: device.id, name: device.name, ios: device.ios, transport: device.backend.name,
                 version: plan.version.description, outcome: .failed,
                 reason: failure ?? "the worker for \(label) ended without a result for this device",
+
                 failedStep: nil, install: nil, verification: .notRun, steps: [], screenshot: nil,
                 crashReports: [], seconds: 0)
             results.append(result)

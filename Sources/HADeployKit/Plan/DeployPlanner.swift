@@ -44,11 +44,14 @@ public struct DeployPlanner: Sendable {
         }
         if let skipped, options.verify { warnings.append(skipped) }
         let verify = skipped == nil
+        // Without the check, a missing server or token is not sent: the app keeps the ones it has.
+        let sendsCredentials = !options.reset && !options.demo && (verify || haConfigured)
+        if !sendsCredentials && !haConfigured && !options.reset && !options.demo {
+            warnings.append("HA_SERVER/HA_TOKEN not set: the app keeps the server and token it has")
+        }
         let context = Context(
             options: options, server: server, token: token, deployID: deployID, version: version,
-            verify: verify,
-            needsHomeAssistant: !options.reset && !options.demo
-                && !(topology.virtual != nil && !haConfigured))
+            verify: verify, needsHomeAssistant: sendsCredentials)
         let devicePlans = devices.map { plan($0, context) }
 
         let commands = BuildCommandBuilder.resolved(variables: variables, version: version)
