@@ -1,7 +1,7 @@
 /// Credentials written into a URL (`http://user:password@host`, an `HA_SERVER` with basic auth) are
 /// as secret as a token: everything hadeploy shows (stdout, stderr, logs, reports) passes through
-/// `redact`, which keeps the user name and replaces the password with `***` (a user name alone, which
-/// may be a token, becomes `***`).
+/// `redact`, which keeps the user name and replaces the password with `***` (a user name alone, as in
+/// `ssh://builder@mac-mini`, is an address, not a secret, and stays).
 public enum URLCredentials {
     /// `text` with every URL's user information redacted; also inside JSON, where `/` may be `\/`.
     public static func redact(_ text: String) -> String {
@@ -24,10 +24,10 @@ public enum URLCredentials {
                 if let colon = userinfo.firstIndex(of: ":") {
                     output.append(contentsOf: scalars[authority..<colon])
                     output.append(contentsOf: ":\(Secret.redacted)".unicodeScalars)
+                    output.append(contentsOf: scalars[at..<end])
                 } else {
-                    output.append(contentsOf: Secret.redacted.unicodeScalars)
+                    output.append(contentsOf: scalars[authority..<end])
                 }
-                output.append(contentsOf: scalars[at..<end])
             } else {
                 output.append(contentsOf: scalars[authority..<end])
             }

@@ -13,7 +13,7 @@ import Testing
     @Test(arguments: [
         ("HA at http://admin:s3cret@ha.local:8123/api", "HA at http://admin:***@ha.local:8123/api"),
         ("\"url\":\"https:\\/\\/u:p%40ss@h\\/x\"", "\"url\":\"https:\\/\\/u:***@h\\/x\""),
-        ("ws://tokenonly@host/", "ws://***@host/"),
+        ("ssh://builder@mac-mini/work", "ssh://builder@mac-mini/work"),
         ("a http://u:pa@ss@h:1 b", "a http://u:***@h:1 b"),
         ("no credentials: http://ha.local:8123/?q=a@b", "no credentials: http://ha.local:8123/?q=a@b"),
         ("mail me@example.com", "mail me@example.com"),
