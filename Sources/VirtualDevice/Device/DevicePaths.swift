@@ -19,12 +19,19 @@ struct DevicePaths: Sendable {
     var crashReports: URL { root.appendingPathComponent("CrashReporter") }
     /// Installed bundles, one directory per bundle identifier.
     var applications: URL { root.appendingPathComponent("Applications") }
+    /// Data containers, one directory per bundle identifier.
+    var containers: URL { root.appendingPathComponent("Containers") }
     var developerImage: URL { root.appendingPathComponent("DeveloperDiskImage.dmg") }
+
+    /// The data container of an app (`Documents/ha-log.txt`, `Library/Preferences/…`).
+    func dataContainer(_ bundleIdentifier: String) -> URL {
+        containers.appendingPathComponent(bundleIdentifier)
+    }
 
     func createAll() throws {
         // The root holds the device's private key and its pairing state.
         try PrivateFiles.createDirectory(root)
-        for url in [media, crashReports, applications] {
+        for url in [media, crashReports, applications, containers] {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
     }
