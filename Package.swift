@@ -32,14 +32,14 @@ let package = Package(
         // MARK: executable + CLI
         .executableTarget(
             name: "hadeploy",
-            dependencies: ["HADeployCLI", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HADeployCLI", "HADeployCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "HADeployCLI",
             dependencies: [
                 "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "HADeployVirtual",
-                "HomeAssistant",
+                "HomeAssistant", "MobileDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -169,7 +169,7 @@ let package = Package(
         .target(
             name: "VirtualDevice",
             dependencies: [
-                "HomeAssistant", "ImageCodec",
+                "HomeAssistant", "ImageCodec", "HADeployCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -200,6 +200,10 @@ let package = Package(
         ),
 
         // MARK: tests
+        // One racing process for the device-lock race test (a test helper, not shipped).
+        .executableTarget(
+            name: "hadeploy-lock-racer", dependencies: ["HADeployKit"], path: "Tests/LockRacer",
+            swiftSettings: strict),
         .target(
             name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",
             swiftSettings: strict),
@@ -213,7 +217,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "HADeployCoreTests", dependencies: ["HADeployCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HADeployCoreTests",
+            dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
         .testTarget(

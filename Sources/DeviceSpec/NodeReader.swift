@@ -69,10 +69,21 @@ final class NodeReader {
         }
     }
 
+    static let shortestSeconds = 0.001
+    static let longestSeconds: Double = 7 * 24 * 3600
+
     func number(_ node: Node?, _ what: String) -> Double? {
         guard let node, let text = string(node, what) else { return nil }
         guard let value = Double(text), value > 0, value.isFinite else {
             problem(node, "\(what) must be a positive number of seconds, not '\(text)'")
+            return nil
+        }
+        // Deadlines become whole milliseconds and `Duration`s: a bound keeps them meaningful.
+        guard (Self.shortestSeconds...Self.longestSeconds).contains(value) else {
+            problem(
+                node,
+                "\(what) must be between \(Self.shortestSeconds) s and \(Int(Self.longestSeconds)) s (a week), "
+                    + "not '\(text)'")
             return nil
         }
         return value

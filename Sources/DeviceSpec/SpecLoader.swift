@@ -31,17 +31,20 @@ public struct SpecLoader: Sendable {
 
     public func load(contentsOf url: URL, displayName: String? = nil) throws -> DeviceMatrix {
         let name = displayName ?? url.path
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        let reader = TextFileReader()
+        guard reader.exists(url.path) else {
             throw SpecValidationError(problems: [
                 SpecProblem(
                     SourceLocation(file: name, line: 1, column: 1),
                     "file not found; pass --config PATH or create devices.yaml (see README)")
             ])
         }
-        let data = try Data(contentsOf: url)
-        guard let text = String(data: data, encoding: .utf8) else {
+        let text: String
+        do {
+            text = try reader.read(url.path, displayName: name)
+        } catch let error as TextFileError {
             throw SpecValidationError(problems: [
-                SpecProblem(SourceLocation(file: name, line: 1, column: 1), "not UTF-8 text")
+                SpecProblem(error.location ?? SourceLocation(file: name, line: 1, column: 1), error.reason)
             ])
         }
         return try load(yaml: text, file: name)

@@ -118,6 +118,7 @@ struct DeployCommand: AsyncParsableCommand {
             let session = DeploySession(
                 context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
                 settings: settings, reporter: reporter)
+            let started = Date()
             let task = Task { try await session.run() }
             let signals = SignalCancellation { task.cancel() }
             defer { signals.cancel() }
@@ -126,6 +127,14 @@ struct DeployCommand: AsyncParsableCommand {
                 result = try await task.value
             } catch {
                 await inputs.twins?.stop()
+                // Stopped before any device was touched (a refused token, a failed build): CI still
+                // gets a report saying so for every device.
+                if let directory = report, !worker {
+                    let stopped = DeployReport.notStarted(
+                        plan, reason: "\(error)", startedAt: started, finishedAt: Date())
+                    try? ReportWriter(directory: context.url(for: directory)).write(stopped)
+                    context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
+                }
                 throw error
             }
             await inputs.twins?.stop()

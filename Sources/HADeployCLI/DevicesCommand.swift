@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HADeployCore
 import HADeployKit
+import MobileDevice
 
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,6 +43,12 @@ struct DevicesCommand: AsyncParsableCommand {
                     address: address, matrix: matrix, variables: variables, context: context)
             }
             context.print(json ? try PlanPrinter.json(result) : result.text)
+            // A usbmuxd that is not running means no USB devices here; one that answers garbage is
+            // a broken host, which a script checking the exit code must notice.
+            if result.usbmuxdError != nil, let fault = USBTransport.usbmuxdFault() {
+                context.message("error: \(fault)")
+                throw ExitCode(ExitStatus.failure.rawValue)
+            }
         }
     }
 }

@@ -9,13 +9,14 @@ public enum OutputChannel: Sendable {
     case standardOutput, standardError
 }
 
-/// Writes to the real stdout/stderr.
+/// Writes to the real stdout/stderr, with URL credentials redacted (the last stop before a terminal
+/// or a CI log, whatever produced the text).
 public struct StandardOutputSink: OutputSink {
     public init() {}
 
     public func write(_ text: String, to stream: OutputChannel) {
         let handle = stream == .standardOutput ? FileHandle.standardOutput : FileHandle.standardError
-        handle.write(Data(text.utf8))
+        handle.write(Data(URLCredentials.redact(text).utf8))
     }
 }
 
@@ -28,6 +29,7 @@ public final class RecordingOutputSink: OutputSink, @unchecked Sendable {
     public init() {}
 
     public func write(_ text: String, to stream: OutputChannel) {
+        let text = URLCredentials.redact(text)
         lock.withLock {
             if stream == .standardOutput { out += text } else { err += text }
         }

@@ -17,12 +17,21 @@ public struct Workspace: Sendable {
     }
 
     public func loadMatrix() throws -> DeviceMatrix {
-        try SpecLoader().load(contentsOf: context.url(for: configPath), displayName: configPath)
+        // An empty path would resolve to the working directory itself.
+        guard !configPath.isEmpty else {
+            throw TextFileError(path: "", reason: "--config is an empty path; give the path of devices.yaml")
+        }
+        return try SpecLoader().load(contentsOf: context.url(for: configPath), displayName: configPath)
     }
 
     /// `.env` merged with the process environment (the environment wins). A missing `.env` is fine.
     public func loadVariables() throws -> (values: [String: String], dotEnv: DotEnv) {
-        let dotEnv = try DotEnv.load(from: context.url(for: envFilePath), environment: context.environment)
+        guard !envFilePath.isEmpty else {
+            throw TextFileError(
+                path: "", reason: "--env-file is an empty path; give the path of the .env file")
+        }
+        let dotEnv = try DotEnv.load(
+            from: context.url(for: envFilePath), environment: context.environment, displayName: envFilePath)
         for warning in dotEnv.warnings { context.message("warning: \(warning)") }
         return (TemplateValues.merge(dotEnv: dotEnv, environment: context.environment), dotEnv)
     }

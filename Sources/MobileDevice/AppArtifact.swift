@@ -52,8 +52,16 @@ public struct AppArtifact: Sendable, Equatable {
 
     private static func inspectAppDirectory(_ url: URL) throws -> AppArtifact {
         let infoURL = url.appendingPathComponent("Info.plist")
-        guard let infoData = try? Data(contentsOf: infoURL) else {
+        // Only a regular file of sane size: a FIFO would block, a device or a huge file never end.
+        guard let values = try? infoURL.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),
+            values.isRegularFile == true, let infoData = try? Data(contentsOf: infoURL)
+        else {
             throw invalid(url, "it has no Info.plist", next: "Pass the .app bundle the build produced.")
+        }
+        if (values.fileSize ?? 0) > infoPlistLimit {
+            throw invalid(
+                url, "its Info.plist is larger than \(infoPlistLimit >> 20) MB: not a real app",
+                next: "Pass the .app bundle the build produced.")
         }
         let info = try parseInfo(infoData, artifact: url)
         let executableURL = url.appendingPathComponent(info.executable)
@@ -100,7 +108,8 @@ public struct AppArtifact: Sendable, Equatable {
         if let problem = ArtifactNames.pathComponentProblem(appName, what: "app folder name") {
             throw invalid(url, problem, next: "Export the .ipa again from the archive.")
         }
-        let infoData = try extract(infoEntry, from: archive, limit: 4 << 20, artifact: url)
+        let infoData = try extract(
+            infoEntry, from: archive, limit: infoPlistLimit, whole: true, artifact: url)
         let info = try parseInfo(infoData, artifact: url)
         guard let executableEntry = archive[appFolder + info.executable] else {
             throw invalid(
@@ -121,21 +130,31 @@ public struct AppArtifact: Sendable, Equatable {
     }
 
     /// Reads at most `limit` bytes of an entry; stops decompressing once it has them.
-    private static func extract(_ entry: Entry, from archive: Archive, limit: Int, artifact: URL) throws
-        -> Data
-    {
+    /// An Info.plist is a few kilobytes; a hostile archive can inflate one to gigabytes.
+    static let infoPlistLimit = 4 << 20
+
+    /// At most `limit` bytes of an entry, decompressing no further; with `whole`, an entry longer
+    /// than that is an error instead of being cut.
+    private static func extract(
+        _ entry: Entry, from archive: Archive, limit: Int, whole: Bool = false, artifact: URL
+    ) throws -> Data {
         struct Enough: Error {}
         var collected = Data()
         do {
             _ = try archive.extract(entry, bufferSize: 64 * 1024, skipCRC32: true) { chunk in
-                collected.append(chunk.prefix(limit - collected.count))
-                if collected.count >= limit { throw Enough() }
+                collected.append(chunk.prefix(limit + 1 - collected.count))
+                if collected.count > limit { throw Enough() }
             }
         } catch is Enough {
+            if whole {
+                throw invalid(
+                    artifact, "\(entry.path) inflates to more than \(limit >> 20) MB: not a real app",
+                    next: "Rebuild or re-export the .ipa.")
+            }
         } catch {
             throw invalid(artifact, "\(entry.path) cannot be read (\(error))", next: "Export the .ipa again.")
         }
-        return collected
+        return collected.prefix(limit)
     }
 
     private struct Info {

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// What hadeploy installed on a device, so an unchanged redeploy can be skipped.
 struct InstallRecord: Codable, Equatable, Sendable {
@@ -27,12 +28,11 @@ struct InstallRecordStore: Sendable {
 
     func save(_ record: InstallRecord, udid: String) throws {
         let target = url(udid: udid, bundleIdentifier: record.bundleIdentifier)
-        try FileManager.default.createDirectory(
-            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try PrivateFiles.createDirectory(target.deletingLastPathComponent())
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(record).write(to: target, options: .atomic)
+        try PrivateFiles.write(encoder.encode(record), to: target)
     }
 
     func remove(udid: String, bundleIdentifier: String) {

@@ -88,14 +88,25 @@ struct InstallationProxy {
         let connection = self.connection
         try await session.run(step, within: budget) { try connection.send(command, step: step) }
         var lastStatus = "no status yet"
+        let started = ContinuousClock.now
+        var lastProgress = started
         while true {
             guard ContinuousClock.now < deadline else {
+                // A device still reporting progress is slow; one that went quiet has stopped, and a
+                // longer deadline would not help.
+                let quiet = ContinuousClock.now - lastProgress
+                let stopped = quiet >= min(.seconds(20), budget / 2)
                 throw MobileDeviceError(
                     .deadlineExceeded, step: step, device: session.identity,
-                    reason: "not complete within \(budget.secondsText) (last status: \(lastStatus))",
-                    nextStep:
-                        "Unlock the device and check it is not busy installing something else; "
-                        + "replug it and retry. A large app may need a longer install deadline.",
+                    reason: "not complete within \(budget.secondsText) (last status: \(lastStatus)); "
+                        + (stopped
+                            ? "the device reported no progress for the last \(quiet.secondsText): it stopped, "
+                                + "it is not merely slow"
+                            : "it was still reporting progress: the device or link is slow"),
+                    nextStep: stopped
+                        ? "Unlock the device and check it is not busy installing something else; replug it "
+                            + "and retry."
+                        : "Raise timeouts.install in devices.yaml for this device (a large app on a slow link).",
                     isTransient: true)
             }
             let message = try await session.run(step, within: .seconds(15)) {
@@ -108,6 +119,7 @@ struct InstallationProxy {
                     detail: message["ErrorDetail"]?.integer, device: session.identity)
             }
             onMessage(message)
+            lastProgress = ContinuousClock.now
             let status = message["Status"]?.string
             if let status {
                 lastStatus = status + (message["PercentComplete"]?.integer.map { " \($0)%" } ?? "")

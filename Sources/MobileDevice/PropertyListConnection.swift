@@ -50,13 +50,31 @@ final class PropertyListConnection: @unchecked Sendable {
         let result = property_list_service_receive_plist_with_timeout(raw, &node, timeoutMilliseconds)
         if result == PROPERTY_LIST_SERVICE_E_RECEIVE_TIMEOUT {
             if let node { plist_free(node) }
+            // libusbmuxd reports a socket closed by the other end (recv returning 0) as EAGAIN, which
+            // reads as "nothing yet": without this check a killed usbmuxd or a pulled cable looks
+            // like a slow device until the step's deadline.
+            if ConnectionLiveness.peerClosed(raw) { throw lost(step) }
             return nil
         }
         guard result == PROPERTY_LIST_SERVICE_E_SUCCESS else {
             if let node { plist_free(node) }
+            if result != PROPERTY_LIST_SERVICE_E_PLIST_ERROR, ConnectionLiveness.peerClosed(raw) {
+                throw lost(step)
+            }
             throw Self.error(result, step: step, identity: identity)
         }
         return PlistBridge.take(node)
+    }
+
+    /// The socket to usbmuxd closed under us: said at once, not as a deadline blamed on a slow link.
+    private func lost(_ step: String) -> MobileDeviceError {
+        MobileDeviceError(
+            .connectionLost, step: step, device: identity,
+            reason: "connection to usbmuxd lost: the socket was closed by the other end "
+                + "(usbmuxd stopped or restarted, or the device was unplugged)",
+            nextStep: "Check that usbmuxd is running (systemctl status usbmuxd) and the device is connected, "
+                + "then retry.",
+            isTransient: true)
     }
 
     static func error(_ code: property_list_service_error_t, step: String, identity: DeviceIdentity)

@@ -217,8 +217,39 @@ extension USBDevice {
         }
     }
 
+    /// The cleanup's own budget: it runs after a failure or Ctrl-C, when nobody wants to wait long.
+    static let stagingCleanupDeadline: Duration = .seconds(10)
+
     /// Best effort: a partial package left in PublicStaging wastes space and could be picked up.
+    /// Shielded from cancellation (after Ctrl-C the install's task is cancelled, and a cancelled
+    /// cleanup would leave megabytes behind), bounded by its own short deadline instead.
     private func removeStaging(_ path: String) async {
+        let cleanup = Task.detached { [self] () -> Bool in
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await self.removeStagingNow(path)
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: Self.stagingCleanupDeadline)
+                    return false
+                }
+                let finished = await group.next() ?? false
+                group.cancelAll()
+                return finished
+            }
+        }
+        if await !cleanup.value {
+            logger.warning(
+                "could not remove the partial upload \(path) within \(Self.stagingCleanupDeadline.secondsText)"
+            )
+        }
+    }
+
+    private func removeStagingNow(_ path: String) async {
+        var timeouts = self.timeouts
+        timeouts.handshake = min(timeouts.handshake, Self.stagingCleanupDeadline)
+        timeouts.request = min(timeouts.request, Self.stagingCleanupDeadline)
         do {
             let (session, lockdown) = try await openLockdown()
             let descriptor = try await session.startService("com.apple.afc", on: lockdown, timeouts: timeouts)

@@ -50,6 +50,16 @@ public enum USBTransport {
         return USBDevice(info: info, options: options)
     }
 
+    /// Whether usbmuxd at the current address (`USBMUXD_SOCKET_ADDRESS` or the default) answers
+    /// something other than its protocol: nil when it works or is simply not running, else what it
+    /// sent. `hadeploy devices` fails on a broken usbmuxd rather than listing nothing.
+    public static func usbmuxdFault() -> String? {
+        if case .broken(let what) = UsbmuxProbe.probe(address: UsbmuxDirectory.address) {
+            return "usbmuxd at \(UsbmuxDirectory.address) answered ListDevices wrongly: \(what)"
+        }
+        return nil
+    }
+
     // MARK: internals
 
     /// libusbmuxd writes with plain send(2) and Linux has no SO_NOSIGPIPE: a device closing its end
@@ -67,12 +77,16 @@ public enum USBTransport {
         }
     }
 
+    /// How long usbmuxd may be unreachable or broken while waiting for a device before the step ends.
+    static let usbmuxdGrace: Duration = .seconds(2)
+
     /// Polls usbmuxd until the device is listed (it may be rebooting or just plugged in).
     static func waitUntilListed(
         udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity
     ) async throws {
         var seen: [String] = []
         var failure: MobileDeviceError?
+        var failingSince: ContinuousClock.Instant?
         while true {
             var polling = timeouts
             polling.usbmuxd = min(timeouts.usbmuxd, max(deadline - .now, .milliseconds(1)))
@@ -81,11 +95,26 @@ public enum USBTransport {
                 if entries.contains(where: { $0.udid == udid && !$0.isNetwork }) { return }
                 seen = entries.map(\.udid)
                 failure = nil
+                failingSince = nil
             } catch let error as MobileDeviceError where error.kind != .cancelled {
                 failure = error
+                // A device may take a while to appear; usbmuxd itself gone or broken will not come
+                // back by waiting out the step's deadline (a restart takes well under the grace).
+                if error.kind == .usbmuxdUnavailable || error.kind == .protocolError {
+                    let since = failingSince ?? ContinuousClock.now
+                    failingSince = since
+                    if ContinuousClock.now - since >= usbmuxdGrace {
+                        throw MobileDeviceError(
+                            error.kind, step: error.step, device: device,
+                            reason: "connection to usbmuxd lost: \(error.reason)", nextStep: error.nextStep,
+                            isTransient: true)
+                    }
+                }
             }
             if ContinuousClock.now + .milliseconds(250) >= deadline {
-                if let failure, failure.kind == .usbmuxdUnavailable { throw failure.on(device) }
+                if let failure, failure.kind == .usbmuxdUnavailable || failure.kind == .protocolError {
+                    throw failure.on(device)
+                }
                 let listed =
                     failure.map { "nothing in time (\($0.reason))" }
                     ?? (seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", "))

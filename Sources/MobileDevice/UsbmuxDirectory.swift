@@ -21,10 +21,27 @@ enum UsbmuxDirectory {
         var list: UnsafeMutablePointer<usbmuxd_device_info_t>?
         let count = usbmuxd_get_device_list(&list)
         guard count >= 0 else {
-            throw MobileDeviceError(
-                .usbmuxdUnavailable, step: "usbmuxd_get_device_list", device: nil,
-                reason: "usbmuxd could not be reached at \(address) (\(errnoText(-count)))",
-                nextStep: nextStepForDaemon, isTransient: true)
+            // libusbmuxd's errno hides what happened: ask once more ourselves and say what came back.
+            switch UsbmuxProbe.probe(address: address) {
+            case .broken(let what):
+                throw MobileDeviceError(
+                    .protocolError, step: "usbmuxd_get_device_list", device: nil,
+                    reason: "usbmuxd at \(address) answered ListDevices wrongly: \(what)",
+                    nextStep:
+                        "Restart usbmuxd (systemctl restart usbmuxd), or check that USBMUXD_SOCKET_ADDRESS "
+                        + "points to a usbmuxd and not to another service.",
+                    isTransient: true)
+            case .notRunning(let why):
+                throw MobileDeviceError(
+                    .usbmuxdUnavailable, step: "usbmuxd_get_device_list", device: nil,
+                    reason: "usbmuxd could not be reached at \(address) (\(why))",
+                    nextStep: nextStepForDaemon, isTransient: true)
+            case .answered:
+                throw MobileDeviceError(
+                    .usbmuxdUnavailable, step: "usbmuxd_get_device_list", device: nil,
+                    reason: "usbmuxd could not be reached at \(address) (\(errnoText(-count)))",
+                    nextStep: nextStepForDaemon, isTransient: true)
+            }
         }
         defer { usbmuxd_device_list_free(&list) }
         var result: [UsbmuxEntry] = []

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HADeployCore
 
 /// Locations and edits of known_hosts files.
 public enum KnownHostsFile {
@@ -52,7 +53,8 @@ public enum KnownHostsFile {
         }
         if removed > 0 {
             do {
-                try kept.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+                try PrivateFiles.write(
+                    Data(kept.joined(separator: "\n").utf8), to: URL(fileURLWithPath: path))
             } catch {
                 throw SSHError.knownHostsFailed(path: path, reason: error.localizedDescription)
             }

@@ -102,7 +102,7 @@ final class SessionHandle: @unchecked Sendable {
         try set(SSH_OPTIONS_PROCESS_CONFIG, &no)
         var verbosity = Int32(SSH_LOG_NOLOG)
         try set(SSH_OPTIONS_LOG_VERBOSITY, &verbosity)
-        var timeout = max(1, Int(config.timeouts.connect.rounded(.up)))
+        var timeout = max(1, Int(clampingDouble: config.timeouts.connect.rounded(.up)))
         try set(SSH_OPTIONS_TIMEOUT, &timeout)
         if case .agent(let socket?) = config.authentication {
             try set(SSH_OPTIONS_IDENTITY_AGENT, socket)
@@ -194,6 +194,13 @@ final class SessionHandle: @unchecked Sendable {
         let directory = (config.resolvedKnownHostsPath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // libssh creates the file through fopen (0644 under the usual umask): a map of the hosts this
+        // user deploys to is nobody else's business.
+        let existed = FileManager.default.fileExists(atPath: config.resolvedKnownHostsPath)
+        if !existed {
+            _ = try? PrivateFiles.write(Data(), to: URL(fileURLWithPath: config.resolvedKnownHostsPath))
+        }
+        defer { PrivateFiles.restrict(config.resolvedKnownHostsPath) }
         guard ssh_session_update_known_hosts(raw) == SSH_OK else {
             throw SSHError.knownHostsFailed(path: config.resolvedKnownHostsPath, reason: lastError)
         }

@@ -27,7 +27,9 @@ public struct DotEnv: Sendable {
 
     /// Parses `text`; `environment` is only used for `${VAR}` expansion (file values take precedence,
     /// as `dotenv_values` does).
-    public init(parsing text: String, file: String = ".env", environment: [String: String] = [:]) {
+    /// Expanded values are capped (`maximumValueLength` each, `maximumTotalLength` together): a
+    /// few lines of `B2=${B1}${B1}` double a value per line and would otherwise exhaust memory.
+    public init(parsing text: String, file: String = ".env", environment: [String: String] = [:]) throws {
         self.init()
         var reader = DotEnvReader(text)
         var raw: [(String, String?, Int)] = []
@@ -47,40 +49,64 @@ public struct DotEnv: Sendable {
         }
         // Interpolation sees the environment first, then keys already resolved from the file.
         var resolved: [String: String?] = [:]
+        var seen: Set<String> = []
+        var total = 0
         for (key, value, line) in raw {
             var result: String?
             if let value {
-                result = DotEnv.expand(value) { name in
+                let budget = min(Self.maximumValueLength, Self.maximumTotalLength - total)
+                result = DotEnv.expand(value, limit: budget) { name in
                     if let fileValue = resolved[name] { return fileValue ?? "" }
                     return environment[name]
                 }
+                guard let expanded = result else {
+                    throw TemplatingError.envValueTooLarge(
+                        location: SourceLocation(file: file, line: line), key: key,
+                        limit: budget == Self.maximumValueLength ? budget : Self.maximumTotalLength,
+                        total: budget != Self.maximumValueLength)
+                }
+                total += expanded.utf8.count
             }
             resolved[key] = .some(result)
-            if !keys.contains(key) { keys.append(key) }
+            if seen.insert(key).inserted { keys.append(key) }
             locations[key] = SourceLocation(file: file, line: line)
             if let result { values[key] = result } else { values.removeValue(forKey: key) }
         }
     }
 
-    /// Reads and parses a file; a missing file is an empty `.env`.
-    public static func load(from url: URL, environment: [String: String] = [:]) throws -> DotEnv {
-        guard FileManager.default.fileExists(atPath: url.path) else { return DotEnv() }
-        let data = try Data(contentsOf: url)
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw TemplatingError.unreadableEnvFile(path: url.path, reason: "it is not UTF-8 text")
-        }
-        return DotEnv(parsing: text, file: url.path, environment: environment)
+    /// One expanded value may be this long (UTF-8 bytes): far above any token or URL.
+    public static let maximumValueLength = 1024 * 1024
+    /// All expanded values together.
+    public static let maximumTotalLength = 32 * 1024 * 1024
+
+    /// Reads and parses a file; a missing file is an empty `.env`. Anything else that is not a
+    /// regular UTF-8 file of sane size (a directory, a FIFO, `/dev/zero`) is a configuration error.
+    public static func load(from url: URL, environment: [String: String] = [:], displayName: String? = nil)
+        throws -> DotEnv
+    {
+        let reader = TextFileReader()
+        guard reader.exists(url.path) else { return DotEnv() }
+        let name = displayName ?? url.path
+        let text = try reader.read(url.path, displayName: name)
+        return try DotEnv(parsing: text, file: name, environment: environment)
     }
 
-    /// `${NAME}` and `${NAME:-default}`; an unknown name without default expands to "".
-    static func expand(_ value: String, lookup: (String) -> String?) -> String {
-        guard value.contains("${") else { return value }
+    /// `${NAME}` and `${NAME:-default}`; an unknown name without default expands to "". Nil when the
+    /// result would be longer than `limit` UTF-8 bytes.
+    static func expand(_ value: String, limit: Int = .max, lookup: (String) -> String?) -> String? {
+        guard value.contains("${") else { return value.utf8.count <= limit ? value : nil }
         var output = ""
+        var length = 0
         var index = value.startIndex
+        // The first `}` at or after the last search stays the first one until `index` passes it, and
+        // once none is found none ever will be: a long run of `${:${:${...` stays linear.
+        var nextClose: String.Index? = value.firstIndex(of: "}")
         while index < value.endIndex {
-            if value[index...].hasPrefix("${"),
-                let close = value[index...].firstIndex(of: "}")
-            {
+            guard length <= limit else { return nil }
+            if let found = nextClose, found < index {
+                nextClose = value[index...].firstIndex(of: "}")
+            }
+            if value[index...].hasPrefix("${"), let close = nextClose {
                 let inner = value[value.index(index, offsetBy: 2)..<close]
                 let name: Substring
                 var fallback: Substring?
@@ -88,6 +114,7 @@ public struct DotEnv: Sendable {
                     let after = inner[colon...]
                     guard after.hasPrefix(":-") else {
                         // python-dotenv's pattern does not match `${A:x}`: it stays literal.
+                        length += value[index].utf8.count
                         output.append(value[index])
                         index = value.index(after: index)
                         continue
@@ -97,14 +124,18 @@ public struct DotEnv: Sendable {
                 } else {
                     name = inner
                 }
-                output += lookup(String(name)) ?? String(fallback ?? "")
+                let piece = lookup(String(name)) ?? String(fallback ?? "")
+                length += piece.utf8.count
+                guard length <= limit else { return nil }
+                output += piece
                 index = value.index(after: close)
             } else {
+                length += value[index].utf8.count
                 output.append(value[index])
                 index = value.index(after: index)
             }
         }
-        return output
+        return length <= limit ? output : nil
     }
 }
 
@@ -119,6 +150,8 @@ struct DotEnvReader {
     private let scalars: [Unicode.Scalar]
     private var position = 0
     private(set) var line = 1
+    /// Per quote character, the last scan that found no closing quote.
+    private var unterminated: [Unicode.Scalar: (start: Int, lastEscapedQuote: Int?)] = [:]
 
     init(_ text: String) {
         // python-dotenv reads the file in text mode, whose universal newlines turn CRLF and a lone CR
@@ -294,6 +327,14 @@ struct DotEnvReader {
         var index = open + 1
         var lastEscapedQuote: Int?
         var close: Int?
+        // A scan that found no closing quote proves every quote after its start is escaped, so a
+        // later opening quote of the same kind can find none either: answered without rescanning
+        // (many unterminated quotes would otherwise make parsing quadratic).
+        if let failed = unterminated[quote], failed.start < open {
+            guard let last = failed.lastEscapedQuote, last >= open + 2 else { return nil }
+            index = scalars.count
+            lastEscapedQuote = last
+        }
         while index < scalars.count {
             if scalars[index] == quote {
                 if scalars[index - 1] == "\\" && index - 1 > open {
@@ -305,6 +346,7 @@ struct DotEnvReader {
             }
             index += 1
         }
+        if close == nil { unterminated[quote] = (open, lastEscapedQuote) }
         guard let end = close ?? lastEscapedQuote else { return nil }
         let raw = Array(scalars[(open + 1)..<end])
         while position <= end { advance() }

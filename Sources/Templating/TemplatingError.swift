@@ -13,6 +13,8 @@ public enum TemplatingError: Error, CustomStringConvertible, ExitStatusProviding
     case noTemplates(directory: String)
     case unreadableEnvFile(path: String, reason: String)
     case unreadableTemplate(path: String, reason: String)
+    /// `${...}` expansion made a value (or all values together) longer than the cap.
+    case envValueTooLarge(location: SourceLocation, key: String, limit: Int, total: Bool)
 
     public var description: String {
         switch self {
@@ -35,10 +37,18 @@ public enum TemplatingError: Error, CustomStringConvertible, ExitStatusProviding
             return "cannot read \(path): \(reason)"
         case .unreadableTemplate(let path, let reason):
             return "cannot read template \(path): \(reason)"
+        case .envValueTooLarge(let location, let key, let limit, let total):
+            return "\(location): error: " + Self.tooLargeMessage(key: key, limit: limit, total: total)
         }
     }
 
     public var exitStatus: ExitStatus { .config }
+
+    static func tooLargeMessage(key: String, limit: Int, total: Bool) -> String {
+        let what = total ? "makes the expanded values together longer than" : "expands to more than"
+        return "\(key) \(what) \(limit / 1024 / 1024) MiB (each ${...} repeats a value: "
+            + "is a variable expanding itself over and over?)"
+    }
 }
 
 extension TemplatingError: LocatedProblems {
@@ -50,6 +60,8 @@ extension TemplatingError: LocatedProblems {
             }
         case .syntax(let location, let message, _):
             return [(location, "template syntax error: \(message)")]
+        case .envValueTooLarge(let location, let key, let limit, let total):
+            return [(location, Self.tooLargeMessage(key: key, limit: limit, total: total))]
         default:
             return []
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCLI
+import HADeployCore
 import Logging
 
 @main
@@ -18,7 +19,7 @@ enum Entry {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = debug ? .debug : .warning
-            return handler
+            return RedactingLogHandler(handler)
         }
         await HADeploy.main()
     }

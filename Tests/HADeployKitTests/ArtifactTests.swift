@@ -46,6 +46,46 @@ struct ArtifactTests {
         #expect(inspected.marketingVersion == "2.0")
     }
 
+    /// The process's peak resident memory so far (Linux `VmHWM`), in bytes.
+    static func peakMemory() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return (Int(line.split(separator: " ")[1]) ?? 0) * 1024
+    }
+
+    /// A zip bomb shaped like an app: an .ipa of ~1 MB whose Info.plist inflates to `size` bytes.
+    static func hostileIPA(at url: URL, infoPlistSize: Int64) throws {
+        let archive = try Archive(url: url, accessMode: .create)
+        let chunk = Data(count: 1 << 20)
+        try archive.addEntry(
+            with: "Payload/Bomb.app/Info.plist", type: .file, uncompressedSize: infoPlistSize,
+            compressionMethod: .deflate, bufferSize: 1 << 20,
+            provider: { (position: Int64, size: Int) in chunk.prefix(min(size, Int(infoPlistSize - position)))
+            })
+        try archive.addEntry(
+            with: "Payload/Bomb.app/Bomb", type: .file, uncompressedSize: Int64(4), compressionMethod: .none,
+            provider: { (_: Int64, _: Int) in Data([0xCE, 0xFA, 0xED, 0xFE]) })
+    }
+
+    @Test func anInfoPlistInflatingToAGigabyteIsRefusedWithoutReadingIt() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let ipa = root.appendingPathComponent("bomb.ipa")
+        try Self.hostileIPA(at: ipa, infoPlistSize: 1 << 30)
+        let archiveSize = try FileManager.default.attributesOfItem(atPath: ipa.path)[.size] as? Int ?? 0
+        #expect(archiveSize < 4 << 20)
+        let before = Self.peakMemory()
+        #expect {
+            try ArtifactInspector().inspect(ipa, flavour: "modern")
+        } throws: { error in
+            "\(error)".contains("Payload/Bomb.app/Info.plist inflates to more than 4 MB")
+        }
+        // Reading the whole entry would have taken a gigabyte; the cap keeps it to a few megabytes.
+        let grown = Self.peakMemory() - before
+        #expect(grown < 64 << 20, "peak memory grew by \(grown / 1_048_576) MB")
+    }
+
     @Test func notAZipIsAClearError() throws {
         let root = try temporaryDirectory()
         let bogus = root.appendingPathComponent("broken.ipa")

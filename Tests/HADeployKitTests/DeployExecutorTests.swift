@@ -185,14 +185,15 @@ struct DeployExecutorTests {
 
     @Test func aLiveLockBlocksASecondRunAndAStaleOneIsRecovered() async throws {
         let root = try temporaryDirectory()
-        // Held by another live process: the device is busy.
+        // Held by another live process (a shell holding an flock(1) on the file through descriptor 9,
+        // then writing its pid as hadeploy does): the device is busy.
+        let lockFile = root.appendingPathComponent("UDID-A.lock")
         let other = Process()
-        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        other.arguments = ["30"]
+        other.executableURL = URL(fileURLWithPath: "/bin/sh")
+        other.arguments = ["-c", "exec 9>>\"$0\"; flock 9; echo $$ > \"$0\"; exec sleep 30", lockFile.path]
         try other.run()
         defer { if other.isRunning { kill(other.processIdentifier, SIGKILL) } }
-        let lockFile = root.appendingPathComponent("UDID-A.lock")
-        try "\(other.processIdentifier)\n".write(to: lockFile, atomically: true, encoding: .utf8)
+        try waitUntilLocked(lockFile.path)
         let busy = await DeployExecutor(
             plan: try makePlan(),
             environment: environment(
@@ -215,6 +216,21 @@ struct DeployExecutorTests {
         ).run()
         #expect(recovered.results[0].outcome == .unverified)
         #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("UDID-A.lock").path))
+    }
+
+    /// Waits until another process holds an flock on `path` and has written its pid.
+    func waitUntilLocked(_ path: String) throws {
+        for _ in 0..<500 {
+            let fd = open(path, O_RDONLY)
+            if fd >= 0 {
+                let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+                close(fd)
+                let written = (FileManager.default.contents(atPath: path)?.count ?? 0) > 0
+                if !free && written { return }
+            }
+            usleep(10_000)
+        }
+        throw CocoaError(.fileLocking)
     }
 
     @Test func failFastCancelsTheDevicesNotYetStarted() async throws {

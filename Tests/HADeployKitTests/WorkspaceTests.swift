@@ -24,6 +24,7 @@ import Testing
         #expect(sink.standardOutput.isEmpty)
         #expect(
             sink.standardError
-                == "warning: \(directory.path)/ci.env:3: could not parse this line; it was ignored\n")
+                == "warning: ci.env:3: could not parse this line; it was ignored\n",
+            "named as the user gave it")
     }
 }

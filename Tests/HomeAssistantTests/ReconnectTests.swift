@@ -27,6 +27,21 @@ struct ReconnectTests {
                 throw CancellationError()
             }
             #expect(reason.code == "home_assistant_unreachable")
+            #expect(
+                reason.message.hasPrefix(
+                    "Home Assistant at \(peer.baseURL) stopped answering while waiting for the ha_dashboard_loaded event"
+                ),
+                "\(reason.message)")
+            // A new connection while it is down says what happened in words, not NIO's error dump.
+            let fresh = HomeAssistantConnection(options: try peer.options())
+            do {
+                try await fresh.connect()
+                Issue.record("connected to a stopped Home Assistant")
+            } catch {
+                #expect("\(error)".contains("the connection was refused"), "\(error)")
+                #expect(!"\(error)".contains("SingleConnectionFailure"), "\(error)")
+            }
+            await fresh.close()
 
             // Asked while down; answered after the restart.
             let pendingPing = Task { try await connection.ping() }

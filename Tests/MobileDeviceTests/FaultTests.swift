@@ -59,6 +59,45 @@ final class Counter: @unchecked Sendable {
         #expect(leftovers.isEmpty, "PublicStaging still holds \(leftovers)")
     }
 
+    @Test func cancellingMidUploadStillRemovesThePartialUpload() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let directory = try TestApps.temporaryDirectory("cancel")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ipa = try bigApp("io.hadeploy.test.cancel", in: directory)
+        let device = try await emulator.connect(name)
+        // A slow link, so Ctrl-C lands mid-upload.
+        try await emulator.daemon.inject(.throttle(bytesPerSecond: 1_048_576), udid: udid)
+        let staging = emulator.staging(name)
+        let install = Task { try await device.install(artifact: ipa) }
+        func stagedBytes() -> Int {
+            let files = (try? FileManager.default.subpathsOfDirectory(atPath: staging.path)) ?? []
+            return files.reduce(0) { total, file in
+                let size = try? FileManager.default.attributesOfItem(
+                    atPath: staging.appendingPathComponent(file).path)[.size]
+                return total + ((size as? NSNumber)?.intValue ?? 0)
+            }
+        }
+        let waitStarted = ContinuousClock.now
+        while stagedBytes() < 1_048_576 && ContinuousClock.now - waitStarted < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(stagedBytes() >= 1_048_576, "the upload never got going")
+        install.cancel()
+        let cancelled = ContinuousClock.now
+        let outcome = await install.result
+        #expect(ContinuousClock.now - cancelled < .seconds(15))
+        guard case .failure(let error) = outcome else {
+            Issue.record("the install finished despite the cancel")
+            return
+        }
+        #expect((error as? MobileDeviceError)?.kind == .cancelled, "\(error)")
+        try await emulator.daemon.clearFaults(udid: udid)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: staging.path)
+        #expect(leftovers.isEmpty, "PublicStaging still holds \(leftovers) (\(stagedBytes()) bytes)")
+    }
+
     @Test func transientDropIsRetriedOnceAndInstalls() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.faults
@@ -109,7 +148,37 @@ final class Counter: @unchecked Sendable {
         #expect(error?.kind == .deadlineExceeded)
         #expect(error?.step == "installation_proxy Install")
         #expect(error?.description.contains("not complete within 3 s") == true)
+        // Told apart from a slow link: the device went quiet after its first status.
+        #expect(
+            error?.description.contains("it stopped, it is not merely slow") == true,
+            "\(String(describing: error))")
         try await emulator.daemon.clearFaults(udid: udid)
+    }
+
+    @Test func aConnectionClosedDuringTheInstallEndsTheStepAtOnce() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let directory = try TestApps.temporaryDirectory("closed")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.closed"
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        var timeouts = USBTimeouts()
+        timeouts.install = .seconds(60)
+        let device = try await emulator.connect(name, options: emulator.options(timeouts: timeouts))
+        // As when usbmuxd is killed: the socket closes without a word, mid-install.
+        try await emulator.daemon.inject(.closeConnection(at: .install), udid: udid)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: MobileDeviceError.self) { try await device.install(artifact: ipa) }
+        try await emulator.daemon.clearFaults(udid: udid)
+        #expect(
+            ContinuousClock.now - started < .seconds(10),
+            "noticed only after \(ContinuousClock.now - started)")
+        #expect(error?.kind == .connectionLost, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("connection to usbmuxd lost") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains("raise") != true)
     }
 
     @Test func stalledLockdownHitsTheDeadlineWithTheStepNamed() async throws {

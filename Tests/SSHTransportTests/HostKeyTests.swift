@@ -30,6 +30,10 @@ struct HostKeyTests {
         #expect(trusted.status == .trusted)
         let written = try String(contentsOfFile: knownHosts, encoding: .utf8)
         #expect(written.contains("[127.0.0.1]:\(peer.port) "))
+        // Which hosts this user deploys to is nobody else's business.
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: knownHosts)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
         let connection = try await SSHConnection.connect(config)
         #expect(connection.hostKey.status == .trusted)
         let output = try await connection.run("echo hello")

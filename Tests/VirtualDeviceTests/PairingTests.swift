@@ -27,6 +27,24 @@ extension VirtualDeviceSuite {
                 #expect(pair.stdout.contains("SUCCESS: Paired with device \(udid)"), "\(pair)")
                 #expect(
                     FileManager.default.fileExists(atPath: record.path), "SavePairRecord stored the record")
+                // The record holds the host's private key: owner-only, in an owner-only directory, as
+                // are the device's own key and state.
+                let devices = emulator.directory.appendingPathComponent("devices")
+                let deviceFolders = try FileManager.default.contentsOfDirectory(atPath: devices.path)
+                for (path, mode) in [
+                    (record.path, 0o600), (record.deletingLastPathComponent().path, 0o700),
+                ]
+                    + deviceFolders.flatMap({ folder in
+                        [
+                            (devices.appendingPathComponent("\(folder)/device-key.pem").path, 0o600),
+                            (devices.appendingPathComponent("\(folder)/state.json").path, 0o600),
+                            (devices.appendingPathComponent(folder).path, 0o700),
+                        ]
+                    })
+                {
+                    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                    #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == mode, "\(path)")
+                }
 
                 let validate = try await emulator.run("idevicepair", ["-u", udid, "validate"])
                 #expect(

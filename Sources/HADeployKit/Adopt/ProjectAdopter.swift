@@ -99,7 +99,7 @@ public struct ProjectAdopter: Sendable {
             return file(path, AdoptedMatrix.envExample, summary: "the keys to copy into .env")
         }
         let existing = String(decoding: data, as: UTF8.self)
-        let present = Set(DotEnv(parsing: existing, file: path).keys)
+        let present = Set((try? DotEnv(parsing: existing, file: path))?.keys ?? [])
             .union(Self.commentedKeys(existing))
         let missing = AdoptedMatrix.envExample.split(separator: "\n").filter { line in
             guard !line.hasPrefix("#"), let equals = line.firstIndex(of: "=") else { return false }

@@ -24,6 +24,9 @@ public enum DeviceOutcome: String, Sendable, Codable {
     /// Installed, but this host cannot launch or screenshot it (iOS 17+ without devicectl or
     /// pymobiledevice3); the reason says what is missing.
     case installedOnly = "installed only"
+    /// The run stopped before any device was touched (the preflight refused the token, a build
+    /// failed); the reason says why.
+    case notStarted = "not started"
 }
 
 public struct StepRecord: Sendable, Hashable, Codable {
@@ -69,4 +72,23 @@ public struct DeployReport: Sendable, Codable {
     public var interrupted: Bool
     public var results: [DeviceResult]
     public var exitCode: Int32
+}
+
+extension DeployReport {
+    /// The report of a run that stopped before touching any device: every planned device "not
+    /// started", with the reason, so CI still finds summary.json and junit.xml saying what happened.
+    public static func notStarted(_ plan: DeployPlan, reason: String, startedAt: Date, finishedAt: Date)
+        -> DeployReport
+    {
+        let results = plan.devices.map { device in
+            DeviceResult(
+                id: device.id, name: device.name, ios: device.ios, transport: device.transport.rawValue,
+                version: plan.version.description, outcome: .notStarted, reason: reason, failedStep: nil,
+                install: nil, verification: .notRun, steps: [], screenshot: nil, crashReports: [], seconds: 0)
+        }
+        return DeployReport(
+            deployID: plan.deployID, version: plan.version.description, startedAt: startedAt,
+            finishedAt: finishedAt, verify: plan.verify, interrupted: false, results: results,
+            exitCode: ExitStatus.failure.rawValue)
+    }
 }

@@ -14,46 +14,83 @@ public struct DeviceBusyError: Error, CustomStringConvertible {
     public var lockFile: String
 
     public var description: String {
-        "\(device) is being deployed by another hadeploy (pid \(pid)); wait for it to finish "
-            + "(lock: \(lockFile))"
+        let owner = pid > 0 ? " (pid \(pid))" : ""
+        return
+            "\(device) is being deployed by another hadeploy\(owner); wait for it to finish (lock: \(lockFile))"
     }
 }
 
-/// A per-device lock file holding the owner's pid, so two runs never deploy to one device at once.
-/// A lock whose pid is gone is stale and taken over.
+/// A per-device lock, so two runs never deploy to one device at once.
+///
+/// The lock is an `flock` on the lock file, held through an open descriptor for the whole run: the
+/// kernel gives it to exactly one process and drops it when that process ends however it ends, so a
+/// dead owner's lock is free at once and there is no stale-lock takeover to race on. The pid written
+/// into the file is only for the message another run shows. Removing the file on release could let
+/// a waiting run lock the removed file while a third creates a new one, so whoever locks checks that
+/// the file it locked is still the one at the path, and tries again if not.
 public final class DeviceLock: Sendable {
     public let path: String
+    private let descriptor: Int32
 
-    private init(path: String) { self.path = path }
-
-    public static func acquire(device: String, key: String, directory: URL) throws -> DeviceLock {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let safe = key.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }
-        let path = directory.appendingPathComponent(String(safe) + ".lock").path
-        // Two rounds: the second after removing a stale lock.
-        for _ in 0..<2 {
-            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0o644)
-            if fd >= 0 {
-                let text = "\(getpid())\n"
-                _ = text.withCString { write(fd, $0, strlen($0)) }
-                close(fd)
-                return DeviceLock(path: path)
-            }
-            guard errno == EEXIST else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-            }
-            let content = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            let pid = Int32(content.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-            if pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM) {
-                throw DeviceBusyError(device: device, pid: pid, lockFile: path)
-            }
-            // Stale: its owner is gone (or the file is garbage).
-            unlink(path)
-        }
-        throw DeviceBusyError(device: device, pid: 0, lockFile: path)
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
     }
 
+    public static func acquire(device: String, key: String, directory: URL) throws -> DeviceLock {
+        try PrivateFiles.createDirectory(directory)
+        let safe = key.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }
+        let path = directory.appendingPathComponent(String(safe) + ".lock").path
+        // Each round ends with the lock, a busy error, or a file that was replaced under us.
+        for _ in 0..<100 {
+            let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw failure(errno, path) }
+            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                close(fd)
+                if code == EWOULDBLOCK || code == EAGAIN {
+                    throw DeviceBusyError(device: device, pid: owner(path), lockFile: path)
+                }
+                if code == EINTR { continue }
+                throw failure(code, path)
+            }
+            var held = stat()
+            var current = stat()
+            guard fstat(fd, &held) == 0, stat(path, &current) == 0, held.st_ino == current.st_ino,
+                held.st_dev == current.st_dev
+            else {
+                // The owner released (and removed) the file between our open and our flock.
+                close(fd)
+                continue
+            }
+            let text = "\(getpid())\n"
+            _ = ftruncate(fd, 0)
+            _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+            return DeviceLock(path: path, descriptor: fd)
+        }
+        throw DeviceBusyError(device: device, pid: owner(path), lockFile: path)
+    }
+
+    /// Removes the file while still holding the lock (so nobody can lock it in between), then
+    /// unlocks by closing.
     public func release() {
         unlink(path)
+        close(descriptor)
+    }
+
+    private static func owner(_ path: String) -> Int32 {
+        guard let data = FileManager.default.contents(atPath: path), data.count < 64,
+            let text = String(data: data, encoding: .utf8)
+        else { return 0 }
+        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
+    private static func failure(_ code: Int32, _ path: String) -> Error {
+        CocoaError(
+            .fileWriteUnknown,
+            userInfo: [
+                NSFilePathErrorKey: path,
+                NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(code)),
+            ])
     }
 }

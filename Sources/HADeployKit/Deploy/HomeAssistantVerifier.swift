@@ -51,9 +51,33 @@ public actor HomeAssistantVerifier: DashboardVerifier {
     }
 
     public func expectLoaded(deployID: String, device: String) async throws -> any LoadedWaiter {
-        let waiter = try await DashboardLoadWaiter.subscribe(
-            on: try await shared(), deployID: deployID, device: device)
-        return Waiter(waiter: waiter)
+        do {
+            let waiter = try await DashboardLoadWaiter.subscribe(
+                on: try await shared(), deployID: deployID, device: device)
+            return Waiter(waiter: waiter)
+        } catch let error as HomeAssistantError {
+            // The preflight passed, so Home Assistant went away during the run: say so, and where.
+            switch error.kind {
+            case .unreachable, .timedOut, .notConnected, .invalidResponse:
+                throw StoppedAnswering(
+                    server: options.server.baseURL,
+                    step: "subscribing to \(DashboardLoadedEvent.eventType) for \(device)",
+                    detail: error.message)
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// Home Assistant answered the preflight and then stopped answering.
+    struct StoppedAnswering: Error, CustomStringConvertible {
+        var server: String
+        var step: String
+        var detail: String
+
+        var description: String {
+            "Home Assistant at \(server) stopped answering (\(step)): \(detail)"
+        }
     }
 
     /// The app's own evidence (issue 14) is read here once the log reader lands; until then a device

@@ -15,9 +15,16 @@ public struct ReportWriter: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        try writer.write(try encoder.encode(report), to: directory.appendingPathComponent("summary.json"))
-        try writer.write(Data(junit(report).utf8), to: directory.appendingPathComponent("junit.xml"))
-        try writer.write(Data(html(report).utf8), to: directory.appendingPathComponent("index.html"))
+        // A server URL with a password, in a step's message or the report header, stays out of files
+        // that CI uploads as artifacts.
+        let summary = URLCredentials.redact(String(decoding: try encoder.encode(report), as: UTF8.self))
+        try writer.write(Data(summary.utf8), to: directory.appendingPathComponent("summary.json"))
+        try writer.write(
+            Data(URLCredentials.redact(junit(report)).utf8), to: directory.appendingPathComponent("junit.xml")
+        )
+        try writer.write(
+            Data(URLCredentials.redact(html(report)).utf8), to: directory.appendingPathComponent("index.html")
+        )
     }
 
     /// XML-escaped text; the control characters XML 1.0 cannot hold at all become `?`.
@@ -33,7 +40,7 @@ public struct ReportWriter: Sendable {
     }
 
     public func junit(_ report: DeployReport) -> String {
-        let failures = report.results.filter { $0.outcome == .failed }.count
+        let failures = report.results.filter { $0.outcome == .failed || $0.outcome == .notStarted }.count
         let skipped = report.results.filter {
             $0.outcome == .notAvailable || $0.outcome == .cancelled || $0.outcome == .unverified
                 || $0.outcome == .installedOnly
@@ -52,7 +59,7 @@ public struct ReportWriter: Sendable {
                 "    <testcase classname=\"hadeploy.\(Self.xml(result.transport))\" name=\"\(name)\" time=\"\(String(format: "%.3f", result.seconds))\">"
             )
             switch result.outcome {
-            case .failed:
+            case .failed, .notStarted:
                 let step = result.failedStep.map { " in \($0)" } ?? ""
                 lines.append(
                     "      <failure message=\"\(Self.xml(result.reason ?? "failed"))\" type=\"failed\(Self.xml(step))\">\(Self.xml(stepLog(result)))</failure>"
@@ -90,6 +97,7 @@ public struct ReportWriter: Sendable {
         case .failed: return ("failed", "failed")
         case .notAvailable: return ("not available", "other")
         case .cancelled: return ("cancelled", "other")
+        case .notStarted: return ("not started", "failed")
         }
     }
 
@@ -148,7 +156,9 @@ public struct ReportWriter: Sendable {
 
                 """
         }
-        let tally = ["verified", "not verified", "installed only", "failed", "not available", "cancelled"]
+        let tally = [
+            "verified", "not verified", "installed only", "failed", "not started", "not available", "cancelled",
+        ]
             .compactMap { label in
                 counts[label].map { "\($0) \(label)" }
             }.joined(separator: " · ")

@@ -201,7 +201,7 @@ enum Format {
     }
 
     static func rate(_ bytesPerSecond: Double) -> String {
-        bytes(Int64(bytesPerSecond)) + "/s"
+        bytes(Int64(clampingDouble: bytesPerSecond)) + "/s"
     }
 
     static func seconds(_ value: Double) -> String {
@@ -232,7 +232,7 @@ public enum SummaryTable {
         var counts: [DeviceOutcome: Int] = [:]
         for result in report.results { counts[result.outcome, default: 0] += 1 }
         let order: [DeviceOutcome] = [
-            .succeeded, .failed, .unverified, .installedOnly, .notAvailable, .cancelled,
+            .succeeded, .failed, .unverified, .installedOnly, .notAvailable, .cancelled, .notStarted,
         ]
         let parts = order.compactMap { outcome in counts[outcome].map { "\($0) \(outcome.rawValue)" } }
         let failed = report.results.filter { !$0.succeeded }.count

@@ -92,7 +92,7 @@ public struct AppleDeviceDiscovery: Sendable {
         defer { try? FileManager.default.removeItem(at: file) }
         do {
             try FileManager.default.createDirectory(at: scratchDirectory, withIntermediateDirectories: true)
-            let seconds = Int(timeout.seconds)
+            let seconds = Int(clampingDouble: timeout.seconds)
             _ = try await invoker.checked(
                 devicectl.listDevices(jsonOutput: file.path, timeout: seconds), step: "list",
                 timeout: timeout + .seconds(15))

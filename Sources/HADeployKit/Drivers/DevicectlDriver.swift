@@ -71,7 +71,7 @@ public actor DevicectlDriver: DeviceDriver {
             "hadeploy-devicectl-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         // devicectl's own --timeout fires first and explains itself in the JSON; ours is the backstop.
-        let seconds = max(5, Int(limit.seconds.rounded(.up)))
+        let seconds = max(5, Int(clampingDouble: limit.seconds.rounded(.up)))
         let command = build(file.path, seconds)
         let output = try await invoker.run(command, step: step, timeout: limit + .seconds(15))
         if let data = try? Data(contentsOf: file), !data.isEmpty {

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Per-step deadlines of a driver's own commands: devices.yaml `timeouts:` overrides, else the one
 /// default table (`StepDeadlines`), so the tool is stopped by us with a clear message rather than

@@ -1,3 +1,5 @@
+import HADeployCore
+
 /// The steps a device's deploy can have, in the order the pipeline runs them.
 public enum StepID: String, Sendable, Hashable, Codable, CaseIterable {
     case connect
@@ -61,15 +63,5 @@ public struct PlanStep: Sendable, Hashable, Encodable {
         self.summary = summary
         self.deadline = deadline
         self.retries = retries
-    }
-}
-
-extension Duration {
-    /// Seconds as a Duration, clamped to what a Duration holds (a year at most): a huge or
-    /// non-finite number from devices.yaml must never trap.
-    public static func checkedSeconds(_ value: Double) -> Duration {
-        guard value.isFinite, value > 0 else { return .zero }
-        let capped = min(value, 366 * 24 * 3600)
-        return .milliseconds(Int64((capped * 1000).rounded()))
     }
 }

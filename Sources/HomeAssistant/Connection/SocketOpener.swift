@@ -83,6 +83,30 @@ enum SocketOpener {
             return "the TLS handshake failed (\(text)): if the server uses a self-signed certificate or a "
                 + "private CA, pass that certificate as the CA file"
         }
+        // NIO reports a failed connect as `NIOConnectionError(... SingleConnectionFailure(... errno: N))`
+        // per address tried: the errno is what a user can act on.
+        for (needle, words) in socketFailures where text.contains(needle) { return words }
         return text
     }
+
+    /// Socket errors (as NIO words them) and what they mean for a Home Assistant URL.
+    static let socketFailures: [(String, String)] = [
+        (
+            "errno: 111",
+            "the connection was refused: nothing listens at that address (is Home Assistant running?)"
+        ),
+        (
+            "Connection refused",
+            "the connection was refused: nothing listens at that address (is Home Assistant running?)"
+        ),
+        ("errno: 104", "the connection was reset by the server"),
+        ("Connection reset", "the connection was reset by the server"),
+        ("errno: 113", "no route to the host (is it on this network?)"),
+        ("errno: 101", "the network is unreachable"),
+        ("errno: 110", "the connection timed out (no answer from the host)"),
+        ("connectTimeout", "the connection timed out (no answer from the host)"),
+        ("errno: 32", "the server closed the connection (broken pipe)"),
+        ("uncleanShutdown", "the server closed the connection mid-answer"),
+        ("remoteConnectionClosed", "the server closed the connection mid-answer"),
+    ]
 }

@@ -33,6 +33,11 @@ public enum DashboardLoadOutcome: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         if try container.decode(String.self, forKey: .status) == "loaded" {
             let seconds = try container.decode(Double.self, forKey: .afterSeconds)
+            // A decoded number may be anything: out of range it would trap in `Int64(_:)`.
+            guard seconds.isFinite, abs(seconds) < 1e9 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .afterSeconds, in: container, debugDescription: "after_seconds out of range")
+            }
             self = .loaded(
                 after: .nanoseconds(Int64((seconds * 1e9).rounded())),
                 try container.decode(DashboardLoadedEvent.self, forKey: .event))

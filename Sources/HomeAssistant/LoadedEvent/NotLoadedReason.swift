@@ -32,8 +32,9 @@ public struct NotLoadedReason: Sendable, Hashable, Codable, CustomStringConverti
         NotLoadedReason(
             code: "home_assistant_unreachable",
             message:
-                "Home Assistant at \(server) became unreachable (\(detail)), so the loaded event could not "
-                + "be seen: check the server, then verify again")
+                "Home Assistant at \(server) stopped answering while waiting for the "
+                + "\(DashboardLoadedEvent.eventType) event (\(detail)), so the app's load could not be seen: "
+                + "check the server, then verify again")
     }
 
     /// The transport saw the app die.

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Where one device keeps its files under the emulator's state directory.
 struct DevicePaths: Sendable {
@@ -28,7 +29,9 @@ struct DevicePaths: Sendable {
     }
 
     func createAll() throws {
-        for url in [root, media, crashReports, applications, containers] {
+        // The root holds the device's private key and its pairing state.
+        try PrivateFiles.createDirectory(root)
+        for url in [media, crashReports, applications, containers] {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
     }

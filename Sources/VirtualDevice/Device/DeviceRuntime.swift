@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOSSL
@@ -67,7 +68,7 @@ actor DeviceRuntime {
             key = loaded
         } else {
             key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            try key.pemRepresentation.write(to: paths.deviceKey, atomically: true, encoding: .utf8)
+            try PrivateFiles.write(Data(key.pemRepresentation.utf8), to: paths.deviceKey)
         }
         self.profile = profile
         self.paths = paths
@@ -119,7 +120,7 @@ actor DeviceRuntime {
     private static func write(_ state: DeviceState, to paths: DevicePaths) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(state).write(to: paths.stateFile, options: .atomic)
+        try PrivateFiles.write(encoder.encode(state), to: paths.stateFile)
     }
 
     private func persistLogging() {
@@ -149,6 +150,10 @@ actor DeviceRuntime {
 
     nonisolated func isStalled(at point: VirtualStallPoint) -> Bool {
         faultBox.withLockedValue { $0.contains { $0 == .stall(at: point) } }
+    }
+
+    nonisolated func closesConnection(at point: VirtualStallPoint) -> Bool {
+        faultBox.withLockedValue { $0.contains { $0 == .closeConnection(at: point) } }
     }
 
     nonisolated var uploadDropThreshold: Int? {

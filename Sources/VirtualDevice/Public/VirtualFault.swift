@@ -18,6 +18,9 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     case pairingDialogPending
     /// The device is locked with a passcode (`PasswordProtected` on pairing, `DeviceLocked` on mounting).
     case passcodeLocked
+    /// The connection is closed at the given point without a word, as when usbmuxd is killed or
+    /// the cable pulled (supported at `install`: after the first progress message).
+    case closeConnection(at: VirtualStallPoint)
 
     /// Short stable name, used in logs and for clearing one kind of fault.
     public var kind: String {
@@ -29,6 +32,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .crashOnLaunch: return "crashOnLaunch"
         case .pairingDialogPending: return "pairingDialogPending"
         case .passcodeLocked: return "passcodeLocked"
+        case .closeConnection: return "closeConnection"
         }
     }
 }

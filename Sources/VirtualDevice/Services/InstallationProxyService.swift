@@ -142,6 +142,11 @@ struct InstallationProxyService {
                     detail: 0xE800_8015))
         }
         try await progress(5, "CreatingStagingDirectory")
+        if runtime.closesConnection(at: .install) {
+            runtime.logger.info("closeConnection fault: closing the install connection")
+            stream.close()
+            return
+        }
         if runtime.isStalled(at: .install) {
             runtime.logger.info("stall fault: install never completes")
             let deadline = ContinuousClock.now + .seconds(600)

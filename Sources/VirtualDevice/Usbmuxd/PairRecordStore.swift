@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import NIOConcurrencyHelpers
 
 /// The virtual usbmuxd's pair-record directory (real usbmuxd: /var/lib/lockdown/<UDID>.plist).
@@ -10,7 +11,8 @@ final class PairRecordStore: Sendable {
 
     init(directory: URL) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Pair records hold the host's private key: owner-only, as real usbmuxd keeps /var/lib/lockdown.
+        try PrivateFiles.createDirectory(directory)
         let configuration = directory.appendingPathComponent("SystemConfiguration.plist")
         if let data = try? Data(contentsOf: configuration),
             let dictionary = try? PropertyList.dictionary(from: data),
@@ -19,7 +21,7 @@ final class PairRecordStore: Sendable {
             systemBUID = buid
         } else {
             systemBUID = UUID().uuidString.uppercased()
-            try PropertyList.xml(["SystemBUID": systemBUID]).write(to: configuration, options: .atomic)
+            try PrivateFiles.write(PropertyList.xml(["SystemBUID": systemBUID]), to: configuration)
         }
     }
 
@@ -33,7 +35,7 @@ final class PairRecordStore: Sendable {
     }
 
     func save(udid: String, record: Data) throws {
-        try lock.withLock { try record.write(to: url(for: udid), options: .atomic) }
+        try lock.withLock { try PrivateFiles.write(record, to: url(for: udid)) }
     }
 
     /// Removes the record; false if there was none.
