@@ -157,11 +157,12 @@ public struct ReportWriter: Sendable {
                 """
         }
         let tally = [
-            "verified", "not verified", "installed only", "failed", "not started", "not available", "cancelled",
+            "verified", "not verified", "installed only", "failed", "not started", "not available",
+            "cancelled",
         ]
-            .compactMap { label in
-                counts[label].map { "\($0) \(label)" }
-            }.joined(separator: " · ")
+        .compactMap { label in
+            counts[label].map { "\($0) \(label)" }
+        }.joined(separator: " · ")
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
