@@ -42,7 +42,7 @@ import Testing
     static let envLines = [
         "HA_SERVER=http://user:secretpw@127.0.0.1:1", "HA_TOKEN=\"unterminated", "B0=0123456789abcdef",
         "B1=${B0}${B0}", "X=${X}${X}${X}", "'=1", "export", "export =", "=", "A==", "\u{0}=\u{0}",
-        "K=" + String(repeating: "${K}", count: 500), "MINI4_UDID=../../x", "IPAD2_HOST=;rm -rf /",
+        "K=" + String(repeating: "${K}", count: 500), "IPAD_MINI4_UDID=../../x", "IPAD2_HOST=;rm -rf /",
         "BUNDLE_ID=../DCIM", "HA_DASHBOARD=\u{1}", "A=\"\\", "#", "   ", "A='x'y'z'",
     ]
 
@@ -154,7 +154,7 @@ import Testing
             contentsOf: HADeployBinary.repositoryRoot.appendingPathComponent("devices.yaml"), encoding: .utf8)
         let env =
             "HA_SERVER=http://127.0.0.1:1\nHA_TOKEN=fuzz-token\nBUNDLE_ID=com.example.hadashboard\n"
-            + "APPLE_TEAM_ID=ABCDE12345\nMINI4_UDID=00008030-000000000000001E\n"
+            + "APPLE_TEAM_ID=ABCDE12345\nIPAD_MINI4_UDID=00008030-000000000000001E\n"
         var projects: [Project] = []
         for _ in 0..<Self.workers { projects.append(try await Project(commits: 1, tag: "v1.0.0")) }
         let cases = (0..<Self.runs).map { Self.makeCase(seed: UInt64($0) &+ 0xF022, yaml: yaml, env: env) }
