@@ -14,7 +14,7 @@ deps:
 
 peers:
 	@scripts/bootstrap.sh --with-peers
-	@for s in scripts/tools-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
+	@for s in scripts/tools-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
 	  if [ -x $$s ]; then case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; fi; done
 
 # The demo needs only the build dependencies (virtual devices are in-process).
