@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "VirtualDevice",
+                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "HADeployVirtual",
                 "HomeAssistant",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -51,10 +51,20 @@ let package = Package(
             name: "HADeployKit",
             dependencies: [
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
-                "MobileDevice", "SSHTransport", "HomeAssistant", "VirtualDevice",
+                "MobileDevice", "SSHTransport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Starts the virtual twins for a run and hands the Kit their address (the emulator is never
+        // a dependency of the Kit).
+        .target(
+            name: "HADeployVirtual",
+            dependencies: [
+                "HADeployKit", "HADeployCore", "DeviceSpec", "VirtualDevice",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -193,7 +203,9 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestSupport", "VirtualDevice", "HADeployKit", "DeviceSpec", "HADeployCore", "HomeAssistant",
+                "TestSupport", "VirtualDevice", "HADeployKit", "HADeployVirtual", "DeviceSpec",
+                "HADeployCore",
+                "HomeAssistant",
                 "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -5,10 +5,35 @@ public struct ConfigValue: Sendable, Hashable, Codable, CustomStringConvertible 
 
     public init(_ raw: String) { self.raw = raw }
 
-    public enum Resolution: Sendable, Hashable {
+    /// A value from `.env` or the environment, or the names it still needs. Plans carry this type
+    /// (never a `<unset: KEY>` string); it prints as the value or `<unset: KEY>`.
+    public enum Resolution: Sendable, Hashable, Encodable, CustomStringConvertible {
         case value(String)
         /// Names of the variables that are not set (and have no default).
         case unset([String])
+
+        /// The value, or nil while something is unset.
+        public var value: String? {
+            if case .value(let text) = self { return text }
+            return nil
+        }
+
+        public var unsetNames: [String] {
+            if case .unset(let names) = self { return names }
+            return []
+        }
+
+        public var description: String {
+            switch self {
+            case .value(let text): return text
+            case .unset(let names): return "<unset: \(names.joined(separator: ", "))>"
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(description)
+        }
     }
 
     /// The variable names this value references.
@@ -41,10 +66,7 @@ public struct ConfigValue: Sendable, Hashable, Codable, CustomStringConvertible 
 
     /// The resolved value, or `<unset: NAME>` for plans and dry runs.
     public func display(_ variables: [String: String]) -> String {
-        switch resolve(variables) {
-        case .value(let value): return value
-        case .unset(let names): return "<unset: \(names.joined(separator: ", "))>"
-        }
+        resolve(variables).description
     }
 
     public var description: String { raw }

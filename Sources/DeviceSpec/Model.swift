@@ -104,9 +104,21 @@ public struct Device: Sendable, Hashable, Codable {
     public var iosVersion: String
     public var arch: Arch
     public var flavour: String
-    public var kiosk: Bool
+    /// nil: `-HAKioskMode` is not sent and the device keeps its own setting (the app applies the
+    /// key only when present).
+    public var kiosk: Bool?
+    /// Extra NSUserDefaults keys for the app (`app_settings: {HAThemeMode: 2}`), YES/NO normalised.
+    public var appSettings: [String: String] = [:]
+    /// The app's Home Assistant device integration is on for this device (`-HAAutoRegister YES`):
+    /// its `mobile_app` entry is evidence of what it loaded.
+    public var haIntegration: Bool = false
+    /// The device's name in Home Assistant's mobile_app integration, when not its iOS device name.
+    public var haDevice: String?
+    /// The app build sends the `ha_dashboard_loaded` event (not the released app): hadeploy then
+    /// sends `-HADeployID`/`-HADeviceID` and waits for it.
+    public var loadedEvent: Bool = false
     public var dashboard: String?
-    /// How long to wait for the app's `ha_dashboard_loaded` event.
+    /// How long to wait for proof that the dashboard loaded.
     public var verificationTimeout: Double
     /// Per-step deadline overrides in seconds (connect, install, launch, screenshot...).
     public var timeouts: [String: Double]
@@ -123,7 +135,7 @@ public struct Device: Sendable, Hashable, Codable {
 
 /// Defaults applied to every device that does not set the value itself.
 public struct DeviceDefaults: Sendable, Hashable, Codable {
-    public var kiosk: Bool = true
+    public var kiosk: Bool?
     public var verificationTimeout: Double = 30
     public var dashboard: String?
     public var ddiDir: ConfigValue?

@@ -18,7 +18,8 @@ public struct SpecLoader: Sendable {
     static let deviceKeys = [
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
-        "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime",
+        "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
+        "ha_integration", "ha_device", "loaded_event",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -134,7 +135,7 @@ public struct SpecLoader: Sendable {
         var defaults = DeviceDefaults()
         guard let node else { return defaults }
         let entries = reader.entries(node, allowed: Self.defaultKeys, context: "defaults")
-        if let kiosk = reader.bool(entries["kiosk"]?.value, "defaults.kiosk") { defaults.kiosk = kiosk }
+        defaults.kiosk = reader.bool(entries["kiosk"]?.value, "defaults.kiosk")
         if let timeout = reader.number(
             entries["verification_timeout"]?.value, "defaults.verification_timeout")
         {
@@ -255,6 +256,12 @@ public struct SpecLoader: Sendable {
                 arch: arch ?? .arm64,
                 flavour: flavour ?? "",
                 kiosk: reader.bool(entries["kiosk"]?.value, "\(context) kiosk") ?? defaults.kiosk,
+                appSettings: appSettings(
+                    entries["app_settings"]?.value, reader, context: "\(context) app_settings"),
+                haIntegration: reader.bool(entries["ha_integration"]?.value, "\(context) ha_integration")
+                    ?? false,
+                haDevice: reader.string(entries["ha_device"]?.value, "\(context) ha_device"),
+                loadedEvent: reader.bool(entries["loaded_event"]?.value, "\(context) loaded_event") ?? false,
                 dashboard: reader.string(entries["dashboard"]?.value, "\(context) dashboard")
                     ?? defaults.dashboard,
                 verificationTimeout: reader.number(
@@ -275,6 +282,44 @@ public struct SpecLoader: Sendable {
         }
         return devices
     }
+
+    /// Extra NSUserDefaults keys the app reads at launch (`HAThemeMode: 2`), sent as `-Key value`.
+    /// The keys hadeploy sends itself are refused here: they come from options and `.env`.
+    private func appSettings(_ node: Node?, _ reader: NodeReader, context: String) -> [String: String] {
+        guard let node else { return [:] }
+        var result: [String: String] = [:]
+        for (name, entry) in reader.entries(node, allowed: [], context: context) {
+            if Self.managedAppKeys.contains(name) {
+                reader.problem(
+                    entry.key,
+                    "\(context) \(name) is set by hadeploy itself (from options, .env or this file's own fields)"
+                )
+                continue
+            }
+            if !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) || name.isEmpty {
+                reader.problem(
+                    entry.key, "\(context) key '\(name)' is not an NSUserDefaults key like HAThemeMode")
+                continue
+            }
+            guard case .scalar(let scalar) = entry.value else {
+                reader.problem(
+                    entry.value, "\(context).\(name) must be a single value (YES/NO, a number or text)")
+                continue
+            }
+            switch scalar.string.lowercased() {
+            case "true", "yes", "on": result[name] = "YES"
+            case "false", "no", "off": result[name] = "NO"
+            default: result[name] = scalar.string
+            }
+        }
+        return result
+    }
+
+    /// Launch keys hadeploy derives from its options and fields (REAL-APP.md's table).
+    public static let managedAppKeys: Set<String> = [
+        "HAServerURL", "HAAccessToken", "HADashboard", "HAKioskMode", "HADemoMode", "HAClearCredentials",
+        "HAAutoRegister", "HADeployID", "HADeviceID",
+    ]
 
     private func loadSSH(_ node: Node, _ reader: NodeReader, context: String) -> SSHSettings {
         let entries = reader.entries(node, allowed: Self.sshKeys, context: context)

@@ -50,44 +50,17 @@ struct BuildCommand: AsyncParsableCommand {
             let matrix = try workspace.loadMatrix()
             let (variables, _) = try workspace.loadVariables()
             let version = try await workspace.loadVersion(allowShallow: allowShallow)
-            let unknown = flavour.filter { matrix.flavour(named: $0) == nil }
-            if !unknown.isEmpty {
-                throw ValidationError(
-                    "unknown flavour \(unknown.joined(separator: ", ")) (devices.yaml has "
-                        + matrix.flavours.map(\.name).joined(separator: ", ") + ")")
-            }
-            var plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current).plan(
-                options: DeployOptions(targets: targets.isEmpty ? ["all"] : targets), version: version,
-                deployID: "build")
-            if !flavour.isEmpty {
-                plan.builds.removeAll { !flavour.contains($0.flavour) }
-                if plan.builds.isEmpty {
-                    throw ValidationError(
-                        "no device of \(targets.isEmpty ? "the matrix" : targets.joined(separator: ", ")) uses "
-                            + "flavour \(flavour.joined(separator: ", ")) on this host")
-                }
-            }
-            var builder = BuildCommandBuilder(variables: variables, version: version)
-            if let tool = context.environment["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
-            if let tool = context.environment["HADEPLOY_XCODEGEN"] { builder.tools["xcodegen"] = tool }
-            let artifacts = try await BuildRunner(
-                context: context, matrix: matrix, builder: builder, host: .current
+            let built = try await BuildSession(
+                context: context, matrix: matrix, variables: variables, version: version
             )
-            .build(plan) { context.message($0) }
-            for (flavour, artifact) in artifacts.sorted(by: { $0.key < $1.key }) {
-                var path = artifact.path
-                if let out {
-                    let directory = context.url(for: out).appendingPathComponent(flavour)
-                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                    let target = directory.appendingPathComponent(
-                        (artifact.path as NSString).lastPathComponent)
-                    try? FileManager.default.removeItem(at: target)
-                    try FileManager.default.copyItem(at: URL(fileURLWithPath: artifact.path), to: target)
-                    path = target.path
-                }
+            .run(targets: targets, flavours: flavour, out: out.map { context.url(for: $0) }) {
+                context.message($0)
+            }
+            for item in built {
+                let artifact = item.artifact
                 context.print(
-                    "\(flavour): \(path) (\(artifact.marketingVersion) (\(artifact.buildNumber)), \(artifact.archs.joined(separator: "+")))"
-                )
+                    "\(item.flavour): \(item.path) (\(artifact.marketingVersion) (\(artifact.buildNumber)), "
+                        + "\(artifact.archs.joined(separator: "+")))")
             }
         }
     }

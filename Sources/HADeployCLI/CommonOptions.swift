@@ -1,4 +1,5 @@
 import ArgumentParser
+import HADeployCore
 import HADeployKit
 
 /// Options every command that reads the project shares.
@@ -48,6 +49,27 @@ struct DeployArguments: ParsableArguments {
     @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
     var allowShallow = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Access token for this launch only, instead of HA_TOKEN (prefer HA_TOKEN: a command line is "
+                + "visible to other users).", valueName: "token"))
+    var token: String?
+
+    @Flag(
+        name: .long,
+        help: "Clear the app's server and token (-HAClearCredentials YES) instead of setting them.")
+    var reset = false
+
+    @Flag(name: .long, help: "Start the app in demo mode (-HADemoMode YES), no Home Assistant.")
+    var demo = false
+
+    @Flag(name: .long, help: "Deploy to virtual devices standing in for the matrix (the built-in demo).")
+    var virtual = false
+
+    @Option(name: .long, help: ArgumentHelp("State directory for --virtual devices.", valueName: "dir"))
+    var state: String = ".hadeploy/virtual"
+
     func validate() throws {
         if dashboard != nil && defaultDashboard {
             throw ValidationError("--dashboard and --default conflict: choose one dashboard")
@@ -56,15 +78,21 @@ struct DeployArguments: ParsableArguments {
             throw ValidationError("--dashboard needs a name (or use --default for the app's default)")
         }
         if let server, !(server.hasPrefix("http://") || server.hasPrefix("https://")) {
-            throw ValidationError("--server must be an http:// or https:// URL, not '\(server)'")
+            throw ValidationError("--server must be an http:// or https:// URL")
+        }
+        if reset && demo { throw ValidationError("--reset and --demo conflict: choose one") }
+        if let token, token.isEmpty { throw ValidationError("--token needs a value (or set HA_TOKEN)") }
+        if token != nil && (reset || demo) {
+            throw ValidationError("--token sets the app's token; --reset and --demo send none")
         }
     }
 
-    var options: DeployOptions {
+    func options(screenshots: Bool) -> DeployOptions {
         var choice = DashboardChoice.unspecified
         if let dashboard { choice = .named(dashboard) } else if defaultDashboard { choice = .appDefault }
         return DeployOptions(
             targets: targets, build: !noBuild, dashboard: choice, server: server, kiosk: kiosk,
-            verify: !noVerify, force: force)
+            verify: !noVerify, force: force, token: token.map(Secret.init), reset: reset, demo: demo,
+            screenshots: screenshots)
     }
 }

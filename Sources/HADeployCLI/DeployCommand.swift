@@ -51,11 +51,16 @@ struct DeployCommand: AsyncParsableCommand {
         help: ArgumentHelp("Install DIR/<flavour>/*.ipa|.app (with --no-build).", valueName: "dir"))
     var artifacts: String?
 
-    @Flag(name: .long, help: "Run against virtual devices standing in for the matrix (the built-in demo).")
-    var virtual = false
+    /// A worker for one USB route, started by another hadeploy (libusbmuxd takes one address per
+    /// process): JSON events on stdout, no report files of its own.
+    @Flag(name: .customLong("worker"), help: .hidden)
+    var worker = false
 
-    @Option(name: .long, help: ArgumentHelp("State directory for --virtual devices.", valueName: "dir"))
-    var state: String = ".hadeploy/virtual"
+    @Option(name: .customLong("deploy-id"), help: .hidden)
+    var deployID: String?
+
+    @Option(name: .customLong("artifact-manifest"), help: .hidden)
+    var artifactManifest: String?
 
     func validate() throws {
         if arguments.targets.isEmpty {
@@ -74,41 +79,95 @@ struct DeployCommand: AsyncParsableCommand {
         try await withContext { context in
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
-            let plan = try await PlanCommand.makePlan(workspace: workspace, arguments: arguments)
+            let inputs = try await PlanInputs.make(
+                workspace: workspace, arguments: arguments, screenshots: report != nil, deployID: deployID)
+            let plan = inputs.plan
             if dryRun {
+                await inputs.twins?.stop()
                 context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
                 return
             }
-            let matrix = try workspace.loadMatrix()
-            let (variables, _) = try workspace.loadVariables()
             let reporter: any DeployReporter
-            if json {
-                reporter = FanOutReporter([
-                    JSONLinesReporter(output: context.output),
-                    PlainReporter(output: context.output, stream: .standardError),
-                ])
+            if json || worker {
+                reporter =
+                    worker
+                    ? JSONLinesReporter(output: context.output)
+                    : FanOutReporter([
+                        JSONLinesReporter(output: context.output),
+                        PlainReporter(output: context.output, stream: .standardError),
+                    ])
             } else if isatty(STDERR_FILENO) == 1 && context.environment["TERM"] != "dumb" {
                 reporter = TerminalReporter(output: context.output)
             } else {
                 reporter = PlainReporter(output: context.output, stream: .standardError)
             }
+            if let twins = inputs.twins {
+                reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(twins.twins.address)"))
+            }
             let session = DeploySession(
-                context: context, matrix: matrix, variables: variables, plan: plan,
+                context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
                 settings: DeploySession.Settings(
                     artifact: artifact.map { context.url(for: $0) },
                     artifacts: artifacts.map { context.url(for: $0) },
-                    virtual: virtual, stateDirectory: context.url(for: state),
-                    reportDirectory: report.map { context.url(for: $0) }, jobs: jobs, failFast: failFast,
-                    force: arguments.force),
+                    artifactManifest: artifactManifest.map { context.url(for: $0) },
+                    virtual: arguments.virtual, developerImages: inputs.twins?.developerImages,
+                    stateDirectory: context.url(for: arguments.state),
+                    reportDirectory: report.map { context.url(for: $0) }, writeReport: !worker, jobs: jobs,
+                    failFast: failFast, force: arguments.force,
+                    worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID)),
                 reporter: reporter)
             let task = Task { try await session.run() }
             let signals = SignalCancellation { task.cancel() }
             defer { signals.cancel() }
-            let result = try await task.value
-            if let directory = report {
+            let result: DeployReport
+            do {
+                result = try await task.value
+            } catch {
+                await inputs.twins?.stop()
+                throw error
+            }
+            await inputs.twins?.stop()
+            if let directory = report, !worker {
                 context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
             }
             if result.exitCode != 0 { throw ExitCode(result.exitCode) }
+        }
+    }
+
+    /// hadeploy itself, deploying one USB route's devices with this run's options and artifacts.
+    /// A `--token` travels in the worker's environment, never on its command line.
+    func workerLauncher(context: HADeployContext, deployID: String) -> WorkerLauncher {
+        let executable = Bundle.main.executableURL?.path ?? CommandLine.arguments[0]
+        let directory = context.currentDirectory.path
+        let base = [
+            "--config", context.url(for: project.config).path, "--env-file",
+            context.url(for: project.envFile).path,
+        ]
+        var options: [String] = []
+        if let dashboard = arguments.dashboard { options += ["--dashboard", dashboard] }
+        if arguments.defaultDashboard { options.append("--default") }
+        if let server = arguments.server { options += ["--server", server] }
+        if let kiosk = arguments.kiosk { options.append(kiosk ? "--kiosk" : "--no-kiosk") }
+        if arguments.noVerify { options.append("--no-verify") }
+        if arguments.force { options.append("--force") }
+        if arguments.reset { options.append("--reset") }
+        if arguments.demo { options.append("--demo") }
+        if arguments.allowShallow { options.append("--allow-shallow") }
+        options += ["--state", context.url(for: arguments.state).path]
+        if let report { options += ["--report", context.url(for: report).path] }
+        if let jobs { options += ["--jobs", String(jobs)] }
+        var environment: [String: String] = [:]
+        if let token = arguments.token { environment["HA_TOKEN"] = token }
+        let secrets: Set<String> = arguments.token.map { [$0] } ?? []
+        let fixedOptions = options
+        let fixedEnvironment = environment
+        return WorkerLauncher { _, devices, manifest in
+            ProcessCommand(
+                executable,
+                ["deploy"] + devices + base + fixedOptions + [
+                    "--no-build", "--worker", "--artifact-manifest", manifest.path, "--deploy-id", deployID,
+                ],
+                environment: fixedEnvironment, workingDirectory: directory, secretValues: secrets)
         }
     }
 }

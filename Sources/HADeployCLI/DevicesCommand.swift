@@ -29,8 +29,8 @@ struct DevicesCommand: AsyncParsableCommand {
             let matrix = try workspace.loadMatrix()
             let (variables, _) = try workspace.loadVariables()
             let inventory = await DeviceInventory.gather(
-                matrix: matrix, variables: variables, host: .current,
-                usbmuxdAddress: context.environment["USBMUXD_SOCKET_ADDRESS"])
+                matrix: matrix, variables: variables, topology: .current(environment: context.environment),
+                runner: context.runner)
             var result = inventory
             if let address = matrix.buildHost.flatMap({ value -> String? in
                 if case .value(let text) = value.resolve(variables), !text.isEmpty { return text }

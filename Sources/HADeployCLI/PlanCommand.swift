@@ -12,6 +12,7 @@ struct PlanCommand: AsyncParsableCommand {
               hadeploy plan all
               hadeploy plan mini4 ipad2 --dashboard wall-kitchen --json
               hadeploy plan sim iphone --no-kiosk
+              hadeploy plan all --virtual --json                the virtual twins' plan, their UDIDs included
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -19,6 +20,12 @@ struct PlanCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the plan as JSON.")
     var json = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Plan as a deploy with --report DIR would run (with screenshots).", valueName: "dir"))
+    var report: String?
 
     func validate() throws {
         if arguments.targets.isEmpty {
@@ -30,17 +37,10 @@ struct PlanCommand: AsyncParsableCommand {
         try await withContext { context in
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
-            let plan = try await Self.makePlan(workspace: workspace, arguments: arguments)
-            context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
+            let inputs = try await PlanInputs.make(
+                workspace: workspace, arguments: arguments, screenshots: report != nil)
+            await inputs.twins?.stop()
+            context.print(json ? try PlanPrinter.json(inputs.plan) : PlanPrinter.text(inputs.plan))
         }
-    }
-
-    static func makePlan(workspace: Workspace, arguments: DeployArguments) async throws -> DeployPlan {
-        let matrix = try workspace.loadMatrix()
-        let (variables, _) = try workspace.loadVariables()
-        let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
-        let planner = DeployPlanner(matrix: matrix, variables: variables, host: .current)
-        return try planner.plan(
-            options: arguments.options, version: version, deployID: UUID().uuidString.lowercased())
     }
 }

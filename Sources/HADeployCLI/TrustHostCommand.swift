@@ -63,10 +63,12 @@ struct TrustHostCommand: AsyncParsableCommand {
                     target.ssh != nil || target.transport == .ssh
                 else { throw ValidationError("\(device) is not reached over SSH in \(project.config)") }
                 let version = GitVersion.unversioned
-                let plan = try DeployPlanner(matrix: matrix, variables: variables, host: .current)
-                    .plan(
-                        options: DeployOptions(targets: [device], verify: false), version: version,
-                        deployID: "trust")
+                let plan = try DeployPlanner(
+                    matrix: matrix, variables: variables, topology: .current(environment: context.environment)
+                )
+                .plan(
+                    options: DeployOptions(targets: [device], verify: false), version: version,
+                    deployID: "trust")
                 guard let devicePlan = plan.devices.first else { throw ValidationError("no such device") }
                 connection = try SSHDriver.config(
                     for: target, plan: devicePlan, variables: variables, knownHosts: knownHosts

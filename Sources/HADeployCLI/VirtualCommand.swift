@@ -3,6 +3,7 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployVirtual
 import Logging
 import VirtualDevice
 

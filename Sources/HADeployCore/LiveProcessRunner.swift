@@ -1,10 +1,16 @@
 import Foundation
 
 /// Runs commands as real child processes, with a deadline after which the process is killed.
-public struct LiveProcessRunner: ProcessRunner {
+public struct LiveProcessRunner: LineStreamingRunner {
     public init() {}
 
     public func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
+        try await runStreaming(command, timeout: timeout, onLine: nil)
+    }
+
+    public func runStreaming(
+        _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
+    ) async throws -> ProcessOutput {
         guard let executable = Self.resolve(command.executable) else {
             throw ProcessError.notFound(command: command)
         }
@@ -21,7 +27,8 @@ public struct LiveProcessRunner: ProcessRunner {
         let stderrPipe = Pipe()
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        process.standardInput = FileHandle.nullDevice
+        let stdinPipe = command.standardInput.map { _ in Pipe() }
+        process.standardInput = stdinPipe ?? FileHandle.nullDevice
 
         let exited = AsyncStream<Int32>.makeStream()
         process.terminationHandler = { process in
@@ -33,11 +40,23 @@ public struct LiveProcessRunner: ProcessRunner {
         } catch {
             throw ProcessError.launchFailed(command: command, reason: "\(error.localizedDescription)")
         }
+        if let stdinPipe, let input = command.standardInput {
+            // On a thread of its own: a child that never reads must not block us past the deadline.
+            // A child that exits without reading gives EPIPE, not a SIGPIPE that would end hadeploy.
+            signal(SIGPIPE, SIG_IGN)
+            let writer = Thread {
+                let handle = stdinPipe.fileHandleForWriting
+                try? handle.write(contentsOf: input)
+                try? handle.close()
+            }
+            writer.name = "hadeploy.stdin-writer"
+            writer.start()
+        }
         // Each pipe is drained by a thread of its own with blocking reads. FileHandle's
         // readabilityHandler was used before: cancelling its dispatch source races the descriptor's
         // close, and libdispatch's event loop crashed (SIGSEGV in _dispatch_event_loop_drain) about
         // once in a few hundred runs of a test target.
-        let stdoutReader = PipeReader(stdoutPipe.fileHandleForReading)
+        let stdoutReader = PipeReader(stdoutPipe.fileHandleForReading, onLine: onLine)
         let stderrReader = PipeReader(stderrPipe.fileHandleForReading)
 
         let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
@@ -89,13 +108,21 @@ private final class PipeReader: @unchecked Sendable {
     private var data = Data()
     private var done = false
 
-    init(_ handle: FileHandle) {
+    init(_ handle: FileHandle, onLine: (@Sendable (String) -> Void)? = nil) {
         let thread = Thread { [self] in
+            var pending = Data()
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 lock.withLock { data.append(chunk) }
+                guard let onLine else { continue }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    onLine(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending = Data(pending[pending.index(after: newline)...])
+                }
             }
+            if let onLine, !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
             lock.withLock { done = true }
         }
         thread.name = "hadeploy.pipe-reader"

@@ -11,16 +11,21 @@ public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertib
     public var environment: [String: String]
     public var workingDirectory: String?
     public var secretValues: Set<String>
+    /// Bytes written to the process's stdin, then closed (nil: /dev/null). The way to hand a secret
+    /// to a child: unlike arguments and the environment it is not readable in `/proc/PID/cmdline`.
+    /// Never shown, encoded or logged.
+    public var standardInput: Data?
 
     public init(
         _ executable: String, _ arguments: [String] = [], environment: [String: String] = [:],
-        workingDirectory: String? = nil, secretValues: Set<String> = []
+        workingDirectory: String? = nil, secretValues: Set<String> = [], standardInput: Data? = nil
     ) {
         self.executable = executable
         self.arguments = arguments
         self.environment = environment
         self.workingDirectory = workingDirectory
         self.secretValues = secretValues
+        self.standardInput = standardInput
     }
 
     /// The argument vector with secrets replaced by `***`.
@@ -33,7 +38,7 @@ public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertib
         environment.mapValues { redact($0) }
     }
 
-    func redact(_ value: String) -> String {
+    public func redact(_ value: String) -> String {
         var result = value
         for secret in secretValues where !secret.isEmpty {
             result = result.replacingOccurrences(of: secret, with: Secret.redacted)
@@ -87,5 +92,6 @@ public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertib
         environment = try container.decode([String: String].self, forKey: .environment)
         workingDirectory = try container.decodeIfPresent(String.self, forKey: .workingDirectory)
         secretValues = []
+        standardInput = nil
     }
 }

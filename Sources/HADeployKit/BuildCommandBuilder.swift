@@ -24,6 +24,16 @@ public struct BuildCommandBuilder: Sendable {
         self.scheme = scheme
     }
 
+    /// The builder with the tool overrides `HADEPLOY_XCODEBUILD` / `HADEPLOY_XCODEGEN` (from `.env` or
+    /// the environment) applied: the one place they are read, so the plan shows what runs.
+    public static func resolved(variables: [String: String], version: GitVersion) -> BuildCommandBuilder {
+        var builder = BuildCommandBuilder(variables: variables, version: version)
+        for (tool, key) in [("xcodebuild", "HADEPLOY_XCODEBUILD"), ("xcodegen", "HADEPLOY_XCODEGEN")] {
+            if let value = variables[key], !value.isEmpty { builder.tools[tool] = value }
+        }
+        return builder
+    }
+
     /// `DEVELOPER_DIR` for a flavour's Xcode: `<Xcode.app>/Contents/Developer` (never xcode-select).
     public func developerDirectory(_ flavour: Flavour) -> String? {
         guard let xcode = flavour.xcode?.display(variables) else { return nil }

@@ -32,9 +32,11 @@ public struct DeviceInventory: Sendable, Encodable {
     public var buildHost: BuildHostStatus?
 
     public static func gather(
-        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?,
-        runner: any ProcessRunner = LiveProcessRunner()
+        matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner
     ) async -> DeviceInventory {
+        let host = topology.host
+        let usbmuxdAddress = topology.localUsbmuxd
+        let planner = DeployPlanner(matrix: matrix, variables: variables, topology: topology)
         let apple = await AppleDeviceDiscovery(
             host: host, runner: runner, rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
             scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -52,8 +54,8 @@ public struct DeviceInventory: Sendable, Encodable {
         var remoteNotes: [String] = []
         let remotes = Set(
             matrix.devices.compactMap { device -> String? in
-                guard device.transport == .usb, let host = device.usbHost?.display(variables), !host.isEmpty,
-                    !host.hasPrefix("<unset")
+                guard device.transport == .usb, let host = device.usbHost?.resolve(variables).value,
+                    !host.isEmpty
                 else { return nil }
                 return host
             })
@@ -78,27 +80,16 @@ public struct DeviceInventory: Sendable, Encodable {
             let udid = device.udid.map { $0.display(variables) }
             let live = connected.first { $0.udid == udid }
             if let live { matched.insert(live.udid) }
-            var backend: String
+            // The same decision the deploy makes (DeployPlanner.backend), in words.
+            let (chosen, availability) = planner.backend(device, udid: device.udid?.resolve(variables))
+            let backend = chosen.description
             var note: String?
-            switch device.transport {
-            case .usb:
-                let remote = device.usbHost.map { $0.display(variables) } ?? ""
-                backend = remote.isEmpty ? "libimobiledevice (usbmuxd)" : "libimobiledevice via \(remote)"
-            case .ssh:
-                backend = "libssh (jailbroken)" + (device.fallbackTransport == .usb ? ", USB fallback" : "")
-            case .devicectl:
-                backend =
-                    host == .macOS
-                    ? "xcrun devicectl" : "libimobiledevice install; launch needs pymobiledevice3"
-            case .simctl:
-                backend = "xcrun simctl"
-                if host != .macOS { note = "not available on this host (needs macOS)" }
-            case .rosettasim:
-                backend = "rosettasim-ctl"
-                if host != .macOS { note = "not available on this host (needs macOS)" }
+            if case .notOnThisHost(let reason) = availability {
+                note = "not available on this host (\(reason))"
             }
             if note == nil, device.kind == .device, device.transport != .ssh, live == nil {
-                note = "not connected" + (udid?.hasPrefix("<unset") == true ? " (\(udid!))" : "")
+                let unset = device.udid?.resolve(variables).unsetNames ?? []
+                note = "not connected" + (unset.isEmpty ? "" : " (\(udid ?? ""))")
             }
             if let problem = live?.problem { note = problem }
             if live == nil,
@@ -138,7 +129,8 @@ public struct DeviceInventory: Sendable, Encodable {
                     note: live.problem ?? "connected but not in devices.yaml (add it with this udid)"))
         }
         return DeviceInventory(
-            rows: rows, usbmuxd: usbmuxdAddress ?? "/var/run/usbmuxd", usbmuxdError: usbError)
+            rows: rows, usbmuxd: usbmuxdAddress ?? "/var/run/usbmuxd", usbmuxdError: usbError,
+            notes: apple.notes + remoteNotes)
     }
 
     public var text: String {

@@ -1,5 +1,6 @@
 import CIMobileDevice
 import Foundation
+import HADeployCore
 
 /// Owns an `afc_client_t`: file access under the service's root (`/var/mobile/Media` for
 /// com.apple.afc, the CrashReporter directory for com.apple.crashreportcopymobile; PROTOCOL.md §4).
@@ -59,7 +60,18 @@ final class AFCClient: @unchecked Sendable {
     }
 
     /// Removes a path and everything under it (iOS ≥ 6); a missing path is not an error.
+    /// Removes one of hadeploy's own uploads. Only `PublicStaging/<name>` is ever removed: a path
+    /// built from an artifact's contents must not reach the rest of the media partition (DCIM…).
     func removeTree(_ path: String) throws {
+        let prefix = StagingUploader.stagingDirectory + "/"
+        guard path.hasPrefix(prefix),
+            ArtifactNames.isContainedRelativePath(String(path.dropFirst(prefix.count)))
+        else {
+            throw MobileDeviceError(
+                .invalidArtifact, step: "remove \(path)", device: identity,
+                reason: "refusing to remove \(path): hadeploy only removes its own uploads in \(prefix)",
+                nextStep: "This is a bug in hadeploy; please report it with the artifact's Info.plist.")
+        }
         let result = afc_remove_path_and_contents(raw, path)
         if result == AFC_E_OBJECT_NOT_FOUND { return }
         if result == AFC_E_OP_NOT_SUPPORTED || result == AFC_E_UNKNOWN_PACKET_TYPE {

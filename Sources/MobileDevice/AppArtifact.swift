@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import ZIPFoundation
 
 /// What hadeploy knows about an app before touching a device: identity, version, slices, size and
@@ -94,6 +95,10 @@ public struct AppArtifact: Sendable, Equatable {
             )
         }
         let appFolder = String(infoEntry.path.dropLast("Info.plist".count))
+        let appName = String(infoEntry.path.split(separator: "/")[1])
+        if let problem = ArtifactNames.pathComponentProblem(appName, what: "app folder name") {
+            throw invalid(url, problem, next: "Export the .ipa again from the archive.")
+        }
         let infoData = try extract(infoEntry, from: archive, limit: 4 << 20, artifact: url)
         let info = try parseInfo(infoData, artifact: url)
         guard let executableEntry = archive[appFolder + info.executable] else {
@@ -153,6 +158,16 @@ public struct AppArtifact: Sendable, Equatable {
         guard let version = plist["CFBundleVersion"]?.string, !version.isEmpty else {
             throw invalid(
                 artifact, "its Info.plist has no CFBundleVersion", next: "Set a build number and rebuild.")
+        }
+        // These names become device paths (PublicStaging/<bundle id>): refuse anything that is not a
+        // plain name before any path is built from it.
+        if let problem = ArtifactNames.bundleIdentifierProblem(identifier) {
+            throw invalid(
+                artifact, problem, next: "Set PRODUCT_BUNDLE_IDENTIFIER to a reverse-DNS id and rebuild.")
+        }
+        if let problem = ArtifactNames.pathComponentProblem(executable, what: "CFBundleExecutable") {
+            throw invalid(
+                artifact, problem, next: "Set CFBundleExecutable to the executable's file name and rebuild.")
         }
         return Info(
             bundleIdentifier: identifier, shortVersion: plist["CFBundleShortVersionString"]?.string,

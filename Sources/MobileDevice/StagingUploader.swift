@@ -1,5 +1,6 @@
 import CIMobileDevice
 import Foundation
+import HADeployCore
 
 /// Streams an app into `PublicStaging/` over AFC, 1 MiB per FileWrite (what ideviceinstaller
 /// sends and devices accept, PROTOCOL.md §4.3) from one reused buffer: memory stays flat whatever
@@ -15,15 +16,30 @@ struct StagingUploader {
 
     /// Where the package goes: a file named after the bundle id for an `.ipa`, the bundle's own
     /// name for an `.app` directory (as ideviceinstaller does).
-    static func packagePath(for app: AppArtifact) -> String {
+    /// The name is checked again here (not only when the artifact was read): this is the path the
+    /// cleanup removes, and nothing outside `PublicStaging/` may ever be removed.
+    static func packagePath(for app: AppArtifact) throws -> String {
+        let name: String
+        let problem: String?
         switch app.kind {
-        case .ipa: return stagingDirectory + "/" + app.bundleIdentifier
-        case .appDirectory: return stagingDirectory + "/" + app.url.lastPathComponent
+        case .ipa:
+            name = app.bundleIdentifier
+            problem = ArtifactNames.bundleIdentifierProblem(name)
+        case .appDirectory:
+            name = app.url.lastPathComponent
+            problem = ArtifactNames.pathComponentProblem(name, what: "app folder name")
         }
+        if let problem {
+            throw MobileDeviceError(
+                .invalidArtifact, step: "stage \(app.url.lastPathComponent)", device: nil,
+                reason: "\(problem); nothing was sent to the device",
+                nextStep: "Rebuild the app with a reverse-DNS bundle id and a plain .app name.")
+        }
+        return stagingDirectory + "/" + name
     }
 
     func upload(_ app: AppArtifact) async throws -> String {
-        let remote = Self.packagePath(for: app)
+        let remote = try Self.packagePath(for: app)
         let afc = self.afc
         try await session.run("prepare \(Self.stagingDirectory)", within: timeouts.request) {
             if try afc.fileInfo(Self.stagingDirectory) == nil { try afc.makeDirectory(Self.stagingDirectory) }

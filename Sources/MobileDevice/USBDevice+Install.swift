@@ -87,7 +87,7 @@ extension USBDevice {
                     break
                 } catch let failure as StagedFailure {
                     reuse = nil
-                    await removeStaging(StagingUploader.packagePath(for: app))
+                    if let staged = try? StagingUploader.packagePath(for: app) { await removeStaging(staged) }
                     if failure.duringUpload, failure.error.isTransient, attempt == 1 {
                         logger.warning(
                             "upload interrupted (\(failure.error.reason)); re-probing and retrying once")

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// The few Info.plist facts the remote commands need.
 struct AppBundleInfo: Sendable, Equatable {
@@ -25,5 +26,14 @@ struct AppBundleInfo: Sendable, Equatable {
         }
         self.executable = plist["CFBundleExecutable"] as? String ?? name
         self.bundleID = plist["CFBundleIdentifier"] as? String ?? ""
+        // These names become paths and `rm -rf` arguments on the device: only plain names pass.
+        let problem =
+            ArtifactNames.pathComponentProblem(directoryName, what: "app folder name")
+            ?? ArtifactNames.pathComponentProblem(executable, what: "CFBundleExecutable")
+            ?? ArtifactNames.bundleIdentifierProblem(bundleID)
+        if let problem {
+            throw SSHError.localFileFailed(
+                path: app.path, reason: problem + "; nothing was sent to the device")
+        }
     }
 }

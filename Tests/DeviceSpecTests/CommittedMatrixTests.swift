@@ -55,7 +55,7 @@ import Testing
         #expect(ipad2.ssh?.legacyAlgorithms == true)
         #expect(ipad2.ssh?.passwordEnv == "IPAD2_SSH_PASSWORD")
         #expect(ipad2.verificationTimeout == 90)
-        #expect(ipad2.kiosk)
+        #expect(ipad2.kiosk == true)
 
         let mini4 = try #require(matrix.device(id: "mini4"))
         #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "modern", .usb, 15))
@@ -63,7 +63,7 @@ import Testing
         let mini5 = try #require(matrix.device(id: "mini5"))
         #expect((mini5.transport, mini5.iosMajor) == (.devicectl, 26))
         let iphone = try #require(matrix.device(id: "iphone"))
-        #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, false))
+        #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, nil))
 
         for id in ["sim-ipad", "sim-iphone"] {
             let sim = try #require(matrix.device(id: id))

@@ -18,7 +18,8 @@ import Testing
     @Test func theMinimalFixtureIsValid() throws {
         let matrix = try SpecLoader().load(yaml: SpecFixtures.minimal, file: "devices.yaml")
         #expect(matrix.devices.map(\.id) == ["a", "b"])
-        #expect(matrix.devices[0].kiosk, "kiosk defaults to true")
+        #expect(
+            matrix.devices[0].kiosk == nil, "no kiosk: -HAKioskMode is not sent, the device keeps its own")
         #expect(matrix.devices[0].verificationTimeout == 30)
     }
 

@@ -226,3 +226,77 @@ struct DeployEndToEndTests {
         #expect(locks.isEmpty, "locks left behind: \(locks)")
     }
 }
+
+/// What `hadeploy plan --json` prints is what `hadeploy … --json` runs: the same devices, the same
+/// twins' UDIDs, the same steps in the same order.
+@Suite(.serialized)
+struct PlanEqualsRunTests {
+    static func events(_ stdout: String) -> [[String: Any]] {
+        stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// Step ids each device started, in order (a retried step counts once, as the plan lists it).
+    static func executedSteps(_ events: [[String: Any]]) -> [String: [String]] {
+        var steps: [String: [String]] = [:]
+        for event in events where event["event"] as? String == "step_started" {
+            guard let device = event["device"] as? String, let step = event["step"] as? String else {
+                continue
+            }
+            if steps[device]?.last != step { steps[device, default: []].append(step) }
+        }
+        return steps
+    }
+
+    static func plannedSteps(_ json: String) throws -> (steps: [String: [String]], udids: [String: String]) {
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        var steps: [String: [String]] = [:]
+        var udids: [String: String] = [:]
+        for device in try #require(plan["devices"] as? [[String: Any]]) {
+            let id = try #require(device["id"] as? String)
+            steps[id] = (device["steps"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            udids[id] = device["udid"] as? String
+        }
+        return (steps, udids)
+    }
+
+    @Test func theVirtualRunExecutesThePrintedPlan() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[0], DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        // --virtual: hadeploy starts its own twins (state in .hadeploy/virtual), not the world's.
+        let arguments = ["all", "--virtual", "--no-build", "--report", "report-virtual"]
+        let plan = try await world.deploy(
+            ["plan"] + arguments + ["--json"], environment: ["USBMUXD_SOCKET_ADDRESS": ""])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = try Self.plannedSteps(plan.stdout)
+        #expect(planned.udids.keys.sorted() == ["ipad2", "mini4"])
+        #expect(planned.udids.values.allSatisfy { !$0.hasPrefix("<unset") && $0.count >= 24 })
+
+        let run = try await world.deploy(arguments + ["--json"], environment: ["USBMUXD_SOCKET_ADDRESS": ""])
+        #expect(run.status == 0, "\(run.stderr)")
+        let events = Self.events(run.stdout)
+        #expect(Self.executedSteps(events) == planned.steps)
+        // The same twins: their UDIDs are kept in the state directory from plan to run.
+        let started = try #require(events.first { $0["event"] as? String == "run_started" })
+        #expect((started["devices"] as? [String])?.sorted() == ["ipad2", "mini4"])
+        let report = try world.report("report-virtual")
+        #expect(report.results.allSatisfy { $0.outcome == .succeeded || $0.outcome == .unverified })
+        #expect(report.results.allSatisfy { $0.steps.map(\.name) == planned.steps[$0.id] })
+    }
+
+    @Test func aUSBRunExecutesThePrintedPlan() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let plan = try await world.deploy(["plan", "all", "--no-build", "--report", "report", "--json"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = try Self.plannedSteps(plan.stdout)
+        #expect(
+            planned.steps["mini4"] == [
+                "connect", "mount", "install", "subscribe", "launch", "verify", "crash_check", "screenshot",
+            ])
+        let run = try await world.deploy(DeployEndToEndTests.arguments + ["--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Self.executedSteps(Self.events(run.stdout)) == planned.steps)
+    }
+}

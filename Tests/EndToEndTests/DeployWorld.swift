@@ -91,6 +91,7 @@ final class DeployWorld: Sendable {
                     flavour: \(twin.flavour)
                     transport: usb
                     udid: ${\(key)}
+                    loaded_event: true
                 \(twin.timeouts.isEmpty ? "" : "    timeouts: \(twin.timeouts)\n")
                 """
             env += "\(key)=\(udids[twin.id] ?? "")\n"

@@ -84,12 +84,13 @@ struct DeployExecutorTests {
         let matrix = try SpecLoader().load(yaml: Self.yaml, file: "devices.yaml")
         let planner = DeployPlanner(
             matrix: matrix, variables: ["HA_SERVER": "http://127.0.0.1:1", "HA_TOKEN": "tok-SECRET-123"],
-            host: .linux)
+            topology: Topology(host: .linux))
         let version = GitVersion(
             marketingVersion: "1.2.3", buildNumber: 7, tag: "v1.2.3", commitsSinceTag: 0, dirty: false,
             shallow: false)
         return try planner.plan(
-            options: DeployOptions(targets: ["all"], verify: verify), version: version, deployID: "deploy-1")
+            options: DeployOptions(targets: ["all"], verify: verify, screenshots: true), version: version,
+            deployID: "deploy-1")
     }
 
     func environment(
@@ -254,5 +255,71 @@ extension JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder
+    }
+}
+
+/// Records which steps ran, per device, in order.
+final class StepLog: DeployReporter, @unchecked Sendable {
+    private let lock = NSLock()
+    private var started: [String: [String]] = [:]
+
+    func handle(_ event: DeployEvent) {
+        guard case .stepStarted(let device, let step) = event else { return }
+        lock.withLock {
+            // A retried step starts again; the plan lists it once.
+            if started[device]?.last != step { started[device, default: []].append(step) }
+        }
+    }
+
+    func steps(_ device: String) -> [String] { lock.withLock { started[device] ?? [] } }
+}
+
+/// What `hadeploy plan` prints is what runs: every backend's device runs exactly its plan's steps.
+@Suite struct PlanIsTheProgramTests {
+    @Test func everyBackendRunsExactlyThePlannedSteps() async throws {
+        let yaml = """
+            flavours:
+              modern: {archs: [arm64], deployment_target: "15.0"}
+              simulator: {archs: [arm64], deployment_target: "16.4", sdk: iphonesimulator}
+            devices:
+              usb9: {transport: usb, ios: "9.3.5", arch: arm64, flavour: modern, udid: U9}
+              usb15: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: U15, loaded_event: true}
+              jailbroken: {transport: ssh, ios: "9.3.5", arch: arm64, flavour: modern, host: 10.0.0.2,
+                           fallback_transport: usb, udid: U2}
+              sim: {transport: simctl, kind: simulator, ios: "17.5", arch: arm64, flavour: simulator}
+              modern17: {transport: devicectl, ios: "18.6", arch: arm64, flavour: modern, udid: U18}
+            """
+        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let version = GitVersion(
+            marketingVersion: "1.2.3", buildNumber: 7, tag: "v1.2.3", commitsSinceTag: 0, dirty: false,
+            shallow: false)
+        for host in [HostPlatform.macOS, .linux] {
+            let plan = try DeployPlanner(
+                matrix: matrix, variables: ["HA_SERVER": "http://ha:8123", "HA_TOKEN": "t"],
+                topology: Topology(host: host)
+            ).plan(
+                options: DeployOptions(targets: ["all"], verify: false, screenshots: true), version: version,
+                deployID: "d-1")
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "plan-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: root) }
+            let log = StepLog()
+            let artifact = Artifact(
+                path: "/nonexistent.app", bundleID: "com.example.hadashboard", executable: "HADashboard",
+                marketingVersion: "1.2.3", buildNumber: "7", flavour: "modern", archs: ["arm64"])
+            let driver = DeployExecutorTests.ScriptedDriver()
+            let environment = DeployEnvironment(
+                driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
+                artifacts: ["modern": artifact, "simulator": artifact], reporter: log,
+                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root)
+            _ = await DeployExecutor(plan: plan, environment: environment).run()
+            for device in plan.devices where device.availability == .available {
+                #expect(
+                    log.steps(device.id) == device.steps.map(\.id.rawValue),
+                    "\(host) \(device.id) (\(device.backend))")
+            }
+            let ran = plan.devices.filter { !log.steps($0.id).isEmpty }.map(\.id)
+            #expect(ran == plan.devices.filter { $0.availability == .available }.map(\.id))
+        }
     }
 }

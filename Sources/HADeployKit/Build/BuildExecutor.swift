@@ -85,9 +85,14 @@ public struct BuildExecutor: Sendable {
 
     /// Builds `flavour` on `machine` (here, or a remote macOS builder): the same plan either way. Logs,
     /// the cache record and the packaged artifact always land here, under the local build directory.
-    public func build(_ flavour: Flavour, on machine: any BuildMachine, appName: String = "HADashboard")
-        async throws -> Outcome
-    {
+    /// `commands` are the plan's (`BuildPlan.commands`: XcodeGen, then xcodebuild), run as they are;
+    /// nil builds them here from the flavour.
+    public func build(
+        _ flavour: Flavour, on machine: any BuildMachine, commands: [ProcessCommand]? = nil,
+        appName: String = "HADashboard"
+    ) async throws -> Outcome {
+        let xcodegen = commands?.first ?? builder.xcodegen(flavour)
+        let xcodebuild = commands.flatMap { $0.count > 1 ? $0[1] : nil } ?? builder.xcodebuild(flavour)
         let relative = "\(builder.buildDirectory)/\(flavour.name)"
         let directory = root.appendingPathComponent(relative)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -118,8 +123,7 @@ public struct BuildExecutor: Sendable {
         let stamped = try await machine.read(stamp).map { String(decoding: $0, as: UTF8.self) }
         let projectExists = try await machine.exists(builder.project)
         if stamped != specHash || !projectExists {
-            let output = try await run(
-                builder.xcodegen(flavour), on: machine, flavour: flavour, timeout: .seconds(300))
+            let output = try await run(xcodegen, on: machine, flavour: flavour, timeout: .seconds(300))
             guard output.status == 0 else {
                 throw BuildFailure(
                     flavour: flavour.name,
@@ -129,8 +133,7 @@ public struct BuildExecutor: Sendable {
             try await machine.write(Data(specHash.utf8), to: stamp)
         }
 
-        let output = try await run(
-            builder.xcodebuild(flavour), on: machine, flavour: flavour, timeout: timeout)
+        let output = try await run(xcodebuild, on: machine, flavour: flavour, timeout: timeout)
         try (output.standardOutput + output.standardError).write(to: logURL)
         guard output.status == 0 else {
             var failure = BuildFailure(

@@ -15,8 +15,7 @@ public struct BuildHostStatus: Sendable, Encodable {
     public static func probe(
         address: String, matrix: DeviceMatrix, variables: [String: String], context: HADeployContext
     ) async -> BuildHostStatus {
-        var builder = BuildCommandBuilder(variables: variables, version: GitVersion.unversioned)
-        if let tool = variables["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
+        let builder = BuildCommandBuilder.resolved(variables: variables, version: GitVersion.unversioned)
         let runner = BuildRunner(context: context, matrix: matrix, builder: builder, host: .current)
         let machine: RemoteBuildMachine
         do {

@@ -166,7 +166,9 @@ public struct BuildRunner: Sendable {
                                     "build \(flavour.name): still building\(place) (\(Self.minutes(elapsed)))"
                                 )
                             } body: {
-                                try await executor.build(flavour, on: machine)
+                                try await executor.build(
+                                    flavour, on: machine,
+                                    commands: plan.builds.first { $0.flavour == flavour.name }?.commands)
                             }
                             let state: String = outcome.cached ? "up to date, reusing" : "built" + place + ","
                             report("build \(flavour.name): \(state) \(outcome.artifact.path)")

@@ -65,6 +65,14 @@ public struct ArtifactInspector: Sendable {
         guard let bundleID = info["CFBundleIdentifier"] as? String else {
             throw ArtifactError(path: url.path, problem: "Info.plist has no CFBundleIdentifier")
         }
+        // Every backend builds device or simulator paths from these names: check them once, here.
+        if let problem = ArtifactNames.bundleIdentifierProblem(bundleID) {
+            throw ArtifactError(path: url.path, problem: problem + " (nothing was installed anywhere)")
+        }
+        let executableName = info["CFBundleExecutable"] as? String ?? ""
+        if let problem = ArtifactNames.pathComponentProblem(executableName, what: "CFBundleExecutable") {
+            throw ArtifactError(path: url.path, problem: problem + " (nothing was installed anywhere)")
+        }
         return Artifact(
             path: url.path, bundleID: bundleID, executable: info["CFBundleExecutable"] as? String ?? "",
             marketingVersion: info["CFBundleShortVersionString"] as? String ?? "0.0.0",

@@ -36,6 +36,8 @@ public enum ArtifactSource: Sendable {
     case demo(directory: URL, bundleID: String)
     /// Build with Xcode.
     case build
+    /// Artifacts another hadeploy already has (a worker process: `{"<flavour>": "<path>"}`).
+    case manifest(URL)
 
     /// Resolves an artifact for every flavour the plan's available devices use.
     public func artifacts(for plan: DeployPlan, matrix: DeviceMatrix, host: HostPlatform) throws -> [String:
@@ -69,6 +71,14 @@ public enum ArtifactSource: Sendable {
             }
         case .build:
             throw NoXcodeError(flavours: flavours, host: host)
+        case .manifest(let file):
+            let paths = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: file))
+            for flavour in flavours {
+                guard let path = paths[flavour] else {
+                    throw ArtifactError(path: file.path, problem: "no artifact for flavour \(flavour)")
+                }
+                result[flavour] = try inspector.inspect(URL(fileURLWithPath: path), flavour: flavour)
+            }
         }
         return result
     }

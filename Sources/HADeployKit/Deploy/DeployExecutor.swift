@@ -13,20 +13,43 @@ public struct DeployEnvironment: Sendable {
     public var artifacts: [String: Artifact]
     public var reporter: any DeployReporter
     public var reportDirectory: URL?
+    /// false in a worker process: the parent writes summary.json, junit.xml and index.html.
+    public var writeReport: Bool
     public var lockDirectory: URL
     public var jobs: Int?
     public var failFast: Bool
     public var force: Bool
     public var now: @Sendable () -> Date
+    /// Devices of other USB routes, deployed by worker processes.
+    var workers: [WorkerGroup]
+    var runner: (any ProcessRunner)?
 
     public init(
         driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
-        reportDirectory: URL?, lockDirectory: URL, jobs: Int? = nil, failFast: Bool = false,
-        force: Bool = false,
+        reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
+        failFast: Bool = false, force: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.init(
+            driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
+            artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
+            writeReport: writeReport,
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: now, workers: [],
+            runner: nil)
+    }
+
+    init(
+        driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
+        verifier: (any DashboardVerifier)?,
+        verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
+        reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool, force: Bool,
+        now: @escaping @Sendable () -> Date, workers: [WorkerGroup], runner: (any ProcessRunner)?
+    ) {
+        self.writeReport = writeReport
+        self.workers = workers
+        self.runner = runner
         self.driver = driver
         self.verifier = verifier
         self.verificationSkippedReason = verificationSkippedReason
@@ -67,9 +90,22 @@ public struct DeployExecutor: Sendable {
                 deployID: plan.deployID, version: plan.version.description, devices: plan.devices.map(\.id)))
 
         let collector = ResultCollector(order: plan.devices.map(\.id))
-        let limit = max(1, environment.jobs ?? plan.devices.count)
+        let delegated = Set(environment.workers.flatMap(\.devices))
+        let local = plan.devices.filter { !delegated.contains($0.id) }
+        let limit = max(1, environment.jobs ?? local.count)
         await withTaskGroup(of: Void.self) { group in
-            var pending = plan.devices[...]
+            // Other USB routes: one worker process each, side by side with the devices here.
+            if let runner = env.runner {
+                for worker in env.workers {
+                    let deadline = workerDeadline(worker)
+                    group.addTask {
+                        let results = await worker.run(
+                            plan: self.plan, runner: runner, reporter: env.reporter, deadline: deadline)
+                        for result in results { await collector.add(result) }
+                    }
+                }
+            }
+            var pending = local[...]
             var running = 0
             func startNext() {
                 guard let device = pending.popFirst() else { return }
@@ -81,6 +117,7 @@ public struct DeployExecutor: Sendable {
                 }
             }
             for _ in 0..<limit { startNext() }
+            running += env.runner == nil ? 0 : env.workers.count
             while running > 0 {
                 await group.next()
                 running -= 1
@@ -98,7 +135,7 @@ public struct DeployExecutor: Sendable {
         for device in plan.devices where !results.contains(where: { $0.id == device.id }) {
             results.append(
                 DeviceResult(
-                    id: device.id, name: device.name, ios: device.ios, transport: device.transport.rawValue,
+                    id: device.id, name: device.name, ios: device.ios, transport: device.backend.name,
                     version: plan.version.description, outcome: .cancelled,
                     reason: interrupted ? "interrupted before it started" : "not started (--fail-fast)",
                     failedStep: nil, install: nil, verification: .notRun, steps: [], screenshot: nil,
@@ -113,7 +150,7 @@ public struct DeployExecutor: Sendable {
             deployID: plan.deployID, version: plan.version.description, startedAt: started,
             finishedAt: environment.now(), verify: plan.verify, interrupted: interrupted, results: results,
             exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
-        if let directory = environment.reportDirectory {
+        if let directory = environment.reportDirectory, environment.writeReport {
             do {
                 try ReportWriter(directory: directory).write(report)
             } catch {
@@ -123,6 +160,22 @@ public struct DeployExecutor: Sendable {
         }
         env.reporter.handle(.runFinished(report))
         return report
+    }
+}
+
+extension DeployExecutor {
+    /// A backstop for a worker: every step of its devices one after another, plus start-up time.
+    /// The worker enforces each step's own deadline; this only catches a worker that hangs.
+    func workerDeadline(_ worker: WorkerGroup) -> Duration {
+        var seconds = 120.0
+        for id in worker.devices {
+            guard let device = plan.devices.first(where: { $0.id == id }) else { continue }
+            let bytes = environment.artifacts[device.flavour].map { DriverDeadlines.size(of: $0.path) } ?? 0
+            for step in device.steps {
+                seconds += step.deadline.duration(appBytes: bytes).seconds * Double(step.retries + 1)
+            }
+        }
+        return .checkedSeconds(seconds)
     }
 }
 

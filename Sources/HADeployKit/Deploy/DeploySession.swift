@@ -4,34 +4,47 @@ import HADeployCore
 import Logging
 import MobileDevice
 import SSHTransport
-import VirtualDevice
 
-/// A real deploy from a plan: artifacts (built, given, or demo), the Home Assistant preflight,
-/// virtual devices when asked, then the executor.
+/// A real deploy of a plan, exactly as planned: artifacts (built, given, or demo), the Home
+/// Assistant preflight, then the executor. libusbmuxd reads one usbmuxd address per process, so the
+/// devices of the first USB route run here and every other route runs in a worker process of its own
+/// (hadeploy itself, started through `Settings.worker`), whose events and results join this run's.
 public struct DeploySession: Sendable {
     public struct Settings: Sendable {
         public var artifact: URL?
         public var artifacts: URL?
+        /// `{"<flavour>": "<path>"}` from the hadeploy that started this worker.
+        public var artifactManifest: URL?
+        /// Virtual twins: demo bundles when nothing can be built, and any Developer Disk Image mounts.
         public var virtual: Bool
+        public var developerImages: URL?
         public var stateDirectory: URL
         public var reportDirectory: URL?
+        /// false in a worker: its parent writes the report (the worker adds screenshots and crash logs).
+        public var writeReport: Bool
         public var jobs: Int?
         public var failFast: Bool
         public var force: Bool
+        /// Starts a worker for other USB routes; nil deploys every route here (one must suffice).
+        public var worker: WorkerLauncher?
 
         public init(
-            artifact: URL?, artifacts: URL?, virtual: Bool, stateDirectory: URL, reportDirectory: URL?,
-            jobs: Int?,
-            failFast: Bool, force: Bool
+            artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
+            developerImages: URL? = nil, stateDirectory: URL, reportDirectory: URL?, writeReport: Bool = true,
+            jobs: Int?, failFast: Bool, force: Bool, worker: WorkerLauncher? = nil
         ) {
             self.artifact = artifact
             self.artifacts = artifacts
+            self.artifactManifest = artifactManifest
             self.virtual = virtual
+            self.developerImages = developerImages
             self.stateDirectory = stateDirectory
             self.reportDirectory = reportDirectory
+            self.writeReport = writeReport
             self.jobs = jobs
             self.failFast = failFast
             self.force = force
+            self.worker = worker
         }
     }
 
@@ -54,116 +67,71 @@ public struct DeploySession: Sendable {
         self.reporter = reporter
     }
 
+    /// The usbmuxd routes the plan's runnable devices need, in plan order.
+    var routes: [USBRoute] {
+        var seen: [USBRoute] = []
+        for device in plan.devices where device.availability == .available {
+            if let route = device.backend.usbRoute, !seen.contains(route) { seen.append(route) }
+        }
+        return seen
+    }
+
     public func run() async throws -> DeployReport {
-        guard settings.virtual else { return try await runWithUSBHosts() }
-        let devices = plan.devices.compactMap { matrix.device(id: $0.id) }
-        let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
-        var logger = Logger(label: "hadeploy.virtual")
-        logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
-        let (usbmuxd, address) = try await virtual.start(
-            stateDirectory: settings.stateDirectory.appendingPathComponent("devices"), logger: logger)
-        USBTransport.setUsbmuxdAddress(address)
-        reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(address)"))
+        let artifacts = try await prepareArtifacts()
+        let routes = self.routes
+        // The first route runs here; the others in workers.
+        let here = routes.first
+        let elsewhere = Array(routes.dropFirst())
+        if !elsewhere.isEmpty && settings.worker == nil {
+            throw WorkerUnavailable(routes: elsewhere)
+        }
+        var workers: [String: WorkerGroup] = [:]
+        if let launcher = settings.worker, !elsewhere.isEmpty {
+            let manifest = try writeManifest(artifacts)
+            for route in elsewhere {
+                let ids = plan.devices.filter {
+                    $0.availability == .available && $0.backend.usbRoute == route
+                }
+                .map(\.id)
+                workers["\(route)"] = WorkerGroup(
+                    route: route, devices: ids, command: launcher.command(route, ids, manifest))
+            }
+        }
+
+        var tunnel: UsbmuxForwarder?
+        switch here {
+        case .local(let address)?:
+            if let address { USBTransport.setUsbmuxdAddress(address) }
+        case .virtual(let address)?:
+            USBTransport.setUsbmuxdAddress(address)
+        case .usbHost(let remote)?:
+            let udids = plan.devices.filter { $0.backend.usbRoute == here }.compactMap { $0.udid?.value }
+            reporter.handle(
+                .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
+            let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+            USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
+            tunnel = forwarder
+        case nil:
+            break
+        }
         do {
-            let infos = await usbmuxd.devices()
-            let ddi = try Self.virtualDeveloperImages(
-                versions: infos.map(\.productVersion),
-                in: settings.stateDirectory.appendingPathComponent("DeviceSupport"))
-            let haConfigured =
-                !(variables["HA_SERVER"] ?? "").isEmpty && !(variables["HA_TOKEN"] ?? "").isEmpty
-            var rewritten = plan
-            rewritten.devices = plan.devices.map { device in
-                var device = device
-                guard let twin = infos.first(where: { $0.name == device.id }) else {
-                    let reason =
-                        virtual.skipped.first { $0.device.id == device.id }?.reason ?? "no virtual twin"
-                    device.availability = .notOnThisHost(reason: reason)
-                    return device
-                }
-                device.transport = .usb
-                device.fallbackTransport = nil
-                device.udid = twin.udid
-                device.availability = .available
-                let matrixDevice = matrix.device(id: device.id)
-                let twinKeys = Set(
-                    (matrixDevice?.udid?.references ?? []) + (matrixDevice?.host?.references ?? []))
-                device.unsetKeys.removeAll {
-                    twinKeys.contains($0) || (!haConfigured && ["HA_SERVER", "HA_TOKEN"].contains($0))
-                }
-                return device
-            }
-            if !haConfigured {
-                reporter.handle(.message("HA_SERVER/HA_TOKEN not set: the dashboard check is skipped"))
-            }
-            let report = try await run(plan: rewritten, virtualDDI: ddi)
-            await usbmuxd.stop()
+            let report = try await execute(artifacts: artifacts, workers: Array(workers.values))
+            await tunnel?.stop()
             return report
         } catch {
-            await usbmuxd.stop()
+            await tunnel?.stop()
             throw error
         }
     }
 
-    /// USB devices plugged into another machine (`usb_host: ssh://user@nas`) are reached through a
-    /// private socket forwarded to that machine's usbmuxd over SSH, filtered to the matrix's UDIDs.
-    /// libusbmuxd takes one address per process, so a run serves one USB host: the local one, or
-    /// exactly one remote host for all its USB devices.
-    func runWithUSBHosts() async throws -> DeployReport {
-        let usbDevices = plan.devices.filter { $0.transport == .usb && $0.availability == .available }
-        let hosts = Set(usbDevices.compactMap(\.usbHost))
-        guard let remote = hosts.first else { return try await run(plan: plan, virtualDDI: nil) }
-        var rewritten = plan
-        if hosts.count > 1 || usbDevices.contains(where: { $0.usbHost == nil }) {
-            // Keep the local devices; the others need a run of their own.
-            let keep = usbDevices.contains { $0.usbHost == nil } ? nil : remote
-            rewritten.devices = plan.devices.map { device in
-                var device = device
-                if device.transport == .usb, device.usbHost != keep {
-                    device.availability = .notOnThisHost(
-                        reason:
-                            "on USB host \(device.usbHost ?? "this machine"): deploy the devices of each USB host "
-                            + "in a run of their own (`hadeploy \(device.id)`)")
-                }
-                return device
-            }
-            if keep == nil { return try await run(plan: rewritten, virtualDDI: nil) }
-        }
-        let udids = rewritten.devices.filter { $0.usbHost == remote && $0.availability == .available }
-            .compactMap(\.udid).filter { !$0.hasPrefix("<unset") }
-        reporter.handle(
-            .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
-        let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
-        USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
-        do {
-            let report = try await run(plan: rewritten, virtualDDI: nil)
-            await forwarder.stop()
-            return report
-        } catch {
-            await forwarder.stop()
-            throw error
-        }
-    }
-
-    /// Virtual devices mount any image; the files only need to exist where a real one would be.
-    static func virtualDeveloperImages(versions: [String], in directory: URL) throws -> URL {
-        for version in Set(versions) {
-            let parts = version.split(separator: ".")
-            let key = parts.prefix(2).joined(separator: ".") + (parts.count == 1 ? ".0" : "")
-            let folder = directory.appendingPathComponent(key)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let image = folder.appendingPathComponent("DeveloperDiskImage.dmg")
-            if !FileManager.default.fileExists(atPath: image.path) {
-                try Data("hadeploy virtual developer disk image for iOS \(key)\n".utf8).write(to: image)
-                try Data(repeating: 0x5A, count: 128).write(to: image.appendingPathExtension("signature"))
-            }
-        }
-        return directory
-    }
-
-    func run(plan: DeployPlan, virtualDDI: URL?) async throws -> DeployReport {
+    /// The artifact for each flavour: given, generated for virtual twins, or built (after the
+    /// checks that would stop the deploy anyway, so a wrong token costs no build).
+    func prepareArtifacts() async throws -> [String: Artifact] {
         let host = HostPlatform.current
         let source: ArtifactSource
-        if let artifact = settings.artifact {
+        if let manifest = settings.artifactManifest {
+            source = .manifest(manifest)
+        } else if let artifact = settings.artifact {
             source = .single(artifact)
         } else if let directory = settings.artifacts {
             source = .directory(directory)
@@ -179,77 +147,92 @@ public struct DeploySession: Sendable {
         } else {
             throw NothingToInstall()
         }
-
-        let server = plan.server.hasPrefix("<unset") ? nil : plan.server
-        let token = variables["HA_TOKEN"].flatMap { $0.isEmpty ? nil : Secret($0) }
-        var artifacts: [String: Artifact]
-        if case .build = source {
-            // A build takes minutes: what would stop the deploy anyway is found first. A wrong token or
-            // a missing dashboard fails now, and a flavour whose devices all lack a setting is not built.
-            if plan.verify, let server, let token {
-                let early = try HomeAssistantVerifier(
-                    server: server, token: token,
-                    caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
-                reporter.handle(.message("preflight: checking Home Assistant at \(server) before building…"))
-                do {
-                    _ = try await early.preflight(dashboards: plan.devices.map(\.dashboard))
-                } catch {
-                    await early.close()
-                    throw error
-                }
-                await early.close()
-            }
-            var buildPlan = plan
-            buildPlan.builds = plan.builds.filter { build in
-                plan.devices.contains {
-                    $0.flavour == build.flavour && $0.availability == .available && $0.unsetKeys.isEmpty
-                }
-            }
-            var builder = BuildCommandBuilder(variables: variables, version: plan.version)
-            if let tool = context.environment["HADEPLOY_XCODEBUILD"] { builder.tools["xcodebuild"] = tool }
-            if let tool = context.environment["HADEPLOY_XCODEGEN"] { builder.tools["xcodegen"] = tool }
-            let reporter = self.reporter
-            artifacts = try await BuildRunner(context: context, matrix: matrix, builder: builder, host: host)
-                .build(buildPlan) { reporter.handle(.message($0)) }
-        } else {
-            artifacts = try source.artifacts(for: plan, matrix: matrix, host: host)
+        guard case .build = source else {
+            let artifacts = try source.artifacts(for: plan, matrix: matrix, host: host)
             if case .demo = source {
                 reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
             }
+            return artifacts
         }
+        // A build takes minutes: what would stop the deploy anyway is found first.
+        if plan.verify, let verifier = try makeVerifier() {
+            reporter.handle(.message("preflight: checking Home Assistant at \(plan.server) before building…"))
+            do {
+                _ = try await verifier.preflight(dashboards: expectedDashboards)
+            } catch {
+                await verifier.close()
+                throw error
+            }
+            await verifier.close()
+        }
+        var buildPlan = plan
+        // A flavour whose devices all lack a setting is not built.
+        buildPlan.builds = plan.builds.filter { build in
+            plan.devices.contains {
+                $0.flavour == build.flavour && $0.availability == .available && $0.unsetKeys.isEmpty
+            }
+        }
+        let reporter = self.reporter
+        return try await BuildRunner(
+            context: context, matrix: matrix,
+            builder: BuildCommandBuilder.resolved(variables: variables, version: plan.version),
+            host: host
+        ).build(buildPlan) { reporter.handle(.message($0)) }
+    }
 
+    /// The dashboards the devices will be told to open (nil: the default dashboard). With none named,
+    /// the default dashboard is checked: the server and the token are checked either way.
+    var expectedDashboards: [String?] {
+        let named = plan.devices.filter { $0.availability == .available }.compactMap(\.dashboard.expected)
+        return named.isEmpty ? [nil] : named
+    }
+
+    func makeVerifier() throws -> HomeAssistantVerifier? {
+        guard let server = plan.server.value, let token = plan.accessToken else { return nil }
+        return try HomeAssistantVerifier(
+            server: server, token: token, caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    func execute(artifacts: [String: Artifact], workers: [WorkerGroup]) async throws -> DeployReport {
         var registry = DriverRegistry(
-            matrix: matrix, variables: variables, host: host,
-            usbmuxdAddress: context.environment["USBMUXD_SOCKET_ADDRESS"],
-            stateDirectory: settings.stateDirectory, output: context.output)
-        registry.developerImageOverride = virtualDDI.map { [$0] }
+            matrix: matrix, variables: variables, host: HostPlatform.current,
+            stateDirectory: settings.stateDirectory, runner: context.runner)
+        registry.developerImageOverride = settings.developerImages.map { [$0] }
         let drivers = registry
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
-        var skipped = "verification skipped (--no-verify)"
         if plan.verify {
-            if let server, let token {
-                let candidate = try HomeAssistantVerifier(
-                    server: server, token: token,
-                    caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
-                reporter.handle(.message("preflight: checking Home Assistant at \(server)…"))
-                for note in try await candidate.preflight(dashboards: plan.devices.map(\.dashboard)) {
+            if let candidate = try makeVerifier() {
+                reporter.handle(.message("preflight: checking Home Assistant at \(plan.server)…"))
+                for note in try await candidate.preflight(dashboards: expectedDashboards) {
                     reporter.handle(.message("preflight: \(note)"))
                 }
                 verifier = candidate
-            } else {
-                skipped = "verification skipped: HA_SERVER and HA_TOKEN are not both set"
             }
         }
         let environment = DeployEnvironment(
             driver: { try drivers.driver(for: $0) }, verifier: verifier,
-            verificationSkippedReason: skipped,
+            verificationSkippedReason: plan.verificationSkipped
+                ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
+            writeReport: settings.writeReport,
             lockDirectory: Self.lockDirectory(context.environment),
-            jobs: settings.jobs, failFast: settings.failFast, force: settings.force)
+            jobs: settings.jobs, failFast: settings.failFast, force: settings.force, now: context.now,
+            workers: workers, runner: context.runner)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
         return report
+    }
+
+    /// `{"<flavour>": "<path>"}` for the workers, in a private folder.
+    func writeManifest(_ artifacts: [String: Artifact]) throws -> URL {
+        let folder = settings.stateDirectory.appendingPathComponent("workers")
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = folder.appendingPathComponent("artifacts-\(plan.deployID).json")
+        let paths = artifacts.mapValues { URL(fileURLWithPath: $0.path).standardizedFileURL.path }
+        try JSONEncoder().encode(paths).write(to: file, options: .atomic)
+        return file
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
@@ -268,6 +251,16 @@ public struct NothingToInstall: Error, CustomStringConvertible, ExitStatusProvid
         "--no-build needs something to install: --artifact PATH, --artifacts DIR, or --virtual for demo bundles"
     }
     public var exitStatus: ExitStatus { .usage }
+}
+
+/// Several USB routes in a run, and no way to start a worker for the others.
+public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProviding {
+    public var routes: [USBRoute]
+    public var description: String {
+        "this run needs a worker process for \(routes.map(\.description).joined(separator: ", ")), "
+            + "and none can be started here; deploy those devices in a run of their own"
+    }
+    public var exitStatus: ExitStatus { .failure }
 }
 
 /// The SSH tunnel to a USB host's usbmuxd (`usb_host: ssh://user@nas[/path/to/usbmuxd]`), logging in

@@ -2,17 +2,12 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 
-/// The steps for one device: lock → connect → prepare → install → launch → wait for the loaded
-/// event → crash check → screenshot. Never throws: every path ends in a `DeviceResult`.
+/// Runs one device's plan: the lock, then exactly the plan's steps in the plan's order, each under
+/// its deadline and retry rule. Never throws: every path ends in a `DeviceResult`.
 struct DevicePipeline: Sendable {
     var plan: DeployPlan
     var device: DevicePlan
     var environment: DeployEnvironment
-
-    /// Default deadlines in seconds; devices.yaml `timeouts:` overrides them per device.
-    static let defaultTimeouts: [String: Double] = [
-        "connect": 30, "mount": 120, "install": 120, "launch": 60, "crash_check": 30, "screenshot": 30,
-    ]
 
     final class Recorder: @unchecked Sendable {
         let lock = NSLock()
@@ -31,7 +26,7 @@ struct DevicePipeline: Sendable {
         let recorder = Recorder()
         func result(_ outcome: DeviceOutcome, reason: String?, failedStep: String? = nil) -> DeviceResult {
             DeviceResult(
-                id: device.id, name: device.name, ios: device.ios, transport: device.transport.rawValue,
+                id: device.id, name: device.name, ios: device.ios, transport: device.backend.name,
                 version: plan.version.description, outcome: outcome, reason: reason, failedStep: failedStep,
                 install: recorder.install, verification: recorder.verification, steps: recorder.steps,
                 screenshot: recorder.screenshot, crashReports: recorder.crashReports,
@@ -56,7 +51,8 @@ struct DevicePipeline: Sendable {
         let lock: DeviceLock
         do {
             lock = try DeviceLock.acquire(
-                device: device.name, key: device.udid ?? device.id, directory: environment.lockDirectory)
+                device: device.name, key: device.udid?.value ?? device.id,
+                directory: environment.lockDirectory)
         } catch {
             return result(.failed, reason: "\(error)", failedStep: "lock")
         }
@@ -84,18 +80,16 @@ struct DevicePipeline: Sendable {
         }
     }
 
-    private func limit(_ step: String, default value: Double? = nil) -> Duration {
-        let seconds = device.timeouts[step] ?? value ?? Self.defaultTimeouts[step] ?? 60
-        return .milliseconds(Int64(seconds * 1000))
-    }
-
     /// Runs one step under its deadline, reporting it; transient errors are retried (after `reprobe`).
     private func step<T: Sendable>(
-        _ name: String, recorder: Recorder, deadline: Duration, retries: Int = 0,
+        _ planned: PlanStep, recorder: Recorder, appBytes: Int64 = 0,
         reprobe: (@Sendable () async throws -> Void)? = nil,
         detail: @escaping @Sendable (T) -> String? = { _ in nil },
         _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
+        let name = planned.id.rawValue
+        let deadline = planned.deadline.duration(appBytes: appBytes)
+        let retries = planned.retries
         var attempt = 0
         while true {
             try Task.checkCancellation()
@@ -144,138 +138,144 @@ struct DevicePipeline: Sendable {
         return result
     }
 
+    /// Runs the plan's steps, in the plan's order, each under the plan's deadline and retry rule.
     private func steps(artifact: Artifact, recorder: Recorder) async throws {
         let driver: any DeviceDriver
         do {
             driver = try environment.driver(device)
         } catch {
-            throw StepFailure(step: "connect", reason: redact("\(error)"))
+            throw StepFailure(step: StepID.connect.rawValue, reason: redact("\(error)"))
         }
-        let connected = try await step(
-            "connect", recorder: recorder, deadline: limit("connect"), retries: 2,
-            detail: { "\($0.name), iOS \($0.iosVersion)" }
-        ) { try await driver.connect() }
-        _ = connected
-
-        try await step("mount", recorder: recorder, deadline: limit("mount"), retries: 1) {
-            try await driver.prepare()
-        }
-
-        let size = Self.size(of: URL(fileURLWithPath: artifact.path))
-        // Sized to the app: a minute plus the upload at a pessimistic 4 MB/s.
-        let installDefault = 60 + Double(size) / 4_000_000
-        let reporter = environment.reporter
+        let appBytes = DriverDeadlines.size(of: artifact.path)
         let deviceID = device.id
-        let began = environment.now()
-        let now = environment.now
-        let force = environment.force
-        let outcome = try await step(
-            "install", recorder: recorder, deadline: limit("install", default: installDefault), retries: 1,
-            reprobe: { _ = try await driver.connect() },
-            detail: { $0 == .unchanged ? "unchanged, skipped" : nil }
-        ) {
-            try await driver.install(artifact, force: force) { progress in
-                let elapsed = max(0.001, now().timeIntervalSince(began))
-                reporter.handle(
-                    .progress(
-                        device: deviceID, progress, bytesPerSecond: Double(progress.bytesDone) / elapsed))
-            }
-        }
-        recorder.install = outcome
-
         var waiter: (any LoadedWaiter)?
-        if plan.verify, let verifier = environment.verifier {
-            let deployID = plan.deployID
-            waiter = try await step("subscribe", recorder: recorder, deadline: .seconds(20)) {
-                try await verifier.expectLoaded(deployID: deployID, device: deviceID)
-            }
-        } else {
-            recorder.verification = .skipped(
-                reason: plan.verify
-                    ? environment.verificationSkippedReason : "verification skipped (--no-verify)")
+        var launchedAt: Date?
+        var crashes: [URL] = []
+        if !plan.verify {
+            recorder.verification = .skipped(reason: environment.verificationSkippedReason)
         }
-
-        let launchedAt = environment.now()
-        let arguments = device.launchArguments.revealed()
-        let secrets = device.launchArguments.secretValues
         do {
-            try await step("launch", recorder: recorder, deadline: limit("launch"), retries: 1) {
-                try await driver.launch(artifact, arguments: arguments, secrets: secrets)
+            for planned in device.steps {
+                try Task.checkCancellation()
+                switch planned.id {
+                case .connect:
+                    _ = try await step(
+                        planned, recorder: recorder, detail: { "\($0.name), iOS \($0.iosVersion)" }
+                    ) { try await driver.connect() }
+                case .mount:
+                    try await step(planned, recorder: recorder) { try await driver.prepare() }
+                case .install:
+                    let reporter = environment.reporter
+                    let began = environment.now()
+                    let now = environment.now
+                    let force = environment.force
+                    recorder.install = try await step(
+                        planned, recorder: recorder, appBytes: appBytes,
+                        reprobe: { _ = try await driver.connect() },
+                        detail: { $0 == .unchanged ? "unchanged, skipped" : nil }
+                    ) {
+                        try await driver.install(artifact, force: force) { progress in
+                            let elapsed = max(0.001, now().timeIntervalSince(began))
+                            reporter.handle(
+                                .progress(
+                                    device: deviceID, progress,
+                                    bytesPerSecond: Double(progress.bytesDone) / elapsed))
+                        }
+                    }
+                case .subscribe:
+                    guard let verifier = environment.verifier else { continue }
+                    let deployID = plan.deployID
+                    waiter = try await step(planned, recorder: recorder) {
+                        try await verifier.expectLoaded(deployID: deployID, device: deviceID)
+                    }
+                case .launch:
+                    launchedAt = environment.now()
+                    let arguments = device.launchArguments.revealed()
+                    let secrets = device.launchArguments.secretValues
+                    try await step(planned, recorder: recorder) {
+                        try await driver.launch(artifact, arguments: arguments, secrets: secrets)
+                    }
+                case .verify:
+                    recorder.verification = await verify(
+                        planned, driver: driver, artifact: artifact, waiter: waiter,
+                        launchedAt: launchedAt ?? environment.now(), recorder: recorder)
+                    waiter = nil
+                case .crashCheck:
+                    // A crash report newer than the launch fails the device whatever else was seen.
+                    let directory =
+                        (environment.reportDirectory
+                        ?? FileManager.default.temporaryDirectory
+                        .appendingPathComponent("hadeploy-\(plan.deployID)"))
+                        .appendingPathComponent("crashes").appendingPathComponent(device.id)
+                    let since = (launchedAt ?? environment.now()).addingTimeInterval(-2)
+                    crashes = try await step(planned, recorder: recorder) {
+                        try await driver.crashReports(of: artifact, since: since, into: directory)
+                    }
+                    recorder.crashReports = crashes.map(\.path)
+                case .screenshot:
+                    await screenshot(planned, driver: driver, recorder: recorder)
+                }
             }
         } catch {
             await waiter?.cancel()
             throw error
         }
-
-        if let waiter {
-            let timeout = Duration.milliseconds(Int64(device.verificationTimeout * 1000))
-            environment.reporter.handle(.stepStarted(device: device.id, step: "verify"))
-            let verification = await waiter.wait(timeout: timeout)
-            recorder.verification = verification
-            let seconds = environment.now().timeIntervalSince(launchedAt)
-            let (status, detail): (String, String?) = {
-                switch verification {
-                case .loaded(let s): return ("ok", String(format: "dashboard loaded %.1f s after launch", s))
-                case .notLoaded(let reason): return ("failed", reason)
-                case .skipped(let reason): return ("skipped", reason)
-                case .notRun: return ("skipped", nil)
-                }
-            }()
-            recorder.record(StepRecord(name: "verify", seconds: seconds, status: status, detail: detail))
-            environment.reporter.handle(
-                .stepFinished(
-                    device: device.id, step: "verify", seconds: seconds, status: status, detail: detail))
-        }
-
-        // Crash check: a crash report newer than the launch fails the device whatever the event said.
-        let crashDirectory =
-            (environment.reportDirectory
-            ?? FileManager.default.temporaryDirectory
-            .appendingPathComponent("hadeploy-\(plan.deployID)"))
-            .appendingPathComponent("crashes").appendingPathComponent(device.id)
-        let crashes = try await step("crash_check", recorder: recorder, deadline: limit("crash_check")) {
-            try await driver.crashReports(
-                of: artifact, since: launchedAt.addingTimeInterval(-2), into: crashDirectory)
-        }
-        recorder.crashReports = crashes.map(\.path)
-
-        if let directory = environment.reportDirectory {
-            do {
-                let png = try await step("screenshot", recorder: recorder, deadline: limit("screenshot")) {
-                    try await driver.screenshot()
-                }
-                let url = directory.appendingPathComponent("screenshots").appendingPathComponent(
-                    "\(device.id).png")
-                try FileManager.default.createDirectory(
-                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try png.write(to: url, options: .atomic)
-                recorder.screenshot = "screenshots/\(device.id).png"
-            } catch let failure as StepFailure {
-                // A screenshot is evidence, not the deploy: its absence is a warning.
-                recorder.warnings.append("no screenshot: \(failure.reason)")
-            }
-        }
-
         if let first = crashes.first {
-            let reason = "the app crashed after launch (crash report: \(first.path))"
-            recorder.verification = .notLoaded(reason: reason)
+            recorder.verification = .notLoaded(
+                reason: "the app crashed after launch (crash report: \(first.path))")
         }
     }
 
-    static func size(of url: URL) -> Int64 {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return 0 }
-        if !isDirectory.boolValue {
-            return (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0
+    /// Waits for the proof the plan names: the loaded event when the app build sends it, else the
+    /// app's own evidence through the verifier.
+    private func verify(
+        _ planned: PlanStep, driver: any DeviceDriver, artifact: Artifact, waiter: (any LoadedWaiter)?,
+        launchedAt: Date, recorder: Recorder
+    ) async -> Verification {
+        let timeout = planned.deadline.duration(appBytes: 0)
+        environment.reporter.handle(.stepStarted(device: device.id, step: planned.id.rawValue))
+        let verification: Verification
+        if let waiter {
+            verification = await waiter.wait(timeout: timeout)
+        } else if let verifier = environment.verifier {
+            verification = await verifier.verifyLoaded(
+                device: device, driver: driver, artifact: artifact, launchedAt: launchedAt, timeout: timeout)
+        } else {
+            verification = .skipped(reason: environment.verificationSkippedReason)
         }
-        var total: Int64 = 0
-        if let enumerator = FileManager.default.enumerator(
-            at: url, includingPropertiesForKeys: [.fileSizeKey])
-        {
-            for case let file as URL in enumerator {
-                total += Int64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
+        let seconds = environment.now().timeIntervalSince(launchedAt)
+        let (status, detail): (String, String?) = {
+            switch verification {
+            case .loaded(let s): return ("ok", String(format: "dashboard loaded %.1f s after launch", s))
+            case .notLoaded(let reason): return ("failed", reason)
+            case .skipped(let reason): return ("skipped", reason)
+            case .notRun: return ("skipped", nil)
             }
+        }()
+        recorder.record(
+            StepRecord(name: planned.id.rawValue, seconds: seconds, status: status, detail: detail))
+        environment.reporter.handle(
+            .stepFinished(
+                device: device.id, step: planned.id.rawValue, seconds: seconds, status: status, detail: detail
+            ))
+        return verification
+    }
+
+    /// A screenshot is evidence, not the deploy: its absence is a warning.
+    private func screenshot(_ planned: PlanStep, driver: any DeviceDriver, recorder: Recorder) async {
+        guard let directory = environment.reportDirectory else { return }
+        do {
+            let png = try await step(planned, recorder: recorder) { try await driver.screenshot() }
+            let url = directory.appendingPathComponent("screenshots").appendingPathComponent(
+                "\(device.id).png")
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try png.write(to: url, options: .atomic)
+            recorder.screenshot = "screenshots/\(device.id).png"
+        } catch let failure as StepFailure {
+            recorder.warnings.append("no screenshot: \(failure.reason)")
+        } catch {
+            recorder.warnings.append("no screenshot: \(error)")
         }
-        return total
     }
 }

@@ -5,58 +5,51 @@ import Logging
 import MobileDevice
 import SSHTransport
 
-/// Picks the driver for each device from its transport and this host.
+/// Makes the driver a device's plan names (`DevicePlan.backend`); decides nothing itself.
 public struct DriverRegistry: Sendable {
     public var matrix: DeviceMatrix
     public var variables: [String: String]
     public var host: HostPlatform
-    /// `USBMUXD_SOCKET_ADDRESS` for USB devices (virtual devices, or a forwarded remote usbmuxd).
-    public var usbmuxdAddress: String?
     public var stateDirectory: URL
-    public var output: any OutputSink
     /// Developer Disk Image directories to use instead of devices.yaml's (virtual devices).
     public var developerImageOverride: [URL]?
     /// Runs xcrun, rosettasim-ctl and pymobiledevice3.
-    public var runner: any ProcessRunner = LiveProcessRunner()
+    public var runner: any ProcessRunner
 
     public init(
-        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, usbmuxdAddress: String?,
-        stateDirectory: URL, output: any OutputSink
+        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, stateDirectory: URL,
+        runner: any ProcessRunner
     ) {
         self.matrix = matrix
         self.variables = variables
         self.host = host
-        self.usbmuxdAddress = usbmuxdAddress
         self.stateDirectory = stateDirectory
-        self.output = output
+        self.runner = runner
     }
 
     public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
-        switch plan.transport {
+        switch plan.backend {
         case .usb:
             return try usbDriver(plan)
-        case .ssh:
+        case .ssh(let fallback):
             let primary = try sshDriver(plan)
-            if plan.fallbackTransport == .usb, let udid = plan.udid, !udid.hasPrefix("<unset") {
+            if fallback != nil {
                 return FallbackDriver(primary: primary, fallback: try usbDriver(plan))
             }
             return primary
         case .simctl:
             return SimctlDriver.make(
                 plan: plan, device: matrix.device(id: plan.id), matrix: matrix, variables: variables,
-                host: host,
-                runner: runner, scratchDirectory: stateDirectory.appendingPathComponent("simctl"))
-        case .rosettasim:
+                host: host, runner: runner, scratchDirectory: stateDirectory.appendingPathComponent("simctl"))
+        case .rosettaSim:
             return RosettaSimDriver.make(
                 plan: plan, device: matrix.device(id: plan.id), variables: variables, host: host,
-                runner: runner,
-                scratchDirectory: stateDirectory.appendingPathComponent("rosettasim"))
+                runner: runner, scratchDirectory: stateDirectory.appendingPathComponent("rosettasim"))
         case .devicectl:
-            if host == .macOS {
-                return DevicectlDriver.make(
-                    plan: plan, matrix: matrix, variables: variables, host: host, runner: runner,
-                    scratchDirectory: stateDirectory.appendingPathComponent("devicectl"))
-            }
+            return DevicectlDriver.make(
+                plan: plan, matrix: matrix, variables: variables, host: host, runner: runner,
+                scratchDirectory: stateDirectory.appendingPathComponent("devicectl"))
+        case .pymobiledevice3:
             return ModernLinuxDriver(
                 usb: try usbDriver(plan),
                 tunnel: PyMobileDevice3Driver.make(
@@ -78,22 +71,21 @@ public struct DriverRegistry: Sendable {
     }
 
     func usbDriver(_ plan: DevicePlan) throws -> any DeviceDriver {
-        guard let udid = plan.udid, !udid.hasPrefix("<unset") else {
+        guard let udid = plan.udid?.value else {
             throw TransportUnavailable(
                 device: plan.name, transport: "usb",
                 reason: "no UDID: set it in devices.yaml or .env (`idevice_id -l`)")
         }
         var ddi: [URL] = developerImageOverride ?? []
         if developerImageOverride == nil, let device = matrix.device(id: plan.id),
-            let directory = device.ddiDir?.resolve(variables),
-            case .value(let path) = directory
+            let path = device.ddiDir?.resolve(variables).value
         {
-            let expanded = path.hasPrefix("~/") ? (variables["HOME"] ?? "~") + path.dropFirst(1) : path
-            ddi.append(URL(fileURLWithPath: expanded))
+            ddi.append(URL(fileURLWithPath: HomePath.expand(path, variables)))
         }
+        // The driver's own limits are the plan's: the install deadline sized to the app, the launch's.
         var timeouts = USBTimeouts()
-        if let install = plan.timeouts["install"] { timeouts.install = .milliseconds(Int64(install * 1000)) }
-        if let launch = plan.timeouts["launch"] { timeouts.launch = .milliseconds(Int64(launch * 1000)) }
+        if let install = plan.timeouts["install"] { timeouts.install = .checkedSeconds(install) }
+        if let launch = plan.step(.launch) { timeouts.launch = launch.deadline.duration(appBytes: 0) }
         let options = USBDeviceOptions(
             stateDirectory: stateDirectory.appendingPathComponent("install-records"),
             developerImageDirectories: ddi,
@@ -102,6 +94,6 @@ public struct DriverRegistry: Sendable {
             launchSettle: .milliseconds(300))
         return USBDriver(
             udid: udid, name: plan.name, options: options,
-            connectDeadline: .milliseconds(Int64((plan.timeouts["connect"] ?? 30) * 1000)))
+            connectDeadline: (plan.step(.connect)?.deadline ?? .seconds(30)).duration(appBytes: 0))
     }
 }

@@ -141,7 +141,7 @@ public final class JSONLinesReporter: DeployReporter, @unchecked Sendable {
         encoder.dateEncodingStrategy = .iso8601
     }
 
-    private struct Line: Encodable {
+    struct Line: Codable {
         var event: String
         var time = Date()
         var device: String?

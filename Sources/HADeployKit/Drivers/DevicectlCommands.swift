@@ -44,6 +44,30 @@ public struct DevicectlCommands: Sendable, Hashable {
         return command
     }
 
+    /// Copies one file out of the app's data container (`Library/Preferences/<bundle>.plist`…).
+    public func copyFromAppContainer(
+        device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
+        timeout: Int
+    ) -> ProcessCommand {
+        devicectl(
+            [
+                "device", "copy", "from", "--device", device, "--domain-type", "appDataContainer",
+                "--domain-identifier", bundleID, "--source", source, "--destination", destination,
+            ], jsonOutput: jsonOutput, timeout: timeout)
+    }
+
+    /// Copies a local file into the app's data container.
+    public func copyToAppContainer(
+        device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
+        timeout: Int
+    ) -> ProcessCommand {
+        devicectl(
+            [
+                "device", "copy", "to", "--device", device, "--domain-type", "appDataContainer",
+                "--domain-identifier", bundleID, "--source", source, "--destination", destination,
+            ], jsonOutput: jsonOutput, timeout: timeout)
+    }
+
     public func signal(
         device: String, pid: Int, signal: String = "SIGTERM", jsonOutput: String, timeout: Int
     ) -> ProcessCommand {

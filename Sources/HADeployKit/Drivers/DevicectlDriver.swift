@@ -46,7 +46,7 @@ public actor DevicectlDriver: DeviceDriver {
     ) -> DevicectlDriver {
         DevicectlDriver(
             configuration: Configuration(
-                label: plan.name, device: plan.udid ?? plan.name, host: host,
+                label: plan.name, device: plan.udid?.value ?? plan.name, host: host,
                 commands: DevicectlCommands(
                     developerDir: SimctlDriver.developerDir(matrix: matrix, flavour: plan.flavour, variables)),
                 scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),
@@ -155,6 +155,13 @@ public actor DevicectlDriver: DeviceDriver {
 
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
         let target = configuration.device
+        // devicectl's argv is visible to every user (`ps`): secret settings go into the app's
+        // preferences in its data container first, the rest stay launch arguments.
+        let settings = SecretLaunchSettings(arguments: arguments, secrets: secrets)
+        if !settings.secretDefaults.isEmpty {
+            try await storePreferences(settings.secretDefaults, bundleID: artifact.bundleID)
+        }
+        let arguments = settings.publicArguments
         let data = try await devicectl(
             "launch", limit: configuration.deadlines.limit("launch"), secrets: secrets,
             fix:
@@ -165,6 +172,44 @@ public actor DevicectlDriver: DeviceDriver {
                 timeout: timeout, secrets: secrets)
         }
         launchedProcessID = try parsed("launch") { try DevicectlOutputParser.launchedProcessID(data) }
+    }
+
+    /// Pulls `Library/Preferences/<bundle>.plist` (absent on a first launch), merges `values`, and
+    /// copies it back from a 0600 file in a 0700 folder that is removed at once.
+    func storePreferences(_ values: [String: String], bundleID: String) async throws {
+        let target = configuration.device
+        let remote = "Library/Preferences/\(bundleID).plist"
+        let folder = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-prefs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let local = folder.appendingPathComponent("\(bundleID).plist")
+        let limit = configuration.deadlines.limit("launch")
+        var merged: [String: Any] = [:]
+        if (try? await devicectl("launch", limit: limit) { json, timeout in
+            configuration.commands.copyFromAppContainer(
+                device: target, bundleID: bundleID, source: remote, destination: local.path, jsonOutput: json,
+                timeout: timeout)
+        }) != nil, let data = try? Data(contentsOf: local),
+            let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
+        {
+            merged = existing
+        }
+        for (key, value) in values { merged[key] = value }
+        let plist = try PropertyListSerialization.data(fromPropertyList: merged, format: .binary, options: 0)
+        _ = FileManager.default.createFile(
+            atPath: local.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        try plist.write(to: local)
+        _ = try await devicectl(
+            "launch", limit: limit,
+            fix: "the app must be a development build (its data container is only reachable then)"
+        ) { json, timeout in
+            configuration.commands.copyToAppContainer(
+                device: target, bundleID: bundleID, source: local.path, destination: remote, jsonOutput: json,
+                timeout: timeout)
+        }
     }
 
     /// Sends SIGTERM to the process the last launch started.

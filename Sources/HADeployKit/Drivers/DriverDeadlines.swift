@@ -1,7 +1,8 @@
 import Foundation
 
-/// Per-step deadlines of a driver's own commands: devices.yaml `timeouts:` overrides, else defaults
-/// matching the pipeline's, so the tool is stopped by us with a clear message rather than left running.
+/// Per-step deadlines of a driver's own commands: devices.yaml `timeouts:` overrides, else the one
+/// default table (`StepDeadlines`), so the tool is stopped by us with a clear message rather than
+/// left running.
 public struct DriverDeadlines: Sendable, Hashable {
     public var overrides: [String: Double]
 
@@ -9,9 +10,7 @@ public struct DriverDeadlines: Sendable, Hashable {
         self.overrides = overrides
     }
 
-    static let defaults: [String: Double] = [
-        "connect": 30, "mount": 180, "launch": 60, "crash_check": 60, "screenshot": 30, "terminate": 20,
-    ]
+    static var defaults: [String: Double] { StepDeadlines.defaults }
 
     public func limit(_ step: String) -> Duration {
         seconds(step, default: Self.defaults[step] ?? 60)
@@ -23,7 +22,7 @@ public struct DriverDeadlines: Sendable, Hashable {
     }
 
     func seconds(_ step: String, default value: Double) -> Duration {
-        .milliseconds(Int64((overrides[step] ?? value) * 1000))
+        .checkedSeconds(overrides[step] ?? value)
     }
 
     /// The size of an `.ipa` file or an `.app` directory, for sizing install deadlines.

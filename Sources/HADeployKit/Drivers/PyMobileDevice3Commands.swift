@@ -1,3 +1,4 @@
+import Foundation
 import HADeployCore
 
 /// Builds `pymobiledevice3` (PyPI) commands as values, for iOS 17+ devices on Linux.
@@ -37,15 +38,38 @@ public struct PyMobileDevice3Commands: Sendable, Hashable {
 
     /// `dvt launch` takes the bundle id and the app's arguments as ONE string it splits with Python's
     /// `shlex.split`, so each word is quoted here the POSIX way (a value with spaces stays one argument).
-    public func launch(udid: String, bundleID: String, arguments: [String], secrets: Set<String> = [])
-        -> ProcessCommand
-    {
-        let line = ([bundleID] + arguments).map(Self.shellQuoted).joined(separator: " ")
-        // The quoted form of a secret is what appears in the line (`'to'"'"'ken'` for `to'ken`).
+    ///
+    /// The argument list is not on the command line: pymobiledevice3's own console script is run by
+    /// its Python interpreter (`interpreter`, from the script's `#!` line) with `sys.argv` read from
+    /// stdin, so the access token never appears in `/proc/PID/cmdline`. It behaves exactly like
+    /// `pymobiledevice3 developer dvt launch --tunnel UDID --kill-existing LINE`.
+    public func launch(
+        udid: String, bundleID: String, arguments: [String], secrets: Set<String> = [], interpreter: [String],
+        script: String
+    ) -> ProcessCommand {
+        let argv = launchArgv(udid: udid, bundleID: bundleID, arguments: arguments)
+        let payload = (try? JSONSerialization.data(withJSONObject: argv)) ?? Data("[]".utf8)
         return ProcessCommand(
-            executable, ["developer", "dvt", "launch", "--tunnel", udid, "--kill-existing", line],
-            secretValues: secrets.union(secrets.map(Self.shellQuoted)))
+            interpreter[0], Array(interpreter.dropFirst()) + ["-c", Self.argvFromStdin, script],
+            secretValues: secrets.union(secrets.map(Self.shellQuoted)), standardInput: payload)
     }
+
+    /// pymobiledevice3's own argument list for the launch, secrets included: only ever sent on stdin.
+    func launchArgv(udid: String, bundleID: String, arguments: [String]) -> [String] {
+        let line = ([bundleID] + arguments).map(Self.shellQuoted).joined(separator: " ")
+        return ["developer", "dvt", "launch", "--tunnel", udid, "--kill-existing", line]
+    }
+
+    /// Runs a console script (argv[1] of `python -c`) as `__main__` with the argument list read from
+    /// stdin as JSON; stdin is then reattached to /dev/null.
+    static let argvFromStdin = """
+        import json, os, runpy, sys
+        argv = json.loads(sys.stdin.read())
+        sys.stdin = open(os.devnull)
+        script = sys.argv[1]
+        sys.argv = [script] + argv
+        runpy.run_path(script, run_name="__main__")
+        """
 
     public func screenshot(udid: String, to path: String) -> ProcessCommand {
         ProcessCommand(executable, ["developer", "dvt", "screenshot", "--tunnel", udid, path])

@@ -22,16 +22,20 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         public var commands: PyMobileDevice3Commands
         public var scratchDirectory: URL
         public var deadlines: DriverDeadlines
+        /// pymobiledevice3's console script and its interpreter, for launches (see
+        /// `PyMobileDevice3Commands.launch`); nil: found on PATH and read from the script's `#!` line.
+        public var launcher: PyMobileDevice3Launcher?
 
         public init(
             label: String, udid: String, commands: PyMobileDevice3Commands = .init(), scratchDirectory: URL,
-            deadlines: DriverDeadlines = .init()
+            deadlines: DriverDeadlines = .init(), launcher: PyMobileDevice3Launcher? = nil
         ) {
             self.label = label
             self.udid = udid
             self.commands = commands
             self.scratchDirectory = scratchDirectory
             self.deadlines = deadlines
+            self.launcher = launcher
         }
     }
 
@@ -58,7 +62,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let executable = variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 } ?? "pymobiledevice3"
         return PyMobileDevice3Driver(
             configuration: Configuration(
-                label: plan.name, udid: plan.udid ?? plan.name,
+                label: plan.name, udid: plan.udid?.value ?? plan.name,
                 commands: PyMobileDevice3Commands(executable: executable), scratchDirectory: scratchDirectory,
                 deadlines: DriverDeadlines(overrides: plan.timeouts)),
             runner: runner)
@@ -211,9 +215,22 @@ public actor PyMobileDevice3Driver: DeviceDriver {
 
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
         try await requireTunnel("launch")
+        let launcher: PyMobileDevice3Launcher
+        do {
+            launcher =
+                try configuration.launcher
+                ?? PyMobileDevice3Launcher.locate(configuration.commands.executable)
+        } catch let problem as PyMobileDevice3Launcher.Problem {
+            throw AppleDriverError(
+                .unavailable, step: "launch", device: configuration.label, reason: problem.reason,
+                fix: "install pymobiledevice3 with pip or pipx (a Python console script), or set "
+                    + "PYMOBILEDEVICE3 to one: hadeploy hands it the access token on stdin, never on a command line"
+            )
+        }
         let output = try await invoker(secrets: secrets).checked(
             configuration.commands.launch(
-                udid: configuration.udid, bundleID: artifact.bundleID, arguments: arguments, secrets: secrets),
+                udid: configuration.udid, bundleID: artifact.bundleID, arguments: arguments, secrets: secrets,
+                interpreter: launcher.interpreter, script: launcher.script),
             step: "launch", timeout: configuration.deadlines.limit("launch"),
             missing: Self.missing("launch", tunnel: true),
             fix: "run `pymobiledevice3 mounter auto-mount` if the Developer Disk Image is not mounted")

@@ -50,14 +50,14 @@ public actor RosettaSimDriver: DeviceDriver {
         runner: any ProcessRunner, scratchDirectory: URL
     ) -> RosettaSimDriver {
         let home = URL(fileURLWithPath: variables["HOME"] ?? NSHomeDirectory())
-        let tool = variables["ROSETTASIM_CTL"].flatMap { $0.isEmpty ? nil : $0 }.map { path in
-            path.hasPrefix("~/") ? home.path + path.dropFirst(1) : path
+        let tool = variables["ROSETTASIM_CTL"].flatMap { $0.isEmpty ? nil : $0 }.map {
+            HomePath.expand($0, variables)
         }
         return RosettaSimDriver(
             configuration: Configuration(
                 label: plan.name,
                 selector: SimulatorSelector(
-                    udid: plan.udid.flatMap { $0.hasPrefix("<unset") ? nil : $0 },
+                    udid: plan.udid?.value,
                     deviceType: device?.simulatorDeviceType,
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host, commands: tool.map(RosettaSimCommands.init(executable:)),

@@ -26,7 +26,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     public static func config(
         for device: Device, plan: DevicePlan, variables: [String: String], knownHosts: String
     ) throws -> JailbreakDeployConfig {
-        guard let host = plan.host, !host.hasPrefix("<unset") else {
+        guard let host = plan.host?.value else {
             throw TransportUnavailable(
                 device: plan.name, transport: "ssh",
                 reason: "no host: set `host:` in devices.yaml (or its .env key)")
@@ -39,8 +39,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             if case .value(let path) = value.resolve(variables) { return path }
             return nil
         }), !keyPath.isEmpty {
-            let expanded =
-                keyPath.hasPrefix("~/") ? (variables["HOME"] ?? "") + keyPath.dropFirst(1) : keyPath
+            let expanded = HomePath.expand(keyPath, variables)
             if FileManager.default.fileExists(atPath: expanded) {
                 authentication = .privateKey(path: expanded, passphrase: nil)
             } else {
@@ -65,7 +64,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         let connection = try await SSHConnection.connect(deployer.config.connection)
         await connection.close()
         return ConnectedDevice(
-            udid: plan.udid ?? deployer.config.connection.host, name: plan.name,
+            udid: plan.udid?.value ?? deployer.config.connection.host, name: plan.name,
             productType: plan.productType,
             iosVersion: plan.ios, arch: plan.arch)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import HADeployCore
 
 /// Builds `xcrun simctl` commands as values.
@@ -14,6 +15,23 @@ public struct SimctlCommands: Sendable, Hashable {
     /// Every simulator with its runtime, state and availability, as JSON.
     public func listDevices() -> ProcessCommand {
         simctl(["list", "-j", "devices"])
+    }
+
+    /// The app's preferences domain as an XML plist on stdout (`defaults export DOMAIN -`), run inside
+    /// the simulator so cfprefsd answers.
+    public func exportDefaults(_ udid: String, bundleID: String) -> ProcessCommand {
+        simctl(["spawn", udid, "defaults", "export", bundleID, "-"])
+    }
+
+    /// Replaces the app's preferences domain with the plist on stdin (`defaults import DOMAIN -`):
+    /// how a secret launch setting reaches the app without being on any command line.
+    public func importDefaults(_ udid: String, bundleID: String, plist: Data, secrets: Set<String>)
+        -> ProcessCommand
+    {
+        var command = simctl(["spawn", udid, "defaults", "import", bundleID, "-"])
+        command.standardInput = plist
+        command.secretValues = secrets
+        return command
     }
 
     public func boot(_ udid: String) -> ProcessCommand {

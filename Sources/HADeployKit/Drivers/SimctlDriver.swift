@@ -57,7 +57,7 @@ public actor SimctlDriver: DeviceDriver {
             configuration: Configuration(
                 label: plan.name,
                 selector: SimulatorSelector(
-                    udid: plan.udid.flatMap { $0.hasPrefix("<unset") ? nil : $0 },
+                    udid: plan.udid?.value,
                     deviceType: device?.simulatorDeviceType,
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host,
@@ -75,8 +75,7 @@ public actor SimctlDriver: DeviceDriver {
         guard let xcode = matrix.flavour(named: flavour)?.xcode,
             case .value(let path) = xcode.resolve(variables), !path.isEmpty
         else { return nil }
-        let expanded =
-            path.hasPrefix("~/") ? (variables["HOME"] ?? NSHomeDirectory()) + path.dropFirst(1) : path
+        let expanded = HomePath.expand(path, variables)
         return expanded.hasSuffix("/Contents/Developer") ? expanded : expanded + "/Contents/Developer"
     }
 
@@ -169,12 +168,43 @@ public actor SimctlDriver: DeviceDriver {
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
         try requireMacOS("launch")
         let sim = try await resolved()
+        // The token goes into the app's defaults through cfprefsd (stdin), never into simctl's argv.
+        let settings = SecretLaunchSettings(arguments: arguments, secrets: secrets)
+        if !settings.secretDefaults.isEmpty {
+            try await storeDefaults(
+                settings.secretDefaults, bundleID: artifact.bundleID, on: sim, secrets: secrets)
+        }
         let command = configuration.commands.launch(
-            sim.udid, bundleID: artifact.bundleID, arguments: arguments,
+            sim.udid, bundleID: artifact.bundleID, arguments: settings.publicArguments,
             environment: configuration.launchEnvironment, secrets: secrets)
         _ = try await invoker(secrets: secrets).checked(
             command, step: "launch", timeout: configuration.deadlines.limit("launch"),
             fix: "is \(artifact.bundleID) installed on \(sim.name) (\(sim.runtimeName))?")
+    }
+
+    /// Merges `values` into the app's preferences domain: export (an absent domain is empty), merge,
+    /// import — the other keys (the app's own settings) are kept.
+    func storeDefaults(
+        _ values: [String: String], bundleID: String, on sim: SimulatorDevice, secrets: Set<String>
+    ) async throws {
+        let exported = try await invoker().run(
+            configuration.commands.exportDefaults(sim.udid, bundleID: bundleID), step: "launch",
+            timeout: configuration.deadlines.limit("terminate"))
+        var merged: [String: Any] = [:]
+        if exported.status == 0,
+            let existing = try? PropertyListSerialization.propertyList(
+                from: exported.standardOutput, format: nil)
+                as? [String: Any]
+        {
+            merged = existing
+        }
+        for (key, value) in values { merged[key] = value }
+        let plist = try PropertyListSerialization.data(fromPropertyList: merged, format: .xml, options: 0)
+        _ = try await invoker(secrets: secrets).checked(
+            configuration.commands.importDefaults(
+                sim.udid, bundleID: bundleID, plist: plist, secrets: secrets),
+            step: "launch", timeout: configuration.deadlines.limit("terminate"),
+            fix: "is \(sim.name) (\(sim.runtimeName)) booted?")
     }
 
     /// Stops the app; not running is not an error.

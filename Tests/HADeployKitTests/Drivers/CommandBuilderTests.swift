@@ -129,17 +129,26 @@ import Testing
     }
 
     /// dvt launch splits its one RUN_COMMAND string with shlex: values with spaces or quotes must survive.
-    @Test func pymobiledevice3LaunchQuotesForShlex() {
-        let command = PyMobileDevice3Commands().launch(
-            udid: "U1", bundleID: "com.example.hadashboard",
-            arguments: ["-HADashboard", "Living room", "-HAAccessToken", "tok'123", "-HAKioskMode", "YES"],
-            secrets: ["tok'123"])
+    @Test func pymobiledevice3LaunchQuotesForShlex() throws {
+        let arguments = ["-HADashboard", "Living room", "-HAAccessToken", "tok'123", "-HAKioskMode", "YES"]
+        let expected = [
+            "developer", "dvt", "launch", "--tunnel", "U1", "--kill-existing",
+            "com.example.hadashboard -HADashboard 'Living room' -HAAccessToken 'tok'\"'\"'123' -HAKioskMode YES",
+        ]
+        let tool = PyMobileDevice3Commands()
         #expect(
-            command.arguments == [
-                "developer", "dvt", "launch", "--tunnel", "U1", "--kill-existing",
-                "com.example.hadashboard -HADashboard 'Living room' -HAAccessToken 'tok'\"'\"'123' -HAKioskMode YES",
-            ])
-        #expect(!command.description.contains("tok'123"))
+            tool.launchArgv(udid: "U1", bundleID: "com.example.hadashboard", arguments: arguments) == expected
+        )
+        // The launch itself carries that list on stdin; its own arguments name only the script.
+        let command = tool.launch(
+            udid: "U1", bundleID: "com.example.hadashboard", arguments: arguments, secrets: ["tok'123"],
+            interpreter: ["/usr/bin/env", "python3"], script: "/venv/bin/pymobiledevice3")
+        #expect(command.executable == "/usr/bin/env")
+        #expect(command.arguments.first == "python3")
+        #expect(command.arguments.last == "/venv/bin/pymobiledevice3")
+        #expect(!command.arguments.joined().contains("tok"))
+        let stdin = try #require(command.standardInput)
+        #expect(try JSONSerialization.jsonObject(with: stdin) as? [String] == expected)
     }
 }
 
@@ -153,10 +162,10 @@ import Testing
             "$(rm -rf /) `x` \\ ; |",
         ]
         let line = try #require(
-            PyMobileDevice3Commands().launch(
+            PyMobileDevice3Commands().launchArgv(
                 udid: "U", bundleID: words[0], arguments: Array(words.dropFirst())
             )
-            .arguments.last)
+            .last)
         let output = try await LiveProcessRunner().checked(
             ProcessCommand(
                 "python3",

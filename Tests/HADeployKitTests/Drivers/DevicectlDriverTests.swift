@@ -17,6 +17,59 @@ import Testing
             runner: runner)
     }
 
+    /// devicectl's argv is readable by every user, so the token goes into the app's preferences in
+    /// its data container first (pulled, merged, pushed back from a 0600 file).
+    func copyPreferencesFrom(existing: Bool) -> ScriptedRunner.Step {
+        .init(
+            executable: "xcrun",
+            arguments: [
+                "devicectl", "device", "copy", "from", "--device", udid, "--domain-type", "appDataContainer",
+                "--domain-identifier", "com.example.hadashboard", "--source",
+                "Library/Preferences/com.example.hadashboard.plist", "--destination", any, "--json-output",
+                any,
+                "--timeout", "60",
+            ],
+            status: existing ? 0 : 1,
+            effect: { command in
+                let json = try #require(command.value(after: "--json-output"))
+                if existing {
+                    let plist = try PropertyListSerialization.data(
+                        fromPropertyList: ["HAThemeMode": 2], format: .binary, options: 0)
+                    try plist.write(
+                        to: URL(fileURLWithPath: try #require(command.value(after: "--destination"))))
+                    try Data(#"{"info": {"outcome": "success", "jsonVersion": 2}, "result": {}}"#.utf8).write(
+                        to: URL(fileURLWithPath: json))
+                } else {
+                    try Data(
+                        #"{"error": {"code": 1, "domain": "NSCocoaErrorDomain", "userInfo": {"NSLocalizedDescription": {"string": "No such file"}}}, "info": {"outcome": "failed", "jsonVersion": 2}}"#
+                            .utf8
+                    ).write(to: URL(fileURLWithPath: json))
+                }
+            })
+    }
+
+    func copyPreferencesTo() -> ScriptedRunner.Step {
+        .init(
+            executable: "xcrun",
+            arguments: [
+                "devicectl", "device", "copy", "to", "--device", udid, "--domain-type", "appDataContainer",
+                "--domain-identifier", "com.example.hadashboard", "--source", any, "--destination",
+                "Library/Preferences/com.example.hadashboard.plist", "--json-output", any, "--timeout", "60",
+            ],
+            effect: { command in
+                let source = try #require(command.value(after: "--source"))
+                let mode = try FileManager.default.attributesOfItem(atPath: source)[.posixPermissions] as? Int
+                #expect(mode == 0o600)
+                let plist = try #require(
+                    try PropertyListSerialization.propertyList(
+                        from: Data(contentsOf: URL(fileURLWithPath: source)), format: nil) as? [String: Any])
+                #expect(plist["HAAccessToken"] as? String == TestApp.token)
+                #expect(!command.description.contains(TestApp.token))
+                try Data(#"{"info": {"outcome": "success", "jsonVersion": 2}, "result": {}}"#.utf8).write(
+                    to: URL(fileURLWithPath: try #require(command.value(after: "--json-output"))))
+            })
+    }
+
     @Test func connectInstallLaunchThroughJSONOutputFiles() async throws {
         let folder = try TemporaryFolder()
         let app = "/work/build/modern/HA Dashboard.app"
@@ -35,13 +88,15 @@ import Testing
                     "--timeout", "60", app,
                 ],
                 effect: AppleFixture.writes("devicectl-install-app.json", at: "--json-output")),
+            copyPreferencesFrom(existing: true),
+            copyPreferencesTo(),
             .init(
                 executable: "xcrun",
                 arguments: [
                     "devicectl", "device", "process", "launch", "--device", udid, "--terminate-existing",
                     "--json-output", any,
                     "--timeout", "60", "com.example.hadashboard", "--",
-                ] + TestApp.arguments,
+                ] + TestApp.publicArguments,
                 effect: AppleFixture.writes("devicectl-process-launch.json", at: "--json-output")),
             .init(
                 executable: "xcrun",
@@ -83,13 +138,15 @@ import Testing
                 ],
                 status: 1,
                 effect: AppleFixture.writes("devicectl-error-device-not-found.json", at: "--json-output")),
+            copyPreferencesFrom(existing: false),
+            copyPreferencesTo(),
             .init(
                 executable: "xcrun",
                 arguments: [
                     "devicectl", "device", "process", "launch", "--device", udid, "--terminate-existing",
                     "--json-output", any,
                     "--timeout", "60", "com.example.hadashboard", "--",
-                ] + TestApp.arguments,
+                ] + TestApp.publicArguments,
                 status: 1,
                 effect: { command in
                     let json = """

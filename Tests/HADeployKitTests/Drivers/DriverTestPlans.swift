@@ -17,8 +17,10 @@ enum DriverTestPlans {
         let version = GitVersion(
             marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false,
             shallow: false)
-        let deployPlan = try DeployPlanner(matrix: matrix, variables: variables, host: host)
-            .plan(options: DeployOptions(targets: [id]), version: version, deployID: "d-1")
+        let deployPlan = try DeployPlanner(
+            matrix: matrix, variables: variables, topology: Topology(host: host)
+        )
+        .plan(options: DeployOptions(targets: [id]), version: version, deployID: "d-1")
         let plan = try #require(deployPlan.devices.first { $0.id == id })
         return (plan, try #require(matrix.device(id: id)), matrix)
     }

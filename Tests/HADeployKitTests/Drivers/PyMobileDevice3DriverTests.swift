@@ -14,6 +14,8 @@ struct FakeTunneld: TunneldProbing {
 @Suite struct PyMobileDevice3DriverTests {
     let udid = "00008140-001C2D3E4F50801C"
     let tool = "pymobiledevice3"
+    let python = "/opt/pmd3/bin/python3"
+    let script = "/opt/pmd3/bin/pymobiledevice3"
 
     func driver(
         _ runner: any ProcessRunner, folder: TemporaryFolder, tunneld: TunneldState,
@@ -25,7 +27,8 @@ struct FakeTunneld: TunneldProbing {
             configuration: .init(
                 label: "iPhone 16 Pro Max", udid: udid,
                 commands: PyMobileDevice3Commands(executable: executable),
-                scratchDirectory: folder.path("scratch")),
+                scratchDirectory: folder.path("scratch"),
+                launcher: PyMobileDevice3Launcher(interpreter: [python], script: script)),
             runner: runner, tunneld: FakeTunneld(state: tunneld))
     }
 
@@ -42,14 +45,23 @@ struct FakeTunneld: TunneldProbing {
                 executable: tool, arguments: ["apps", "list", "--udid", udid],
                 stdout: try AppleFixture.text("pymobiledevice3-apps-list.json")),
             .init(executable: tool, arguments: ["version"], stdout: "4.14.6\n"),
+            // The token is handed over on stdin: the argument list is the interpreter running
+            // pymobiledevice3's own console script, and nothing secret.
             .init(
-                executable: tool,
-                arguments: [
-                    "developer", "dvt", "launch", "--tunnel", udid, "--kill-existing",
-                    "com.example.hadashboard -HAServerURL http://ha.local:8123 -HAAccessToken \(TestApp.token) "
-                        + "-HADashboard 'Living room' -HAKioskMode YES",
-                ],
-                stdout: "Process launched with pid 3141\n"),
+                executable: python, arguments: ["-c", ScriptedRunner.any, script],
+                stdout: "Process launched with pid 3141\n",
+                effect: { command in
+                    let input = try #require(command.standardInput)
+                    let argv = try #require(try JSONSerialization.jsonObject(with: input) as? [String])
+                    #expect(
+                        argv == [
+                            "developer", "dvt", "launch", "--tunnel", "00008140-001C2D3E4F50801C",
+                            "--kill-existing",
+                            "com.example.hadashboard -HAServerURL http://ha.local:8123 -HAAccessToken \(TestApp.token) "
+                                + "-HADashboard 'Living room' -HAKioskMode YES",
+                        ])
+                    #expect(!command.arguments.joined(separator: " ").contains(TestApp.token))
+                }),
             .init(
                 executable: tool,
                 arguments: ["developer", "dvt", "screenshot", "--tunnel", udid, ScriptedRunner.any],

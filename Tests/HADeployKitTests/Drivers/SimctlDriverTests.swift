@@ -10,6 +10,10 @@ enum TestApp {
         "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", token, "-HADashboard", "Living room",
         "-HAKioskMode", "YES",
     ]
+    /// `arguments` without the token: what may appear on a command line.
+    static let publicArguments = [
+        "-HAServerURL", "http://ha.local:8123", "-HADashboard", "Living room", "-HAKioskMode", "YES",
+    ]
 
     static func artifact(path: String = "/work/build/simulator/HA Dashboard.app") -> Artifact {
         Artifact(
@@ -52,6 +56,32 @@ enum TestApp {
             stderr:
                 "An error was encountered processing the command (domain=NSPOSIXErrorDomain, code=2):\n"
                 + "No such file or directory\n")
+    }
+
+    /// The token reaches the app through cfprefsd (`defaults import` on stdin), merged with the app's
+    /// own settings — never through simctl's argv, which any local user can read.
+    func exportDefaults() -> ScriptedRunner.Step {
+        .init(
+            executable: "xcrun",
+            arguments: ["simctl", "spawn", ipad, "defaults", "export", "com.example.hadashboard", "-"],
+            stdout: """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <plist version="1.0"><dict><key>HAThemeMode</key><integer>2</integer></dict></plist>
+                """)
+    }
+
+    func importDefaults() -> ScriptedRunner.Step {
+        .init(
+            executable: "xcrun",
+            arguments: ["simctl", "spawn", ipad, "defaults", "import", "com.example.hadashboard", "-"],
+            effect: { command in
+                let input = try #require(command.standardInput)
+                let plist = try #require(
+                    try PropertyListSerialization.propertyList(from: input, format: nil) as? [String: Any])
+                #expect(plist["HAAccessToken"] as? String == TestApp.token)
+                #expect(plist["HAThemeMode"] as? Int == 2, "the app's other settings are kept")
+                #expect(!command.description.contains(TestApp.token))
+            })
     }
 
     /// A small .app bundle on disk (the installed copy, or the artifact).
@@ -104,17 +134,21 @@ enum TestApp {
             .init(
                 executable: "xcrun",
                 arguments: ["simctl", "install", ipad, "/work/build/simulator/HA Dashboard.app"]),
+            exportDefaults(),
+            importDefaults(),
             .init(
                 executable: "xcrun",
                 arguments: [
                     "simctl", "launch", "--terminate-running-process", ipad, "com.example.hadashboard",
-                ] + TestApp.arguments,
+                ] + TestApp.publicArguments,
                 stdout: "com.example.hadashboard: 4242\n"),
+            exportDefaults(),
+            importDefaults(),
             .init(
                 executable: "xcrun",
                 arguments: [
                     "simctl", "launch", "--terminate-running-process", ipad, "com.example.hadashboard",
-                ] + TestApp.arguments,
+                ] + TestApp.publicArguments,
                 status: 4,
                 stderr:
                     "An error was encountered processing the command (domain=FBSOpenApplicationServiceErrorDomain, code=4):\n"
@@ -132,7 +166,7 @@ enum TestApp {
         #expect(progress.percents == [0, 100])
         try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
 
-        let launch = runner.received[5]
+        let launch = runner.received[7]
         #expect(launch.environment["SIMCTL_CHILD_HADEPLOY_DEPLOY_ID"] == "d-42")
         #expect(!launch.description.contains(TestApp.token))
 

@@ -1,6 +1,8 @@
+import HADeployCore
+
 /// Which dashboard the app opens.
 public enum DashboardChoice: Sendable, Hashable, Codable {
-    /// Nothing said on the command line: the device's, then HA_DASHBOARD, then the app's default.
+    /// Nothing said on the command line: the device's, then HA_DASHBOARD, else unchanged.
     case unspecified
     /// `--dashboard NAME`.
     case named(String)
@@ -14,14 +16,23 @@ public struct DeployOptions: Sendable, Hashable {
     public var build: Bool
     public var dashboard: DashboardChoice
     public var server: String?
-    /// nil = each device's own setting.
+    /// nil = each device's own setting (not sent when the device has none).
     public var kiosk: Bool?
     public var verify: Bool
     public var force: Bool
+    /// `--token`: this launch only, instead of HA_TOKEN.
+    public var token: Secret?
+    /// `--reset`: `-HAClearCredentials YES` instead of server and token.
+    public var reset: Bool
+    /// `--demo`: `-HADemoMode YES` (no Home Assistant).
+    public var demo: Bool
+    /// `--report DIR`: screenshots are taken for the report.
+    public var screenshots: Bool
 
     public init(
         targets: [String], build: Bool = true, dashboard: DashboardChoice = .unspecified,
-        server: String? = nil, kiosk: Bool? = nil, verify: Bool = true, force: Bool = false
+        server: String? = nil, kiosk: Bool? = nil, verify: Bool = true, force: Bool = false,
+        token: Secret? = nil, reset: Bool = false, demo: Bool = false, screenshots: Bool = false
     ) {
         self.targets = targets
         self.build = build
@@ -30,6 +41,10 @@ public struct DeployOptions: Sendable, Hashable {
         self.kiosk = kiosk
         self.verify = verify
         self.force = force
+        self.token = token
+        self.reset = reset
+        self.demo = demo
+        self.screenshots = screenshots
     }
 }
 

@@ -26,15 +26,13 @@ public enum PlanPrinter {
             lines.append(
                 "\(device.name) [\(device.id)] — iOS \(device.ios) \(device.arch), \(device.kind.rawValue)")
             lines.append("  flavour:   \(device.flavour)")
-            var transport = device.transport.rawValue
-            if let fallback = device.fallbackTransport { transport += " (fallback \(fallback.rawValue))" }
-            lines.append("  transport: \(transport)")
+            lines.append("  backend:   \(device.backend)")
             if let udid = device.udid { lines.append("  udid:      \(udid)") }
             if let host = device.host { lines.append("  host:      \(host)") }
-            if let usbHost = device.usbHost { lines.append("  usb host:  \(usbHost)") }
             lines.append("  version:   \(plan.version)")
-            lines.append("  kiosk:     \(device.kiosk ? "yes" : "no")")
-            lines.append("  dashboard: \(device.dashboard ?? "(the app's default)")")
+            lines.append(
+                "  kiosk:     \(device.kiosk.map { $0 ? "yes" : "no" } ?? "(unchanged: the device's own)")")
+            lines.append("  dashboard: \(device.dashboard)")
             lines.append("  launch:    \(device.launchArguments)")
             if case .notOnThisHost(let reason) = device.availability {
                 lines.append("  skipped:   not available on this host (\(reason))")
@@ -45,7 +43,13 @@ public enum PlanPrinter {
                 )
             }
             lines.append("  steps:")
-            for (index, step) in device.steps.enumerated() { lines.append("    \(index + 1). \(step)") }
+            for (index, step) in device.steps.enumerated() {
+                let retries =
+                    step.retries > 0 ? ", \(step.retries) \(step.retries == 1 ? "retry" : "retries")" : ""
+                lines.append(
+                    "    \(index + 1). \(step.id.rawValue): \(step.summary) (within \(step.deadline)\(retries))"
+                )
+            }
         }
         for warning in plan.warnings { lines.append("warning: \(warning)") }
         return lines.joined(separator: "\n")

@@ -1,0 +1,47 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import HADeployVirtual
+import Logging
+
+/// What `plan` and `deploy` start from: the matrix, the variables, the version and the topology —
+/// with the virtual twins running when `--virtual` asks for them, so the plan names their UDIDs.
+struct PlanInputs {
+    var workspace: Workspace
+    var matrix: DeviceMatrix
+    var variables: [String: String]
+    var plan: DeployPlan
+    var twins: VirtualTwinsRun?
+
+    static func make(
+        workspace: Workspace, arguments: DeployArguments, screenshots: Bool, deployID: String? = nil
+    ) async throws -> PlanInputs {
+        let context = workspace.context
+        let matrix = try workspace.loadMatrix()
+        let (variables, _) = try workspace.loadVariables()
+        let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
+        var topology = Topology.current(environment: context.environment)
+        var twins: VirtualTwinsRun?
+        if arguments.virtual {
+            let devices = try TargetResolver(matrix: matrix).resolve(arguments.targets)
+            var logger = Logger(label: "hadeploy.virtual")
+            logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
+            let run = try await VirtualTwinsRun.start(
+                matrix: matrix, devices: devices, variables: variables,
+                stateDirectory: context.url(for: arguments.state), logger: logger)
+            topology.virtual = run.twins
+            twins = run
+        }
+        do {
+            let plan = try DeployPlanner(matrix: matrix, variables: variables, topology: topology).plan(
+                options: arguments.options(screenshots: screenshots), version: version,
+                deployID: deployID ?? UUID().uuidString.lowercased())
+            return PlanInputs(
+                workspace: workspace, matrix: matrix, variables: variables, plan: plan, twins: twins)
+        } catch {
+            await twins?.stop()
+            throw error
+        }
+    }
+}

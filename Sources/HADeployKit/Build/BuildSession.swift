@@ -1,0 +1,84 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Versioning
+
+/// `hadeploy build`: the plan's builds for the targets (or every device), optionally only some
+/// flavours, run as planned; the artifacts copied into an output folder when asked.
+public struct BuildSession: Sendable {
+    public var context: HADeployContext
+    public var matrix: DeviceMatrix
+    public var variables: [String: String]
+    public var version: GitVersion
+
+    public init(
+        context: HADeployContext, matrix: DeviceMatrix, variables: [String: String], version: GitVersion
+    ) {
+        self.context = context
+        self.matrix = matrix
+        self.variables = variables
+        self.version = version
+    }
+
+    public struct Built: Sendable {
+        public var flavour: String
+        public var path: String
+        public var artifact: Artifact
+    }
+
+    public func run(
+        targets: [String], flavours: [String], out: URL?, report: @escaping @Sendable (String) -> Void
+    ) async throws -> [Built] {
+        let unknown = flavours.filter { matrix.flavour(named: $0) == nil }
+        if !unknown.isEmpty {
+            throw UnknownFlavourError(names: unknown, known: matrix.flavours.map(\.name))
+        }
+        var plan = try DeployPlanner(
+            matrix: matrix, variables: variables, topology: .current(environment: context.environment)
+        ).plan(
+            options: DeployOptions(targets: targets.isEmpty ? ["all"] : targets), version: version,
+            deployID: "build")
+        if !flavours.isEmpty {
+            plan.builds.removeAll { !flavours.contains($0.flavour) }
+            if plan.builds.isEmpty {
+                throw UnknownFlavourError(
+                    names: flavours, known: [],
+                    detail:
+                        "no device of \(targets.isEmpty ? "the matrix" : targets.joined(separator: ", ")) "
+                        + "uses flavour \(flavours.joined(separator: ", ")) on this host")
+            }
+        }
+        let artifacts = try await BuildRunner(
+            context: context, matrix: matrix,
+            builder: BuildCommandBuilder.resolved(variables: variables, version: version), host: .current
+        ).build(plan, report: report)
+        var built: [Built] = []
+        for (flavour, artifact) in artifacts.sorted(by: { $0.key < $1.key }) {
+            var path = artifact.path
+            if let out {
+                let directory = out.appendingPathComponent(flavour)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let target = directory.appendingPathComponent((artifact.path as NSString).lastPathComponent)
+                try? FileManager.default.removeItem(at: target)
+                try FileManager.default.copyItem(at: URL(fileURLWithPath: artifact.path), to: target)
+                path = target.path
+            }
+            built.append(Built(flavour: flavour, path: path, artifact: artifact))
+        }
+        return built
+    }
+}
+
+/// `--flavour` names a flavour devices.yaml does not have (or no device here uses).
+public struct UnknownFlavourError: Error, CustomStringConvertible, ExitStatusProviding {
+    public var names: [String]
+    public var known: [String]
+    public var detail: String? = nil
+
+    public var description: String {
+        detail
+            ?? "unknown flavour \(names.joined(separator: ", ")) (devices.yaml has \(known.joined(separator: ", ")))"
+    }
+
+    public var exitStatus: ExitStatus { .usage }
+}

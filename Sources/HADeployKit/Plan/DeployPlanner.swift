@@ -1,0 +1,240 @@
+import DeviceSpec
+import HADeployCore
+import Versioning
+
+/// Turns command-line options, the matrix, `.env` values, the version and the topology into a
+/// `DeployPlan`. Pure: no files, processes or clock — everything comes in as parameters. What it
+/// returns is exactly what runs: the executor never rewrites it.
+public struct DeployPlanner: Sendable {
+    public var matrix: DeviceMatrix
+    /// `.env` merged with the environment (the environment wins).
+    public var variables: [String: String]
+    public var topology: Topology
+
+    public init(matrix: DeviceMatrix, variables: [String: String], topology: Topology) {
+        self.matrix = matrix
+        self.variables = variables
+        self.topology = topology
+    }
+
+    var host: HostPlatform { topology.host }
+
+    public func plan(options: DeployOptions, version: GitVersion, deployID: String) throws -> DeployPlan {
+        let devices = try TargetResolver(matrix: matrix).resolve(options.targets)
+        var warnings: [String] = []
+        let server: ConfigValue.Resolution =
+            options.server.map { .value($0) } ?? nonEmpty(variables["HA_SERVER"]).map { .value($0) }
+            ?? .unset(["HA_SERVER"])
+        let token: ConfigValue.Resolution =
+            options.token.map { .value($0.reveal()) } ?? nonEmpty(variables["HA_TOKEN"]).map { .value($0) }
+            ?? .unset(["HA_TOKEN"])
+
+        // Virtual twins without a Home Assistant still show the whole pipeline; the check is skipped.
+        let haConfigured = server.value != nil && token.value != nil
+        var skipped: String?
+        if !options.verify {
+            skipped = "verification skipped (--no-verify)"
+            warnings.append("--no-verify: the dashboard check is skipped; results will say so")
+        } else if options.reset {
+            skipped = "verification skipped: --reset clears the app's server and token"
+        } else if options.demo {
+            skipped = "verification skipped: --demo shows the app's demo data"
+        } else if topology.virtual != nil && !haConfigured {
+            skipped = "verification skipped: HA_SERVER and HA_TOKEN are not both set"
+        }
+        if let skipped, options.verify { warnings.append(skipped) }
+        let verify = skipped == nil
+        // Without the check, a missing server or token is not sent: the app keeps the ones it has.
+        let sendsCredentials = !options.reset && !options.demo && (verify || haConfigured)
+        if !sendsCredentials && !haConfigured && !options.reset && !options.demo {
+            warnings.append("HA_SERVER/HA_TOKEN not set: the app keeps the server and token it has")
+        }
+        let context = Context(
+            options: options, server: server, token: token, deployID: deployID, version: version,
+            verify: verify, needsHomeAssistant: sendsCredentials)
+        let devicePlans = devices.map { plan($0, context) }
+
+        let commands = BuildCommandBuilder.resolved(variables: variables, version: version)
+        var builds: [BuildPlan] = []
+        for flavour in matrix.flavours {
+            let users = devicePlans.filter { $0.flavour == flavour.name && $0.availability == .available }
+            guard !users.isEmpty else { continue }
+            builds.append(
+                BuildPlan(
+                    flavour: flavour.name,
+                    xcode: flavour.xcode?.display(variables) ?? "(default Xcode)",
+                    archs: flavour.archs.map(\.rawValue),
+                    deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
+                    configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
+                    buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
+                    commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
+            )
+        }
+        return DeployPlan(
+            version: version, deployID: deployID, server: server, accessToken: token.value.map(Secret.init),
+            verify: verify,
+            verificationSkipped: skipped, builds: builds,
+            devices: devicePlans, warnings: warnings)
+    }
+
+    struct Context {
+        var options: DeployOptions
+        var server: ConfigValue.Resolution
+        var token: ConfigValue.Resolution
+        var deployID: String
+        var version: GitVersion
+        var verify: Bool
+        /// The launch carries a server and token (not --reset, --demo, or twins without HA).
+        var needsHomeAssistant: Bool
+    }
+
+    private func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    func plan(_ device: Device, _ context: Context) -> DevicePlan {
+        var unset: [String] = []
+        let options = context.options
+        var udid = device.udid?.resolve(variables)
+        let host = device.transport == .ssh ? device.host?.resolve(variables) : nil
+        let (backend, availability) = self.backend(device, udid: udid)
+        if case .usb(.virtual) = backend {
+            udid = topology.virtual?.udids[device.id].map { .value($0) }
+        } else {
+            unset += udid?.unsetNames ?? []
+            unset += host?.unsetNames ?? []
+        }
+
+        let dashboard: DashboardTarget
+        switch options.dashboard {
+        case .named(let name): dashboard = .named(name)
+        case .appDefault: dashboard = .appDefault
+        case .unspecified:
+            dashboard =
+                (device.dashboard ?? nonEmpty(variables["HA_DASHBOARD"])).map { .named($0) } ?? .unchanged
+        }
+        let kiosk = options.kiosk ?? device.kiosk
+
+        var arguments = LaunchArguments()
+        if options.reset {
+            arguments.append("-HAClearCredentials", "YES")
+        } else if options.demo {
+            arguments.append("-HADemoMode", "YES")
+        } else if context.needsHomeAssistant {
+            unset += context.server.unsetNames + context.token.unsetNames
+            arguments.append("-HAServerURL", context.server)
+            arguments.append("-HAAccessToken", context.token, secret: true)
+        }
+        switch dashboard {
+        case .named(let name): arguments.append("-HADashboard", name)
+        case .appDefault: arguments.append("-HADashboard", "")
+        case .unchanged: break
+        }
+        if let kiosk { arguments.append("-HAKioskMode", kiosk ? "YES" : "NO") }
+        if device.haIntegration { arguments.append("-HAAutoRegister", "YES") }
+        for (key, value) in device.appSettings.sorted(by: { $0.key < $1.key }) {
+            arguments.append("-" + key, value)
+        }
+        if device.loadedEvent {
+            arguments.append("-HADeployID", context.deployID)
+            // Echoed back as `device` in ha_dashboard_loaded, so an event is matched to this device.
+            arguments.append("-HADeviceID", device.id)
+        }
+
+        let verification = VerificationPlan(
+            appLog: true, homeAssistant: device.haIntegration, homeAssistantDevice: device.haDevice,
+            loadedEvent: device.loadedEvent, timeout: device.verificationTimeout)
+        let steps =
+            availability == .available
+            ? self.steps(device, backend: backend, verification: verification, context: context) : []
+        var seen = Set<String>()
+        return DevicePlan(
+            id: device.id, name: device.name, kind: device.kind, transport: device.transport,
+            backend: backend,
+            productType: device.productType, ios: device.iosVersion, arch: device.arch.rawValue,
+            flavour: device.flavour, udid: udid, host: host, kiosk: kiosk, dashboard: dashboard,
+            verification: verification, timeouts: device.timeouts, launchArguments: arguments, steps: steps,
+            unsetKeys: availability == .available ? unset.filter { seen.insert($0).inserted } : [],
+            availability: availability)
+    }
+
+    /// The one place transport × host × topology is decided.
+    func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
+        let local = USBRoute.local(address: topology.localUsbmuxd)
+        if let twins = topology.virtual {
+            if twins.udids[device.id] != nil { return (.usb(.virtual(address: twins.address)), .available) }
+            let reason =
+                twins.unavailable[device.id]
+                ?? (device.kind == .simulator
+                    ? "a simulator has no virtual twin (simulators need macOS)" : "no virtual twin")
+            return (.usb(.virtual(address: twins.address)), .notOnThisHost(reason: reason))
+        }
+        let usbHost = device.usbHost.flatMap { nonEmpty($0.resolve(variables).value) }
+        let route = usbHost.map { USBRoute.usbHost($0) } ?? local
+        switch device.transport {
+        case .usb:
+            return (.usb(route), .available)
+        case .ssh:
+            let fallback = device.fallbackTransport == .usb && udid?.value != nil ? route : nil
+            return (.ssh(fallback: fallback), .available)
+        case .simctl:
+            return (.simctl, host == .macOS ? .available : .notOnThisHost(reason: "xcrun simctl needs macOS"))
+        case .rosettasim:
+            return (
+                .rosettaSim,
+                host == .macOS ? .available : .notOnThisHost(reason: "rosettasim-ctl needs macOS")
+            )
+        case .devicectl:
+            // On Linux an iOS 17+ device still installs over usbmuxd; launch needs pymobiledevice3.
+            return (host == .macOS ? .devicectl : .pymobiledevice3(route), .available)
+        }
+    }
+
+    func steps(
+        _ device: Device, backend: DeviceBackend, verification: VerificationPlan, context: Context
+    ) -> [PlanStep] {
+        let overrides = device.timeouts
+        func step(_ id: StepID, _ summary: String, retries: Int = 0) -> PlanStep {
+            PlanStep(
+                id, summary, deadline: StepDeadlines.deadline(id, overrides: overrides), retries: retries)
+        }
+        var steps: [PlanStep] = [step(.connect, "connect over \(backend)", retries: 2)]
+        switch backend {
+        case .usb where device.iosMajor < 17:
+            steps.append(step(.mount, "mount the Developer Disk Image if it is not mounted", retries: 1))
+        case .pymobiledevice3:
+            steps.append(step(.mount, "pymobiledevice3 mounter auto-mount (personalized image)", retries: 1))
+        default:
+            break
+        }
+        let version = context.version
+        steps.append(
+            step(
+                .install, "install \(version.marketingVersion) (\(version.buildNumber)) unless unchanged",
+                retries: 1))
+        if context.verify && verification.loadedEvent {
+            steps.append(step(.subscribe, "subscribe to ha_dashboard_loaded for this deploy"))
+        }
+        steps.append(step(.launch, "launch with the arguments above", retries: 1))
+        if context.verify {
+            var evidence = ["the app's log (Documents/ha-log.txt)"]
+            if verification.homeAssistant { evidence.append("its mobile_app entry in Home Assistant") }
+            if verification.loadedEvent { evidence.append("the ha_dashboard_loaded event") }
+            steps.append(
+                PlanStep(
+                    .verify,
+                    "wait for the dashboard to load: " + evidence.joined(separator: ", "),
+                    deadline: .seconds(verification.timeout)))
+        }
+        steps.append(step(.crashCheck, "check for crash reports newer than the launch"))
+        if context.options.screenshots {
+            if case .devicectl = backend {
+                // devicectl has no screenshot command; the plan says so rather than failing later.
+            } else {
+                steps.append(step(.screenshot, "take a screenshot for the report"))
+            }
+        }
+        return steps
+    }
+}

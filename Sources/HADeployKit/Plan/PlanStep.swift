@@ -1,0 +1,75 @@
+/// The steps a device's deploy can have, in the order the pipeline runs them.
+public enum StepID: String, Sendable, Hashable, Codable, CaseIterable {
+    case connect
+    /// Mount the Developer Disk Image (USB, iOS < 17; pymobiledevice3's auto-mount).
+    case mount
+    case install
+    /// Subscribe to `ha_dashboard_loaded` before the launch (devices whose app build sends it).
+    case subscribe
+    case launch
+    /// Wait for proof that the dashboard loaded.
+    case verify
+    case crashCheck = "crash_check"
+    case screenshot
+}
+
+/// How long a step may take.
+public enum StepDeadline: Sendable, Hashable, Encodable, CustomStringConvertible {
+    case seconds(Double)
+    /// A base plus the app's size at a pessimistic rate: known once the artifact is.
+    case sizedToApp(base: Double, bytesPerSecond: Double)
+
+    /// The deadline for an artifact of `bytes`.
+    public func duration(appBytes bytes: Int64) -> Duration {
+        switch self {
+        case .seconds(let value): return .checkedSeconds(value)
+        case .sizedToApp(let base, let rate): return .checkedSeconds(base + Double(bytes) / rate)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .seconds(let value): return "\(Self.format(value)) s"
+        case .sizedToApp(let base, let rate):
+            return "\(Self.format(base)) s + the app at \(Self.format(rate / 1_000_000)) MB/s"
+        }
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .seconds(let value): try container.encode(value)
+        case .sizedToApp: try container.encode(description)
+        }
+    }
+}
+
+/// One step of a device's plan, resolved: what it does, its deadline and how often a transient
+/// fault is retried (after re-probing the device).
+public struct PlanStep: Sendable, Hashable, Encodable {
+    public var id: StepID
+    public var summary: String
+    public var deadline: StepDeadline
+    public var retries: Int
+
+    public init(_ id: StepID, _ summary: String, deadline: StepDeadline, retries: Int = 0) {
+        self.id = id
+        self.summary = summary
+        self.deadline = deadline
+        self.retries = retries
+    }
+}
+
+extension Duration {
+    /// Seconds as a Duration, clamped to what a Duration holds (a year at most): a huge or
+    /// non-finite number from devices.yaml must never trap.
+    public static func checkedSeconds(_ value: Double) -> Duration {
+        guard value.isFinite, value > 0 else { return .zero }
+        let capped = min(value, 366 * 24 * 3600)
+        return .milliseconds(Int64((capped * 1000).rounded()))
+    }
+}

@@ -1,0 +1,38 @@
+/// The virtual twins a run deploys to instead of the real devices (`--virtual`): their usbmuxd and
+/// each twin's UDID. Started by the CLI (the emulator is not a dependency of the Kit) and handed in.
+public struct VirtualTwins: Sendable, Hashable {
+    /// `USBMUXD_SOCKET_ADDRESS` of the twins' usbmuxd.
+    public var address: String
+    /// Device id (`mini4`) → the twin's UDID.
+    public var udids: [String: String]
+    /// Device id → why it has no twin.
+    public var unavailable: [String: String]
+
+    public init(address: String, udids: [String: String], unavailable: [String: String]) {
+        self.address = address
+        self.udids = udids
+        self.unavailable = unavailable
+    }
+}
+
+/// What the planner needs to know about where devices are: this host, its usbmuxd, and the
+/// virtual twins when a run uses them.
+public struct Topology: Sendable, Hashable {
+    public var host: HostPlatform
+    /// `USBMUXD_SOCKET_ADDRESS` of this process's environment (nil: the system usbmuxd).
+    public var localUsbmuxd: String?
+    public var virtual: VirtualTwins?
+
+    public init(host: HostPlatform, localUsbmuxd: String? = nil, virtual: VirtualTwins? = nil) {
+        self.host = host
+        self.localUsbmuxd = localUsbmuxd
+        self.virtual = virtual
+    }
+
+    /// This process's topology: the platform and `USBMUXD_SOCKET_ADDRESS`.
+    public static func current(environment: [String: String]) -> Topology {
+        Topology(
+            host: .current,
+            localUsbmuxd: environment["USBMUXD_SOCKET_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 })
+    }
+}

@@ -1,0 +1,182 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One run, two usbmuxd addresses: a twin behind this machine's usbmuxd and one plugged into "a NAS"
+/// reached over SSH. libusbmuxd takes one address per process, so hadeploy deploys the second in a
+/// worker process of its own — and the user still sees one run, one report, one exit code.
+@Suite("several USB hosts in one run", .serialized)
+struct MultiHostDeployTests {
+    /// `hadeploy virtual` as a separate process: the twins a real USB host would have.
+    final class VirtualProcess: @unchecked Sendable {
+        let process = Process()
+        let address: String
+
+        init(binary: String, project: URL, only: String, socket: URL, state: URL, home: URL) async throws {
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["virtual", "--only", only, "--socket", socket.path, "--state", state.path]
+            process.currentDirectoryURL = project
+            process.environment = HADeployBinary.baseEnvironment(home: home)
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var line = ""
+            let handle = output.fileHandleForReading
+            for _ in 0..<600 where !line.contains("\n") {
+                line += String(decoding: handle.availableData, as: UTF8.self)
+            }
+            guard let value = line.split(separator: "\n").first?.split(separator: "=", maxSplits: 1).last,
+                line.hasPrefix("USBMUXD_SOCKET_ADDRESS=")
+            else {
+                process.terminate()
+                throw TestEnvironment.SetupMissing(description: "hadeploy virtual did not start: \(line)")
+            }
+            address = String(value)
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test("a device on this machine and one on a USB host over SSH deploy in one run with one report")
+    func twoUSBHostsOneRun() async throws {
+        let peer = try await SSHPeer.start(.modern)
+        defer { peer.stopAndClean() }
+        let root = try TestEnvironment.makeDirectory("hd-multihost")
+        defer { TestEnvironment.remove(root) }
+        let home = root.appendingPathComponent("home")
+        let project = root.appendingPathComponent("app")
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent(".config/hadeploy"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
+        try await peer.writeKnownHosts(to: home.appendingPathComponent(".config/hadeploy/known_hosts").path)
+        let key = home.appendingPathComponent("id_ed25519").path
+        try FileManager.default.copyItem(atPath: TestEnvironment.ed25519Key, toPath: key)
+        chmod(key, 0o600)
+
+        // The NAS's usbmuxd socket must be reachable by the SSH login user, as /var/run/usbmuxd is.
+        let nas = root.appendingPathComponent("nas")
+        try FileManager.default.createDirectory(at: nas, withIntermediateDirectories: true)
+        chmod(nas.path, 0o755)
+        let nasSocket = nas.appendingPathComponent("usbmuxd")
+        let localSocket = root.appendingPathComponent("local-usbmuxd.sock")
+        let udids = [
+            "mini4": "00008020-00115C2A0E38002E", "kitchen": "1234567890abcdef1234567890abcdef12345678",
+        ]
+        // Developer Disk Images where Xcode keeps them (the twins mount any image).
+        let images = root.appendingPathComponent("DeviceSupport/15.8")
+        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
+        try Data("virtual ddi".utf8).write(to: images.appendingPathComponent("DeveloperDiskImage.dmg"))
+        try Data(repeating: 1, count: 64).write(
+            to: images.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        try """
+        version: 1
+        defaults: {ddi_dir: \(root.appendingPathComponent("DeviceSupport").path)}
+        flavours:
+          modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+        devices:
+          mini4: {name: iPad mini 4, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern,
+                  transport: usb, udid: "${MINI4_UDID}"}
+          kitchen: {name: Kitchen iPad, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern,
+                    transport: usb, udid: "${KITCHEN_UDID}",
+                    usb_host: "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(nasSocket.path)"}
+        """.write(to: project.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
+        try "MINI4_UDID=\(udids["mini4"]!)\nKITCHEN_UDID=\(udids["kitchen"]!)\n".write(
+            to: project.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
+        let builder = DemoAppBuilder()
+        _ = try builder.build(
+            flavour: Flavour(
+                name: "modern", xcode: nil, archs: [.arm64], deploymentTarget: "15.0", sdk: "iphoneos",
+                configuration: "Release", scheme: nil, settings: [:],
+                location: SourceLocation(file: "devices.yaml", line: 1)),
+            marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"))
+
+        let identity = [
+            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
+        ]
+        try ".env\nartifacts/\nreport/\n".write(
+            to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
+        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.2.0"]] {
+            _ = try await LiveProcessRunner().checked(
+                ProcessCommand("git", ["-C", project.path] + arguments, environment: identity),
+                timeout: .seconds(30))
+        }
+        let binary = try await HADeployBinary.path
+        let local = try await VirtualProcess(
+            binary: binary, project: project, only: "mini4", socket: localSocket,
+            state: root.appendingPathComponent("state-local"), home: home)
+        defer { local.stop() }
+        let remote = try await VirtualProcess(
+            binary: binary, project: project, only: "kitchen", socket: nasSocket,
+            state: root.appendingPathComponent("state-nas"), home: home)
+        defer { remote.stop() }
+        chmod(nasSocket.path, 0o666)
+
+        let environment = [
+            "USBMUXD_SOCKET_ADDRESS": local.address, "USB_HOST_SSH_KEY": key,
+            "HADEPLOY_KNOWN_HOSTS": home.appendingPathComponent(".config/hadeploy/known_hosts").path,
+            "XDG_CACHE_HOME": root.appendingPathComponent("cache").path,
+        ]
+        let plan = try await HADeployBinary.run(
+            ["plan", "all", "--json", "--no-build", "--report", "report"], in: project,
+            environment: environment)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = try #require(
+            try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        let devices = try #require(planned["devices"] as? [[String: Any]])
+        let backends = devices.map { ($0["backend"] as? [String: Any])?["usbmuxd"] as? String }
+        #expect(
+            backends == [
+                "local:\(local.address)",
+                "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(nasSocket.path)",
+            ])
+
+        let result = try await HADeployBinary.run(
+            ["all", "--no-build", "--artifacts", "artifacts", "--no-verify", "--report", "report", "--json"],
+            in: project, environment: environment, timeout: .seconds(240))
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try Data(contentsOf: project.appendingPathComponent("report/summary.json"))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let report = try decoder.decode(DeployReport.self, from: summary)
+        #expect(report.results.map(\.id) == ["mini4", "kitchen"])
+        #expect(
+            report.results.map(\.outcome) == [.unverified, .unverified],
+            "\(report.results.map(\.reason)) \(result.stderr)")
+        #expect(report.results.allSatisfy { $0.install == .installed })
+        // Both twins really have the app: each usbmuxd was reached at its own address.
+        for (id, address) in [("mini4", local.address), ("kitchen", "UNIX:" + nasSocket.path)] {
+            let listed = try await LiveProcessRunner().checked(
+                ProcessCommand(
+                    "ideviceinstaller", ["-u", udids[id]!, "-l"],
+                    environment: ["USBMUXD_SOCKET_ADDRESS": address]),
+                timeout: .seconds(60))
+            #expect(listed.stdout.contains("com.example.hadashboard"), "\(id): \(listed.stdout)")
+        }
+        // The worker's events joined this run's live view: one run, both devices' steps.
+        let lines = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let finished = lines.filter { $0["event"] as? String == "device_finished" }.compactMap {
+            $0["device"] as? String
+        }
+        #expect(Set(finished) == ["mini4", "kitchen"])
+        let kitchenSteps = lines.filter {
+            $0["event"] as? String == "step_started" && $0["device"] as? String == "kitchen"
+        }
+        .compactMap { $0["step"] as? String }
+        #expect(kitchenSteps.first == "connect" && kitchenSteps.contains("install"))
+        #expect(lines.filter { $0["event"] as? String == "run_finished" }.count == 1)
+    }
+}
