@@ -30,7 +30,7 @@ demo: peers-demo build
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
 TEST_TARGETS = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests HADeployKitTests CLITests \
-  VirtualDeviceTests MobileDeviceTests SSHTransportTests HomeAssistantTests EndToEndTests
+  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHTransportTests HomeAssistantTests EndToEndTests
 
 test: peers
 	$(SWIFT) build --build-tests

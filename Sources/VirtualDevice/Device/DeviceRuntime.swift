@@ -20,6 +20,8 @@ actor DeviceRuntime {
     nonisolated let link: NIOLockedValueBox<LinkThrottle?>
     /// Notifications for notification_proxy observers.
     nonisolated let notifications = DeviceNotificationCenter()
+    /// The system log syslog_relay streams.
+    nonisolated let log: DeviceLog
     /// Faults, readable without hopping onto the actor (hot paths such as AFC writes).
     nonisolated let faultBox: NIOLockedValueBox<[VirtualFault]>
 
@@ -31,6 +33,11 @@ actor DeviceRuntime {
     private var tlsContextCache: (pem: String, context: NIOSSLContext)?
     private var launchCounter = 0
     private(set) var lastUpload: VirtualUploadStatistics?
+
+    /// Fixed pids of the system daemons that write to the device log.
+    static let springBoardPID = 57
+    static let installdPID = 88
+    static let reportCrashPID = 142
 
     struct RunningApp {
         let launchID: Int
@@ -86,6 +93,7 @@ actor DeviceRuntime {
         }.last
         self.link = NIOLockedValueBox(throttleRate.map { LinkThrottle(bytesPerSecond: $0) })
         self.faultBox = NIOLockedValueBox(profile.faults)
+        self.log = DeviceLog(deviceName: profile.deviceName)
         if profile.pairing == .prePaired && !state.prePairingDone {
             try Self.makePrePairedRecord(state: &state, deviceKey: key, pairRecords: pairRecords)
         }
@@ -278,6 +286,15 @@ actor DeviceRuntime {
         logger.info("developer disk image mounted")
     }
 
+    /// UnmountImage (iOS 14+): the developer services go away with the image.
+    func unmountDeveloperImage() -> Bool {
+        guard state.developerImageSignature != nil else { return false }
+        state.developerImageSignature = nil
+        persistLogging()
+        logger.info("developer disk image unmounted")
+        return true
+    }
+
     // MARK: apps
 
     var installedApps: [VirtualInstalledApp] { state.installedApps }
@@ -291,6 +308,9 @@ actor DeviceRuntime {
         state.installedApps.append(app)
         persistLogging()
         notifications.post("com.apple.mobile.application_installed")
+        log.log(
+            "Installed \(app.bundleIdentifier) (\(app.shortVersion ?? app.bundleVersion))", process: "installd",
+            pid: Self.installdPID)
         logger.info("installed \(app.bundleIdentifier) \(app.bundleVersion)")
     }
 
@@ -303,6 +323,7 @@ actor DeviceRuntime {
         try? FileManager.default.removeItem(at: paths.applications.appendingPathComponent(bundleIdentifier))
         persistLogging()
         notifications.post("com.apple.mobile.application_uninstalled")
+        log.log("Uninstalled \(bundleIdentifier)", process: "installd", pid: Self.installdPID)
         logger.info("uninstalled \(bundleIdentifier)")
         return true
     }
@@ -319,8 +340,15 @@ actor DeviceRuntime {
             arguments: Array(arguments.dropFirst()), environment: environment,
             deviceName: profile.deviceName, udid: udid, productType: profile.productType,
             productVersion: profile.productVersion)
+        // Launched processes get increasing pids above those of the system daemons.
+        let pid = 300 + launchCounter
+        let (log, executable) = (self.log, app.executable)
         let context = VirtualAppContext(
-            initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]))
+            initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]),
+            console: { line in log.log(line, process: executable, pid: pid) })
+        log.log(
+            "Bootstrapping \(app.bundleIdentifier) with intent foreground-interactive", process: "SpringBoard",
+            pid: Self.springBoardPID)
         let behaviour = self.behaviour
         let task = Task { await behaviour.run(launch, context: context) }
         running = RunningApp(
@@ -335,6 +363,9 @@ actor DeviceRuntime {
         guard let running else { return }
         running.task.cancel()
         self.running = nil
+        log.log(
+            "Application \(running.app.bundleIdentifier) exited (\(reason))", process: "SpringBoard",
+            pid: Self.springBoardPID)
         logger.info("app \(running.app.bundleIdentifier) terminated (\(reason))")
     }
 
@@ -359,27 +390,15 @@ actor DeviceRuntime {
 
     /// Writes a crash report the way the device would after `app` crashed.
     func writeCrashReport(for app: VirtualInstalledApp, reason: String) throws -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd-HHmmss"
-        let stamp = formatter.string(from: Date())
-        // iOS 14+ writes .ips files; older versions .crash (both are text).
-        let fileExtension = profile.majorVersion >= 14 ? "ips" : "crash"
-        let name = "\(app.executable)-\(stamp).\(fileExtension)"
-        let body = """
-            Incident Identifier: \(UUID().uuidString)
-            Hardware Model:      \(profile.hardwareModel)
-            Process:             \(app.executable)
-            Identifier:          \(app.bundleIdentifier)
-            Version:             \(app.bundleVersion) (\(app.shortVersion ?? app.bundleVersion))
-            OS Version:          iPhone OS \(profile.productVersion) (\(profile.buildVersion))
-            Exception Type:      EXC_CRASH (SIGABRT)
-            Termination Reason:  \(reason)
-
-            """
-        try Data(body.utf8).write(to: paths.crashReports.appendingPathComponent(name), options: .atomic)
-        logger.info("crash report written: \(name)")
-        return name
+        launchCounter += 1
+        let pid = 300 + launchCounter
+        let report = try CrashReportWriter(profile: profile, udid: udid).report(for: app, reason: reason, pid: pid)
+        try report.contents.write(to: paths.crashReports.appendingPathComponent(report.name), options: .atomic)
+        log.log(
+            "Formulating report for corpse[\(pid)] \(app.executable); saved \(report.name)", process: "ReportCrash",
+            pid: Self.reportCrashPID, level: "Error")
+        logger.info("crash report written: \(report.name)")
+        return report.name
     }
 
     // MARK: reboot
