@@ -98,15 +98,20 @@ extension FidelitySuite {
             let png = (try? Data(contentsOf: screenshot))?.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
             check("pymobiledevice3", "developer screenshot", shot, ran(shot) && png)
 
-            // syslog_relay: the launched app's console lines show up in the device log
-            let syslog = try twin.startPMD3(["syslog", "live"])
-            try await Task.sleep(for: .seconds(2))
-            let debug = try twin.startDebian("idevicedebug", ["run", bundleID])
-            let live = await syslog.stop(when: { $0.contains(ProbeBehaviour.line(udid)) }, deadline: 40)
-            _ = await debug.stop(when: { _ in true }, deadline: 1)
-            check(
-                "pymobiledevice3", "syslog live", live,
-                !live.timedOut && live.stdout.contains("Bootstrapping \(bundleID)"))
+            // The device log: the launched app's console lines show up in it. `syslog live` reads the
+            // unified log (os_trace_relay, iOS 10+); `syslog live-old` the classic syslog_relay, the
+            // only one an iOS 9 device has.
+            for command in modern ? ["live", "live-old"] : ["live-old"] {
+                let syslog = try twin.startPMD3(["syslog", command])
+                try await Task.sleep(for: .seconds(3))
+                let debug = try twin.startDebian("idevicedebug", ["run", bundleID])
+                let live = await syslog.stop(when: { $0.contains(ProbeBehaviour.line(udid)) }, deadline: 40)
+                _ = await debug.stop(when: { _ in true }, deadline: 1)
+                check(
+                    "pymobiledevice3", "syslog \(command)", live,
+                    !live.timedOut && live.stdout.contains("Bootstrapping \(bundleID)")
+                        && !live.stderr.contains("ERROR"))
+            }
 
             // crash reports: a crash the twin records, seen by both clients
             try await twin.daemon.inject(.crashOnLaunch, udid: udid)

@@ -20,8 +20,11 @@ struct DevicePaths: Sendable {
     var applications: URL { root.appendingPathComponent("Applications") }
     var developerImage: URL { root.appendingPathComponent("DeveloperDiskImage.dmg") }
 
+    /// The folders a set-up device has under /var/mobile/Media (AFC clients push to /Downloads).
+    static let mediaFolders = ["DCIM", "Downloads", "Books", "PhotoData", "Photos", "Purchases", "Recordings", "iTunes_Control"]
+
     func createAll() throws {
-        for url in [root, media, crashReports, applications] {
+        for url in [root, media, crashReports, applications] + Self.mediaFolders.map(media.appendingPathComponent) {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
     }

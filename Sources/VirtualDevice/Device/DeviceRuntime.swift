@@ -41,6 +41,7 @@ actor DeviceRuntime {
 
     struct RunningApp {
         let launchID: Int
+        let pid: Int
         let app: VirtualInstalledApp
         let arguments: [String]
         let environment: [String]
@@ -352,7 +353,7 @@ actor DeviceRuntime {
         let behaviour = self.behaviour
         let task = Task { await behaviour.run(launch, context: context) }
         running = RunningApp(
-            launchID: launchCounter, app: app, arguments: arguments, environment: environment,
+            launchID: launchCounter, pid: pid, app: app, arguments: arguments, environment: environment,
             context: context,
             task: task)
         logger.info("launched \(app.bundleIdentifier) with \(arguments.count - 1) argument(s)")
@@ -367,6 +368,11 @@ actor DeviceRuntime {
             "Application \(running.app.bundleIdentifier) exited (\(reason))", process: "SpringBoard",
             pid: Self.springBoardPID)
         logger.info("app \(running.app.bundleIdentifier) terminated (\(reason))")
+    }
+
+    /// The foreground app's process, for the log relays' process lists.
+    var runningProcess: (pid: Int, executable: String)? {
+        running.map { ($0.pid, $0.app.executable) }
     }
 
     var runningApp: VirtualRunningApp? {

@@ -11,6 +11,7 @@ enum ServiceKind: Sendable, Equatable {
     /// `secure` = `com.apple.debugserver.DVTSecureSocketProxy` (TLS for the whole connection, iOS 14+).
     case debugserver(secure: Bool)
     case syslogRelay
+    case osTraceRelay
     case diagnosticsRelay
     case springBoardServices
     case heartbeat
@@ -37,6 +38,8 @@ enum ServiceKind: Sendable, Equatable {
         case "com.apple.mobile.notification_proxy": return .notificationProxy(insecure: false)
         case "com.apple.mobile.insecure_notification_proxy": return .notificationProxy(insecure: true)
         case "com.apple.syslog_relay": return .syslogRelay
+        // The unified log (os_log) and its relay arrived with iOS 10.
+        case "com.apple.os_trace_relay": return major >= 10 ? .osTraceRelay : nil
         case "com.apple.mobile.diagnostics_relay": return .diagnosticsRelay
         case "com.apple.springboardservices": return .springBoardServices
         case "com.apple.mobile.heartbeat": return .heartbeat

@@ -36,6 +36,8 @@ enum ServiceHost {
                 try await DebugserverService(runtime: runtime, stream: stream).run()
             case .syslogRelay:
                 try await SyslogRelayService(runtime: runtime, stream: stream).run()
+            case .osTraceRelay:
+                try await OsTraceRelayService(runtime: runtime, stream: stream).run()
             case .diagnosticsRelay:
                 try await DiagnosticsRelayService(runtime: runtime, stream: stream).run()
             case .springBoardServices:
