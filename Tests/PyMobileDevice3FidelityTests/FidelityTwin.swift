@@ -25,8 +25,11 @@ struct FidelityTwin {
         var description: String { "\(path) is missing: run scripts/pmd3-venv.sh (or make peers)" }
     }
 
-    static func start(_ profile: VirtualDeviceProfile, behaviour: any VirtualAppBehaviour) async throws -> FidelityTwin {
-        for tool in [pymobiledevice3, "/usr/bin/ideviceinfo"] where !FileManager.default.isExecutableFile(atPath: tool) {
+    static func start(_ profile: VirtualDeviceProfile, behaviour: any VirtualAppBehaviour) async throws
+        -> FidelityTwin
+    {
+        for tool in [pymobiledevice3, "/usr/bin/ideviceinfo"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
             throw MissingClient(path: tool)
         }
         // Short path: UNIX socket paths are limited to 108 bytes.
@@ -39,7 +42,8 @@ struct FidelityTwin {
             appBehaviour: behaviour)
         let socket = try await daemon.start()
         let udid = await daemon.devices().first!.udid
-        return FidelityTwin(directory: directory, daemon: daemon, socket: socket, udid: udid, profile: profile)
+        return FidelityTwin(
+            directory: directory, daemon: daemon, socket: socket, udid: udid, profile: profile)
     }
 
     func stop() async {
@@ -68,7 +72,9 @@ struct FidelityTwin {
             directory: directory)
     }
 
-    func debian(_ tool: String, _ arguments: [String], deadline: Double = 60) async throws -> ClientProcess.Result {
+    func debian(_ tool: String, _ arguments: [String], deadline: Double = 60) async throws
+        -> ClientProcess.Result
+    {
         try await startDebian(tool, arguments).finish(deadline: deadline)
     }
 
@@ -95,14 +101,16 @@ struct FidelityTwin {
         ]
         try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
             .write(to: app.appendingPathComponent("Info.plist"))
-        try Self.machOHeader(arm64: profile.cpuArchitecture != "armv7").write(to: app.appendingPathComponent(name))
+        try Self.machOHeader(arm64: profile.cpuArchitecture != "armv7").write(
+            to: app.appendingPathComponent(name))
         var generator = SystemRandomNumberGenerator()
         try Data((0..<payloadBytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
             .write(to: app.appendingPathComponent("Assets.bin"))
         let ipa = directory.appendingPathComponent("\(name).ipa")
         try? FileManager.default.removeItem(at: ipa)
         try FileManager.default.zipItem(
-            at: root.appendingPathComponent("Payload"), to: ipa, shouldKeepParent: true, compressionMethod: .none)
+            at: root.appendingPathComponent("Payload"), to: ipa, shouldKeepParent: true,
+            compressionMethod: .none)
         try FileManager.default.removeItem(at: root)
         return ipa
     }

@@ -10,12 +10,14 @@ extension FidelitySuite {
     struct PyMobileDevice3Tests {
         @Test("every listed command on the iOS 15.8 twin (iPad mini 4)")
         func iOS15() async throws {
-            try await runCommands(on: VirtualDeviceProfile.preset(productType: "iPad5,1", iOSVersion: "15.8")!)
+            try await runCommands(
+                on: VirtualDeviceProfile.preset(productType: "iPad5,1", iOSVersion: "15.8")!)
         }
 
         @Test("every listed command on the iOS 9.3.5 twin (iPad 2)")
         func iOS9() async throws {
-            try await runCommands(on: VirtualDeviceProfile.preset(productType: "iPad2,1", iOSVersion: "9.3.5")!)
+            try await runCommands(
+                on: VirtualDeviceProfile.preset(productType: "iPad2,1", iOSVersion: "9.3.5")!)
         }
 
         /// One device's story, command after command, in the order a user would run them.
@@ -48,7 +50,9 @@ extension FidelitySuite {
             check("pymobiledevice3", "lockdown pair", pair, ran(pair))
             // The pair record pymobiledevice3 saved through usbmuxd is the one libimobiledevice uses.
             let validate = try await twin.debian("idevicepair", ["validate"])
-            check("debian", "idevicepair validate", validate, validate.succeeded && validate.stdout.contains("SUCCESS"))
+            check(
+                "debian", "idevicepair validate", validate,
+                validate.succeeded && validate.stdout.contains("SUCCESS"))
             let heartbeat = try twin.startPMD3(["lockdown", "heartbeat"])
             let beat = await heartbeat.stop(when: { _ in false }, deadline: 4)
             // Runs until stopped: alive after 4 s and no error is what a real device gives.
@@ -64,10 +68,13 @@ extension FidelitySuite {
             let systemApps = list.stdout.components(separatedBy: "\"ApplicationType\": \"System\"").count - 1
             check(
                 "pymobiledevice3", "apps list", list,
-                ran(list) && list.stdout.contains("\"\(bundleID)\"") && list.stdout.contains("com.apple.mobilesafari")
+                ran(list) && list.stdout.contains("\"\(bundleID)\"")
+                    && list.stdout.contains("com.apple.mobilesafari")
                     && systemApps >= 20)
             let debianList = try await twin.debian("ideviceinstaller", ["-l"])
-            check("debian", "ideviceinstaller -l", debianList, debianList.succeeded && debianList.stdout.contains(bundleID))
+            check(
+                "debian", "ideviceinstaller -l", debianList,
+                debianList.succeeded && debianList.stdout.contains(bundleID))
 
             // AFC
             let local = twin.directory.appendingPathComponent("fidelity.txt")
@@ -79,11 +86,14 @@ extension FidelitySuite {
             check("pymobiledevice3", "afc ls", ls, ran(ls) && ls.stdout.contains("fidelity.txt"))
             let pulled = twin.directory.appendingPathComponent("pulled.txt")
             let pull = try await twin.pmd3(["afc", "pull", "/Downloads/fidelity.txt", pulled.path])
-            check("pymobiledevice3", "afc pull", pull, ran(pull) && (try? Data(contentsOf: pulled)) == contents)
+            check(
+                "pymobiledevice3", "afc pull", pull, ran(pull) && (try? Data(contentsOf: pulled)) == contents)
 
             // mobile_image_mounter, then the developer services it unlocks
             let ddi = try twin.developerImage()
-            let mount = try await twin.pmd3(["mounter", "mount-developer", ddi.image.path, ddi.signature.path])
+            let mount = try await twin.pmd3([
+                "mounter", "mount-developer", ddi.image.path, ddi.signature.path,
+            ])
             check("pymobiledevice3", "mounter mount-developer", mount, ran(mount))
             let mounted = try await twin.pmd3(["mounter", "list"])
             check(
@@ -95,7 +105,9 @@ extension FidelitySuite {
                 debianMounted.succeeded && debianMounted.stdout.contains("ImageSignature"))
             let screenshot = twin.directory.appendingPathComponent("screen.png")
             let shot = try await twin.pmd3(["developer", "screenshot", screenshot.path])
-            let png = (try? Data(contentsOf: screenshot))?.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            let png =
+                (try? Data(contentsOf: screenshot))?.prefix(8)
+                == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
             check("pymobiledevice3", "developer screenshot", shot, ran(shot) && png)
 
             // The device log: the launched app's console lines show up in it. `syslog live` reads the
@@ -126,14 +138,16 @@ extension FidelitySuite {
             check("pymobiledevice3", "crash ls", crashList, ran(crashList) && reportName != nil)
             let crashDirectory = twin.directory.appendingPathComponent("crashes")
             let crashPull = try await twin.pmd3(["crash", "pull", crashDirectory.path])
-            let pulledReports = (try? FileManager.default.contentsOfDirectory(atPath: crashDirectory.path)) ?? []
+            let pulledReports =
+                (try? FileManager.default.contentsOfDirectory(atPath: crashDirectory.path)) ?? []
             check(
                 "pymobiledevice3", "crash pull", crashPull,
                 ran(crashPull) && pulledReports.contains { $0.hasPrefix("Dashboard") })
             let debianCrashes = twin.directory.appendingPathComponent("crashes-debian")
             try FileManager.default.createDirectory(at: debianCrashes, withIntermediateDirectories: true)
             let copy = try await twin.debian("idevicecrashreport", ["-k", debianCrashes.path])
-            let debianReports = (try? FileManager.default.contentsOfDirectory(atPath: debianCrashes.path)) ?? []
+            let debianReports =
+                (try? FileManager.default.contentsOfDirectory(atPath: debianCrashes.path)) ?? []
             check(
                 "debian", "idevicecrashreport -k", copy,
                 copy.succeeded && !debianReports.isEmpty && Set(debianReports) == Set(pulledReports))
@@ -142,7 +156,8 @@ extension FidelitySuite {
             if modern {
                 check(
                     "pymobiledevice3", "crash parse", parse,
-                    ran(parse) && parse.stdout.contains("EXC_CRASH") && parse.stdout.contains("__pthread_kill"))
+                    ran(parse) && parse.stdout.contains("EXC_CRASH")
+                        && parse.stdout.contains("__pthread_kill"))
             } else {
                 // iOS 9 writes text .crash reports; pycrashreport reads only the JSON-headed .ips
                 // format of iOS 10 and later, so it refuses this one as it would a real iPad 2's.
@@ -160,7 +175,9 @@ extension FidelitySuite {
                 let post = try await twin.pmd3(["notification", "post", name] + flag)
                 check("pymobiledevice3", "notification post\(insecure ? " --insecure" : "")", post, ran(post))
                 let observed = await observe.stop(when: { $0.contains(name) }, deadline: 20)
-                check("pymobiledevice3", "notification observe\(insecure ? " --insecure" : "")", observed, !observed.timedOut)
+                check(
+                    "pymobiledevice3", "notification observe\(insecure ? " --insecure" : "")", observed,
+                    !observed.timedOut)
             }
 
             // diagnostics_relay, springboardservices
@@ -171,17 +188,22 @@ extension FidelitySuite {
             let orientation = try await twin.pmd3(["springboard", "orientation"])
             check(
                 "pymobiledevice3", "springboard orientation", orientation,
-                ran(orientation) && (orientation.stdout.contains("PORTRAIT") || orientation.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1"))
+                ran(orientation)
+                    && (orientation.stdout.contains("PORTRAIT")
+                        || orientation.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+            )
 
             // unmount: iOS 14 added UnmountImage; an iOS 9 device keeps its image until it reboots
             let unmount = try await twin.pmd3(["mounter", "umount-developer"])
             if modern {
                 check("pymobiledevice3", "mounter umount-developer", unmount, ran(unmount))
-                let after = try await twin.debian("idevicescreenshot", [twin.directory.appendingPathComponent("no.png").path])
+                let after = try await twin.debian(
+                    "idevicescreenshot", [twin.directory.appendingPathComponent("no.png").path])
                 check("debian", "idevicescreenshot refused after unmount", after, !after.succeeded)
             } else {
                 check(
-                    "pymobiledevice3", "mounter umount-developer (refused: no UnmountImage before iOS 14)", unmount,
+                    "pymobiledevice3", "mounter umount-developer (refused: no UnmountImage before iOS 14)",
+                    unmount,
                     unmount.status == 1 && unmount.output.contains("doesn't support this command"))
             }
 
@@ -200,7 +222,9 @@ extension FidelitySuite {
             formatter.timeZone = TimeZone.current
             formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
             let text = output.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard text.count >= 19, let date = formatter.date(from: String(text.prefix(19))) else { return false }
+            guard text.count >= 19, let date = formatter.date(from: String(text.prefix(19))) else {
+                return false
+            }
             return abs(date.timeIntervalSinceNow) < 120
         }
     }

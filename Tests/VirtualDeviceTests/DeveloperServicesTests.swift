@@ -179,7 +179,9 @@ extension VirtualDeviceSuite {
             let text = try String(contentsOf: reports.appendingPathComponent(report), encoding: .utf8)
             let lines = text.split(separator: "\n", maxSplits: 1).map { Data($0.utf8) }
             let metadata = try JSONSerialization.jsonObject(with: lines[0]) as? [String: Any]
-            #expect(metadata?["bug_type"] as? String == "309" && metadata?["bundleID"] as? String == "io.hadeploy.dashboard")
+            #expect(
+                metadata?["bug_type"] as? String == "309"
+                    && metadata?["bundleID"] as? String == "io.hadeploy.dashboard")
             let body = try JSONSerialization.jsonObject(with: lines[1]) as? [String: Any]
             #expect((body?["exception"] as? [String: Any])?["type"] as? String == "EXC_CRASH", "\(text)")
             let again = try await emulator.run("idevicecrashreport", ["-u", udid, reports.path])

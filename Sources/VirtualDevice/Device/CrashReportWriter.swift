@@ -15,7 +15,8 @@ struct CrashReportWriter {
         let contents: Data
     }
 
-    func report(for app: VirtualInstalledApp, reason: String, pid: Int, date: Date = Date()) throws -> Report {
+    func report(for app: VirtualInstalledApp, reason: String, pid: Int, date: Date = Date()) throws -> Report
+    {
         let incident = UUID().uuidString
         if profile.majorVersion >= 15 {
             let name = "\(app.executable)-\(stamp(date, "yyyy-MM-dd-HHmmss")).ips"
@@ -77,7 +78,8 @@ struct CrashReportWriter {
         let timestamp = stamp(date, "yyyy-MM-dd HH:mm:ss.00 Z")
         let metadata: [String: Any] = [
             "app_name": app.executable, "timestamp": timestamp,
-            "app_version": app.shortVersion ?? app.bundleVersion, "slice_uuid": UUID().uuidString.lowercased(),
+            "app_version": app.shortVersion ?? app.bundleVersion,
+            "slice_uuid": UUID().uuidString.lowercased(),
             "adam_id": 0, "build_version": app.bundleVersion, "bundleID": app.bundleIdentifier,
             "share_with_app_devs": 0, "is_first_party": 0, "bug_type": "309", "os_version": osVersion,
             "incident_id": incident, "name": app.executable,
@@ -110,11 +112,15 @@ struct CrashReportWriter {
                         "x": (0..<29).map { ["value": $0 == 0 ? 0 : 0x1_0000_0000 + $0] },
                         "flavor": "ARM_THREAD_STATE64", "lr": ["value": kernelBase + 0x7f30],
                         "cpsr": ["value": 0x4000_0000], "fp": ["value": 0x16d0_3ea0],
-                        "sp": ["value": 0x16d0_3e80], "pc": ["value": kernelBase + 0x7bbc, "matchesCrashFrame": 1],
+                        "sp": ["value": 0x16d0_3e80],
+                        "pc": ["value": kernelBase + 0x7bbc, "matchesCrashFrame": 1],
                         "far": ["value": 0],
                     ] as [String: Any],
                     "frames": [
-                        ["imageOffset": 0x7bbc, "symbol": "__pthread_kill", "symbolLocation": 8, "imageIndex": 0],
+                        [
+                            "imageOffset": 0x7bbc, "symbol": "__pthread_kill", "symbolLocation": 8,
+                            "imageIndex": 0,
+                        ],
                         ["imageOffset": 0x1c0c, "symbol": "abort", "symbolLocation": 164, "imageIndex": 1],
                     ],
                 ] as [String: Any]
@@ -122,12 +128,14 @@ struct CrashReportWriter {
             "usedImages": [
                 [
                     "source": "P", "arch": "arm64", "base": kernelBase, "size": 204_800,
-                    "uuid": "e0e5d6a2-0b2d-3b5e-9d7a-6a7b1c2d3e4f", "path": "/usr/lib/system/libsystem_kernel.dylib",
+                    "uuid": "e0e5d6a2-0b2d-3b5e-9d7a-6a7b1c2d3e4f",
+                    "path": "/usr/lib/system/libsystem_kernel.dylib",
                     "name": "libsystem_kernel.dylib",
                 ],
                 [
                     "source": "P", "arch": "arm64", "base": 0x1_8c6f_4000, "size": 520_192,
-                    "uuid": "4b1f0e8c-5d2a-3f9e-8c7b-2a1d0e9f8c7b", "path": "/usr/lib/system/libsystem_c.dylib",
+                    "uuid": "4b1f0e8c-5d2a-3f9e-8c7b-2a1d0e9f8c7b",
+                    "path": "/usr/lib/system/libsystem_c.dylib",
                     "name": "libsystem_c.dylib",
                 ],
             ],

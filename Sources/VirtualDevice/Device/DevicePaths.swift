@@ -21,10 +21,14 @@ struct DevicePaths: Sendable {
     var developerImage: URL { root.appendingPathComponent("DeveloperDiskImage.dmg") }
 
     /// The folders a set-up device has under /var/mobile/Media (AFC clients push to /Downloads).
-    static let mediaFolders = ["DCIM", "Downloads", "Books", "PhotoData", "Photos", "Purchases", "Recordings", "iTunes_Control"]
+    static let mediaFolders = [
+        "DCIM", "Downloads", "Books", "PhotoData", "Photos", "Purchases", "Recordings", "iTunes_Control",
+    ]
 
     func createAll() throws {
-        for url in [root, media, crashReports, applications] + Self.mediaFolders.map(media.appendingPathComponent) {
+        for url in [root, media, crashReports, applications]
+            + Self.mediaFolders.map(media.appendingPathComponent)
+        {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
     }

@@ -310,7 +310,8 @@ actor DeviceRuntime {
         persistLogging()
         notifications.post("com.apple.mobile.application_installed")
         log.log(
-            "Installed \(app.bundleIdentifier) (\(app.shortVersion ?? app.bundleVersion))", process: "installd",
+            "Installed \(app.bundleIdentifier) (\(app.shortVersion ?? app.bundleVersion))",
+            process: "installd",
             pid: Self.installdPID)
         logger.info("installed \(app.bundleIdentifier) \(app.bundleVersion)")
     }
@@ -348,7 +349,8 @@ actor DeviceRuntime {
             initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]),
             console: { line in log.log(line, process: executable, pid: pid) })
         log.log(
-            "Bootstrapping \(app.bundleIdentifier) with intent foreground-interactive", process: "SpringBoard",
+            "Bootstrapping \(app.bundleIdentifier) with intent foreground-interactive",
+            process: "SpringBoard",
             pid: Self.springBoardPID)
         let behaviour = self.behaviour
         let task = Task { await behaviour.run(launch, context: context) }
@@ -398,10 +400,13 @@ actor DeviceRuntime {
     func writeCrashReport(for app: VirtualInstalledApp, reason: String) throws -> String {
         launchCounter += 1
         let pid = 300 + launchCounter
-        let report = try CrashReportWriter(profile: profile, udid: udid).report(for: app, reason: reason, pid: pid)
-        try report.contents.write(to: paths.crashReports.appendingPathComponent(report.name), options: .atomic)
+        let report = try CrashReportWriter(profile: profile, udid: udid).report(
+            for: app, reason: reason, pid: pid)
+        try report.contents.write(
+            to: paths.crashReports.appendingPathComponent(report.name), options: .atomic)
         log.log(
-            "Formulating report for corpse[\(pid)] \(app.executable); saved \(report.name)", process: "ReportCrash",
+            "Formulating report for corpse[\(pid)] \(app.executable); saved \(report.name)",
+            process: "ReportCrash",
             pid: Self.reportCrashPID, level: "Error")
         logger.info("crash report written: \(report.name)")
         return report.name

@@ -9,7 +9,9 @@ struct SystemAppCatalog {
         let since: Int
         let until: Int
 
-        init(_ bundleIdentifier: String, _ name: String, _ executable: String, since: Int = 9, until: Int = 99) {
+        init(
+            _ bundleIdentifier: String, _ name: String, _ executable: String, since: Int = 9, until: Int = 99
+        ) {
             self.bundleIdentifier = bundleIdentifier
             self.name = name
             self.executable = executable

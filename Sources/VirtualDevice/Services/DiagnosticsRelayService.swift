@@ -13,7 +13,9 @@ struct DiagnosticsRelayService {
             let request = try await stream.readDictionary(timeout: .seconds(120))
             switch request["Request"] as? String ?? "" {
             case "All":
-                try await succeed(["GasGauge": gasGauge, "HDMI": hdmi, "NAND": ["Status": "Success"], "WiFi": wifi])
+                try await succeed([
+                    "GasGauge": gasGauge, "HDMI": hdmi, "NAND": ["Status": "Success"], "WiFi": wifi,
+                ])
             case "GasGauge":
                 try await succeed(["GasGauge": gasGauge])
             case "WiFi":
@@ -55,7 +57,9 @@ struct DiagnosticsRelayService {
     /// deprecated the query (answered with `MobileGestaltDeprecated`).
     private func mobileGestalt(_ keys: [String]) async throws {
         let profile = runtime.profile
-        if profile.majorVersion > 17 || profile.productVersion.compare("17.4", options: .numeric) != .orderedAscending {
+        if profile.majorVersion > 17
+            || profile.productVersion.compare("17.4", options: .numeric) != .orderedAscending
+        {
             return try await succeed(["MobileGestalt": ["Status": "MobileGestaltDeprecated"]])
         }
         let known: [String: Any] = [

@@ -83,7 +83,8 @@ struct ImageMounterService {
             return try await stream.writePropertyList([
                 "Error": "InternalError",
                 "DetailedError": "Error Domain=com.apple.MobileStorage.ErrorDomain Code=-2 "
-                    + "\"There is no matching entry in the device map for \(mountPath).\"", "Status": "Failed",
+                    + "\"There is no matching entry in the device map for \(mountPath).\"",
+                "Status": "Failed",
             ])
         }
         try await stream.writePropertyList(["Status": "Complete"])

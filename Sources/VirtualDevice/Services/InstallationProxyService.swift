@@ -37,10 +37,12 @@ struct InstallationProxyService {
     private func applications(type: String?) async -> [[String: Any]] {
         let user = await runtime.installedApps.map { appDictionary($0) }
         let version = runtime.profile.productVersion
-        let system = SystemAppCatalog.entries(major: runtime.profile.majorVersion).map { entry -> [String: Any] in
+        let system = SystemAppCatalog.entries(major: runtime.profile.majorVersion).map {
+            entry -> [String: Any] in
             [
                 "CFBundleIdentifier": entry.bundleIdentifier, "CFBundleDisplayName": entry.name,
-                "CFBundleName": entry.name, "CFBundleExecutable": entry.executable, "CFBundleVersion": version,
+                "CFBundleName": entry.name, "CFBundleExecutable": entry.executable,
+                "CFBundleVersion": version,
                 "CFBundleShortVersionString": version, "ApplicationType": "System",
                 "Path": "/Applications/\(entry.executable).app", "StaticDiskUsage": 5_000_000,
                 "DynamicDiskUsage": 0,

@@ -20,7 +20,8 @@ struct SpringBoardService {
                 continue
             case "getIconPNGData":
                 let known = await isKnown(request["bundleId"] as? String ?? "")
-                try await stream.writePropertyList(known ? ["pngData": try Self.tile(Self.iconColor, 120)] : [:])
+                try await stream.writePropertyList(
+                    known ? ["pngData": try Self.tile(Self.iconColor, 120)] : [:])
             case "getHomeScreenWallpaperPNGData":
                 try await stream.writePropertyList([
                     "pngData": try Self.tile(ScreenRenderer.springboardBackground, 64)
@@ -60,12 +61,18 @@ struct SpringBoardService {
     /// Dock first, then pages of 20 icons: system apps, then installed apps.
     private func iconState() async -> [Any] {
         let system = SystemAppCatalog.entries(major: runtime.profile.majorVersion)
-        let dockIDs = ["com.apple.mobilesafari", "com.apple.mobilemail", "com.apple.mobileslideshow", "com.apple.Music"]
+        let dockIDs = [
+            "com.apple.mobilesafari", "com.apple.mobilemail", "com.apple.mobileslideshow", "com.apple.Music",
+        ]
         func icon(_ identifier: String, _ name: String) -> [String: Any] {
             ["displayIdentifier": identifier, "bundleIdentifier": identifier, "displayName": name]
         }
-        let dock = system.filter { dockIDs.contains($0.bundleIdentifier) }.map { icon($0.bundleIdentifier, $0.name) }
-        var icons = system.filter { !dockIDs.contains($0.bundleIdentifier) }.map { icon($0.bundleIdentifier, $0.name) }
+        let dock = system.filter { dockIDs.contains($0.bundleIdentifier) }.map {
+            icon($0.bundleIdentifier, $0.name)
+        }
+        var icons = system.filter { !dockIDs.contains($0.bundleIdentifier) }.map {
+            icon($0.bundleIdentifier, $0.name)
+        }
         icons += await runtime.installedApps.map { icon($0.bundleIdentifier, $0.displayName) }
         var pages: [Any] = [dock]
         var index = 0
