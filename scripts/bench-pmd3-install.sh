@@ -48,7 +48,7 @@ now() { date +%s.%N; }
 pmd3_socket="${USBMUXD_SOCKET_ADDRESS#UNIX:}"
 echo "machine: $(nproc) cores, $(uname -srm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "ipa: $(stat -c %s "$ipa") bytes; twin: iPad mini 4 iOS 15.8 (hadeploy virtual, debug build)"
-echo "pymobiledevice3 $("$pmd3" version 2>/dev/null || echo 11.45.0); $(ideviceinstaller -h 2>&1 | grep -m1 -o 'ideviceinstaller [0-9.]*' || echo ideviceinstaller)"
+echo "pymobiledevice3 $("$pmd3" version 2>/dev/null || echo 11.45.0); ideviceinstaller $(dpkg-query -W -f='${Version}' ideviceinstaller 2>/dev/null)"
 printf '%-6s %-34s %-34s\n' round "pymobiledevice3 apps install (s)" "ideviceinstaller -i (s)"
 for round in $(seq "$ROUNDS"); do
     ideviceinstaller -u "$udid" -U io.hadeploy.bench >/dev/null 2>&1 || true

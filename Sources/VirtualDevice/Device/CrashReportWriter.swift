@@ -75,7 +75,7 @@ struct CrashReportWriter {
     private func jsonReport(
         _ app: VirtualInstalledApp, _ reason: String, _ pid: Int, _ date: Date, _ incident: String
     ) throws -> Data {
-        let timestamp = stamp(date, "yyyy-MM-dd HH:mm:ss.00 Z")
+        let timestamp = stamp(date, "yyyy-MM-dd HH:mm:ss.SS Z")
         let metadata: [String: Any] = [
             "app_name": app.executable, "timestamp": timestamp,
             "app_version": app.shortVersion ?? app.bundleVersion,
