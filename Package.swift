@@ -140,7 +140,10 @@ let package = Package(
         ),
         .target(
             name: "SSHTransport",
-            dependencies: ["HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -187,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "hadeploy-bench",
             dependencies: [
-                "HomeAssistant", "MobileDevice", "VirtualDevice",
+                "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -248,6 +251,7 @@ let package = Package(
             name: "SSHTransportTests",
             dependencies: [
                 "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "DeviceSpec", "TestSupport",
+                "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -104,18 +104,19 @@ struct DeployCommand: AsyncParsableCommand {
             if let twins = inputs.twins {
                 reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(twins.twins.address)"))
             }
+            var settings = DeploySession.Settings(
+                artifact: artifact.map { context.url(for: $0) },
+                artifacts: artifacts.map { context.url(for: $0) },
+                artifactManifest: artifactManifest.map { context.url(for: $0) },
+                virtual: arguments.virtual, developerImages: inputs.twins?.developerImages,
+                stateDirectory: context.url(for: arguments.state),
+                reportDirectory: report.map { context.url(for: $0) }, writeReport: !worker, jobs: jobs,
+                failFast: failFast, force: arguments.force,
+                worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID))
+            settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
             let session = DeploySession(
                 context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
-                settings: DeploySession.Settings(
-                    artifact: artifact.map { context.url(for: $0) },
-                    artifacts: artifacts.map { context.url(for: $0) },
-                    artifactManifest: artifactManifest.map { context.url(for: $0) },
-                    virtual: arguments.virtual, developerImages: inputs.twins?.developerImages,
-                    stateDirectory: context.url(for: arguments.state),
-                    reportDirectory: report.map { context.url(for: $0) }, writeReport: !worker, jobs: jobs,
-                    failFast: failFast, force: arguments.force,
-                    worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID)),
-                reporter: reporter)
+                settings: settings, reporter: reporter)
             let task = Task { try await session.run() }
             let signals = SignalCancellation { task.cancel() }
             defer { signals.cancel() }

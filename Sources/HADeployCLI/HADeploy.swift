@@ -24,7 +24,7 @@ public struct HADeploy: AsyncParsableCommand {
         version: ToolVersion.current,
         subcommands: [
             DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self, VersionCommand.self,
-            RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
+            RenderCommand.self, VerifyCommand.self, TrustHostCommand.self, RollbackCommand.self,
             VirtualCommand.self,
         ],
         defaultSubcommand: DeployCommand.self

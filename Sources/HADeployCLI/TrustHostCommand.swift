@@ -39,68 +39,21 @@ struct TrustHostCommand: AsyncParsableCommand {
         try await withContext { context in
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
-            let matrix = try workspace.loadMatrix()
-            let (variables, _) = try workspace.loadVariables()
-            let knownHosts = SSHLogin.knownHostsPath(variables)
-            let connection: SSHConnectionConfig
-            let label: String
-            if device.hasPrefix("ssh://") || device == "build_host" || device == "build-host" {
-                // The remote builder (or a USB host): an address rather than a device.
-                var address = device
-                if !device.hasPrefix("ssh://") {
-                    guard let value = matrix.buildHost?.display(variables) else {
-                        throw ValidationError("\(project.config) has no build_host")
-                    }
-                    address = value
-                }
-                var parsed = try SSHConnectionConfig.parse(
-                    url: address, authentication: .agent(socketPath: nil), name: address)
-                parsed.knownHostsPath = knownHosts
-                connection = parsed
-                label = address
-            } else {
-                guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
-                    target.ssh != nil || target.transport == .ssh
-                else { throw ValidationError("\(device) is not reached over SSH in \(project.config)") }
-                let version = GitVersion.unversioned
-                let plan = try DeployPlanner(
-                    matrix: matrix, variables: variables, topology: .current(environment: context.environment)
-                )
-                .plan(
-                    options: DeployOptions(targets: [device], verify: false), version: version,
-                    deployID: "trust")
-                guard let devicePlan = plan.devices.first else { throw ValidationError("no such device") }
-                connection = try SSHDriver.config(
-                    for: target, plan: devicePlan, variables: variables, knownHosts: knownHosts
-                ).connection
-                label = target.name
-            }
-            let config = connection
-            let info = try await HostKeyTrust.scan(config)
+            let request = try HostTrustRequest(
+                target: device, matrix: try workspace.loadMatrix(),
+                variables: try workspace.loadVariables().values,
+                topology: .current(environment: context.environment), configPath: project.config)
+            let info = try await request.scan()
             context.print(
-                "\(label) at \(config.address): \(info.keyType) \(info.fingerprint) (\(info.status.rawValue))"
-            )
+                "\(request.label) at \(request.connection.address): \(info.keyType) \(info.fingerprint) "
+                    + "(\(info.status.rawValue))")
             if info.status == .trusted {
-                context.print("already trusted in \(knownHosts)")
+                context.print("already trusted in \(request.knownHosts)")
                 return
             }
-            var confirmed = fingerprint
-            if confirmed == nil {
-                guard isatty(STDIN_FILENO) == 1 else {
-                    throw ValidationError(
-                        "not a terminal: pass --fingerprint \(info.fingerprint) after checking it on the device"
-                    )
-                }
-                context.message("Trust this key? Type the fingerprint's last 6 characters to confirm: ")
-                let answer = readLine()?.trimmingCharacters(in: .whitespaces) ?? ""
-                guard !answer.isEmpty, info.fingerprint.hasSuffix(answer), answer.count >= 6 else {
-                    throw ValidationError("not confirmed; nothing was written")
-                }
-                confirmed = info.fingerprint
-            }
-            let trusted = try await HostKeyTrust.trust(
-                config, expectedFingerprint: confirmed!, replace: replace)
-            context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(knownHosts)")
+            let trusted = try await request.trust(
+                info, fingerprint: fingerprint, replace: replace, context: context)
+            context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(request.knownHosts)")
         }
     }
 }

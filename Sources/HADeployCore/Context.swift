@@ -37,7 +37,29 @@ public final class RecordingOutputSink: OutputSink, @unchecked Sendable {
     public var standardError: String { lock.withLock { err } }
 }
 
-/// Everything with a side effect, injected: environment, processes, output, working directory, clock.
+/// Where interactive answers come from (`trust-host`'s confirmation).
+public protocol InputSource: Sendable {
+    /// Whether a person can answer (stdin is a terminal).
+    var isInteractive: Bool { get }
+    func readLine() -> String?
+}
+
+/// The real stdin.
+public struct StandardInput: InputSource {
+    public init() {}
+    public var isInteractive: Bool { isatty(STDIN_FILENO) == 1 }
+    public func readLine() -> String? { Swift.readLine() }
+}
+
+/// Answers nothing and is not interactive: the default for contexts built in tests, so a command
+/// that would prompt fails the way it does in CI instead of blocking.
+public struct NoInput: InputSource {
+    public init() {}
+    public var isInteractive: Bool { false }
+    public func readLine() -> String? { nil }
+}
+
+/// Everything with a side effect, injected: environment, processes, output, input, working directory, clock.
 ///
 /// Only the CLI builds the live context; the Kit and below take it as a parameter and never read
 /// `ProcessInfo` themselves.
@@ -47,16 +69,19 @@ public struct HADeployContext: Sendable {
     public var output: any OutputSink
     public var currentDirectory: URL
     public var now: @Sendable () -> Date
+    public var input: any InputSource
 
     public init(
         environment: [String: String], runner: any ProcessRunner, output: any OutputSink,
-        currentDirectory: URL, now: @escaping @Sendable () -> Date = { Date() }
+        currentDirectory: URL, now: @escaping @Sendable () -> Date = { Date() },
+        input: any InputSource = NoInput()
     ) {
         self.environment = environment
         self.runner = runner
         self.output = output
         self.currentDirectory = currentDirectory
         self.now = now
+        self.input = input
     }
 
     /// The context of the running program.
@@ -65,18 +90,17 @@ public struct HADeployContext: Sendable {
             environment: ProcessInfo.processInfo.environment,
             runner: LiveProcessRunner(),
             output: StandardOutputSink(),
-            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            input: StandardInput())
     }
 
     public func print(_ text: String) { output.write(text + "\n", to: .standardOutput) }
     public func message(_ text: String) { output.write(text + "\n", to: .standardError) }
 
-    /// Resolves a user-given path against the working directory.
+    /// Resolves a user-given path against the working directory (`~/` against HOME).
     public func url(for path: String) -> URL {
-        if path.hasPrefix("/") { return URL(fileURLWithPath: path) }
-        if path.hasPrefix("~/"), let home = environment["HOME"] {
-            return URL(fileURLWithPath: home).appendingPathComponent(String(path.dropFirst(2)))
-        }
-        return currentDirectory.appendingPathComponent(path)
+        let expanded = HomePath.expand(path, environment)
+        if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded) }
+        return currentDirectory.appendingPathComponent(expanded)
     }
 }

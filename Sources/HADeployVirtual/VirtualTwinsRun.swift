@@ -1,5 +1,6 @@
 import DeviceSpec
 import Foundation
+import HADeployCore
 import HADeployKit
 import Logging
 import VirtualDevice
@@ -11,15 +12,42 @@ public struct VirtualTwinsRun: Sendable {
     public let twins: VirtualTwins
     public let developerImages: URL
     let usbmuxd: VirtualUsbmuxd
+    let jailbroken: [JailbreakTwinProcess]
 
     /// Starts a twin for each of `devices` that a virtual device can stand for.
     public static func start(
         matrix: DeviceMatrix, devices: [Device], variables: [String: String], stateDirectory: URL,
         logger: Logger
     ) async throws -> VirtualTwinsRun {
-        let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
-        let (usbmuxd, address) = try await virtual.start(
-            stateDirectory: stateDirectory.appendingPathComponent("devices"), logger: logger)
+        // SSH devices (the iPad 2) get a jailbroken twin reached over SSH when this host can run one.
+        var processes: [String: JailbreakTwinProcess] = [:]
+        if let script = JailbreakTwinProcess.script(
+            environment: ProcessInfo.processInfo.environment,
+            projectDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        {
+            for device in devices where device.transport == .ssh {
+                do {
+                    processes[device.id] = try await JailbreakTwinProcess.start(
+                        script: script,
+                        directory: stateDirectory.appendingPathComponent("jailbreak/\(device.id)"),
+                        runner: LiveProcessRunner())
+                } catch {
+                    for process in processes.values { process.stop() }
+                    throw error
+                }
+            }
+        }
+        let virtual = VirtualMatrix(
+            matrix: matrix, devices: devices.filter { processes[$0.id] == nil }, variables: variables)
+        let usbmuxd: VirtualUsbmuxd
+        let address: String
+        do {
+            (usbmuxd, address) = try await virtual.start(
+                stateDirectory: stateDirectory.appendingPathComponent("devices"), logger: logger)
+        } catch {
+            for process in processes.values { process.stop() }
+            throw error
+        }
         let infos = await usbmuxd.devices()
         var udids: [String: String] = [:]
         for info in infos { udids[info.name] = info.udid }
@@ -32,14 +60,22 @@ public struct VirtualTwinsRun: Sendable {
                 in: stateDirectory.appendingPathComponent("DeviceSupport"))
         } catch {
             await usbmuxd.stop()
+            for process in processes.values { process.stop() }
             throw error
         }
         return VirtualTwinsRun(
-            twins: VirtualTwins(address: address, udids: udids, unavailable: unavailable),
-            developerImages: images, usbmuxd: usbmuxd)
+            twins: VirtualTwins(
+                address: address, udids: udids, unavailable: unavailable,
+                jailbroken: processes.mapValues {
+                    JailbrokenTwinEndpoint(port: $0.port, key: $0.keyPath, knownHosts: $0.knownHostsPath)
+                }),
+            developerImages: images, usbmuxd: usbmuxd, jailbroken: Array(processes.values))
     }
 
-    public func stop() async { await usbmuxd.stop() }
+    public func stop() async {
+        await usbmuxd.stop()
+        for process in jailbroken { process.stop() }
+    }
 
     /// Virtual devices mount any image; the files only need to exist where a real one would be.
     static func developerImages(versions: [String], in directory: URL) throws -> URL {

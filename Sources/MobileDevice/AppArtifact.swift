@@ -40,7 +40,8 @@ public struct AppArtifact: Sendable, Equatable {
         return copy
     }
 
-    static func inspect(_ url: URL, hashing: Bool) throws -> AppArtifact {
+    /// Reads identity, versions and slices only (capped reads; the content is not hashed).
+    public static func inspect(_ url: URL, hashing: Bool) throws -> AppArtifact {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw invalid(url, "it does not exist", next: "Build the app first, or fix the path.")

@@ -4,10 +4,10 @@ import Foundation
 /// SHA-256 of an artifact's content, streamed (never the whole file in memory): the file's bytes for
 /// an `.ipa`; for an `.app` directory, every entry in sorted path order (type, relative path,
 /// size, bytes or link target), so a renamed or changed file changes the hash.
-enum ContentHasher {
+public enum ContentHasher {
     static let chunkSize = 1 << 20
 
-    static func hash(of url: URL, isDirectory: Bool) throws -> String {
+    public static func hash(of url: URL, isDirectory: Bool) throws -> String {
         var hasher = SHA256()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }

@@ -6,10 +6,3 @@ struct Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
-
-/// Takes a malloc'ed C string from libimobiledevice/libusbmuxd, copies it and frees it.
-func takeCString(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
-    guard let pointer else { return nil }
-    defer { free(pointer) }
-    return String(cString: pointer)
-}

@@ -36,4 +36,15 @@ struct AppBundleInfo: Sendable, Equatable {
                 path: app.path, reason: problem + "; nothing was sent to the device")
         }
     }
+
+    /// From an installed app's `Info.plist` as read back from the device.
+    init(directoryName: String, infoPlist: Data, bundleID fallback: String) {
+        self.directoryName = directoryName
+        self.name = directoryName.hasSuffix(".app") ? String(directoryName.dropLast(4)) : directoryName
+        let plist =
+            (try? PropertyListSerialization.propertyList(from: infoPlist, format: nil)) as? [String: Any]
+            ?? [:]
+        self.executable = plist["CFBundleExecutable"] as? String ?? name
+        self.bundleID = plist["CFBundleIdentifier"] as? String ?? fallback
+    }
 }

@@ -11,7 +11,8 @@ public struct JailbreakCommands: Sendable, Equatable {
     public var permissions: String
     /// Refreshes SpringBoard's icon cache so a new app shows up.
     public var refreshIcons: String
-    /// Starts the app. The launch arguments (`-HAServerURL URL -HAAccessToken TOKEN -HADashboard NAME
+    /// Starts the app (the jailbreak's `open` takes the bundle id only). The app's settings go into its
+    /// preferences plist first. The launch arguments (`-HAServerURL URL -HAAccessToken TOKEN -HADashboard NAME
     /// -HAKioskMode YES|NO -HADeployID ID`) arrive on the command's **stdin, one per line**, so the token
     /// never appears in a command line or the remote process list. If the template contains `{args_file}`,
     /// the same lines are also written to a 0600 file in a private 0700 directory, removed once the
@@ -19,22 +20,27 @@ public struct JailbreakCommands: Sendable, Equatable {
     public var launch: String
     /// Stops the app. Exit status 1 (nothing to kill, as with `killall`) counts as "was not running".
     public var kill: String
-    /// Takes a screenshot. With `{output}`, the command writes the image to that remote path, which is
-    /// read back and removed; without it, the image is the command's stdout.
+    /// Takes a screenshot. Empty (the default): the app's own trigger, `/tmp/take_screenshot` →
+    /// `/tmp/screenshot.png`. With `{output}`, the command writes the image to that remote path, which is
+    /// read back and removed; otherwise the image is the command's stdout.
     public var screenshot: String
+    /// Re-signs the executable so the jailbroken kernel runs it (`ldid -S`; skipped when `ldid` is missing).
+    public var sign: String
 
     public init(
         permissions: String = "chown -R {owner} {staged} && chmod -R u+rwX,go+rX,go-w {staged}",
         refreshIcons: String = "uicache",
-        launch: String = "hadeploy-launch {bundle_id}",
+        launch: String = "open {bundle_id}",
         kill: String = "killall {executable}",
-        screenshot: String = "hadeploy-screenshot {output}"
+        screenshot: String = "",
+        sign: String = "ldid -S {staged_executable}"
     ) {
         self.permissions = permissions
         self.refreshIcons = refreshIcons
         self.launch = launch
         self.kill = kill
         self.screenshot = screenshot
+        self.sign = sign
     }
 
     /// Placeholders every command may use; `launch` and `screenshot` add their own.
@@ -58,6 +64,7 @@ public struct JailbreakCommands: Sendable, Equatable {
         try check(launch, "launch", Self.launchPlaceholders)
         try check(kill, "kill", [])
         try check(screenshot, "screenshot", ["output"])
+        try check(sign, "sign", ["staged_executable"])
     }
 
     /// Replaces `{key}` placeholders with shell-quoted values; refuses unknown ones (typos, `{token}`).

@@ -11,12 +11,28 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
     public var refreshIconsTimeout: Double
     /// Deadline for the launch command.
     public var launchTimeout: Double
+    /// The mobile user's home: preferences, backups, caches and the app's log live under it.
+    public var mobileDirectory: String
+    /// `user:group` of the preferences plist (the app runs as `mobile`).
+    public var preferencesOwner: String
+    /// Where the app's screenshot trigger and image live (`/tmp/take_screenshot`, `/tmp/screenshot.png`).
+    public var temporaryDirectory: String
+    /// How many backups per app stay on the device.
+    public var backupsKept: Int
+    /// iOS 10+: remove `_CodeSignature` and `embedded.mobileprovision` on the host before sending, as
+    /// Apple's signature gets in the way of `ldid` there.
+    public var stripAppleSignature: Bool
+    /// Deadline for the app's own screenshot (it writes one ~3 s after its next dashboard rebuild).
+    public var screenshotTimeout: Double
 
     public init(
         connection: SSHConnectionConfig, installDirectory: String = "/Applications",
         owner: String = "root:admin",
         transfer: TransferMethod = .auto, commands: JailbreakCommands = JailbreakCommands(),
-        refreshIconsTimeout: Double = 180, launchTimeout: Double = 60
+        refreshIconsTimeout: Double = 180, launchTimeout: Double = 60,
+        mobileDirectory: String = "/var/mobile",
+        preferencesOwner: String = "mobile:mobile", temporaryDirectory: String = "/tmp", backupsKept: Int = 5,
+        stripAppleSignature: Bool = false, screenshotTimeout: Double = 20
     ) {
         self.connection = connection
         self.installDirectory = installDirectory
@@ -25,10 +41,18 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
         self.commands = commands
         self.refreshIconsTimeout = refreshIconsTimeout
         self.launchTimeout = launchTimeout
+        self.mobileDirectory = mobileDirectory
+        self.preferencesOwner = preferencesOwner
+        self.temporaryDirectory = temporaryDirectory
+        self.backupsKept = backupsKept
+        self.stripAppleSignature = stripAppleSignature
+        self.screenshotTimeout = screenshotTimeout
     }
 
     /// The keys `apply(commandOverrides:)` understands (devices.yaml `ssh.commands`).
-    public static let commandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot", "permissions"]
+    public static let commandKeys = [
+        "install_dir", "refresh", "launch", "kill", "screenshot", "permissions", "sign",
+    ]
 
     /// Applies devices.yaml `ssh.commands` (install_dir, refresh, launch, kill, screenshot, permissions);
     /// throws on an unknown key or an unknown placeholder, so typos fail before anything runs.
@@ -43,6 +67,7 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
             case "kill": updated.commands.kill = value
             case "screenshot": updated.commands.screenshot = value
             case "permissions": updated.commands.permissions = value
+            case "sign": updated.commands.sign = value
             default:
                 throw SSHError.invalidConfiguration(
                     "unknown ssh command '\(key)'; known: \(Self.commandKeys.joined(separator: ", "))")

@@ -3,13 +3,21 @@ import Foundation
 
 /// Locations and edits of known_hosts files.
 public enum KnownHostsFile {
-    /// hadeploy's own file: `$XDG_CONFIG_HOME/hadeploy/known_hosts`, else `~/.config/hadeploy/known_hosts`.
-    public static var defaultPath: String {
-        if let xdg = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+    /// hadeploy's own file, the one rule everywhere: `HADEPLOY_KNOWN_HOSTS`, else
+    /// `$XDG_CONFIG_HOME/hadeploy/known_hosts`, else `$HOME/.config/hadeploy/known_hosts`.
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let explicit = environment["HADEPLOY_KNOWN_HOSTS"], !explicit.isEmpty { return explicit }
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return xdg + "/hadeploy/known_hosts"
         }
-        return FileManager.default.homeDirectoryForCurrentUser.path + "/.config/hadeploy/known_hosts"
+        let home =
+            environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? FileManager.default.homeDirectoryForCurrentUser.path
+        return home + "/.config/hadeploy/known_hosts"
     }
+
+    /// `defaultPath(environment:)` of this process.
+    public static var defaultPath: String { defaultPath(environment: ProcessInfo.processInfo.environment) }
 
     /// The user's OpenSSH file, for people who already trust their devices there.
     public static var userSSHPath: String {

@@ -20,6 +20,29 @@ struct LocalTree: Sendable {
     let root: URL
     let entries: [Entry]
 
+    private init(root: URL, entries: [Entry]) {
+        self.root = root
+        self.entries = entries
+    }
+
+    /// The same tree reduced to the files in `paths`, every symbolic link and every directory (cheap to
+    /// send, and SFTP/SCP need the parents): what a delta upload sends.
+    func keeping(files paths: Set<String>) -> LocalTree {
+        LocalTree(
+            root: root,
+            entries: entries.filter {
+                if case .file = $0.kind { return paths.contains($0.path) }
+                return true
+            })
+    }
+
+    /// SHA-256 of one file's bytes, lower-case hex (what `sha256sum` or `openssl dgst -sha256` print).
+    func fileHash(_ entry: Entry) throws -> String {
+        var hasher = SHA256()
+        try forEachChunk(of: entry) { hasher.update(data: $0) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
     var totalBytes: Int64 {
         entries.reduce(0) {
             if case .file(let size) = $1.kind { return $0 + size }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// An authenticated SSH connection whose host key matched the known_hosts file.
 ///
@@ -12,6 +13,8 @@ public final class SSHConnection: Sendable {
     public let serverBanner: String
     let executor: SessionExecutor
     let session: SessionHandle
+    /// Every line carries the device and its address, like MobileDevice's `device=… udid=…`.
+    let logger: Logger
 
     private init(
         config: SSHConnectionConfig, executor: SessionExecutor, session: SessionHandle, hostKey: HostKeyInfo
@@ -21,6 +24,14 @@ public final class SSHConnection: Sendable {
         self.session = session
         self.hostKey = hostKey
         self.serverBanner = session.serverBanner
+        self.logger = Self.logger(for: config)
+    }
+
+    static func logger(for config: SSHConnectionConfig) -> Logger {
+        var logger = Logger(label: "hadeploy.ssh")
+        logger[metadataKey: "device"] = "\(config.name)"
+        logger[metadataKey: "host"] = "\(config.address)"
+        return logger
     }
 
     deinit {
@@ -30,15 +41,23 @@ public final class SSHConnection: Sendable {
 
     /// Connects, verifies the host key (never accepting an unknown or changed one) and logs in.
     public static func connect(_ config: SSHConnectionConfig) async throws -> SSHConnection {
+        let logger = Self.logger(for: config)
+        logger.debug("connecting as \(config.user)\(config.legacyAlgorithms ? " (legacy algorithms)" : "")")
         let executor = SessionExecutor(device: config.name)
-        let (session, key) = try await executor.run("connect", timeout: config.timeouts.connect + 2) {
-            let session = try SessionHandle.connect(config: config, executor: executor)
-            return (session, try session.verifyHostKey())
+        do {
+            let (session, key) = try await executor.run("connect", timeout: config.timeouts.connect + 2) {
+                let session = try SessionHandle.connect(config: config, executor: executor)
+                return (session, try session.verifyHostKey())
+            }
+            try await executor.run("authentication", timeout: config.timeouts.authentication) {
+                try session.authenticate()
+            }
+            logger.debug("connected: \(session.serverBanner), host key \(key.keyType) \(key.fingerprint)")
+            return SSHConnection(config: config, executor: executor, session: session, hostKey: key)
+        } catch {
+            logger.info("connect failed: \(error)")
+            throw error
         }
-        try await executor.run("authentication", timeout: config.timeouts.authentication) {
-            try session.authenticate()
-        }
-        return SSHConnection(config: config, executor: executor, session: session, hostKey: key)
     }
 
     /// Connects without logging in, to read the host key (for `hadeploy trust-host`).
@@ -62,6 +81,8 @@ public final class SSHConnection: Sendable {
         outputLimit: Int = 64 << 20, holdStdinOpen: Bool = false
     ) async throws -> SSHCommandOutput {
         let session = self.session
+        // The step, not the command: a command line may name paths the user considers private.
+        logger.debug("\(step)\(stdin == nil ? "" : " (stdin: \(stdin!.count) bytes)")")
         return try await executor.run(step, timeout: timeout ?? config.timeouts.command) {
             try session.execute(
                 command, stdin: stdin, limit: outputLimit, step: step, holdStdinOpen: holdStdinOpen)

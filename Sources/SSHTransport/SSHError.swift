@@ -32,6 +32,10 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
     case transferInterrupted(
         device: String, app: String, installed: String, temporary: String,
         temporaryRemoved: Bool, reason: String)
+    /// The on-device backup taken before a deploy could not be written; nothing was changed.
+    case backupFailed(device: String, reason: String)
+    /// A rollback found no usable backup, or the backup did not match its checksum.
+    case rollbackUnavailable(device: String, reason: String)
     /// A local file or directory could not be used.
     case localFileFailed(path: String, reason: String)
     /// The server cannot forward UNIX sockets (direct-streamlocal), needed for `usb_host`.
@@ -83,6 +87,14 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
             return
                 "Upload of \(app) to \(device) was interrupted (\(reason)). The installed app \(installed) "
                 + "was left as it was; \(cleanup). Run the deploy again once the device is reachable."
+        case .backupFailed(let device, let reason):
+            return
+                "The backup of the installed app and its preferences on \(device) could not be written (\(reason)), "
+                + "so nothing on the device was changed. Free space under /var/mobile/Library/HADashboard-backups "
+                + "or fix its permissions, then deploy again."
+        case .rollbackUnavailable(let device, let reason):
+            return
+                "Cannot roll back \(device): \(reason). `hadeploy rollback \(device) --list` shows the backups."
         case .localFileFailed(let path, let reason):
             return "Could not read \(path): \(reason)."
         case .forwardingUnsupported(let device, let reason):
@@ -90,6 +102,23 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
                 + "AllowStreamLocalForwarding yes and read/write access to its usbmuxd socket for the login user."
         case .invalidConfiguration(let message):
             return "Invalid SSH configuration: \(message)."
+        }
+    }
+
+    /// A fault worth a retry after probing the device again: the connection was refused, reset or timed
+    /// out while connecting (an iPad 2 on Wi-Fi that is waking up), as the old script retried each target.
+    public var isTransientConnectFault: Bool {
+        switch self {
+        case .connectFailed(_, _, let reason, _):
+            let text = reason.lowercased()
+            return ["refused", "reset", "timed out", "timeout", "unreachable", "no route", "closed by"]
+                .contains {
+                    text.contains($0)
+                }
+        case .timedOut(_, let step, _):
+            return step.contains("connect") || step.contains("handshake") || step.contains("authentication")
+        default:
+            return false
         }
     }
 

@@ -188,3 +188,52 @@ import Testing
             "::error file=broken.yaml,line=\(typo),col=5,title=hadeploy::device 'mini4': unknown key "
                 + "'product_typ' (did you mean 'product_type'?)"), "\(result.stderr)")
 }
+
+/// The build commands `plan --json` prints are the ones the build runs, tools included.
+@Suite struct PlannedBuildCommandsTests {
+    static let fixtures = HADeployBinary.repositoryRoot.appendingPathComponent(
+        "Tests/HADeployKitTests/Fixtures")
+
+    @Test func theBuildRunsExactlyThePlannedCommands() async throws {
+        let project = try await Project(commits: 2, tag: "v3.0.0", copyProjectFiles: false)
+        try project.write(
+            """
+            version: 1
+            flavours:
+              modern: {xcode: /Applications/Xcode-26.app, archs: [arm64], deployment_target: "15.0",
+                       sdk: iphoneos, configuration: Release, settings: {ENABLE_DEBUG_DYLIB: "NO"}}
+            devices:
+              mini4: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb, udid: U1}
+            """, to: "devices.yaml")
+        try project.write("name: HADashboard\n", to: "Generated/project.yml")
+        let environment = [
+            "HADEPLOY_XCODEBUILD": Self.fixtures.appendingPathComponent("xcodebuild-standin.py").path,
+            "HADEPLOY_XCODEGEN": Self.fixtures.appendingPathComponent("xcodegen-standin.sh").path,
+        ]
+        let plan = try await HADeployBinary.run(
+            ["plan", "mini4", "--json"], in: project.url, environment: environment)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let decoded = try #require(
+            try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        let builds = try #require(decoded["builds"] as? [[String: Any]])
+        let commands = try #require(builds.first?["commands"] as? [[String: Any]])
+        let planned = commands.map { command -> String in
+            let executable = (command["executable"] as? String ?? "") as NSString
+            return ([executable.lastPathComponent] + (command["arguments"] as? [String] ?? [])).joined(
+                separator: " ")
+        }
+        #expect(planned.count == 2)
+
+        let build = try await HADeployBinary.run(
+            ["build", "mini4"], in: project.url, environment: environment)
+        #expect(build.status == 0, "\(build.stderr)")
+        // The stand-ins log `<tool> <arguments>` as they received them.
+        let log = try String(contentsOf: project.url.appendingPathComponent("standin.log"), encoding: .utf8)
+        let ran = log.split(separator: "\n").map { line -> String in
+            line.hasPrefix("xcodegen ")
+                ? "xcodegen-standin.sh" + line.dropFirst("xcodegen".count)
+                : "xcodebuild-standin.py " + line
+        }
+        #expect(ran == planned)
+    }
+}

@@ -300,3 +300,22 @@ struct PlanEqualsRunTests {
         #expect(Self.executedSteps(Self.events(run.stdout)) == planned.steps)
     }
 }
+
+/// The token is in no process's arguments while a USB deploy launches the app (what `ps` shows any
+/// local user), and it still reaches the app.
+@Suite(.serialized)
+struct TokenNotInProcessListTests {
+    @Test func aUSBDeployNeverPutsTheTokenOnACommandLine() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let sampler = ProcessListSampler(secrets: [world.ha.token])
+        let result = try await world.deploy(DeployEndToEndTests.arguments)
+        let (leaks, samples) = sampler.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(samples > 50)
+        #expect(leaks.isEmpty, "\(leaks.count) command lines held the token")
+        let running = try #require(try await world.usbmuxd.runningApp(udid: world.udids["mini4"]!))
+        let index = try #require(running.arguments.firstIndex(of: "-HAAccessToken"))
+        #expect(running.arguments[index + 1] == world.ha.token, "the app on the device did get it")
+    }
+}

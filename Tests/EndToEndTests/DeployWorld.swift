@@ -110,18 +110,9 @@ final class DeployWorld: Sendable {
                 into: root.appendingPathComponent("artifacts"))
         }
 
-        let git = LiveProcessRunner()
-        let identity = [
-            "GIT_AUTHOR_NAME": "e2e", "GIT_AUTHOR_EMAIL": "e2e@example.com", "GIT_COMMITTER_NAME": "e2e",
-            "GIT_COMMITTER_EMAIL": "e2e@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
-        ]
         try ".env\nartifacts/\nvirtual/\nreport*/\nusbmuxd.sock\n*.sock\nDeviceSupport/\n".write(
             to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.2.0"]] {
-            _ = try await git.checked(
-                ProcessCommand("git", ["-C", root.path] + arguments, environment: identity),
-                timeout: .seconds(30))
-        }
+        try await GitFixture.commitAll(at: root, tag: "v1.2.0")
     }
 
     /// Runs `hadeploy <arguments>` in the checkout against the virtual devices.

@@ -53,7 +53,7 @@ struct ArtifactTests {
         #expect {
             try ArtifactInspector().inspect(bogus, flavour: "modern")
         } throws: { error in
-            "\(error)".contains("not an .ipa (not a zip archive)")
+            "\(error)".contains("broken.ipa: it is not a readable zip archive")
         }
     }
 }

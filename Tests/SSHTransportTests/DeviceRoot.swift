@@ -10,8 +10,10 @@ struct DeviceRoot {
 
     init() throws {
         url = try TestEnvironment.makeDirectory("hadeploy-device")
-        try FileManager.default.createDirectory(
-            at: url.appendingPathComponent("Applications"), withIntermediateDirectories: true)
+        for directory in ["Applications", "mobile", "tmp"] {
+            try FileManager.default.createDirectory(
+                at: url.appendingPathComponent(directory), withIntermediateDirectories: true)
+        }
         let bin = url.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         for tool in ["uicache", "launch", "kill", "screenshot"] {
@@ -54,7 +56,10 @@ struct DeviceRoot {
     {
         JailbreakDeployConfig(
             connection: connection, installDirectory: applications,
-            owner: "\(TestEnvironment.user):\(TestEnvironment.user)", transfer: transfer, commands: commands)
+            owner: "\(TestEnvironment.user):\(TestEnvironment.user)", transfer: transfer, commands: commands,
+            mobileDirectory: url.appendingPathComponent("mobile").path,
+            preferencesOwner: "\(TestEnvironment.user):\(TestEnvironment.user)",
+            temporaryDirectory: url.appendingPathComponent("tmp").path)
     }
 
     func read(_ name: String) -> String {

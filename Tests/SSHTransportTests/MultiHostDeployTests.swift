@@ -101,17 +101,9 @@ struct MultiHostDeployTests {
                 location: SourceLocation(file: "devices.yaml", line: 1)),
             marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"))
 
-        let identity = [
-            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
-        ]
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.2.0"]] {
-            _ = try await LiveProcessRunner().checked(
-                ProcessCommand("git", ["-C", project.path] + arguments, environment: identity),
-                timeout: .seconds(30))
-        }
+        try await GitFixture.commitAll(at: project, tag: "v1.2.0")
         let binary = try await HADeployBinary.path
         let local = try await VirtualProcess(
             binary: binary, project: project, only: "mini4", socket: localSocket,

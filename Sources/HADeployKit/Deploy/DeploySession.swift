@@ -27,6 +27,8 @@ public struct DeploySession: Sendable {
         public var force: Bool
         /// Starts a worker for other USB routes; nil deploys every route here (one must suffice).
         public var worker: WorkerLauncher?
+        /// Jailbroken twins of SSH devices (`--virtual`), by device id.
+        public var jailbrokenTwins: [String: JailbrokenTwinEndpoint] = [:]
 
         public init(
             artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
@@ -77,7 +79,7 @@ public struct DeploySession: Sendable {
     }
 
     public func run() async throws -> DeployReport {
-        let artifacts = try await prepareArtifacts()
+        let (artifacts, checked) = try await prepareArtifacts()
         let routes = self.routes
         // The first route runs here; the others in workers.
         let here = routes.first
@@ -115,7 +117,8 @@ public struct DeploySession: Sendable {
             break
         }
         do {
-            let report = try await execute(artifacts: artifacts, workers: Array(workers.values))
+            let report = try await execute(
+                artifacts: artifacts, workers: Array(workers.values), preflightDone: checked)
             await tunnel?.stop()
             return report
         } catch {
@@ -126,7 +129,8 @@ public struct DeploySession: Sendable {
 
     /// The artifact for each flavour: given, generated for virtual twins, or built (after the
     /// checks that would stop the deploy anyway, so a wrong token costs no build).
-    func prepareArtifacts() async throws -> [String: Artifact] {
+    /// Also says whether the Home Assistant preflight already ran (before a build): it runs once.
+    func prepareArtifacts() async throws -> (artifacts: [String: Artifact], preflightDone: Bool) {
         let host = HostPlatform.current
         let source: ArtifactSource
         if let manifest = settings.artifactManifest {
@@ -152,9 +156,10 @@ public struct DeploySession: Sendable {
             if case .demo = source {
                 reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
             }
-            return artifacts
+            return (artifacts, false)
         }
         // A build takes minutes: what would stop the deploy anyway is found first.
+        var preflightDone = false
         if plan.verify, let verifier = try makeVerifier() {
             reporter.handle(.message("preflight: checking Home Assistant at \(plan.server) before building…"))
             do {
@@ -164,6 +169,7 @@ public struct DeploySession: Sendable {
                 throw error
             }
             await verifier.close()
+            preflightDone = true
         }
         var buildPlan = plan
         // A flavour whose devices all lack a setting is not built.
@@ -173,11 +179,12 @@ public struct DeploySession: Sendable {
             }
         }
         let reporter = self.reporter
-        return try await BuildRunner(
+        let built = try await BuildRunner(
             context: context, matrix: matrix,
             builder: BuildCommandBuilder.resolved(variables: variables, version: plan.version),
             host: host
         ).build(buildPlan) { reporter.handle(.message($0)) }
+        return (built, preflightDone)
     }
 
     /// The dashboards the devices will be told to open (nil: the default dashboard). With none named,
@@ -193,19 +200,24 @@ public struct DeploySession: Sendable {
             server: server, token: token, caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
     }
 
-    func execute(artifacts: [String: Artifact], workers: [WorkerGroup]) async throws -> DeployReport {
+    func execute(artifacts: [String: Artifact], workers: [WorkerGroup], preflightDone: Bool) async throws
+        -> DeployReport
+    {
         var registry = DriverRegistry(
             matrix: matrix, variables: variables, host: HostPlatform.current,
             stateDirectory: settings.stateDirectory, runner: context.runner)
         registry.developerImageOverride = settings.developerImages.map { [$0] }
+        registry.sshTwins = settings.jailbrokenTwins
         let drivers = registry
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
         if plan.verify {
             if let candidate = try makeVerifier() {
-                reporter.handle(.message("preflight: checking Home Assistant at \(plan.server)…"))
-                for note in try await candidate.preflight(dashboards: expectedDashboards) {
-                    reporter.handle(.message("preflight: \(note)"))
+                if !preflightDone {
+                    reporter.handle(.message("preflight: checking Home Assistant at \(plan.server)…"))
+                    for note in try await candidate.preflight(dashboards: expectedDashboards) {
+                        reporter.handle(.message("preflight: \(note)"))
+                    }
                 }
                 verifier = candidate
             }

@@ -13,6 +13,8 @@ public struct DriverRegistry: Sendable {
     public var stateDirectory: URL
     /// Developer Disk Image directories to use instead of devices.yaml's (virtual devices).
     public var developerImageOverride: [URL]?
+    /// SSH devices whose jailbroken twin runs on this machine (`--virtual`): device id → where it listens.
+    public var sshTwins: [String: JailbrokenTwinEndpoint] = [:]
     /// Runs xcrun, rosettasim-ctl and pymobiledevice3.
     public var runner: any ProcessRunner
 
@@ -63,8 +65,15 @@ public struct DriverRegistry: Sendable {
             throw TransportUnavailable(device: plan.name, transport: "ssh", reason: "not in devices.yaml")
         }
         let knownHosts = SSHLogin.knownHostsPath(variables)
-        let config = try SSHDriver.config(
+        var config = try SSHDriver.config(
             for: device, plan: plan, variables: variables, knownHosts: knownHosts)
+        if let twin = sshTwins[plan.id] {
+            config.connection.host = "127.0.0.1"
+            config.connection.port = twin.port
+            config.connection.authentication = .privateKey(path: twin.key, passphrase: nil)
+            config.connection.knownHostsPath = twin.knownHosts
+            config.connection.legacyAlgorithms = false
+        }
         return SSHDriver(
             deployer: JailbreakDeployer(config: config), plan: plan,
             workDirectory: stateDirectory.appendingPathComponent("ssh"))

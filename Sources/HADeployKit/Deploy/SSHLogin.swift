@@ -23,9 +23,8 @@ public enum SSHLogin {
         return .agent(socketPath: nil)
     }
 
-    /// hadeploy's own known_hosts (`HADEPLOY_KNOWN_HOSTS`, default `~/.config/hadeploy/known_hosts`).
+    /// hadeploy's own known_hosts (`KnownHostsFile.defaultPath`: `HADEPLOY_KNOWN_HOSTS`, XDG, HOME).
     public static func knownHostsPath(_ variables: [String: String]) -> String {
-        variables["HADEPLOY_KNOWN_HOSTS"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "\(variables["HOME"] ?? NSHomeDirectory())/.config/hadeploy/known_hosts"
+        KnownHostsFile.defaultPath(environment: variables)
     }
 }

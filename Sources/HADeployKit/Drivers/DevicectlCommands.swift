@@ -44,26 +44,16 @@ public struct DevicectlCommands: Sendable, Hashable {
         return command
     }
 
-    /// Copies one file out of the app's data container (`Library/Preferences/<bundle>.plist`…).
-    public func copyFromAppContainer(
-        device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
-        timeout: Int
-    ) -> ProcessCommand {
-        devicectl(
-            [
-                "device", "copy", "from", "--device", device, "--domain-type", "appDataContainer",
-                "--domain-identifier", bundleID, "--source", source, "--destination", destination,
-            ], jsonOutput: jsonOutput, timeout: timeout)
-    }
+    /// `device copy from|to` on the app's data container (`Library/Preferences/<bundle>.plist`…).
+    public enum CopyDirection: String, Sendable { case from, to }
 
-    /// Copies a local file into the app's data container.
-    public func copyToAppContainer(
-        device: String, bundleID: String, source: String, destination: String, jsonOutput: String,
-        timeout: Int
+    public func copyAppContainer(
+        _ direction: CopyDirection, device: String, bundleID: String, source: String, destination: String,
+        jsonOutput: String, timeout: Int
     ) -> ProcessCommand {
         devicectl(
             [
-                "device", "copy", "to", "--device", device, "--domain-type", "appDataContainer",
+                "device", "copy", direction.rawValue, "--device", device, "--domain-type", "appDataContainer",
                 "--domain-identifier", bundleID, "--source", source, "--destination", destination,
             ], jsonOutput: jsonOutput, timeout: timeout)
     }

@@ -188,8 +188,9 @@ public actor DevicectlDriver: DeviceDriver {
         let limit = configuration.deadlines.limit("launch")
         var merged: [String: Any] = [:]
         if (try? await devicectl("launch", limit: limit) { json, timeout in
-            configuration.commands.copyFromAppContainer(
-                device: target, bundleID: bundleID, source: remote, destination: local.path, jsonOutput: json,
+            configuration.commands.copyAppContainer(
+                .from, device: target, bundleID: bundleID, source: remote, destination: local.path,
+                jsonOutput: json,
                 timeout: timeout)
         }) != nil, let data = try? Data(contentsOf: local),
             let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
@@ -206,8 +207,9 @@ public actor DevicectlDriver: DeviceDriver {
             "launch", limit: limit,
             fix: "the app must be a development build (its data container is only reachable then)"
         ) { json, timeout in
-            configuration.commands.copyToAppContainer(
-                device: target, bundleID: bundleID, source: local.path, destination: remote, jsonOutput: json,
+            configuration.commands.copyAppContainer(
+                .to, device: target, bundleID: bundleID, source: local.path, destination: remote,
+                jsonOutput: json,
                 timeout: timeout)
         }
     }

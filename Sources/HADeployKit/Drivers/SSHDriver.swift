@@ -4,8 +4,11 @@ import HADeployCore
 import SSHTransport
 import ZIPFoundation
 
-/// The `DeviceDriver` for jailbroken devices over SSH (libssh): upload next to the target, rename
-/// into place, `uicache`, launch with the token on stdin, screenshot with the configured command.
+/// The `DeviceDriver` for jailbroken devices over SSH (libssh), as the app's old deploy script did it:
+/// backup on the device first, only the changed files sent, `ldid -S`, atomic rename into
+/// /Applications, `killall`, `uicache`, this app's caches cleared, the launch keys merged into its
+/// preferences plist, `open <bundle id>`; evidence from /var/mobile/Documents/ha-log.txt and the app's
+/// own screenshot trigger.
 public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     let deployer: JailbreakDeployer
     let plan: DevicePlan
@@ -33,7 +36,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         }
         let settings = device.ssh ?? SSHSettings()
         let authentication: SSHAuthentication
-        if let key = settings.passwordEnv, let password = variables[key], !password.isEmpty {
+        if let key = settings.passwordEnv, let password = password(key, in: variables) {
             authentication = .password(Secret(password))
         } else if let keyPath = settings.key.flatMap({ value -> String? in
             if case .value(let path) = value.resolve(variables) { return path }
@@ -56,8 +59,19 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             authentication: authentication,
             knownHostsPath: knownHosts, legacyAlgorithms: settings.legacyAlgorithms, timeouts: timeouts)
         var config = JailbreakDeployConfig(connection: connection)
+        // iOS 10's kernel rejects Apple's signature next to ldid's: sent without it, as the old script did.
+        config.stripAppleSignature = (Int(plan.ios.split(separator: ".").first ?? "") ?? 0) >= 10
         try config.apply(commandOverrides: settings.commands)
         return config
+    }
+
+    /// The password from `.env`: `password_env`'s key, or the old scripts' spelling of it
+    /// (`IPAD2_SSH_PASS` for `IPAD2_SSH_PASSWORD`, and the other way round) that users' `.env` files have.
+    static func password(_ key: String, in variables: [String: String]) -> String? {
+        var keys = [key]
+        if key.hasSuffix("_PASSWORD") { keys.append(String(key.dropLast(4))) }
+        if key.hasSuffix("_PASS") { keys.append(key + "WORD") }
+        return keys.lazy.compactMap { variables[$0] }.first { !$0.isEmpty }
     }
 
     public func connect() async throws -> ConnectedDevice {
@@ -144,10 +158,25 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     public func screenshot() async throws -> Data {
         try await deployer.screenshot()
     }
+
+    /// An app in /Applications keeps its data in the mobile user's home (`Documents/ha-log.txt` is
+    /// /var/mobile/Documents/ha-log.txt).
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        try await deployer.mobileFile(relativePath)
+    }
+
+    /// Restores the app and its preferences from the newest backup (or `backup`) and relaunches it.
+    public func rollback(bundleID: String, backup: String?) async throws -> RollbackReport {
+        try await deployer.rollback(bundleID: bundleID, backup: backup)
+    }
+
+    public func backups(bundleID: String) async throws -> [String] {
+        try await deployer.backups(bundleID: bundleID)
+    }
 }
 
 extension SSHError: TransientClassifying {
-    public var isTransient: Bool { false }
+    public var isTransient: Bool { isTransientConnectFault }
 }
 
 /// Tries the primary transport; when it cannot connect, the fallback (the iPad 2: SSH, else USB).
@@ -156,6 +185,7 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
     let fallback: any DeviceDriver
     private let lock = NSLock()
     private var chosen: (any DeviceDriver)?
+    private var onFallback = false
 
     public init(primary: any DeviceDriver, fallback: any DeviceDriver) {
         self.primary = primary
@@ -172,7 +202,10 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
         } catch let primaryError {
             do {
                 let device = try await fallback.connect()
-                lock.withLock { chosen = fallback }
+                lock.withLock {
+                    chosen = fallback
+                    onFallback = true
+                }
                 return device
             } catch {
                 throw FallbackFailed(primary: "\(primaryError)", fallback: "\(error)")
@@ -190,7 +223,21 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         try await active.crashReports(of: artifact, since: since, into: directory)
     }
-    public func screenshot() async throws -> Data { try await active.screenshot() }
+    /// The active transport's screenshot; when that fails (the jailbroken app's trigger needs a rebuild
+    /// of its dashboard), the other transport's (screenshotr over USB).
+    public func screenshot() async throws -> Data {
+        let current = active
+        do {
+            return try await current.screenshot()
+        } catch {
+            let other = lock.withLock { onFallback } ? primary : fallback
+            guard let image = try? await other.screenshot() else { throw error }
+            return image
+        }
+    }
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        try await active.appDataFile(artifact, relativePath: relativePath)
+    }
 }
 
 struct FallbackFailed: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import MobileDevice
 
 /// Drives a simulator through `xcrun simctl` (macOS): found by UDID or by device type + runtime,
 /// booted and waited for, then install, launch with arguments, crash reports and screenshots.
@@ -159,8 +160,8 @@ public actor SimctlDriver: DeviceDriver {
             timeout: configuration.deadlines.limit("terminate"))
         let installed = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard output.status == 0, installed.hasPrefix("/"),
-            let current = BundleTreeHash.digest(of: URL(fileURLWithPath: installed)),
-            let wanted = BundleTreeHash.digest(of: URL(fileURLWithPath: artifact.path))
+            let current = try? ContentHasher.hash(of: URL(fileURLWithPath: installed), isDirectory: true),
+            let wanted = try? ContentHasher.hash(of: URL(fileURLWithPath: artifact.path), isDirectory: true)
         else { return false }
         return current == wanted
     }

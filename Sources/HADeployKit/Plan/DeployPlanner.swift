@@ -97,10 +97,13 @@ public struct DeployPlanner: Sendable {
         var unset: [String] = []
         let options = context.options
         var udid = device.udid?.resolve(variables)
-        let host = device.transport == .ssh ? device.host?.resolve(variables) : nil
+        var host = device.transport == .ssh ? device.host?.resolve(variables) : nil
         let (backend, availability) = self.backend(device, udid: udid)
         if case .usb(.virtual) = backend {
             udid = topology.virtual?.udids[device.id].map { .value($0) }
+        } else if topology.virtual?.jailbroken[device.id] != nil {
+            host = .value("127.0.0.1")
+            udid = nil
         } else {
             unset += udid?.unsetNames ?? []
             unset += host?.unsetNames ?? []
@@ -163,6 +166,7 @@ public struct DeployPlanner: Sendable {
     func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
         let local = USBRoute.local(address: topology.localUsbmuxd)
         if let twins = topology.virtual {
+            if twins.jailbroken[device.id] != nil { return (.ssh(fallback: nil), .available) }
             if twins.udids[device.id] != nil { return (.usb(.virtual(address: twins.address)), .available) }
             let reason =
                 twins.unavailable[device.id]

@@ -7,11 +7,17 @@ public struct VirtualTwins: Sendable, Hashable {
     public var udids: [String: String]
     /// Device id → why it has no twin.
     public var unavailable: [String: String]
+    /// Device id (`ipad2`) → its jailbroken twin, reached over SSH like the real device.
+    public var jailbroken: [String: JailbrokenTwinEndpoint]
 
-    public init(address: String, udids: [String: String], unavailable: [String: String]) {
+    public init(
+        address: String, udids: [String: String], unavailable: [String: String],
+        jailbroken: [String: JailbrokenTwinEndpoint] = [:]
+    ) {
         self.address = address
         self.udids = udids
         self.unavailable = unavailable
+        self.jailbroken = jailbroken
     }
 }
 

@@ -206,9 +206,4 @@ final class ByteStream: Sendable {
     func close() {
         channel.close(promise: nil)
     }
-
-    /// Resolves when the channel is closed.
-    func waitUntilClosed() async {
-        try? await channel.closeFuture.get()
-    }
 }

@@ -41,21 +41,25 @@ import Testing
         return (script, record)
     }
 
+    func driver(_ executable: String, folder: TemporaryFolder) -> PyMobileDevice3Driver {
+        PyMobileDevice3Driver(
+            configuration: .init(
+                label: "iPhone 16 Pro Max", udid: udid,
+                commands: PyMobileDevice3Commands(executable: executable),
+                scratchDirectory: folder.path("scratch")),
+            runner: LiveProcessRunner(), tunneld: FakeTunneld(state: .running(udids: [udid])))
+    }
+
     @Test func pymobiledevice3LaunchKeepsTheTokenOutOfEveryCommandLine() async throws {
         let folder = try TemporaryFolder()
         let (script, record) = try standIn(in: folder)
-        let driver = PyMobileDevice3Driver(
-            configuration: .init(
-                label: "iPhone 16 Pro Max", udid: udid,
-                commands: PyMobileDevice3Commands(executable: script.path),
-                scratchDirectory: folder.path("scratch")),
-            runner: LiveProcessRunner(), tunneld: FakeTunneld(state: .running(udids: [udid])))
+        let device = driver(script.path, folder: folder)
         let arguments = [
             "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", token, "-HADashboard", "wall",
         ]
 
         let sampler = ProcessListSampler(secrets: [token])
-        try await driver.launch(TestApp.artifact(), arguments: arguments, secrets: [token])
+        try await device.launch(TestApp.artifact(), arguments: arguments, secrets: [token])
         let (leaks, samples) = sampler.stop()
 
         #expect(samples > 10, "the sampler must have looked at the process list during the launch")
@@ -71,14 +75,9 @@ import Testing
         let binary = folder.path("pymobiledevice3")
         try Data("#!/bin/sh\necho 11.45.0\n".utf8).write(to: binary)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary.path)
-        let driver = PyMobileDevice3Driver(
-            configuration: .init(
-                label: "iPhone 16 Pro Max", udid: udid,
-                commands: PyMobileDevice3Commands(executable: binary.path),
-                scratchDirectory: folder.path("scratch")),
-            runner: LiveProcessRunner(), tunneld: FakeTunneld(state: .running(udids: [udid])))
+        let device = driver(binary.path, folder: folder)
         await #expect {
-            try await driver.launch(
+            try await device.launch(
                 TestApp.artifact(), arguments: ["-HAAccessToken", token], secrets: [token])
         } throws: { error in
             let text = "\(error)"

@@ -2,57 +2,7 @@ import Foundation
 import HADeployCore
 import Testing
 
-/// A `ProcessRunner` that replays a script: each step names the exact command it expects
-/// (`Self.any` matches one argument whose value is random, like a temp file) and what the
-/// "tool" does — its output, its exit status, files it writes.
-final class ScriptedRunner: ProcessRunner, @unchecked Sendable {
-    static let any = "<any>"
-
-    struct Step {
-        var executable: String
-        var arguments: [String]
-        var status: Int32 = 0
-        var stdout: String = ""
-        var stderr: String = ""
-        var error: ProcessError?
-        /// Runs when the command arrives: writes the files the real tool would write.
-        var effect: (@Sendable (ProcessCommand) throws -> Void)?
-    }
-
-    private let lock = NSLock()
-    private var steps: [Step]
-    private var log: [(command: ProcessCommand, timeout: Duration)] = []
-
-    init(_ steps: [Step]) {
-        self.steps = steps
-    }
-
-    var received: [ProcessCommand] { lock.withLock { log.map(\.command) } }
-    var timeouts: [Duration] { lock.withLock { log.map(\.timeout) } }
-    var remaining: Int { lock.withLock { steps.count } }
-
-    func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
-        let step: Step? = lock.withLock {
-            log.append((command, timeout))
-            return steps.isEmpty ? nil : steps.removeFirst()
-        }
-        guard let step else {
-            Issue.record("unexpected command: \(command)")
-            throw ProcessError.launchFailed(command: command, reason: "not in the script")
-        }
-        #expect(command.executable == step.executable)
-        #expect(Self.matches(command.arguments, step.arguments), "got \(command.arguments)")
-        if let error = step.error { throw error }
-        try step.effect?(command)
-        return ProcessOutput(
-            status: step.status, standardOutput: Data(step.stdout.utf8), standardError: Data(step.stderr.utf8)
-        )
-    }
-
-    static func matches(_ arguments: [String], _ pattern: [String]) -> Bool {
-        arguments.count == pattern.count && zip(arguments, pattern).allSatisfy { $1 == any || $0 == $1 }
-    }
-}
+@testable import HADeployKit
 
 extension ProcessCommand {
     /// The value after `option` in the argument list (`--json-output` → its path).

@@ -1,0 +1,81 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import SSHTransport
+import Versioning
+
+/// `hadeploy rollback DEVICE`: puts back the app and preferences a deploy backed up on a jailbroken
+/// device, relaunches the app and checks its log for a loaded dashboard.
+public struct JailbreakRollback: Sendable {
+    public struct Outcome: Sendable {
+        public var report: RollbackReport
+        /// The log lines of the relaunch that prove (or disprove) a loaded dashboard.
+        public var evidence: [String]
+        public var loaded: Bool
+    }
+
+    let driver: SSHDriver
+    let bundleID: String
+    let verificationTimeout: Double
+
+    /// Resolves `device` in devices.yaml; it must be reached over SSH. The bundle id is `bundleID`, else
+    /// `.env`'s `BUNDLE_ID` (the key the old scripts used).
+    public init(
+        matrix: DeviceMatrix, variables: [String: String], environment: [String: String], device: String,
+        bundleID: String?, stateDirectory: URL
+    ) throws {
+        guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
+            target.ssh != nil || target.transport == .ssh
+        else { throw TransportUnavailable(device: device, transport: "ssh", reason: "not reached over SSH") }
+        guard let bundle = bundleID ?? variables["BUNDLE_ID"], !bundle.isEmpty else {
+            throw TransportUnavailable(
+                device: device, transport: "ssh",
+                reason: "no bundle id: pass --bundle-id or set BUNDLE_ID in .env")
+        }
+        let plan = try DeployPlanner(
+            matrix: matrix, variables: variables, topology: .current(environment: environment)
+        ).plan(
+            options: DeployOptions(targets: [device], verify: false), version: GitVersion.unversioned,
+            deployID: "rollback")
+        guard let devicePlan = plan.devices.first else {
+            throw TransportUnavailable(device: device, transport: "ssh", reason: "no such device")
+        }
+        let config = try SSHDriver.config(
+            for: target, plan: devicePlan, variables: variables,
+            knownHosts: SSHLogin.knownHostsPath(variables))
+        self.driver = SSHDriver(
+            deployer: JailbreakDeployer(config: config), plan: devicePlan,
+            workDirectory: stateDirectory.appendingPathComponent("ssh"))
+        self.bundleID = bundle
+        self.verificationTimeout = devicePlan.verification.timeout
+    }
+
+    public func backups() async throws -> [String] {
+        try await driver.backups(bundleID: bundleID)
+    }
+
+    /// Restores, relaunches, then waits (up to the device's verification timeout) for the new log
+    /// session to show the dashboard loaded or failing.
+    public func run(backup: String?, now: @Sendable () -> Date = Date.init) async throws -> Outcome {
+        let before =
+            try await driver.deployer.mobileFile(AppLogEvidence.path).map(AppLogEvidence.sessions) ?? 0
+        let report = try await driver.rollback(bundleID: bundleID, backup: backup)
+        let deadline = now().addingTimeInterval(verificationTimeout)
+        var evidence = AppLogEvidence(text: "")
+        // A failure seen twice is final: the app logs a failed fetch just before its fallback.
+        var failedBefore = false
+        while now() < deadline {
+            if let data = try await driver.deployer.mobileFile(AppLogEvidence.path) {
+                evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
+                let verdict = evidence.sessionCount > before ? evidence.verdict : nil
+                if verdict == true || (verdict == false && failedBefore) { break }
+                failedBefore = verdict == false
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let fresh = evidence.sessionCount > before
+        return Outcome(
+            report: report, evidence: fresh ? evidence.lastSessionHighlights : [],
+            loaded: fresh && evidence.verdict == true)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import HADeployCore
+import HADeployKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The jailbroken twin `--virtual` gives an SSH device (the iPad 2): `scripts/jailbreak-twin/twin.sh`,
+/// a real sshd chrooted into an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the virtual
+/// app, on 127.0.0.1. It needs root (chroot, mount namespace) and the script from a checkout of this
+/// repository; without them the device keeps its USB twin.
+final class JailbreakTwinProcess: @unchecked Sendable {
+    let port: Int
+    let keyPath: String
+    let knownHostsPath: String
+    private let process: Process
+
+    private init(port: Int, keyPath: String, knownHostsPath: String, process: Process) {
+        self.port = port
+        self.keyPath = keyPath
+        self.knownHostsPath = knownHostsPath
+        self.process = process
+    }
+
+    /// The twin script: `HADEPLOY_JAILBREAK_TWIN`, else the checkout this binary was built in, else the
+    /// project directory's own copy. nil when not root or none exists.
+    static func script(environment: [String: String], projectDirectory: URL) -> String? {
+        guard getuid() == 0 else { return nil }
+        // Sources/HADeployVirtual/<this file> → the checkout.
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidates: [String?] = [
+            environment["HADEPLOY_JAILBREAK_TWIN"],
+            source.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
+            projectDirectory.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
+        ]
+        return candidates.compactMap { $0 }.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Starts a twin in `directory` (its root, a fresh client key, known_hosts) and waits until it listens.
+    static func start(script: String, directory: URL, runner: any ProcessRunner) async throws
+        -> JailbreakTwinProcess
+    {
+        let manager = FileManager.default
+        try? manager.removeItem(at: directory)
+        try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        let key = directory.appendingPathComponent("id_ed25519").path
+        _ = try await runner.checked(
+            ProcessCommand("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]), timeout: .seconds(30))
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            script, directory.appendingPathComponent("root").path, String(port), "openssh",
+            "--authorized-key",
+            key + ".pub",
+        ]
+        let log = directory.appendingPathComponent("twin.log")
+        _ = manager.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let twin = JailbreakTwinProcess(
+            port: port, keyPath: key, knownHostsPath: directory.appendingPathComponent("known_hosts").path,
+            process: process)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !isListening(port) {
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        guard isListening(port) else {
+            twin.stop()
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw TransportUnavailable(
+                device: "jailbreak twin", transport: "ssh",
+                reason: "the twin did not start: \(text.suffix(500))")
+        }
+        let hostKey = try String(
+            contentsOf: directory.appendingPathComponent("root/etc/ssh/ssh_host_ed25519_key.pub"),
+            encoding: .utf8)
+        let fields = hostKey.split(separator: " ")
+        try "[127.0.0.1]:\(port) \(fields[0]) \(fields[1])\n".write(
+            toFile: twin.knownHostsPath, atomically: true, encoding: .utf8)
+        return twin
+    }
+
+    /// SIGKILL of the namespace holder: the server, its sessions and the apps it started go with it.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            throw TransportUnavailable(device: "jailbreak twin", transport: "ssh", reason: "no free port")
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func isListening(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}

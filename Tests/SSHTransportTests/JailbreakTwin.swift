@@ -1,0 +1,161 @@
+import Foundation
+import SSHTransport
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A jailbroken iPad twin (scripts/jailbreak-twin/twin.sh): a real sshd or dropbear on 127.0.0.1 whose
+/// sessions are chrooted into `root`, an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the
+/// virtual app. The test reads and changes `root` directly from the host.
+final class JailbreakTwin: @unchecked Sendable {
+    enum Server: String, Sendable {
+        case openssh
+        case dropbear
+    }
+
+    let server: Server
+    let legacy: Bool
+    let root: URL
+    let port: Int
+    private var pid: pid_t?
+    private let logPath: String
+
+    private init(server: Server, legacy: Bool, root: URL, port: Int, logPath: String) {
+        self.server = server
+        self.legacy = legacy
+        self.root = root
+        self.port = port
+        self.logPath = logPath
+    }
+
+    static var script: String {
+        TestEnvironment.repoRoot.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path
+    }
+
+    /// Starts a twin; throws (the test fails) if it does not come up.
+    static func start(_ server: Server = .openssh, legacy: Bool = false) async throws -> JailbreakTwin {
+        try TestEnvironment.requireSetup()
+        let directory = try TestEnvironment.makeDirectory("hadeploy-twin")
+        let twin = JailbreakTwin(
+            server: server, legacy: legacy, root: directory.appendingPathComponent("root"),
+            port: try FreePort.pick(), logPath: directory.appendingPathComponent("server.log").path)
+        try await twin.launch()
+        return twin
+    }
+
+    private func launch() async throws {
+        var arguments = [
+            Self.script, root.path, String(port), server.rawValue, "--authorized-key",
+            (legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key) + ".pub",
+        ]
+        if legacy { arguments.append("--legacy") }
+        let pid = try TestEnvironment.spawn("/bin/sh", arguments, outputPath: logPath)
+        self.pid = pid
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                self.pid = nil
+                throw TestEnvironment.SetupMissing(description: "the jailbreak twin exited at start: \(log)")
+            }
+            if TestEnvironment.isListening(port: port) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        stop()
+        throw TestEnvironment.SetupMissing(
+            description: "the jailbreak twin did not listen on \(port): \(log)")
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The processes of the twin (server, sessions, apps): everything in its PID namespace.
+    var processes: [pid_t] {
+        guard let pid else { return [] }
+        return [pid] + TestEnvironment.descendants(of: pid)
+    }
+
+    /// Command lines of the virtual apps running in the twin (started by its `open`).
+    var appProcesses: [String] {
+        processes.compactMap { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                data.range(of: Data("/usr/libexec/twin/app.py".utf8)) != nil
+            else { return nil }
+            return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        }
+    }
+
+    /// Kills the session processes only (the connection drops, the server keeps running).
+    func dropSessions() {
+        guard let pid else { return }
+        // unshare → namespace init (the server) → sessions.
+        let descendants = TestEnvironment.descendants(of: pid)
+        guard let server = descendants.first else { return }
+        for session in TestEnvironment.descendants(of: server) { kill(session, SIGKILL) }
+    }
+
+    /// SIGKILL of the namespace holder: the server, sessions and apps die with it.
+    func stop() {
+        guard let pid else { return }
+        kill(pid, SIGKILL)
+        _ = TestEnvironment.wait(pid, timeout: 10)
+        self.pid = nil
+    }
+
+    func stopAndClean() {
+        stop()
+        TestEnvironment.remove(root.deletingLastPathComponent())
+    }
+
+    /// known_hosts lines from the twin's host keys.
+    func knownHostsLines() async throws -> [String] {
+        let pattern = "[127.0.0.1]:\(port)"
+        if server == .dropbear {
+            let output = try await TestEnvironment.run(
+                "/usr/bin/dropbearkey", ["-y", "-f", root.path + "/etc/dropbear/dropbear_rsa_host_key"]
+            ).output
+            return output.split(separator: "\n").filter { $0.hasPrefix("ssh-") }.map {
+                let parts = $0.split(separator: " ")
+                return "\(pattern) \(parts[0]) \(parts[1])"
+            }
+        }
+        let names = legacy ? ["ssh_host_rsa_key.pub"] : ["ssh_host_rsa_key.pub", "ssh_host_ed25519_key.pub"]
+        return try names.map {
+            let parts = try String(contentsOfFile: root.path + "/etc/ssh/" + $0, encoding: .utf8).split(
+                separator: " ")
+            return "\(pattern) \(parts[0]) \(parts[1])"
+        }
+    }
+
+    /// Logs in as root as on a jailbroken iPad (key by default, or `authentication`).
+    func connection(name: String = "ipad2", authentication: SSHAuthentication? = nil) async throws
+        -> SSHConnectionConfig
+    {
+        let path = root.deletingLastPathComponent().appendingPathComponent("known_hosts").path
+        try (try await knownHostsLines().joined(separator: "\n") + "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
+        return SSHConnectionConfig(
+            name: name, host: "127.0.0.1", port: port, user: "root",
+            authentication: authentication
+                ?? .privateKey(
+                    path: legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key, passphrase: nil),
+            knownHostsPath: path, legacyAlgorithms: legacy,
+            timeouts: SSHTimeouts(connect: 15, authentication: 15, command: 60, sftpInit: 5, transfer: 120))
+    }
+
+    /// The deploy settings of a real device: every path as on iOS.
+    func deployConfig(name: String = "ipad2", transfer: TransferMethod = .auto) async throws
+        -> JailbreakDeployConfig
+    {
+        var config = JailbreakDeployConfig(connection: try await connection(name: name), transfer: transfer)
+        config.screenshotTimeout = 30
+        return config
+    }
+
+    func url(_ path: String) -> URL { root.appendingPathComponent(String(path.drop { $0 == "/" })) }
+
+    func data(_ path: String) -> Data? { try? Data(contentsOf: url(path)) }
+
+    func text(_ path: String) -> String { data(path).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+}

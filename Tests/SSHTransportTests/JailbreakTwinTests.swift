@@ -1,0 +1,393 @@
+import Foundation
+import HADeployCore
+import HomeAssistant
+import TestSupport
+import Testing
+
+@testable import HADeployKit
+@testable import SSHTransport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("Jailbroken iPad twin: backup, delta install, ldid, uicache, preferences, open, rollback")
+struct JailbreakTwinTests {
+    static let bundleID = "io.hadeploy.test"
+    static let preferences = "/var/mobile/Library/Preferences/io.hadeploy.test.plist"
+
+    /// A storage dashboard with 2 views and 3 cards in the real Home Assistant.
+    static func seedDashboard(_ ha: HomeAssistantServer) async throws -> String {
+        let path = "twin-\(UUID().uuidString.prefix(6).lowercased())"
+        let connection = HomeAssistantConnection(
+            options: ClientOptions(server: try ServerAddress(ha.url + "/"), token: AccessToken(ha.token)))
+        try await connection.connect()
+        do {
+            _ = try await connection.send(
+                RawRequest("lovelace/dashboards/create", ["url_path": .string(path), "title": .string(path)]))
+            let card: JSONValue = .object(["type": .string("entities"), "entities": .array([])])
+            let config: JSONValue = .object([
+                "views": .array([
+                    .object(["title": .string("One"), "cards": .array([card, card])]),
+                    .object(["title": .string("Two"), "cards": .array([card])]),
+                ])
+            ])
+            _ = try await connection.send(
+                RawRequest("lovelace/config/save", ["url_path": .string(path), "config": config]))
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await connection.close()
+        return path
+    }
+
+    static func launch(_ ha: HomeAssistantServer, dashboard: String) -> LaunchParameters {
+        LaunchParameters(arguments: [
+            .init(flag: "-HAServerURL", value: ha.url),
+            .init(flag: "-HAAccessToken", value: ha.token, isSecret: true),
+            .init(flag: "-HADashboard", value: dashboard),
+            .init(flag: "-HAKioskMode", value: "YES"),
+            .init(flag: "-HAViewIndex", value: "1"),
+        ])
+    }
+
+    /// Waits until the app's log has `sessions` sessions and the last one proves a loaded dashboard.
+    static func waitForLoad(_ twin: JailbreakTwin, sessions: Int, timeout: Double = 40) async -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var log = ""
+        while Date() < deadline {
+            log = twin.text("/var/mobile/Documents/ha-log.txt")
+            let parts = log.components(separatedBy: "=== HA Dashboard log session ===")
+            if parts.count - 1 >= sessions, let last = parts.last,
+                last.contains("Lovelace config received") || last.contains("failed")
+            {
+                return log
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return log
+    }
+
+    static func snapshot(_ url: URL) -> [String: Data] {
+        var result: [String: Data] = [:]
+        for path in (try? FileManager.default.subpathsOfDirectory(atPath: url.path)) ?? [] {
+            result[path] =
+                FileManager.default.contents(atPath: url.appendingPathComponent(path).path)
+                ?? Data("dir".utf8)
+        }
+        return result
+    }
+
+    static func fileStatus(_ url: URL) -> (mode: Int, uid: UInt32) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue,
+            let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+        else { return (-1, 0) }
+        return (mode, owner)
+    }
+
+    @Test(
+        "first deploy and a one-file update end loaded; only the changed file is sent; the token is on no command line",
+        arguments: [(JailbreakTwin.Server.openssh, true), (.dropbear, false)])
+    func deployAndUpdate(server: JailbreakTwin.Server, legacy: Bool) async throws {
+        let ha = try await HomeAssistantServer.shared()
+        let dashboard = try await Self.seedDashboard(ha)
+        let twin = try await JailbreakTwin.start(server, legacy: legacy)
+        defer { twin.stopAndClean() }
+        let app = try TestApp()
+        defer { app.remove() }
+        // Every command line on the host, the twin's included (its PID namespace is visible from here).
+        let watch = ProcessListSampler(secrets: [ha.token])
+        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        let launch = Self.launch(ha, dashboard: dashboard)
+
+        let first = try await deployer.deploy(app: app.url, launch: launch)
+        #expect(first.changed && first.signed)
+        #expect(first.backup?.hasPrefix("/var/mobile/Library/HADashboard-backups/io.hadeploy.test/") == true)
+        let installed = twin.url("/Applications/HADash.app")
+        let local = Self.snapshot(app.url)
+        let onDevice = Self.snapshot(installed)
+        #expect(Set(onDevice.keys) == Set(local.keys))
+        for (path, data) in local where path != "HADash" { #expect(onDevice[path] == data, "\(path)") }
+        // ldid -S rewrote the executable in place: the sent bytes plus the twin's pseudo-signature.
+        let executable = try #require(onDevice["HADash"])
+        #expect(executable.starts(with: try #require(local["HADash"])))
+        #expect(executable.count > local["HADash"]!.count)
+
+        let prefsURL = twin.url(Self.preferences)
+        let prefsData = try #require(twin.data(Self.preferences))
+        #expect(prefsData.starts(with: Data("bplist00".utf8)))
+        let prefs = try #require(
+            try PropertyListSerialization.propertyList(from: prefsData, format: nil) as? [String: Any])
+        #expect(prefs["HAServerURL"] as? String == ha.url)
+        #expect(prefs["HAAccessToken"] as? String == ha.token)
+        #expect(prefs["HADashboard"] as? String == dashboard)
+        #expect(prefs["HAKioskMode"] as? Bool == true)
+        #expect(prefs["HAViewIndex"] as? Int == 1)
+        #expect(Self.fileStatus(prefsURL).mode == 0o600 && Self.fileStatus(prefsURL).uid == 501)
+
+        let log = await Self.waitForLoad(twin, sessions: 1)
+        #expect(log.contains("NSUserDefaults read END (url=YES, token=YES)"))
+        #expect(log.contains("[conn] WebSocket authenticated"))
+        #expect(log.contains("Lovelace config received: 2 views, 3 cards, strategy=none"))
+        #expect(
+            try await deployer.mobileFile("Documents/ha-log.txt").map { String(decoding: $0, as: UTF8.self) }
+                == log)
+        let png = try await deployer.screenshot()
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        #expect(!FileManager.default.fileExists(atPath: twin.url("/tmp/screenshot.png").path))
+
+        // One file changes: only it is sent; the app restarts and loads again.
+        let changedFile = app.url.appendingPathComponent("odd name's.txt")
+        try Data("a new text".utf8).write(to: changedFile)
+        let update = try await deployer.deploy(app: app.url, launch: launch)
+        #expect(update.changed)
+        #expect(update.filesSent == ["odd name's.txt"])
+        #expect(update.bytesSent == 10)
+        #expect(twin.data("/Applications/HADash.app/odd name's.txt") == Data("a new text".utf8))
+        #expect(twin.data("/Applications/HADash.app/HADash") == executable)
+        let second = await Self.waitForLoad(twin, sessions: 2)
+        #expect(second.components(separatedBy: "[conn] WebSocket authenticated").count - 1 == 2)
+        // killall ended the old process: one app runs, the new one.
+        #expect(twin.appProcesses.count == 1, "\(twin.appProcesses)")
+
+        let again = try await deployer.deploy(app: app.url, launch: launch)
+        #expect(!again.changed && again.bytesSent == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: twin.url("/Applications").path)
+        #expect(leftovers.sorted() == [".HADash.app.hadeploy-hash", "HADash.app"])
+
+        let (hits, samples) = watch.stop()
+        #expect(samples > 10)
+        #expect(hits.isEmpty, "token on a command line: \(hits)")
+        #expect(!"\(first) \(update) \(launch)".contains(ha.token))
+    }
+
+    @Test("a backup that cannot be written stops the device before any change")
+    func backupFailureTouchesNothing() async throws {
+        let ha = try await HomeAssistantServer.shared()
+        let twin = try await JailbreakTwin.start()
+        defer { twin.stopAndClean() }
+        let v1 = try TestApp(version: "1")
+        defer { v1.remove() }
+        let v2 = try TestApp(version: "2")
+        defer { v2.remove() }
+        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        _ = try await deployer.deploy(app: v1.url, launch: Self.launch(ha, dashboard: "one"))
+        let installed = twin.url("/Applications/HADash.app")
+        let appBefore = Self.snapshot(installed)
+        let prefsBefore = try #require(twin.data(Self.preferences))
+
+        // The backup directory of this app is a file now: mkdir fails on the device.
+        let backups = twin.url("/var/mobile/Library/HADashboard-backups/io.hadeploy.test")
+        try FileManager.default.removeItem(at: backups)
+        try Data("in the way".utf8).write(to: backups)
+
+        let error = await #expect(throws: SSHError.self) {
+            try await deployer.deploy(app: v2.url, launch: Self.launch(ha, dashboard: "two"))
+        }
+        guard case .backupFailed = error else {
+            Issue.record("expected backupFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.description.contains("nothing on the device was changed") == true)
+        #expect(Self.snapshot(installed) == appBefore)
+        #expect(twin.data(Self.preferences) == prefsBefore)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: twin.url("/Applications").path)
+        #expect(leftovers.sorted() == [".HADash.app.hadeploy-hash", "HADash.app"])
+    }
+
+    @Test("a dropped connection mid-upload or a swap cut between its renames leaves the old or the new app")
+    func interruptionsLeaveOldOrNew() async throws {
+        let twin = try await JailbreakTwin.start()
+        defer { twin.stopAndClean() }
+        let v1 = try TestApp(version: "1")
+        defer { v1.remove() }
+        let v2 = try TestApp(version: "2", bigFileBytes: 24 << 20)
+        defer { v2.remove() }
+        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        _ = try await deployer.install(app: v1.url)
+        let installed = twin.url("/Applications/HADash.app")
+        let v1Snapshot = Self.snapshot(installed)
+
+        let cut = Flag()
+        let error = await #expect(throws: SSHError.self) {
+            try await deployer.install(app: v2.url) { progress in
+                if progress.bytesSent > 2 << 20, cut.setOnce() { twin.dropSessions() }
+            }
+        }
+        guard case .transferInterrupted = error else {
+            Issue.record("expected transferInterrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(Self.snapshot(installed) == v1Snapshot)
+
+        // What a kill between the two renames of the swap leaves: no app, the old one parked in staging.
+        let staging = twin.url("/Applications/.hadeploy-staging-HADash.app")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: installed, to: staging.appendingPathComponent(".previous"))
+        let repaired = try await deployer.install(app: v1.url)
+        #expect(!repaired.changed)
+        #expect(Self.snapshot(installed) == v1Snapshot)
+        #expect(!FileManager.default.fileExists(atPath: staging.path))
+
+        let report = try await deployer.install(app: v2.url)
+        #expect(report.changed)
+        #expect(Self.snapshot(installed)["big.bin"] == Self.snapshot(v2.url)["big.bin"])
+    }
+
+    @Test("rollback restores the previous app and preferences byte for byte and relaunches; old backups go")
+    func rollbackRestoresByteForByte() async throws {
+        let ha = try await HomeAssistantServer.shared()
+        let dashboard = try await Self.seedDashboard(ha)
+        let twin = try await JailbreakTwin.start()
+        defer { twin.stopAndClean() }
+        let v1 = try TestApp(version: "1")
+        defer { v1.remove() }
+        let v2 = try TestApp(version: "2")
+        defer { v2.remove() }
+        var config = try await twin.deployConfig()
+        config.backupsKept = 2
+        let deployer = JailbreakDeployer(config: config)
+        _ = try await deployer.deploy(app: v1.url, launch: Self.launch(ha, dashboard: dashboard))
+        let installed = twin.url("/Applications/HADash.app")
+        let v1Snapshot = Self.snapshot(installed)
+        let v1Prefs = try #require(twin.data(Self.preferences))
+        _ = await Self.waitForLoad(twin, sessions: 1)
+
+        let update = try await deployer.deploy(app: v2.url, launch: Self.launch(ha, dashboard: "other-board"))
+        #expect(update.changed)
+        #expect(Self.snapshot(installed) != v1Snapshot)
+        #expect(twin.data(Self.preferences) != v1Prefs)
+        _ = await Self.waitForLoad(twin, sessions: 2)
+
+        let rolled = try await deployer.rollback(bundleID: Self.bundleID)
+        #expect(rolled.preferencesRestored)
+        #expect(rolled.backup == update.backup)
+        #expect(Self.snapshot(installed) == v1Snapshot)
+        #expect(twin.data(Self.preferences) == v1Prefs)
+        let prefs = Self.fileStatus(twin.url(Self.preferences))
+        #expect(prefs.mode == 0o600 && prefs.uid == 501)
+        let log = await Self.waitForLoad(twin, sessions: 3)
+        let last = log.components(separatedBy: "=== HA Dashboard log session ===").last ?? ""
+        #expect(last.contains("Lovelace config received: 2 views, 3 cards"))
+
+        // The first deploy's backup holds no app: it cannot be restored, and says why.
+        let names = try await deployer.backups(bundleID: Self.bundleID)
+        #expect(names.count == 2)
+        let empty = await #expect(throws: SSHError.self) {
+            try await deployer.rollback(bundleID: Self.bundleID, backup: names[0])
+        }
+        #expect(empty?.description.contains("holds no app") == true)
+        await #expect(throws: SSHError.self) {
+            try await deployer.rollback(bundleID: Self.bundleID, backup: "20200101-000000-none")
+        }
+        // Only the newest `backupsKept` stay.
+        _ = try await deployer.install(app: v2.url, force: true)
+        #expect(try await deployer.backups(bundleID: Self.bundleID).count == 2)
+        #expect(try await deployer.backups(bundleID: Self.bundleID).first != names[0])
+    }
+
+    @Test(
+        "the .env password under the old scripts' key logs in as root; refused connects are transient, a bad login is not"
+    )
+    func passwordAndTransientFaults() async throws {
+        let twin = try await JailbreakTwin.start(.dropbear)
+        defer { twin.stopAndClean() }
+        // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
+        let password = try #require(
+            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": "alpine"]))
+        #expect(
+            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""])
+                == nil)
+        let config = try await twin.connection(authentication: .password(Secret(password)))
+        let connection = try await SSHConnection.connect(config)
+        let whoami = try await connection.run("id -u; echo $HOME")
+        await connection.close()
+        #expect(whoami.stdoutText == "0\n/var/root\n")
+
+        let wrong = try await twin.connection(authentication: .password(Secret("not-alpine")))
+        let denied = await #expect(throws: SSHError.self) { try await SSHConnection.connect(wrong) }
+        #expect(denied?.isTransientConnectFault == false)
+
+        var closed = config
+        closed.port = try FreePort.pick()
+        let refused = await #expect(throws: SSHError.self) { try await SSHConnection.connect(closed) }
+        #expect(refused?.isTransientConnectFault == true)
+        #expect((refused as (any Error)?).flatMap { $0 as? any TransientClassifying }?.isTransient == true)
+    }
+
+    @Test("iOS 10: Apple's signature and provisioning profile are removed on the host, not sent")
+    func iOS10StripsTheAppleSignature() async throws {
+        let twin = try await JailbreakTwin.start()
+        defer { twin.stopAndClean() }
+        let app = try TestApp()
+        defer { app.remove() }
+        let signature = app.url.appendingPathComponent("_CodeSignature")
+        try FileManager.default.createDirectory(at: signature, withIntermediateDirectories: true)
+        try Data("apple".utf8).write(to: signature.appendingPathComponent("CodeResources"))
+        try Data("profile".utf8).write(to: app.url.appendingPathComponent("embedded.mobileprovision"))
+        var config = try await twin.deployConfig(name: "ipad4")
+        config.stripAppleSignature = true
+        let report = try await JailbreakDeployer(config: config).install(app: app.url)
+        #expect(report.signed)
+        #expect(
+            !report.filesSent.contains { $0.hasPrefix("_CodeSignature") || $0 == "embedded.mobileprovision" })
+        let installed = Self.snapshot(twin.url("/Applications/HADash.app"))
+        #expect(installed["Info.plist"] != nil)
+        #expect(
+            installed["_CodeSignature/CodeResources"] == nil && installed["embedded.mobileprovision"] == nil)
+        // The local bundle is left as it was.
+        #expect(
+            FileManager.default.fileExists(atPath: signature.appendingPathComponent("CodeResources").path))
+    }
+
+    @Test("launch keys become typed preference values merged into what the device has")
+    func preferencesMerge() throws {
+        let existing = try PropertyListSerialization.data(
+            fromPropertyList: ["HAThemeMode": 1, "UserSetting": "kept", "HAKioskMode": true], format: .binary,
+            options: 0)
+        let merged = try PreferencesMerge.merged(
+            existing: existing,
+            arguments: [
+                .init(flag: "-HADashboard", value: "2"), .init(flag: "-HAThemeMode", value: "2"),
+                .init(flag: "-HAKioskMode", value: "NO"), .init(flag: "-HAViewIndex", value: "x1"),
+                .init(flag: "-HAAccessToken", value: "123", isSecret: true),
+            ])
+        #expect(merged.starts(with: Data("bplist00".utf8)))
+        let values = try #require(
+            try PropertyListSerialization.propertyList(from: merged, format: nil) as? [String: Any])
+        #expect(values["HADashboard"] as? String == "2")
+        #expect(values["HAThemeMode"] as? Int == 2)
+        #expect(values["HAKioskMode"] as? Bool == false)
+        #expect(values["HAViewIndex"] as? String == "x1")
+        #expect(values["HAAccessToken"] as? String == "123")
+        #expect(values["UserSetting"] as? String == "kept")
+        // An unreadable plist on the device starts afresh instead of failing the deploy.
+        let fresh = try PreferencesMerge.merged(existing: Data("garbage".utf8), arguments: [])
+        #expect(
+            (try PropertyListSerialization.propertyList(from: fresh, format: nil) as? [String: Any])?.isEmpty
+                == true)
+    }
+
+    @Test("hash listings of sha256sum, OpenSSL 1.0 and OpenSSL 3 read alike; unreadable lines mean resend")
+    func manifestFormats() {
+        let hash = String(repeating: "ab", count: 32)
+        let listing = """
+            D .
+            D ./Base.lproj
+            \(hash)  ./Info.plist
+            SHA256(./HA Dashboard)= \(hash)
+            SHA2-256(./Base.lproj/a (1).strings)= \(hash)
+            \\\(hash)  ./odd\\nname
+            garbage line
+            """
+        let manifest = RemoteManifest(listing: listing)
+        #expect(manifest.directories == ["Base.lproj"])
+        #expect(Set(manifest.files.keys) == ["Info.plist", "HA Dashboard", "Base.lproj/a (1).strings"])
+        #expect(manifest.files.values.allSatisfy { $0 == hash })
+        #expect(RemoteManifest.singleHash("SHA2-256(/tmp/x)= \(hash)\n") == hash)
+        #expect(RemoteManifest.singleHash("\(hash)  /tmp/x\n") == hash)
+        #expect(RemoteManifest.singleHash("no tool\n") == nil)
+    }
+}

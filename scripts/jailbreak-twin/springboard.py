@@ -1,0 +1,158 @@
+"""Twins of the jailbreak tools the deploy relies on, behaving as on an iOS 9 device.
+
+  ldid -S FILE     pseudo-signs FILE in place (a trailer with the SHA-256 of the rest; re-signing replaces it)
+  uicache          rebuilds the installation cache from /Applications/*.app/Info.plist (what SpringBoard reads)
+  open BUNDLE_ID   starts the app registered under that id (bundle id only, as the jailbreak's `open`);
+                   refuses an app that uicache does not know or whose executable is not signed
+  killall NAME     ends the processes of that executable; exit 1 when there were none
+"""
+import hashlib
+import os
+import plistlib
+import signal
+import sys
+import time
+
+CACHE = "/var/mobile/Library/Caches/com.apple.mobile.installation.plist"
+RUN = "/var/run/twin"
+MARK = b"\n#LDID-PSEUDO-SIGNATURE "
+
+
+def unsigned_part(data):
+    at = data.rfind(MARK)
+    if at >= 0 and data.endswith(b"\n") and len(data) - at == len(MARK) + 65:
+        return data[:at], data[at + len(MARK):-1].decode()
+    return data, None
+
+
+def is_signed(path):
+    with open(path, "rb") as f:
+        body, digest = unsigned_part(f.read())
+    return digest == hashlib.sha256(body).hexdigest()
+
+
+def ldid(args):
+    if len(args) != 2 or not args[0].startswith("-S"):
+        print("usage: ldid -S <binary>", file=sys.stderr)
+        return 1
+    path = args[1]
+    try:
+        with open(path, "rb") as f:
+            body, _ = unsigned_part(f.read())
+    except OSError as error:
+        print("ldid: %s: %s" % (path, error.strerror), file=sys.stderr)
+        return 1
+    mode = os.stat(path).st_mode
+    tmp = path + ".ldid"
+    with open(tmp, "wb") as f:
+        f.write(body + MARK + hashlib.sha256(body).hexdigest().encode() + b"\n")
+    os.chmod(tmp, mode & 0o7777)
+    os.rename(tmp, path)
+    return 0
+
+
+def uicache(args):
+    apps = {}
+    for name in sorted(os.listdir("/Applications")):
+        info = os.path.join("/Applications", name, "Info.plist")
+        if not name.endswith(".app") or not os.path.isfile(info):
+            continue
+        try:
+            with open(info, "rb") as f:
+                plist = plistlib.load(f)
+        except Exception:
+            continue
+        bundle = plist.get("CFBundleIdentifier")
+        if bundle:
+            apps[bundle] = {"Path": os.path.join("/Applications", name),
+                            "CFBundleExecutable": plist.get("CFBundleExecutable", name[:-4])}
+    tmp = CACHE + ".new"
+    with open(tmp, "wb") as f:
+        plistlib.dump({"System": apps}, f, fmt=plistlib.FMT_BINARY)
+    os.rename(tmp, CACHE)
+    return 0
+
+
+def pids_of(name):
+    found = []
+    for entry in os.listdir(RUN) if os.path.isdir(RUN) else []:
+        if entry.endswith(".pid") and entry[:-4] == name:
+            try:
+                pid = int(open(os.path.join(RUN, entry)).read().strip())
+                os.kill(pid, 0)
+                found.append(pid)
+            except (OSError, ValueError):
+                os.remove(os.path.join(RUN, entry))
+    return found
+
+
+def killall(args):
+    names = [a for a in args if not a.startswith("-")]
+    if len(names) != 1:
+        print("usage: killall [-9] <process name>", file=sys.stderr)
+        return 1
+    pids = pids_of(names[0])
+    if not pids:
+        print("No matching processes belonging to you were found", file=sys.stderr)
+        return 1
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL if "-9" in args else signal.SIGTERM)
+    deadline = time.time() + 5
+    while time.time() < deadline and any(os.path.exists("/proc/%d" % p) for p in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os.remove(os.path.join(RUN, names[0] + ".pid"))
+    return 0
+
+
+def open_app(args):
+    if len(args) != 1:
+        print("usage: open <bundle id>", file=sys.stderr)
+        return 1
+    try:
+        with open(CACHE, "rb") as f:
+            apps = plistlib.load(f).get("System", {})
+    except OSError:
+        apps = {}
+    app = apps.get(args[0])
+    if app is None:
+        print("open: %s is not installed (run uicache)" % args[0], file=sys.stderr)
+        return 1
+    executable = os.path.join(app["Path"], app["CFBundleExecutable"])
+    if not os.path.isfile(executable) or not is_signed(executable):
+        # The kernel of a jailbroken device kills unsigned code at exec time.
+        print("open: %s: Killed: 9 (code signature invalid, run ldid -S)" % executable, file=sys.stderr)
+        return 1
+    name = app["CFBundleExecutable"]
+    if pids_of(name):
+        return 0  # already running: SpringBoard brings it to the front
+    os.makedirs(RUN, exist_ok=True)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            fd = os.open("/dev/null", os.O_RDWR)
+            for target in (0, 1, 2):
+                os.dup2(fd, target)
+            os.setgid(501)
+            os.setuid(501)
+            os.execv("/usr/libexec/twin/python3",
+                     [name, "/usr/libexec/twin/app.py", args[0], app["Path"], name])
+        os._exit(0)
+    # Wait for the app to record its pid, so an immediate killall finds it.
+    deadline = time.time() + 5
+    while time.time() < deadline and not pids_of(name):
+        time.sleep(0.05)
+    return 0
+
+
+def main():
+    tool, args = sys.argv[1], sys.argv[2:]
+    return {"ldid": ldid, "uicache": uicache, "killall": killall, "open": open_app}[tool](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
