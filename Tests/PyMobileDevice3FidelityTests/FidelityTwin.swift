@@ -13,25 +13,44 @@ struct FidelityTwin {
     let udid: String
     let profile: VirtualDeviceProfile
 
-    /// The pinned pymobiledevice3 (scripts/pmd3-venv.sh); a missing one fails the test.
-    static var pymobiledevice3: String {
+    static var repositoryRoot: URL {
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { root.deleteLastPathComponent() }
-        return root.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
+        return root
+    }
+
+    /// The pinned pymobiledevice3 in `.venv-pmd3`.
+    static var pymobiledevice3: String {
+        repositoryRoot.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
     }
 
     struct MissingClient: Error, CustomStringConvertible {
-        let path: String
-        var description: String { "\(path) is missing: run scripts/pmd3-venv.sh (or make peers)" }
+        let detail: String
+        var description: String { detail }
+    }
+
+    /// Creates `.venv-pmd3` when missing (scripts/pmd3-venv.sh: idempotent, pinned, one process at a
+    /// time); the Debian tools come from `make peers`. Either missing fails the test.
+    static func provisionClients() throws {
+        let script = Process()
+        script.executableURL = repositoryRoot.appendingPathComponent("scripts/pmd3-venv.sh")
+        script.standardInput = FileHandle.nullDevice
+        try script.run()
+        script.waitUntilExit()
+        guard script.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: pymobiledevice3)
+        else {
+            throw MissingClient(detail: "scripts/pmd3-venv.sh could not create \(pymobiledevice3)")
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ideviceinfo") else {
+            throw MissingClient(
+                detail: "the Debian libimobiledevice tools are missing: run scripts/idevice-tools.sh")
+        }
     }
 
     static func start(_ profile: VirtualDeviceProfile, behaviour: any VirtualAppBehaviour) async throws
         -> FidelityTwin
     {
-        for tool in [pymobiledevice3, "/usr/bin/ideviceinfo"]
-        where !FileManager.default.isExecutableFile(atPath: tool) {
-            throw MissingClient(path: tool)
-        }
+        try provisionClients()
         // Short path: UNIX socket paths are limited to 108 bytes.
         let directory = URL(fileURLWithPath: "/tmp/pmd3-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
