@@ -115,14 +115,24 @@ extension FidelitySuite {
             // only one an iOS 9 device has.
             for command in modern ? ["live", "live-old"] : ["live-old"] {
                 let syslog = try twin.startPMD3(["syslog", command])
+                // The Debian reader of syslog_relay must see the same lines.
+                let debianSyslog = command == "live-old" ? try twin.startDebian("idevicesyslog", []) : nil
                 try await Task.sleep(for: .seconds(3))
                 let debug = try twin.startDebian("idevicedebug", ["run", bundleID])
-                let live = await syslog.stop(when: { $0.contains(ProbeBehaviour.line(udid)) }, deadline: 40)
-                _ = await debug.stop(when: { _ in true }, deadline: 1)
+                // The launch, then the launched app's own line (not one of an earlier launch).
+                let launchThenProbe: (String) -> Bool = { text in
+                    guard let launch = text.range(of: "Bootstrapping \(bundleID)") else { return false }
+                    return text[launch.upperBound...].contains(ProbeBehaviour.line(udid))
+                }
+                let live = await syslog.stop(when: launchThenProbe, deadline: 40)
                 check(
                     "pymobiledevice3", "syslog \(command)", live,
-                    !live.timedOut && live.stdout.contains("Bootstrapping \(bundleID)")
-                        && !live.stderr.contains("ERROR"))
+                    !live.timedOut && !live.stderr.contains("ERROR"))
+                if let debianSyslog {
+                    let read = await debianSyslog.stop(when: launchThenProbe, deadline: 10)
+                    check("debian", "idevicesyslog", read, !read.timedOut)
+                }
+                _ = await debug.stop(when: { _ in true }, deadline: 1)
             }
 
             // crash reports: a crash the twin records, seen by both clients
