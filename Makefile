@@ -17,7 +17,8 @@ peers:
 	@for s in scripts/tools-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
 	  if [ -x $$s ]; then case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; fi; done
 
-# The demo needs only the build dependencies (virtual devices are in-process).
+# The demo needs the build dependencies (virtual devices are in-process) and, unless HA_SERVER and
+# HA_TOKEN name one, a Home Assistant on loopback (scripts/demo.sh installs and starts the test peer).
 peers-demo:
 	@scripts/bootstrap.sh
 
@@ -25,7 +26,7 @@ build: deps
 	$(SWIFT) build
 
 demo: peers-demo build
-	$(BIN) all --kiosk --virtual --report report --allow-shallow
+	scripts/demo.sh $(BIN) all --kiosk --virtual --report report --allow-shallow
 
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.

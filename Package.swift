@@ -207,7 +207,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "VirtualDevice", "HADeployKit", "HADeployVirtual", "DeviceSpec",
-                "HADeployCore",
+                "HADeployCore", "MobileDevice",
                 "HomeAssistant",
                 "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),

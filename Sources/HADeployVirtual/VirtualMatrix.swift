@@ -38,6 +38,8 @@ public struct VirtualMatrix: Sendable {
             }
             profile.name = device.id
             profile.deviceName = device.name
+            // A device that waits for ha_dashboard_loaded runs an app build that fires it.
+            profile.appSendsLoadedEvent = device.loadedEvent
             if case .value(let udid)? = device.udid?.resolve(variables) { profile.udid = udid }
             twins.append(Twin(device: device, profile: profile))
         }

@@ -10,6 +10,8 @@ final class AFCClient: @unchecked Sendable {
     let device: DeviceHandle
     let identity: DeviceIdentity
     let service: String
+    /// What must outlive this client: the house_arrest client whose connection it borrows.
+    private let owner: AnyObject?
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         var client: afc_client_t?
@@ -22,6 +24,18 @@ final class AFCClient: @unchecked Sendable {
         self.device = device
         self.identity = identity
         self.service = descriptor.name
+        self.owner = nil
+    }
+
+    /// An AFC client on a connection another client owns (house_arrest after VendContainer); that
+    /// owner is kept alive, and so freed after this client.
+    init(raw: afc_client_t, device: DeviceHandle, identity: DeviceIdentity, service: String, owner: AnyObject)
+    {
+        self.raw = raw
+        self.device = device
+        self.identity = identity
+        self.service = service
+        self.owner = owner
     }
 
     deinit {

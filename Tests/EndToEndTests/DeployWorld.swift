@@ -18,6 +18,12 @@ final class DeployWorld: Sendable {
         var arch: String
         var flavour: String
         var timeouts: String = ""
+        /// More devices.yaml lines for this device (`ha_integration: true`).
+        var extra: [String] = []
+        /// `loaded_event: true` (an app build that fires ha_dashboard_loaded is expected).
+        var loadedEvent = true
+        /// The iOS device name (lockdown DeviceName, the app's mobile_app name); nil = the preset's.
+        var deviceName: String?
     }
 
     let root: URL
@@ -47,6 +53,7 @@ final class DeployWorld: Sendable {
             var profile = try requireValue(
                 VirtualDeviceProfile.preset(productType: twin.productType, iOSVersion: twin.ios))
             profile.name = twin.id
+            if let name = twin.deviceName { profile.deviceName = name }
             profiles.append(profile)
         }
         var logger = Logger(label: "e2e.virtual")
@@ -91,8 +98,8 @@ final class DeployWorld: Sendable {
                     flavour: \(twin.flavour)
                     transport: usb
                     udid: ${\(key)}
-                    loaded_event: true
-                \(twin.timeouts.isEmpty ? "" : "    timeouts: \(twin.timeouts)\n")
+                    loaded_event: \(twin.loadedEvent)
+                \(twin.timeouts.isEmpty ? "" : "    timeouts: \(twin.timeouts)\n")\(twin.extra.map { "    \($0)\n" }.joined())
                 """
             env += "\(key)=\(udids[twin.id] ?? "")\n"
         }

@@ -62,6 +62,8 @@ actor SharedEmulator {
         static let developer = "usb-dev"
         static let ipad2 = "usb-ipad2"
         static let iphone18 = "usb-iphone18"
+        /// house_arrest tests: its own twin, so installs there never race other suites' staging checks.
+        static let container = "usb-container"
     }
 
     /// Starts the emulator once; concurrent callers wait for the same start.
@@ -88,6 +90,7 @@ actor SharedEmulator {
         let profiles = [
             profile(Device.install, "iPad5,1"), profile(Device.faults, "iPad5,1"), trust,
             profile(Device.developer, "iPad5,1"), ipad2, profile(Device.iphone18, "iPhone17,2", "18.x"),
+            profile(Device.container, "iPad5,1"),
         ]
         let daemon = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: directory,

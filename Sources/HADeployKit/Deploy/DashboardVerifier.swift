@@ -7,11 +7,11 @@ public protocol DashboardVerifier: Sendable {
     func preflight(dashboards: [String?]) async throws -> [String]
     /// Subscribes to `ha_dashboard_loaded` for this deploy and device; call before launching.
     func expectLoaded(deployID: String, device: String) async throws -> any LoadedWaiter
-    /// Decides from the evidence the app itself leaves — its log read through `driver`, its
-    /// `mobile_app` entry — whether `device` loaded its dashboard after `launchedAt`.
-    func verifyLoaded(
-        device: DevicePlan, driver: any DeviceDriver, artifact: Artifact, launchedAt: Date, timeout: Duration
-    ) async -> Verification
+    /// What the app should show for `dashboard` (nil = the default), to confirm its log.
+    func expectedDashboard(_ dashboard: String?) async throws -> ExpectedDashboard
+    /// Starts watching the `active_dashboard` sensor of the mobile_app device named `deviceName`;
+    /// call before the launch, so that an unchanged value still counts as reported.
+    func watchActiveDashboard(deviceName: String, deployID: String) async -> any ActiveDashboardWatch
 }
 
 /// A subscription waiting for one device's loaded event.

@@ -49,6 +49,8 @@ public struct DeviceResult: Sendable, Hashable, Codable {
     public var screenshot: String?
     public var crashReports: [String]
     public var seconds: Double
+    /// What proved the load (app log, Home Assistant, event); nil unless verified.
+    public var evidence: [LoadEvidence]? = nil
 
     /// Whether the device counts as a success for the exit code: a host limitation is not a failure.
     public var succeeded: Bool {

@@ -80,13 +80,15 @@ public protocol DeviceDriver: Sendable {
     func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL]
     /// A PNG of the screen.
     func screenshot() async throws -> Data
-    /// A file of the app's data container (`Documents/ha-log.txt`), nil when it does not exist or this
-    /// transport cannot reach the container.
+    /// A file in the app's data container (`Documents/ha-log.txt`), or nil when there is no such
+    /// file. Throws ``AppDataUnavailable`` when this backend cannot read the container.
     func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data?
 }
 
 extension DeviceDriver {
-    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? { nil }
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        throw AppDataUnavailable("\(type(of: self)) cannot read the app's data container")
+    }
 }
 
 /// Errors a driver can mark as transient: worth a retry after re-probing the device.

@@ -17,6 +17,7 @@ struct DevicePipeline: Sendable {
         var screenshot: String?
         var crashReports: [String] = []
         var warnings: [String] = []
+        var evidence: [LoadEvidence] = []
 
         func record(_ step: StepRecord) { lock.withLock { steps.append(step) } }
     }
@@ -30,7 +31,8 @@ struct DevicePipeline: Sendable {
                 version: plan.version.description, outcome: outcome, reason: reason, failedStep: failedStep,
                 install: recorder.install, verification: recorder.verification, steps: recorder.steps,
                 screenshot: recorder.screenshot, crashReports: recorder.crashReports,
-                seconds: environment.now().timeIntervalSince(start))
+                seconds: environment.now().timeIntervalSince(start),
+                evidence: recorder.evidence.isEmpty ? nil : recorder.evidence)
         }
 
         if case .notOnThisHost(let reason) = device.availability {
@@ -150,6 +152,8 @@ struct DevicePipeline: Sendable {
         let deviceID = device.id
         var waiter: (any LoadedWaiter)?
         var launchedAt: Date?
+        var connected: ConnectedDevice?
+        var evidence: LoadEvidenceVerifier.Armed?
         var crashes: [URL] = []
         if !plan.verify {
             recorder.verification = .skipped(reason: environment.verificationSkippedReason)
@@ -159,7 +163,7 @@ struct DevicePipeline: Sendable {
                 try Task.checkCancellation()
                 switch planned.id {
                 case .connect:
-                    _ = try await step(
+                    connected = try await step(
                         planned, recorder: recorder, detail: { "\($0.name), iOS \($0.iosVersion)" }
                     ) { try await driver.connect() }
                 case .mount:
@@ -189,6 +193,8 @@ struct DevicePipeline: Sendable {
                         try await verifier.expectLoaded(deployID: deployID, device: deviceID)
                     }
                 case .launch:
+                    // The app's evidence is prepared before the launch: the log's size, the sensor's sentinel.
+                    evidence = await prepareEvidence(driver: driver, artifact: artifact, connected: connected)
                     launchedAt = environment.now()
                     let arguments = device.launchArguments.revealed()
                     let secrets = device.launchArguments.secretValues
@@ -197,7 +203,7 @@ struct DevicePipeline: Sendable {
                     }
                 case .verify:
                     recorder.verification = await verify(
-                        planned, driver: driver, artifact: artifact, waiter: waiter,
+                        planned, driver: driver, artifact: artifact, waiter: waiter, evidence: evidence,
                         launchedAt: launchedAt ?? environment.now(), recorder: recorder)
                     waiter = nil
                 case .crashCheck:
@@ -230,23 +236,31 @@ struct DevicePipeline: Sendable {
     /// app's own evidence through the verifier.
     private func verify(
         _ planned: PlanStep, driver: any DeviceDriver, artifact: Artifact, waiter: (any LoadedWaiter)?,
-        launchedAt: Date, recorder: Recorder
+        evidence: LoadEvidenceVerifier.Armed?, launchedAt: Date, recorder: Recorder
     ) async -> Verification {
         let timeout = planned.deadline.duration(appBytes: 0)
         environment.reporter.handle(.stepStarted(device: device.id, step: planned.id.rawValue))
         let verification: Verification
-        if let waiter {
+        if let evidence {
+            let outcome = await evidence.verifier.wait(
+                evidence.prepared, launchedAt: launchedAt, event: waiter)
+            verification = outcome.verification
+            recorder.evidence = outcome.evidence
+        } else if let waiter {
             verification = await waiter.wait(timeout: timeout)
-        } else if let verifier = environment.verifier {
-            verification = await verifier.verifyLoaded(
-                device: device, driver: driver, artifact: artifact, launchedAt: launchedAt, timeout: timeout)
         } else {
             verification = .skipped(reason: environment.verificationSkippedReason)
         }
         let seconds = environment.now().timeIntervalSince(launchedAt)
         let (status, detail): (String, String?) = {
             switch verification {
-            case .loaded(let s): return ("ok", String(format: "dashboard loaded %.1f s after launch", s))
+            case .loaded(let s):
+                let proof = recorder.evidence.map(\.rawValue).joined(separator: ", ")
+                return (
+                    "ok",
+                    String(format: "dashboard loaded %.1f s after launch", s)
+                        + (proof.isEmpty ? "" : " (\(proof))")
+                )
             case .notLoaded(let reason): return ("failed", reason)
             case .skipped(let reason): return ("skipped", reason)
             case .notRun: return ("skipped", nil)
@@ -259,6 +273,27 @@ struct DevicePipeline: Sendable {
                 device: device.id, step: planned.id.rawValue, seconds: seconds, status: status, detail: detail
             ))
         return verification
+    }
+
+    /// The evidence checks of a device with a verify step (none with --no-verify or without Home Assistant).
+    private func prepareEvidence(driver: any DeviceDriver, artifact: Artifact, connected: ConnectedDevice?)
+        async
+        -> LoadEvidenceVerifier.Armed?
+    {
+        guard plan.verify, device.step(.verify) != nil, let verifier = environment.verifier else {
+            return nil
+        }
+        let plan = device.verification
+        let check = LoadEvidenceVerifier(
+            driver: driver, verifier: verifier,
+            request: LoadEvidenceVerifier.Request(
+                artifact: artifact, dashboard: device.dashboard.expected,
+                deviceName: plan.homeAssistantDevice ?? connected?.name ?? device.name,
+                homeAssistantIntegration: plan.homeAssistant, appLog: plan.appLog,
+                deployID: self.plan.deployID,
+                timeout: .checkedSeconds(plan.timeout)))
+        let prepared = await check.prepare()
+        return LoadEvidenceVerifier.Armed(verifier: check, prepared: prepared)
     }
 
     /// A screenshot is evidence, not the deploy: its absence is a warning.

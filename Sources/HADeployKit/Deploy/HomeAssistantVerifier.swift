@@ -58,13 +58,6 @@ public actor HomeAssistantVerifier: DashboardVerifier {
 
     /// The app's own evidence (issue 14) is read here once the log reader lands; until then a device
     /// without the loaded event cannot be proven loaded, and says so.
-    public func verifyLoaded(
-        device: DevicePlan, driver: any DeviceDriver, artifact: Artifact, launchedAt: Date, timeout: Duration
-    ) async -> Verification {
-        .notLoaded(
-            reason: "no evidence reader for the app's log yet (enable loaded_event for event-sending builds)")
-    }
-
     public func close() async {
         await connection?.close()
         connection = nil
@@ -98,4 +91,103 @@ public struct PreflightFailure: Error, CustomStringConvertible, ExitStatusProvid
     }
 
     public var exitStatus: ExitStatus { .failure }
+}
+
+extension HomeAssistantVerifier {
+    public func expectedDashboard(_ dashboard: String?) async throws -> ExpectedDashboard {
+        do {
+            return .shape(LovelaceShape(try await shared().lovelaceConfig(urlPath: dashboard)))
+        } catch let error as HomeAssistantError
+            where error.code == "config_not_found" && !error.message.contains("Unknown config specified")
+        {
+            // Never saved: Home Assistant shows a generated dashboard for it, and so does the app.
+            return .generatedDefault
+        }
+    }
+
+    public func watchActiveDashboard(deviceName: String, deployID: String) async -> any ActiveDashboardWatch {
+        let watch = SensorWatch(
+            connection: try? await shared(), rest: try? HomeAssistantREST(options: options),
+            deviceName: deviceName,
+            sentinel: "hadeploy-launching-\(deployID)")
+        await watch.arm()
+        return watch
+    }
+
+    /// Before the launch the sensor is set to a sentinel through REST: the app's report then changes
+    /// it even when it reports the same dashboard as last time (HA 2024.3 records a write only
+    /// when the value changes). A device that registers during the launch counts with its first value.
+    actor SensorWatch: ActiveDashboardWatch {
+        let connection: HomeAssistantConnection?
+        let rest: HomeAssistantREST?
+        let deviceName: String
+        let sentinel: String
+        private var armedEntity: String?
+        /// The entity as found before the launch when the sentinel could not be set.
+        private var unarmed: (entity: String, lastUpdated: String?)?
+        private var note = "no mobile_app device named"
+
+        init(
+            connection: HomeAssistantConnection?, rest: HomeAssistantREST?, deviceName: String,
+            sentinel: String
+        ) {
+            self.connection = connection
+            self.rest = rest
+            self.deviceName = deviceName
+            self.sentinel = sentinel
+        }
+
+        deinit {
+            let rest = rest
+            Task { try? await rest?.shutdown() }
+        }
+
+        func arm() async {
+            guard let connection, let rest else {
+                note = "Home Assistant could not be reached to find"
+                return
+            }
+            guard
+                let sensor = try? await connection.mobileAppSensor(
+                    deviceName: deviceName, key: "active_dashboard")
+            else { return }
+            let before = try? await rest.state(of: sensor.entityID)
+            if (try? await rest.setState(
+                sensor.entityID, state: sentinel, attributes: before?.attributes ?? [:]))
+                != nil
+            {
+                armedEntity = sensor.entityID
+            } else {
+                unarmed = (sensor.entityID, before?.lastUpdated)
+            }
+        }
+
+        func reportedValue() async -> String? {
+            guard let connection, let rest else { return nil }
+            guard
+                let sensor = try? await connection.mobileAppSensor(
+                    deviceName: deviceName, key: "active_dashboard")
+            else {
+                note = "no mobile_app device named"
+                return nil
+            }
+            guard let state = try? await rest.state(of: sensor.entityID) else { return nil }
+            // The armed entity still shows the sentinel: nothing reported yet. An entity found only
+            // now was registered by this launch.
+            if sensor.entityID == armedEntity && state.state == sentinel {
+                note = "\(sensor.entityID) has not been reported since the launch for"
+                return nil
+            }
+            if let unarmed, unarmed.entity == sensor.entityID, unarmed.lastUpdated == state.lastUpdated {
+                note = "\(sensor.entityID) has not been reported since the launch for"
+                return nil
+            }
+            if ["unavailable", "unknown"].contains(state.state) { return nil }
+            return state.state
+        }
+
+        func status() async -> String {
+            "\(note) '\(deviceName)'"
+        }
+    }
 }

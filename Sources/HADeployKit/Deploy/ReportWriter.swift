@@ -95,7 +95,11 @@ public struct ReportWriter: Sendable {
                 } ?? "<div class=\"noshot\">no screenshot</div>"
             var verification = ""
             switch result.verification {
-            case .loaded(let seconds): verification = String(format: "dashboard loaded in %.1f s", seconds)
+            case .loaded(let seconds):
+                verification = String(format: "dashboard loaded in %.1f s", seconds)
+                if let evidence = result.evidence, !evidence.isEmpty {
+                    verification += " (\(evidence.map(\.rawValue).joined(separator: ", ")))"
+                }
             case .notLoaded(let reason): verification = "not loaded: \(reason)"
             case .skipped(let reason): verification = "verification skipped: \(reason)"
             case .notRun: verification = "verification not run"

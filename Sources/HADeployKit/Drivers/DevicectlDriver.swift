@@ -241,6 +241,27 @@ public actor DevicectlDriver: DeviceDriver {
         return try scanner.copyMatches(from: pulled, into: directory)
     }
 
+    /// `devicectl device copy from --domain-type appDataContainer`; a file devicectl cannot copy is
+    /// taken as absent when the container itself answered (the app has not written it yet).
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        let target = configuration.device
+        let file = configuration.scratchDirectory.appendingPathComponent(
+            "hadeploy-appdata-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            _ = try await devicectl("verify", limit: configuration.deadlines.limit("crash_check")) {
+                json, timeout in
+                configuration.commands.copyAppContainer(
+                    .from, device: target, bundleID: artifact.bundleID, source: relativePath,
+                    destination: file.path, jsonOutput: json, timeout: timeout)
+            }
+        } catch let error as AppleDriverError where error.kind == .failed {
+            if "\(error)".localizedCaseInsensitiveContains("no such file") { return nil }
+            throw error
+        }
+        return try? Data(contentsOf: file)
+    }
+
     /// devicectl has no screenshot command (Xcode 15–26), so this says what to use instead.
     public func screenshot() async throws -> Data {
         throw AppleDriverError(

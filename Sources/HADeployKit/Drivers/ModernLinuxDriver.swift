@@ -32,6 +32,11 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         try await usb.crashReports(of: artifact, since: since, into: directory)
     }
 
+    /// house_arrest is a lockdown service: libimobiledevice reaches it on iOS 17+ too.
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        try await usb.appDataFile(artifact, relativePath: relativePath)
+    }
+
     public func screenshot() async throws -> Data {
         if let missing = await tunnel.readiness().screenshot { throw TunnelMissing(detail: missing) }
         return try await tunnel.screenshot()

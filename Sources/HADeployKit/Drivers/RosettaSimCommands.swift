@@ -33,6 +33,12 @@ public struct RosettaSimCommands: Sendable, Hashable {
         ProcessCommand(executable, ["launch", udid, bundleID])
     }
 
+    /// Legacy runtimes: JSON with `DataContainer` (from the LaunchServices map); native ones pass
+    /// through `xcrun simctl appinfo`, an old-style plist with `DataContainer = "file:///…/";`.
+    public func appInfo(_ udid: String, bundleID: String) -> ProcessCommand {
+        ProcessCommand(executable, ["appinfo", udid, bundleID])
+    }
+
     public func terminate(_ udid: String, bundleID: String) -> ProcessCommand {
         ProcessCommand(executable, ["terminate", udid, bundleID])
     }

@@ -179,6 +179,37 @@ public actor RosettaSimDriver: DeviceDriver {
         return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
     }
 
+    /// `rosettasim-ctl appinfo` names the data container; the simulator's files are local.
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        let (commands, invoker) = try tool("verify")
+        let sim = try await resolved()
+        let output = try await invoker.checked(
+            commands.appInfo(sim.udid, bundleID: artifact.bundleID), step: "verify",
+            timeout: configuration.deadlines.limit("terminate"),
+            fix: "is \(artifact.bundleID) installed on \(sim.name)?")
+        guard let container = Self.dataContainer(inAppInfo: output.stdout) else {
+            throw AppDataUnavailable("rosettasim-ctl appinfo named no DataContainer for \(artifact.bundleID)")
+        }
+        return AppContainerFile.read(container: container, relativePath: relativePath)
+    }
+
+    /// The `DataContainer` value of `appinfo`'s output (JSON or an old-style plist), as a path.
+    static func dataContainer(inAppInfo text: String) -> String? {
+        guard let key = text.range(of: "DataContainer") else { return nil }
+        // Past the key's own closing quote (JSON) and the separator (`:` in JSON, `=` in a plist).
+        guard let separator = text[key.upperBound...].firstIndex(where: { $0 == ":" || $0 == "=" }) else {
+            return nil
+        }
+        let rest = text[text.index(after: separator)...]
+        guard let open = rest.firstIndex(of: "\"") else { return nil }
+        let value = rest[rest.index(after: open)...].prefix { $0 != "\"" }
+        var path = value.replacingOccurrences(of: "\\/", with: "/")
+        if path.hasPrefix("file://") {
+            path = URL(string: path)?.path ?? String(path.dropFirst("file://".count))
+        }
+        return path.hasPrefix("/") ? path : nil
+    }
+
     public func screenshot() async throws -> Data {
         let (commands, invoker) = try tool("screenshot")
         let sim = try await resolved()

@@ -52,6 +52,11 @@ public struct SimctlCommands: Sendable, Hashable {
         simctl(["get_app_container", udid, bundleID, "app"])
     }
 
+    /// Prints the app's data container path (`Documents/`, `Library/` …).
+    public func dataContainer(_ udid: String, bundleID: String) -> ProcessCommand {
+        simctl(["get_app_container", udid, bundleID, "data"])
+    }
+
     /// Launches, replacing a running instance. simctl hands the app every `SIMCTL_CHILD_X` variable
     /// of its own environment as `X` (simctl help launch), so `environment` is prefixed here.
     public func launch(

@@ -224,6 +224,21 @@ public actor SimctlDriver: DeviceDriver {
         return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
     }
 
+    /// The simulator's containers are local directories: `simctl get_app_container … data` names it.
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        try requireMacOS("verify")
+        let sim = try await resolved()
+        let output = try await invoker().checked(
+            configuration.commands.dataContainer(sim.udid, bundleID: artifact.bundleID), step: "verify",
+            timeout: configuration.deadlines.limit("terminate"),
+            fix: "is \(artifact.bundleID) installed on \(sim.name)?")
+        let container = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard container.hasPrefix("/") else {
+            throw AppDataUnavailable("simctl named no data container for \(artifact.bundleID): \(container)")
+        }
+        return AppContainerFile.read(container: container, relativePath: relativePath)
+    }
+
     public func screenshot() async throws -> Data {
         try requireMacOS("screenshot")
         let sim = try await resolved()

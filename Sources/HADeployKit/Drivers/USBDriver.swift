@@ -74,6 +74,16 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
     public func screenshot() async throws -> Data {
         try await current().screenshotPNG()
     }
+
+    /// Through house_arrest (VendContainer): a development-signed build's container.
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        let device = try await current()
+        do {
+            return try await device.appDataFile(bundleID: artifact.bundleID, path: relativePath)
+        } catch let error as MobileDeviceError where error.kind == .appNotInstalled {
+            throw AppDataUnavailable(error.reason)
+        }
+    }
 }
 
 extension MobileDeviceError: TransientClassifying {}

@@ -82,11 +82,16 @@ public final class HomeAssistantREST: Sendable {
         return try decode(type, body, path)
     }
 
-    private func call(_ method: HTTPMethod, _ path: String, body: Data?) async throws -> (UInt, ByteBuffer) {
+    /// `authorized: false` for webhooks, whose id is the credential.
+    func call(_ method: HTTPMethod, _ path: String, body: Data?, authorized: Bool = true) async throws
+        -> (UInt, ByteBuffer)
+    {
         let url = options.server.restURL(path)
         var request = HTTPClientRequest(url: url)
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(options.token.reveal())")
+        if authorized {
+            request.headers.add(name: "Authorization", value: "Bearer \(options.token.reveal())")
+        }
         request.headers.add(name: "Accept", value: "application/json")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
@@ -105,7 +110,7 @@ public final class HomeAssistantREST: Sendable {
         }
     }
 
-    private func check(_ status: UInt, _ path: String) throws {
+    func check(_ status: UInt, _ path: String) throws {
         switch status {
         case 200..<300: return
         case 401: throw HomeAssistantError.tokenRefused(options.server.baseURL)
@@ -116,7 +121,7 @@ public final class HomeAssistantREST: Sendable {
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ body: ByteBuffer, _ path: String) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ body: ByteBuffer, _ path: String) throws -> T {
         do {
             return try JSONDecoder().decode(type, from: body)
         } catch {

@@ -1,7 +1,9 @@
+import Foundation
+
 /// What a launched app does. The emulator runs `run` in a task when debugserver launches an
 /// installed app and cancels it when the app is killed; the app reports its screen through the context.
 ///
-/// The default, `HomeAssistantDashboardBehaviour`, acts like the HA Dashboard app.
+/// The default, `HADashboardAppBehaviour`, acts like the HA Dashboard app.
 public protocol VirtualAppBehaviour: Sendable {
     func run(_ launch: VirtualAppLaunch, context: VirtualAppContext) async
 }
@@ -22,6 +24,11 @@ public struct VirtualAppLaunch: Sendable, Equatable {
     public let udid: String
     public let productType: String
     public let productVersion: String
+    /// The app's data container on the host (`Documents/`, `Library/Preferences/` …), kept across
+    /// launches and upgrades, removed with the app.
+    public let dataContainer: URL
+    /// The device's profile says its app build fires `ha_dashboard_loaded`.
+    public let sendsLoadedEvent: Bool
 
     /// The value following `-name` in the arguments (`-HADashboard lobby` → "lobby").
     public func argument(_ name: String) -> String? {

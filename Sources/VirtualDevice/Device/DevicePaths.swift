@@ -18,7 +18,14 @@ struct DevicePaths: Sendable {
     var crashReports: URL { root.appendingPathComponent("CrashReporter") }
     /// Installed bundles, one directory per bundle identifier.
     var applications: URL { root.appendingPathComponent("Applications") }
+    /// Data containers, one directory per bundle identifier.
+    var containers: URL { root.appendingPathComponent("Containers") }
     var developerImage: URL { root.appendingPathComponent("DeveloperDiskImage.dmg") }
+
+    /// The data container of an app (`Documents/ha-log.txt`, `Library/Preferences/…`).
+    func dataContainer(_ bundleIdentifier: String) -> URL {
+        containers.appendingPathComponent(bundleIdentifier)
+    }
 
     /// The folders a set-up device has under /var/mobile/Media (AFC clients push to /Downloads).
     static let mediaFolders = [
@@ -26,7 +33,7 @@ struct DevicePaths: Sendable {
     ]
 
     func createAll() throws {
-        for url in [root, media, crashReports, applications]
+        for url in [root, media, crashReports, applications, containers]
             + Self.mediaFolders.map(media.appendingPathComponent)
         {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

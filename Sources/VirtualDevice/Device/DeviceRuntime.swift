@@ -323,6 +323,12 @@ actor DeviceRuntime {
         state.installedApps.removeAll { $0.bundleIdentifier == bundleIdentifier }
         if running?.app.bundleIdentifier == bundleIdentifier { terminateRunningApp(reason: "uninstalled") }
         try? FileManager.default.removeItem(at: paths.applications.appendingPathComponent(bundleIdentifier))
+        // Uninstalling deletes the app's data, as on a device.
+        let container = paths.dataContainer(bundleIdentifier)
+        try? FileManager.default.removeItem(at: container)
+        try? FileManager.default.removeItem(
+            at: container.deletingLastPathComponent().appendingPathComponent(
+                container.lastPathComponent + ".keychain.plist"))
         persistLogging()
         notifications.post("com.apple.mobile.application_uninstalled")
         log.log("Uninstalled \(bundleIdentifier)", process: "installd", pid: Self.installdPID)
@@ -336,12 +342,7 @@ actor DeviceRuntime {
     func launch(_ app: VirtualInstalledApp, arguments: [String], environment: [String]) -> VirtualAppContext {
         terminateRunningApp(reason: "replaced")
         launchCounter += 1
-        let launch = VirtualAppLaunch(
-            bundleIdentifier: app.bundleIdentifier, displayName: app.displayName,
-            version: app.shortVersion ?? app.bundleVersion, build: app.bundleVersion,
-            arguments: Array(arguments.dropFirst()), environment: environment,
-            deviceName: profile.deviceName, udid: udid, productType: profile.productType,
-            productVersion: profile.productVersion)
+        let launch = appLaunch(app, arguments: arguments, environment: environment)
         // Launched processes get increasing pids above those of the system daemons.
         let pid = 300 + launchCounter
         let (log, executable) = (self.log, app.executable)
@@ -360,6 +361,21 @@ actor DeviceRuntime {
             task: task)
         logger.info("launched \(app.bundleIdentifier) with \(arguments.count - 1) argument(s)")
         return context
+    }
+
+    nonisolated func appLaunch(_ app: VirtualInstalledApp, arguments: [String], environment: [String])
+        -> VirtualAppLaunch
+    {
+        let container = paths.dataContainer(app.bundleIdentifier)
+        try? FileManager.default.createDirectory(
+            at: container.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+        return VirtualAppLaunch(
+            bundleIdentifier: app.bundleIdentifier, displayName: app.displayName,
+            version: app.shortVersion ?? app.bundleVersion, build: app.bundleVersion,
+            arguments: Array(arguments.dropFirst()), environment: environment,
+            deviceName: profile.deviceName, udid: udid, productType: profile.productType,
+            productVersion: profile.productVersion, dataContainer: container,
+            sendsLoadedEvent: profile.appSendsLoadedEvent)
     }
 
     func terminateRunningApp(reason: String) {

@@ -8,6 +8,8 @@ enum ServiceKind: Sendable, Equatable {
     case crashReportMover
     case crashReportCopy
     case screenshotr
+    /// `com.apple.mobile.house_arrest`: VendContainer/VendDocuments, then AFC in that app's container.
+    case houseArrest
     /// `secure` = `com.apple.debugserver.DVTSecureSocketProxy` (TLS for the whole connection, iOS 14+).
     case debugserver(secure: Bool)
     case syslogRelay
@@ -47,6 +49,7 @@ enum ServiceKind: Sendable, Equatable {
         case "com.apple.crashreportmover": return .crashReportMover
         case "com.apple.crashreportcopymobile": return .crashReportCopy
         case "com.apple.mobile.screenshotr": return .screenshotr
+        case "com.apple.mobile.house_arrest": return .houseArrest
         case "com.apple.debugserver": return .debugserver(secure: false)
         // The secure proxy exists from iOS 14 (PROTOCOL.md §7.1); older devices answer InvalidService.
         case "com.apple.debugserver.DVTSecureSocketProxy":

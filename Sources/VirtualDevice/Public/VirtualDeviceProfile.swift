@@ -27,6 +27,9 @@ public struct VirtualDeviceProfile: Sendable, Codable, Equatable {
     /// Screenshot container; nil = what the firmware uses (TIFF up to iOS 8, PNG from iOS 9,
     /// libimobiledevice issue #338).
     public var screenshotFormat: ImageFormat?
+    /// The app build on this device fires `ha_dashboard_loaded` after loading its dashboard (the
+    /// released HA Dashboard app does not).
+    public var appSendsLoadedEvent: Bool = false
 
     public init(
         name: String, udid: String? = nil, productType: String, productVersion: String,
@@ -53,6 +56,7 @@ public struct VirtualDeviceProfile: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case name, udid, productType, productVersion, buildVersion, cpuArchitecture, deviceName
         case deviceClass, hardwareModel, screenWidth, screenHeight, pairing, faults, screenshotFormat
+        case appSendsLoadedEvent
     }
 
     public init(from decoder: Decoder) throws {
@@ -82,6 +86,7 @@ public struct VirtualDeviceProfile: Sendable, Codable, Equatable {
         pairing = try container.decodeIfPresent(VirtualPairingMode.self, forKey: .pairing) ?? base.pairing
         faults = try container.decodeIfPresent([VirtualFault].self, forKey: .faults) ?? []
         screenshotFormat = try container.decodeIfPresent(ImageFormat.self, forKey: .screenshotFormat)
+        appSendsLoadedEvent = try container.decodeIfPresent(Bool.self, forKey: .appSendsLoadedEvent) ?? false
     }
 
     /// iOS major version (9 for "9.3.5").

@@ -57,7 +57,7 @@ public actor VirtualUsbmuxd {
     ///   - appBehaviour: what launched apps do (default: the HA Dashboard app).
     public init(
         profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
-        logger: Logger, appBehaviour: any VirtualAppBehaviour = HomeAssistantDashboardBehaviour()
+        logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour()
     ) throws {
         self.profiles = profiles
         self.stateDirectory = stateDirectory
@@ -226,6 +226,12 @@ public actor VirtualUsbmuxd {
     /// The foreground app of a device (launch arguments, screen), or nil on the home screen.
     public func runningApp(udid: String) async throws -> VirtualRunningApp? {
         try await runtime(udid: udid).runningApp
+    }
+
+    /// Where an app's data container lives on the host (`Documents/ha-log.txt`, `Library/Preferences`),
+    /// whether or not the app is installed.
+    public func appDataContainer(udid: String, bundleIdentifier: String) throws -> URL {
+        try runtime(udid: udid).paths.dataContainer(bundleIdentifier)
     }
 
     /// The last AFC upload the device received (for throughput measurements).

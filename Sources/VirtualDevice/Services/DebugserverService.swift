@@ -82,6 +82,11 @@ struct DebugserverService {
                     continue
                 }
                 if runtime.hasFault("crashOnLaunch") {
+                    // The app's crash handler gets to write its log before the process dies.
+                    VirtualHADashboardApp.crashAtLaunch(
+                        HADashboardAppBehaviour.appLaunch(
+                            runtime.appLaunch(app, arguments: arguments, environment: environment),
+                            options: VirtualHADashboardOptions()))
                     _ = try? await runtime.writeCrashReport(
                         for: app, reason: "Abort trap: 6 (injected crash on launch)")
                     crashed = true

@@ -30,6 +30,8 @@ enum ServiceHost {
                 try await NotificationProxyService(runtime: runtime, stream: stream, insecure: insecure).run()
             case .imageMounter:
                 try await ImageMounterService(runtime: runtime, stream: stream).run()
+            case .houseArrest:
+                try await HouseArrestService(runtime: runtime, stream: stream).run()
             case .screenshotr:
                 try await ScreenshotrService(runtime: runtime, stream: stream).run()
             case .debugserver:

@@ -1,0 +1,85 @@
+import Foundation
+
+/// `NSUserDefaults` as the HA Dashboard app sees it: the argument domain (`-Key value` launch
+/// arguments, never saved) searched before the app's own domain, which lives in
+/// `Library/Preferences/<bundle id>.plist` and is what a deploy tool without launch arguments
+/// (rosettasim-ctl, the jailbreak's `open`) writes into.
+struct AppDefaults {
+    private let arguments: [String: Any]
+    private var persistent: [String: Any]
+    let file: URL
+
+    init(arguments: [String], file: URL) {
+        self.arguments = Self.argumentDomain(arguments)
+        self.file = file
+        if let data = try? Data(contentsOf: file),
+            let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                as? [String: Any]
+        {
+            persistent = dictionary
+        } else {
+            persistent = [:]
+        }
+    }
+
+    /// NSUserDefaults parses each `-Key value` pair; a value that reads as a property list becomes
+    /// that object, anything else stays a string (`-HADashboard ""` is the empty string).
+    static func argumentDomain(_ arguments: [String]) -> [String: Any] {
+        var domain: [String: Any] = [:]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument.count > 1, argument.hasPrefix("-"), index + 1 < arguments.count {
+                domain[String(argument.dropFirst())] = arguments[index + 1]
+                index += 2
+            } else {
+                index += 1
+            }
+        }
+        return domain
+    }
+
+    func object(_ key: String) -> Any? { arguments[key] ?? persistent[key] }
+
+    func has(_ key: String) -> Bool { object(key) != nil }
+
+    /// `stringForKey:`: strings as they are, numbers as their text.
+    func string(_ key: String) -> String? {
+        switch object(key) {
+        case let text as String: return text
+        case let number as NSNumber: return number.stringValue
+        default: return nil
+        }
+    }
+
+    /// `boolForKey:`: YES/true/1 (any case) or a non-zero number.
+    func bool(_ key: String) -> Bool {
+        switch object(key) {
+        case let text as String:
+            return ["yes", "true", "1"].contains(text.lowercased()) || (Int(text) ?? 0) != 0
+        case let number as NSNumber: return number.boolValue
+        default: return false
+        }
+    }
+
+    func integer(_ key: String) -> Int {
+        switch object(key) {
+        case let text as String: return Int(text) ?? 0
+        case let number as NSNumber: return number.intValue
+        default: return 0
+        }
+    }
+
+    /// Writes into the app's own domain (the argument domain is read-only).
+    mutating func set(_ value: Any?, for key: String) {
+        persistent[key] = value
+    }
+
+    func save() throws {
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let data = try PropertyListSerialization.data(
+            fromPropertyList: persistent, format: .binary, options: 0)
+        try data.write(to: file, options: .atomic)
+    }
+}
