@@ -117,6 +117,8 @@ struct FidelityTwin {
             "CFBundleIdentifier": bundleID, "CFBundleExecutable": name, "CFBundleVersion": "42",
             "CFBundleShortVersionString": "1.2.3", "CFBundleDisplayName": "HA \(name)", "CFBundleName": name,
             "MinimumOSVersion": "9.0", "UIDeviceFamily": [1, 2],
+            // Documents shared with the host, so house_arrest's VendDocuments may vend them.
+            "UIFileSharingEnabled": true,
         ]
         try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
             .write(to: app.appendingPathComponent("Info.plist"))

@@ -217,6 +217,26 @@ extension FidelitySuite {
                     unmount.status == 1 && unmount.output.contains("doesn't support this command"))
             }
 
+            // house_arrest: the app's container (VendContainer) and its Documents alone (VendDocuments)
+            let pushContainer = try await twin.pmd3([
+                "apps", "push", bundleID, local.path, "/Documents/fidelity.txt",
+            ])
+            check("pymobiledevice3", "apps push", pushContainer, ran(pushContainer))
+            let fromContainer = twin.directory.appendingPathComponent("from-container.txt")
+            let pullContainer = try await twin.pmd3([
+                "apps", "pull", bundleID, "/Documents/fidelity.txt", fromContainer.path,
+            ])
+            check(
+                "pymobiledevice3", "apps pull", pullContainer,
+                ran(pullContainer) && (try? Data(contentsOf: fromContainer)) == contents)
+            let fromDocuments = twin.directory.appendingPathComponent("from-documents.txt")
+            let pullDocuments = try await twin.pmd3([
+                "apps", "pull", "--documents", bundleID, "/fidelity.txt", fromDocuments.path,
+            ])
+            check(
+                "pymobiledevice3", "apps pull --documents", pullDocuments,
+                ran(pullDocuments) && (try? Data(contentsOf: fromDocuments)) == contents)
+
             let uninstall = try await twin.pmd3(["apps", "uninstall", bundleID])
             check("pymobiledevice3", "apps uninstall", uninstall, ran(uninstall))
             let debianAfter = try await twin.debian("ideviceinstaller", ["-l"])
