@@ -4,8 +4,14 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)/hadeploy
+PREFIX ?= /usr/local
+# The release build: the Swift runtime and Foundation linked in, so the binary needs only the Debian
+# libraries of libimobiledevice, libssh, libpng and libtiff (see scripts/dist.sh). One scratch path
+# shared by install, dist and test-install.
+RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path .build-release --product hadeploy
+RELEASE_BIN = .build-release/release/hadeploy
 
-.PHONY: all deps peers peers-demo build demo test lint format bench clean
+.PHONY: all deps peers peers-demo build demo test lint format bench clean release install dist test-install
 
 all: build
 
@@ -39,6 +45,7 @@ test: peers
 	  echo "=== $$t"; $(SWIFT) test --skip-build --filter "^$$t\\." || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
 	$(MAKE) lint
+	$(MAKE) test-install
 
 # Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
 bench: peers build
@@ -48,6 +55,21 @@ bench: peers build
 	@echo "deploy fan-out and start-up need a release build:"
 	@echo "  swift build -c release --scratch-path .build-release && scripts/bench-deploy.py"
 
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+# make install PREFIX=~/.local — the binary, bash/zsh/fish completions and the man page.
+install: release
+	scripts/install.sh $(RELEASE_BIN) "$(DESTDIR)$(PREFIX)"
+
+# dist/hadeploy-<version>-linux-<arch>.tar.gz (prints its path last).
+dist: release
+	scripts/dist.sh $(RELEASE_BIN) dist
+
+# make install and make dist, checked (one release build for both).
+test-install:
+	scripts/test-install.sh
+
 lint:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 
@@ -55,4 +77,4 @@ format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift
 
 clean:
-	rm -rf .build Generated report .hadeploy
+	rm -rf .build .build-release dist Generated report .hadeploy

@@ -229,7 +229,7 @@ let package = Package(
             name: "HADeployKitTests",
             dependencies: [
                 "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),

@@ -42,11 +42,15 @@ public struct Flavour: Sendable, Hashable, Codable {
     public var scheme: String?
     /// Extra build settings passed to xcodebuild (e.g. MERGED_BINARY_TYPE=none).
     public var settings: [String: String]
+    /// The app's own build command (`scripts/build.sh device`), run instead of xcodebuild for a recipe
+    /// xcodebuild alone cannot make; it prints the built `.app`'s path as its last line.
+    public var script: String?
     public var location: SourceLocation
 
     public init(
         name: String, xcode: ConfigValue?, archs: [Arch], deploymentTarget: String, sdk: String,
-        configuration: String, scheme: String?, settings: [String: String], location: SourceLocation
+        configuration: String, scheme: String?, settings: [String: String], script: String? = nil,
+        location: SourceLocation
     ) {
         self.name = name
         self.xcode = xcode
@@ -56,6 +60,7 @@ public struct Flavour: Sendable, Hashable, Codable {
         self.configuration = configuration
         self.scheme = scheme
         self.settings = settings
+        self.script = script
         self.location = location
     }
 }
@@ -117,6 +122,9 @@ public struct Device: Sendable, Hashable, Codable {
     /// The app build sends the `ha_dashboard_loaded` event (not the released app): hadeploy then
     /// sends `-HADeployID`/`-HADeviceID` and waits for it.
     public var loadedEvent: Bool = false
+    /// false: install (upgrading in place, the app's data kept) and stop — the device keeps its own
+    /// settings, as the old scripts treated the iPad mini 4.
+    public var launch: Bool = true
     public var dashboard: String?
     /// How long to wait for proof that the dashboard loaded.
     public var verificationTimeout: Double

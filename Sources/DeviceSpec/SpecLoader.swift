@@ -7,19 +7,19 @@ public struct SpecLoader: Sendable {
     /// Words that are hadeploy subcommands and so can never name a device, alias or group.
     public static let reservedWords: Set<String> = [
         "deploy", "plan", "version", "render", "devices", "verify", "virtual", "build", "trust-host",
-        "help",
+        "help", "init", "rollback",
     ]
 
     static let topKeys = ["version", "defaults", "flavours", "groups", "devices", "build_host"]
     static let defaultKeys = ["kiosk", "verification_timeout", "dashboard", "ddi_dir", "timeouts"]
     static let flavourKeys = [
-        "xcode", "archs", "deployment_target", "sdk", "configuration", "scheme", "settings",
+        "xcode", "archs", "deployment_target", "sdk", "configuration", "scheme", "settings", "script",
     ]
     static let deviceKeys = [
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
         "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
-        "ha_integration", "ha_device", "loaded_event",
+        "ha_integration", "ha_device", "loaded_event", "launch",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -179,6 +179,13 @@ public struct SpecLoader: Sendable {
                     entries["deployment_target"]?.value,
                     "\(context) deployment_target '\(target)' is not a version like 15.0")
             }
+            let script = reader.string(entries["script"]?.value, "\(context) script")
+            if let script, script.trimmingCharacters(in: .whitespaces).isEmpty {
+                reader.problem(
+                    entries["script"]?.value,
+                    "\(context) script is empty; name the app's build command (e.g. scripts/build.sh device) "
+                        + "or remove `script:` to build with xcodebuild")
+            }
             let sdk = reader.string(entries["sdk"]?.value, "\(context) sdk") ?? "iphoneos"
             if !["iphoneos", "iphonesimulator"].contains(sdk) {
                 reader.problem(
@@ -194,6 +201,7 @@ public struct SpecLoader: Sendable {
                         ?? "Release",
                     scheme: reader.string(entries["scheme"]?.value, "\(context) scheme"),
                     settings: reader.stringMap(entries["settings"]?.value, "\(context) settings") ?? [:],
+                    script: script,
                     location: reader.location(key)))
         }
         return flavours
@@ -262,6 +270,7 @@ public struct SpecLoader: Sendable {
                     ?? false,
                 haDevice: reader.string(entries["ha_device"]?.value, "\(context) ha_device"),
                 loadedEvent: reader.bool(entries["loaded_event"]?.value, "\(context) loaded_event") ?? false,
+                launch: reader.bool(entries["launch"]?.value, "\(context) launch") ?? true,
                 dashboard: reader.string(entries["dashboard"]?.value, "\(context) dashboard")
                     ?? defaults.dashboard,
                 verificationTimeout: reader.number(

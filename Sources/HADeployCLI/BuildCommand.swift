@@ -8,13 +8,13 @@ struct BuildCommand: AsyncParsableCommand {
         commandName: "build",
         abstract: "Build each flavour the targets need, once, with its own Xcode.",
         discussion: """
-            Flavours sharing an Xcode build one after another; different Xcodes side by side. A flavour
-            whose inputs (source tree, uncommitted changes, settings, version, Xcode) did not change
-            reuses its previous artifact. Examples:
+            Flavours sharing an Xcode build one after another; different Xcodes side by
+            side. A flavour whose inputs (source tree, uncommitted changes, settings,
+            version, Xcode) did not change reuses its previous artifact. Examples:
               hadeploy build all
-              hadeploy build ipad2 --out dist/          copies dist/legacy/HADashboard-1.2.3-57.ipa
-              hadeploy build --flavour legacy           one flavour, e.g. a CI job per Xcode
-              hadeploy plan all --json                  the exact xcodebuild commands, secrets as ***
+              hadeploy build ipad2 --out dist/   → dist/legacy/HADashboard-1.2.3-57.ipa
+              hadeploy build --flavour legacy    one flavour (a CI job per Xcode)
+              hadeploy plan all --json           the exact build commands, secrets as ***
             """)
 
     @OptionGroup var project: ProjectOptions

@@ -14,10 +14,11 @@ struct DeployCommand: AsyncParsableCommand {
               hadeploy ipad2 --no-build
               hadeploy sim iphone
               hadeploy mini4 --dashboard wall-kitchen
-              hadeploy all --dry-run                          print the plan, touch nothing
-              hadeploy all --kiosk --virtual --report out/    the whole pipeline on virtual devices
+              hadeploy all --dry-run                  print the plan, touch nothing
+              hadeploy all --kiosk --virtual --report out/     (virtual devices)
               hadeploy all --no-build --artifacts dist/ --report out/ --json
-            Exit codes: 0 every device succeeded, 1 some device failed, 2 build failed, 64 usage, 78 config.
+            Exit codes: 0 every device succeeded, 1 some device failed, 2 build failed,
+            64 usage, 78 config.
             """)
 
     @OptionGroup var project: ProjectOptions

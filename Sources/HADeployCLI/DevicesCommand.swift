@@ -8,13 +8,15 @@ struct DevicesCommand: AsyncParsableCommand {
         commandName: "devices",
         abstract: "Configured and connected devices side by side, with the backend that drives each.",
         discussion: """
-            Connected devices come from usbmuxd (USBMUXD_SOCKET_ADDRESS is honoured) and are matched to
-            devices.yaml by UDID. Examples:
+            Connected devices come from usbmuxd (USBMUXD_SOCKET_ADDRESS is honoured) and
+            are matched to devices.yaml by UDID. Examples:
               hadeploy devices
               hadeploy devices --json
-            With a build_host in devices.yaml, it also says whether the build host answers and which
-            Xcode each flavour finds there (one `xcodebuild -version` each; no source is sent).
-              USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock hadeploy devices
+              USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock \\
+                hadeploy devices
+            With a build_host in devices.yaml, it also says whether the build host
+            answers and which Xcode each flavour finds there (one `xcodebuild -version`
+            each; no source is sent).
             """)
 
     @OptionGroup var project: ProjectOptions

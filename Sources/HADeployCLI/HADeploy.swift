@@ -12,19 +12,22 @@ public struct HADeploy: AsyncParsableCommand {
         abstract: "Build, version and deploy the HA Dashboard app to a matrix of iOS devices, then prove "
             + "each one loaded its dashboard.",
         discussion: """
-            Targets are device names or aliases from devices.yaml (`all` = every device). Examples:
-              hadeploy all --kiosk                      deploy to every device in kiosk mode
-              hadeploy ipad2 --no-build                 redeploy the last build to the iPad 2
-              hadeploy sim iphone                       the iPhone simulator
+            Targets are device names or aliases from devices.yaml (`all` = every device).
+            Examples:
+              hadeploy init                  adopt hadeploy in the app's repository
+              hadeploy all --kiosk           deploy to every device in kiosk mode
+              hadeploy ipad2 --no-build      redeploy the last build to the iPad 2
+              hadeploy sim iphone            the iPhone simulator
               hadeploy mini4 ipad2 --dashboard wall-kitchen
-              hadeploy plan all --json                  what a deploy would do, as JSON
-              hadeploy version                          the app version from git tags, e.g. 1.10.0 (57)
+              hadeploy plan all --json       what a deploy would do, as JSON
+              hadeploy version               the app version from git tags: 1.10.0 (57)
             A version bump is just `git tag v1.2.3`.
             """,
         version: ToolVersion.current,
         subcommands: [
-            DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self, VersionCommand.self,
-            RenderCommand.self, VerifyCommand.self, TrustHostCommand.self, RollbackCommand.self,
+            InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self,
+            VersionCommand.self, RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
+            RollbackCommand.self,
             VirtualCommand.self,
         ],
         defaultSubcommand: DeployCommand.self

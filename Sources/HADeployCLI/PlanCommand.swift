@@ -8,11 +8,13 @@ struct PlanCommand: AsyncParsableCommand {
         commandName: "plan",
         abstract: "Show the per-device plan: flavour, transport, version and exact launch arguments.",
         discussion: """
-            Secrets are shown as ***. Values missing from .env appear as <unset: KEY>. Examples:
+            Secrets are shown as ***. Values missing from .env appear as <unset: KEY>.
+            Examples:
               hadeploy plan all
               hadeploy plan mini4 ipad2 --dashboard wall-kitchen --json
               hadeploy plan sim iphone --no-kiosk
-              hadeploy plan all --virtual --json                the virtual twins' plan, their UDIDs included
+              hadeploy plan all --as-host macos     as on a Mac (simulator builds too)
+              hadeploy plan all --virtual --json    the virtual twins' plan, with UDIDs
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -20,6 +22,22 @@ struct PlanCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Print the plan as JSON.")
     var json = false
+
+    @Option(
+        name: .customLong("as-host"),
+        help: ArgumentHelp("Plan as on a macos or linux host (default: this one).", valueName: "os"))
+    var asHost: String?
+
+    var host: HostPlatform? {
+        get throws {
+            switch asHost?.lowercased() {
+            case nil: return nil
+            case "macos", "mac", "darwin": return .macOS
+            case "linux": return .linux
+            case let other?: throw ValidationError("--as-host takes macos or linux, not '\(other)'")
+            }
+        }
+    }
 
     @Option(
         name: .long,
@@ -38,7 +56,7 @@ struct PlanCommand: AsyncParsableCommand {
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
             let inputs = try await PlanInputs.make(
-                workspace: workspace, arguments: arguments, screenshots: report != nil)
+                workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
             await inputs.twins?.stop()
             context.print(json ? try PlanPrinter.json(inputs.plan) : PlanPrinter.text(inputs.plan))
         }

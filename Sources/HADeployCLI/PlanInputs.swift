@@ -15,13 +15,16 @@ struct PlanInputs {
     var twins: VirtualTwinsRun?
 
     static func make(
-        workspace: Workspace, arguments: DeployArguments, screenshots: Bool, deployID: String? = nil
+        workspace: Workspace, arguments: DeployArguments, screenshots: Bool, deployID: String? = nil,
+        host: HostPlatform? = nil
     ) async throws -> PlanInputs {
         let context = workspace.context
         let matrix = try workspace.loadMatrix()
         let (variables, _) = try workspace.loadVariables()
         let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
         var topology = Topology.current(environment: context.environment)
+        // `plan --as-host macos`: what a Mac would do, from Linux (the simulator builds included).
+        if let host { topology.host = host }
         var twins: VirtualTwinsRun?
         if arguments.virtual {
             let devices = try TargetResolver(matrix: matrix).resolve(arguments.targets)

@@ -9,11 +9,11 @@ struct RenderCommand: AsyncParsableCommand {
         commandName: "render",
         abstract: "Render every Templates/**/*.mustache with values from .env and the environment.",
         discussion: """
-            Output files keep the template's path without `.mustache`, written atomically and only when
-            their content changed. Examples:
-              hadeploy render                            Templates/ → Generated/
+            Output files keep the template's path without `.mustache`, written atomically
+            and only when their content changed. Examples:
+              hadeploy render                     Templates/ → Generated/
               hadeploy render --env-file ci.env --out .
-              hadeploy render --check                    exit 1 if anything would change (CI)
+              hadeploy render --check             exit 1 if anything would change (CI)
             """)
 
     @Option(name: .customLong("env-file"), help: ArgumentHelp("Values for the templates.", valueName: "path"))

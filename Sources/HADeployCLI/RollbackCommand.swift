@@ -16,9 +16,10 @@ struct RollbackCommand: AsyncParsableCommand {
         commandName: "rollback",
         abstract: "Put back the app and its settings a deploy replaced on a jailbroken device.",
         discussion: """
-            Every deploy to a jailbroken device first archives the installed app and copies its
-            preferences (with a SHA-256) into /var/mobile/Library/HADashboard-backups/<bundle id>/<time>/
-            on the device. rollback restores the newest backup (or --backup NAME) byte for byte, restarts
+            Every deploy to a jailbroken device first archives the installed app and copies
+            its preferences (with a SHA-256) into
+            /var/mobile/Library/HADashboard-backups/<bundle id>/<time>/ on the device.
+            rollback restores the newest backup (or --backup NAME) byte for byte, restarts
             the app and reads its log to see the dashboard load.
               hadeploy rollback ipad2
               hadeploy rollback ipad2 --list

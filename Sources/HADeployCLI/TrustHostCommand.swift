@@ -11,13 +11,15 @@ struct TrustHostCommand: AsyncParsableCommand {
         commandName: "trust-host",
         abstract: "Show an SSH device's host key and, once you confirm it, trust it.",
         discussion: """
-            hadeploy never accepts an unknown SSH host key by itself. Compare the fingerprint with the
-            device's own (on the device: `ssh-keygen -lf /etc/ssh/ssh_host_rsa_key.pub`), then:
-              hadeploy trust-host ipad2                          shows the key, asks on a terminal
-              hadeploy trust-host ipad2 --fingerprint SHA256:…   non-interactive (CI)
-              hadeploy trust-host ipad2 --fingerprint SHA256:… --replace   after a known key change
-              hadeploy trust-host build-host                     the Mac named by build_host:
-              hadeploy trust-host ssh://ci@mac-mini              any SSH address (a USB host, a builder)
+            hadeploy never accepts an unknown SSH host key by itself. Compare the
+            fingerprint with the device's own (on the device:
+            `ssh-keygen -lf /etc/ssh/ssh_host_rsa_key.pub`), then:
+              hadeploy trust-host ipad2                  shows the key, asks on a terminal
+              hadeploy trust-host ipad2 --fingerprint SHA256:…     non-interactive (CI)
+              hadeploy trust-host ipad2 --fingerprint SHA256:… --replace
+                                                         after a known key change
+              hadeploy trust-host build-host             the Mac named by build_host:
+              hadeploy trust-host ssh://ci@mac-mini      any SSH address (a USB host...)
             Keys go to ~/.config/hadeploy/known_hosts (HADEPLOY_KNOWN_HOSTS overrides).
             """)
 

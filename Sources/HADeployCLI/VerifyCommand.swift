@@ -8,11 +8,13 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check Home Assistant before a deploy: server, token, version, dashboard, entities.",
         discussion: """
-            Runs automatically before every deploy that verifies (skip with --no-verify). Examples:
-              hadeploy verify                              the default dashboard (or HA_DASHBOARD)
+            Runs automatically before every deploy that verifies (skip with --no-verify).
+            Examples:
+              hadeploy verify                     the default dashboard (or HA_DASHBOARD)
               hadeploy verify --dashboard wall-kitchen
               hadeploy verify --server https://ha.example.com/ha/ --json
-            Exit 0 when the deploy could go ahead (missing entities are warnings), 1 otherwise.
+            Exit 0 when the deploy could go ahead (missing entities are warnings),
+            1 otherwise.
             """)
 
     @OptionGroup var project: ProjectOptions

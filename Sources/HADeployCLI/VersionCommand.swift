@@ -8,9 +8,10 @@ struct VersionCommand: AsyncParsableCommand {
         abstract: "The app's version from git: nearest v* tag and commit count. Never edits a file.",
         discussion: """
             Examples:
-              hadeploy version              1.10.0 (57)
-              hadeploy version --json       {"marketingVersion": "1.10.0", "buildNumber": 57, ...}
-              git tag v1.11.0               a version bump
+              hadeploy version           1.10.0 (57)
+              hadeploy version --json    {"marketingVersion": "1.10.0", "buildNumber": 57,
+                                          "tag": "v1.10.0", ...}
+              git tag v1.11.0            a version bump
             """)
 
     @Flag(

@@ -12,13 +12,15 @@ struct VirtualCommand: AsyncParsableCommand {
         commandName: "virtual",
         abstract: "Run virtual iOS devices for the matrix behind a virtual usbmuxd, until interrupted.",
         discussion: """
-            Each device in devices.yaml that a virtual device can stand for gets an emulated twin speaking
-            the real usbmuxd, lockdownd and service protocols; the Debian libimobiledevice tools (and
-            hadeploy) use them through USBMUXD_SOCKET_ADDRESS. State (pair records, installed apps,
-            mounted image, crash logs) survives restarts. Examples:
-              hadeploy virtual                               every twin, socket in .hadeploy/virtual/
+            Each device in devices.yaml that a virtual device can stand for gets an
+            emulated twin speaking the real usbmuxd, lockdownd and service protocols; the
+            Debian libimobiledevice tools (and hadeploy) use them through
+            USBMUXD_SOCKET_ADDRESS. State (pair records, installed apps, mounted image,
+            crash logs) survives restarts. Examples:
+              hadeploy virtual                    every twin, socket in .hadeploy/virtual/
               hadeploy virtual --only mini4 ipad2 --port 27015
-              USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock idevice_id -l
+              export USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock
+              idevice_id -l
             Faults are injected at run time through <state>/control.sock (JSON lines).
             """)
 

@@ -11,7 +11,12 @@ public struct LiveProcessRunner: LineStreamingRunner {
     public func runStreaming(
         _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
     ) async throws -> ProcessOutput {
-        guard let executable = Self.resolve(command.executable) else {
+        // A relative path with a slash (`scripts/build.sh`) names a file of the working directory.
+        var name = command.executable
+        if name.contains("/"), !name.hasPrefix("/"), let directory = command.workingDirectory {
+            name = URL(fileURLWithPath: directory).appendingPathComponent(name).path
+        }
+        guard let executable = Self.resolve(name) else {
             throw ProcessError.notFound(command: command)
         }
         let process = Process()

@@ -26,8 +26,9 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     /// Whether a key name looks like it holds a secret (TOKEN, KEY, SECRET, PASSWORD, ...).
     public static func isSecretKey(_ key: String) -> Bool {
         let upper = key.uppercased()
+        // `_PASS` as the old scripts spelled passwords (IPAD2_SSH_PASS, UNRAID_PASS).
         return ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE"].contains {
             upper.contains($0)
-        }
+        } || upper.hasSuffix("_PASS")
     }
 }

@@ -92,4 +92,50 @@ public struct BuildCommandBuilder: Sendable {
         return ProcessCommand(
             tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment, secretValues: secrets)
     }
+
+    /// What a flavour's build runs, in order: XcodeGen, then xcodebuild or the flavour's own script.
+    public func commands(_ flavour: Flavour) -> [ProcessCommand] {
+        [xcodegen(flavour), script(flavour) ?? xcodebuild(flavour)]
+    }
+
+    /// The app's own build script for a flavour with `script:`. The version goes in the environment
+    /// (`MARKETING_VERSION`, `CURRENT_PROJECT_VERSION`) as xcodebuild would get it as settings; the
+    /// flavour's Xcode becomes `DEVELOPER_DIR`.
+    public func script(_ flavour: Flavour) -> ProcessCommand? {
+        guard let script = flavour.script else { return nil }
+        let words = Self.words(script)
+        guard let executable = words.first else { return nil }
+        var environment = [
+            "MARKETING_VERSION": version.marketingVersion,
+            "CURRENT_PROJECT_VERSION": "\(version.buildNumber)",
+            "CONFIGURATION": flavour.configuration,
+        ]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(executable, Array(words.dropFirst()), environment: environment)
+    }
+
+    /// Splits a `script:` line on spaces, honouring single and double quotes (no shell is involved).
+    static func words(_ line: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var quote: Character?
+        var started = false
+        for character in line {
+            if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                started = true
+            } else if character == " " || character == "\t" {
+                if started { words.append(current) }
+                current = ""
+                started = false
+            } else {
+                current.append(character)
+                started = true
+            }
+        }
+        if started { words.append(current) }
+        return words
+    }
 }

@@ -1,4 +1,6 @@
+import ArgumentParser
 import Foundation
+import HADeployCLI
 import TestSupport
 import Testing
 
@@ -45,6 +47,21 @@ import Testing
         #expect(result.stdout.contains("Examples"))
         for text in mustContain {
             #expect(result.stdout.contains(text), "\(command) --help lacks \(text)")
+        }
+    }
+
+    /// On an 80-column terminal every line of each command's examples and notes prints as written:
+    /// ArgumentParser wraps longer lines, which breaks an example in the middle of a command.
+    @Test func noHelpLineIsWrappedOnAnEightyColumnTerminal() throws {
+        let commands: [any ParsableCommand.Type] = [HADeploy.self] + HADeploy.configuration.subcommands
+        #expect(commands.count >= 11)
+        for command in commands {
+            let help = HADeploy.helpMessage(for: command, columns: 80)
+            let printed = Set(help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            let name = command.configuration.commandName ?? "hadeploy"
+            for line in command.configuration.discussion.split(separator: "\n") where !line.isEmpty {
+                #expect(printed.contains(String(line)), "\(name) --help wraps: \(line)")
+            }
         }
     }
 }

@@ -19,13 +19,13 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("version 1.0.0 (3)"))
         for id in [
-            "ipad2", "mini4", "mini5", "iphone", "sim-ipad", "sim-iphone", "sim-ipadpro-ios9",
-            "sim-ipad5-ios10",
+            "ipad2", "ipad3", "ipad4", "mini4", "mini5", "iphone", "sim", "sim-iphone", "sim-ios93",
+            "sim-ios103",
         ] {
             #expect(result.stdout.contains("[\(id)]"), "\(id)")
         }
         #expect(result.stdout.contains("udid:      <unset: IPAD2_UDID>"))
-        #expect(result.stdout.contains("host:      <unset: IPAD2_HOST>"))
+        #expect(result.stdout.contains("host:      <unset: IPAD2_IP>"))
         #expect(
             launchLine(result.stdout, device: "mini4")
                 == "launch:    -HAServerURL '<unset: HA_SERVER>' -HAAccessToken '<unset: HA_TOKEN>'")
@@ -46,7 +46,7 @@ import Testing
     @Test func theTokenNeverAppearsInAnyOutput() async throws {
         let project = try await Project(commits: 2, tag: "v1.0.0")
         try project.write(
-            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nIPAD2_SSH_PASSWORD=hunter2pw\n",
+            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nIPAD2_SSH_PASS=hunter2pw\n",
             to: ".env")
         for environment in [[:], ["HA_TOKEN": Self.environmentToken]] {
             for arguments in [
@@ -65,7 +65,7 @@ import Testing
                     let plan = try #require(
                         try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
                     let devices = try #require(plan["devices"] as? [[String: Any]])
-                    #expect(devices.count == 8)
+                    #expect(devices.count == 10)
                     for device in devices {
                         let arguments = try #require(device["launchArguments"] as? [String])
                         #expect(
@@ -117,9 +117,9 @@ import Testing
         let project = try await Project(commits: 1)
         let simIPhone = try await project.run("sim", "iphone", "--dry-run")
         #expect(simIPhone.stdout.contains("[sim-iphone]"))
-        #expect(!simIPhone.stdout.contains("[sim-ipad]"))
+        #expect(!simIPhone.stdout.contains("[sim]"))
         let sim = try await project.run("plan", "sim")
-        #expect(sim.stdout.contains("[sim-ipad]"))
+        #expect(sim.stdout.contains("[sim]"))
         #expect(!sim.stdout.contains("[sim-iphone]"))
 
         for arguments in [["plan", "mini6"], ["mini6", "--dry-run"], ["plan", "mini4", "mini6"]] {
@@ -129,9 +129,9 @@ import Testing
             #expect(unknown.stderr.contains("unknown target 'mini6' — did you mean 'mini4'?"))
             #expect(
                 unknown.stderr.contains(
-                    "Valid targets: ipad2, ipad-2, mini4, ipad-mini-4, mini5, ipad-mini-5, iphone, iphone16, "
-                        + "sim-ipad, sim, sim ipad, sim-iphone, sim iphone, sim-ipadpro-ios9, sim ios9, "
-                        + "sim-ipad5-ios10, sim ios10, ipads, sims, all"))
+                    "Valid targets: ipad2, ipad2-usb, ipad3, ipad4, ipad4-usb, mini4, mini5, iphone, sim, "
+                        + "sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, all, ipads, sims"
+                ))
         }
         let none = try await project.run("plan")
         #expect(none.status == 64)
@@ -140,8 +140,9 @@ import Testing
     @Test func aBrokenDevicesYamlListsEveryProblemWithExit78() async throws {
         let project = try await Project(commits: 1)
         var yaml = try project.read("devices.yaml")
-        yaml = yaml.replacingOccurrences(
-            of: "    flavour: legacy\n    transport: ssh", with: "    flavour: modern\n    transport: ssh")
+        // The iPad 2 only (the first armv7 device on ssh).
+        let armv7 = try #require(yaml.range(of: "    flavour: legacy\n    transport: ssh"))
+        yaml.replaceSubrange(armv7, with: "    flavour: modern\n    transport: ssh")
         yaml = yaml.replacingOccurrences(of: "    product_type: iPad5,1", with: "    product_typ: iPad5,1")
         try project.write(yaml, to: "broken.yaml")
         let result = try await project.run("plan", "all", "--config", "broken.yaml")

@@ -44,7 +44,7 @@ struct ReleaseWorkflowTests {
 
     @Test func everyHadeployCommandInTheWorkflowParses() throws {
         let all = try commands()
-        #expect(all.count >= 4, "the template should run version, render, build and deploy")
+        #expect(all.count >= 5, "the template should run version, render, build, render and deploy")
         for argv in all {
             #expect(throws: Never.self, "hadeploy \(argv.joined(separator: " "))") {
                 _ = try HADeploy.parseAsRoot(argv)
@@ -52,6 +52,17 @@ struct ReleaseWorkflowTests {
         }
     }
 
+    func workflow() throws -> [String: Any] {
+        let text = try String(contentsOf: Self.template, encoding: .utf8)
+        return try #require(try Yams.load(yaml: text) as? [String: Any])
+    }
+
+    func job(_ name: String) throws -> [String: Any] {
+        try #require((try workflow()["jobs"] as? [String: Any])?[name] as? [String: Any], "job \(name)")
+    }
+
+    /// Installed, not built from source in every job: the release archive on Linux, a release build
+    /// cached between runs on macOS (Linux archives do not run there).
     @Test func everyJobThatRunsHadeployInstallsItFirst() throws {
         for (name, steps) in try jobs() {
             let runs = steps.map { $0["run"] as? String ?? "" }
@@ -59,9 +70,72 @@ struct ReleaseWorkflowTests {
                 let first = runs.firstIndex(where: { $0.hasPrefix("hadeploy ") || $0.contains("\nhadeploy ") }
                 )
             else { continue }
-            let install = runs.firstIndex { $0.contains("make -C") && $0.contains("GITHUB_PATH") }
+            let install = runs.firstIndex { $0.contains("GITHUB_PATH") }
             #expect(install.map { $0 < first } == true, "job \(name) runs hadeploy before installing it")
+            let script = install.map { runs[$0] } ?? ""
+            let runner = "\(try job(name)["runs-on"] ?? "")"
+            if runner.contains("macos") || runner.contains("matrix.runner") {
+                #expect(script.contains("install PREFIX="), "job \(name): a release build (make install)")
+                let cache = steps.firstIndex { ($0["uses"] as? String)?.hasPrefix("actions/cache@") == true }
+                #expect(cache.map { $0 < install! } == true, "job \(name) restores the cached build first")
+            } else {
+                #expect(script.contains("linux-x86_64.tar.gz") && script.contains("tar -xz"), "job \(name)")
+            }
+            #expect(
+                !script.contains(" build\n") && !script.contains("swift build"),
+                "job \(name) builds from source")
         }
+    }
+
+    /// Like the app's own build.yml: pull requests and main build; a tag or a manual version releases.
+    @Test func pullRequestsBuildAndATagOrAManualVersionReleases() throws {
+        let on = try #require(try workflow()["on"] as? [String: Any])
+        #expect(on.keys.contains("pull_request"))
+        #expect(((on["push"] as? [String: Any])?["tags"] as? [String]) == ["v*"])
+        let inputs = (on["workflow_dispatch"] as? [String: Any])?["inputs"] as? [String: Any]
+        #expect(inputs?["release_version"] != nil)
+
+        let release = try job("release")
+        let condition = try #require(release["if"] as? String)
+        #expect(condition.contains("refs/tags/v") && condition.contains("inputs.release_version"))
+        #expect(try job("build")["if"] == nil, "every event builds")
+        // The manual version reaches hadeploy as a local tag in every job that versions the app.
+        for name in ["version", "build", "release"] {
+            let steps = try #require(try jobs()[name])
+            #expect(steps.contains { ($0["run"] as? String) == "git tag \"v$RELEASE_VERSION\"" }, "\(name)")
+        }
+    }
+
+    @Test func theReleaseArchivesExportsBothWaysAndPublishes() throws {
+        let steps = try #require(try jobs()["release"])
+        let script = steps.compactMap { $0["run"] as? String }.joined(separator: "\n")
+        #expect(script.contains("xcodebuild archive"))
+        #expect(script.contains("-configuration Release"), "the project's own configuration")
+        #expect(script.components(separatedBy: "xcodebuild -exportArchive").count - 1 == 2)
+        #expect(
+            script.contains("method -string app-store-connect")
+                && script.contains("destination -string upload"))
+        #expect(script.contains("method -string release-testing"), "Ad Hoc")
+        #expect(script.contains("-authenticationKeyPath \"$ASC_KEY_PATH\""))
+        #expect(script.contains("gh release create") && script.contains("release/*.ipa"))
+        #expect(script.contains("MARKETING_VERSION=\"$MARKETING_VERSION\""))
+    }
+
+    /// The signing certificate lives in a keychain made for the run and removed even on failure.
+    @Test func theSigningKeychainIsTemporaryAndRemoved() throws {
+        let steps = try #require(try jobs()["release"])
+        let create = try #require(
+            steps.firstIndex { ($0["run"] as? String)?.contains("security create-keychain") == true })
+        let remove = try #require(
+            steps.firstIndex { ($0["run"] as? String)?.contains("security delete-keychain") == true })
+        #expect(create < remove && remove == steps.count - 1)
+        #expect(steps[remove]["if"] as? String == "always()")
+        #expect(
+            try (job("release")["env"] as? [String: Any])?["KEYCHAIN_PATH"] as? String
+                == "${{ runner.temp }}/signing.keychain-db")
+        let createScript = steps[create]["run"] as? String ?? ""
+        #expect(createScript.contains("openssl rand"), "a fresh password, not a secret pasted in")
+        #expect(createScript.contains("rm -f \"$RUNNER_TEMP/signing.p12\""))
     }
 
     @Test func secretsReachScriptsOnlyThroughTheEnvironment() throws {

@@ -16,11 +16,11 @@ import Testing
         let matrix = try Self.load()
         #expect(
             matrix.devices.map(\.id) == [
-                "ipad2", "mini4", "mini5", "iphone", "sim-ipad", "sim-iphone", "sim-ipadpro-ios9",
-                "sim-ipad5-ios10",
+                "ipad2", "ipad2-usb", "ipad3", "ipad4", "ipad4-usb", "mini4", "mini5", "iphone", "sim",
+                "sim-iphone", "sim-ios93", "sim-ios103",
             ])
         #expect(matrix.flavours.map(\.name) == ["legacy", "modern", "simulator", "rosettasim"])
-        #expect(matrix.groups["ipads"] == ["ipad2", "mini4", "mini5"])
+        #expect(matrix.groups["ipads"] == ["ipad2", "ipad3", "ipad4", "mini4", "mini5"])
     }
 
     @Test func flavoursMatchTheBuildMachines() throws {
@@ -28,16 +28,21 @@ import Testing
         let legacy = try #require(matrix.flavour(named: "legacy"))
         #expect(legacy.archs == [.armv7, .arm64])
         #expect(legacy.deploymentTarget == "9.0")
-        #expect(legacy.xcode?.display([:]) == "/Applications/Xcode-13.2.1.app")
-        #expect(legacy.xcode?.display(["XCODE_LEGACY": "/opt/Xcode13"]) == "/opt/Xcode13")
+        // The armv7 slice is the app's own recipe (Xcode 26 clang against Xcode 13's SDK stubs).
+        #expect(legacy.script == "scripts/build.sh device")
+        #expect(legacy.xcode?.display([:]) == "/Applications/Xcode.app")
+        #expect(legacy.xcode?.display(["XCODE_MODERN": "/opt/Xcode26.app"]) == "/opt/Xcode26.app")
         let modern = try #require(matrix.flavour(named: "modern"))
         #expect(modern.archs == [.arm64])
         #expect(modern.deploymentTarget == "15.0")
         let rosetta = try #require(matrix.flavour(named: "rosettasim"))
         #expect(rosetta.archs == [.x86_64])
         #expect(rosetta.sdk == "iphonesimulator")
-        #expect(rosetta.settings == ["MERGED_BINARY_TYPE": "none"])
+        #expect(rosetta.settings == ["MERGED_BINARY_TYPE": "none", "ENABLE_DEBUG_DYLIB": "NO"])
+        #expect(rosetta.xcode?.display([:]) == "/Applications/Xcode.app", "Xcode 26, as the app builds it")
         #expect(matrix.flavour(named: "simulator")?.sdk == "iphonesimulator")
+        // The project has only Debug and Release.
+        #expect(matrix.flavours.map(\.configuration) == ["Debug", "Release", "Debug", "Debug"])
     }
 
     @Test func devicesMatchTheRealHardware() throws {
@@ -51,9 +56,13 @@ import Testing
         #expect(ipad2.fallbackTransport == .usb)
         #expect(ipad2.kind == .device)
         #expect(ipad2.udid?.raw == "${IPAD2_UDID}")
-        #expect(ipad2.host?.references == ["IPAD2_HOST"])
+        #expect(ipad2.host?.references == ["IPAD2_IP"])
         #expect(ipad2.ssh?.legacyAlgorithms == true)
-        #expect(ipad2.ssh?.passwordEnv == "IPAD2_SSH_PASSWORD")
+        #expect(ipad2.ssh?.passwordEnv == "IPAD2_SSH_PASS")
+        #expect(ipad2.dashboard == "dashboard-office")
+        let usb = try #require(matrix.device(id: "ipad2-usb"))
+        #expect((usb.transport, usb.udid?.raw) == (.usb, "${IPAD2_UDID}"))
+        #expect(usb.usbHost?.display(["UNRAID_HOST": "nas"]) == "ssh://root@nas")
         #expect(ipad2.verificationTimeout == 90)
         #expect(ipad2.kiosk == true)
 
@@ -62,23 +71,27 @@ import Testing
         #expect(mini4.verificationTimeout == 30, "from defaults")
         let mini5 = try #require(matrix.device(id: "mini5"))
         #expect((mini5.transport, mini5.iosMajor) == (.devicectl, 26))
+        #expect(mini5.udid?.references == ["IPAD_MINI5_DEVICECTL_ID"])
+        #expect(mini5.dashboard == "dashboard-landing")
+        #expect(mini4.udid?.references == ["IPAD_MINI4_UDID"])
         let iphone = try #require(matrix.device(id: "iphone"))
         #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, nil))
 
-        for id in ["sim-ipad", "sim-iphone"] {
+        for id in ["sim", "sim-iphone"] {
             let sim = try #require(matrix.device(id: id))
             #expect(
                 (sim.kind, sim.transport, sim.arch, sim.flavour) == (.simulator, .simctl, .arm64, "simulator")
             )
         }
-        for id in ["sim-ipadpro-ios9", "sim-ipad5-ios10"] {
+        for id in ["sim-ios93", "sim-ios103"] {
             let sim = try #require(matrix.device(id: id))
             #expect(
                 (sim.kind, sim.transport, sim.arch, sim.flavour) == (
                     .simulator, .rosettasim, .x86_64, "rosettasim"
                 ))
         }
-        #expect(matrix.device(id: "sim-ipadpro-ios9")?.iosVersion == "9.3")
-        #expect(matrix.device(id: "sim-ipad5-ios10")?.iosVersion == "10.3")
+        #expect(matrix.device(id: "sim-ios93")?.iosVersion == "9.3")
+        #expect(matrix.device(id: "sim-ios103")?.iosVersion == "10.3")
+        #expect(matrix.device(id: "sim")?.simulatorDeviceType == "${SIM_IPAD_NAME:-iPad (10th generation)}")
     }
 }

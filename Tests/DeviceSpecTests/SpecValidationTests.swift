@@ -136,6 +136,23 @@ import Testing
             ])
     }
 
+    @Test func aFlavourMayDelegateToTheAppsBuildScriptButNotToNothing() throws {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(
+            of: "    deployment_target: \"9.0\"\n",
+            with: "    deployment_target: \"9.0\"\n    script: scripts/build.sh device\n")
+        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        #expect(matrix.flavour(named: "legacy")?.script == "scripts/build.sh device")
+        #expect(matrix.flavour(named: "modern")?.script == nil)
+        let empty = SpecFixtures.minimal.replacingOccurrences(
+            of: "    deployment_target: \"9.0\"\n", with: "    deployment_target: \"9.0\"\n    script: \"\"\n"
+        )
+        #expect(
+            problems(empty) == [
+                "devices.yaml:9:13: error: flavour 'legacy' script is empty; name the app's build command "
+                    + "(e.g. scripts/build.sh device) or remove `script:` to build with xcodebuild"
+            ])
+    }
+
     @Test func aliasesMayNotCollideWithOtherDevicesOrGroups() {
         let yaml =
             SpecFixtures.minimal.replacingOccurrences(

@@ -7,25 +7,41 @@ import Testing
     }
 
     @Test func multiWordAliasesMatchLongestFirst() throws {
-        #expect(try resolve("sim") == ["sim-ipad"])
+        #expect(try resolve("sim") == ["sim"])
         #expect(try resolve("sim", "iphone") == ["sim-iphone"])
         #expect(try resolve("sim iphone") == ["sim-iphone"], "one quoted argument")
         #expect(try resolve("SIM", "iPhone") == ["sim-iphone"])
-        #expect(try resolve("sim", "ipad") == ["sim-ipad"])
+        #expect(try resolve("sim", "ipad") == ["sim"])
         #expect(try resolve("iphone") == ["iphone"])
         #expect(try resolve("sim", "iphone", "iphone") == ["sim-iphone", "iphone"])
-        #expect(try resolve("iphone", "sim") == ["iphone", "sim-ipad"])
+        #expect(try resolve("iphone", "sim") == ["iphone", "sim"])
+    }
+
+    /// Every target of the app's old scripts/deploy.sh names the same device here.
+    @Test func theOldScriptsTargetsResolve() throws {
+        for target in [
+            "ipad2", "ipad2-usb", "ipad3", "ipad4", "ipad4-usb", "mini4", "mini5", "iphone", "sim-ios93",
+            "sim-ios103",
+        ] {
+            #expect(try resolve(target) == [target])
+        }
+        #expect(try resolve("sim-iphone") == ["sim-iphone"])
     }
 
     @Test func allGroupsAndSeveralTargets() throws {
-        let everything = try CommittedMatrixTests.load().devices.map(\.id)
-        #expect(try resolve("all") == everything)
-        #expect(try resolve("ipads") == ["ipad2", "mini4", "mini5"])
+        // `all` is the old script's: the -usb variants reach the same iPads another way.
         #expect(
-            try resolve("sims") == ["sim-ipad", "sim-iphone", "sim-ipadpro-ios9", "sim-ipad5-ios10"])
+            try resolve("all") == [
+                "sim", "sim-iphone", "sim-ios93", "sim-ios103", "iphone", "mini5", "mini4", "ipad2", "ipad3",
+                "ipad4",
+            ])
+        #expect(try resolve("ipads") == ["ipad2", "ipad3", "ipad4", "mini4", "mini5"])
+        #expect(try resolve("sims") == ["sim", "sim-iphone", "sim-ios93", "sim-ios103"])
         #expect(try resolve("mini4", "ipad2") == ["mini4", "ipad2"])
-        #expect(try resolve("ipad-2", "ipad2", "ipads") == ["ipad2", "mini4", "mini5"], "no duplicates")
-        #expect(try resolve("sim", "ios9") == ["sim-ipadpro-ios9"])
+        #expect(
+            try resolve("ipad2", "ipad2", "ipads") == ["ipad2", "ipad3", "ipad4", "mini4", "mini5"],
+            "no duplicates")
+        #expect(try resolve("sim-ipad") == ["sim"])
     }
 
     @Test func anUnknownWordNamesTheClosestAndListsAll() throws {
@@ -36,7 +52,7 @@ import Testing
         let message = try #require(error?.description)
         #expect(message.hasPrefix("unknown target 'mini6' — did you mean 'mini4'?\nValid targets: "))
         for target in [
-            "ipad2", "ipad-2", "mini4", "mini5", "iphone", "sim", "sim ipad", "sim iphone", "all", "ipads",
+            "ipad2", "ipad2-usb", "mini4", "mini5", "iphone", "sim", "sim ipad", "sim iphone", "all", "ipads",
         ] {
             #expect(error?.validTargets.contains(target) == true, "\(target)")
         }

@@ -105,6 +105,55 @@ struct BuildExecutorTests {
         }
     }
 
+    /// The app's own recipe (`scripts/build.sh device`): hadeploy passes the version in the
+    /// environment, takes the .app from the script's last line, checks its slices and packages it.
+    @Test func aFlavourMayDelegateToTheAppsBuildScript() async throws {
+        let root = try await makeRepository()
+        let standin = Self.fixtures.appendingPathComponent("xcodebuild-standin.py").path
+        let script = """
+            #!/bin/sh
+            set -e
+            echo "Version: $MARKETING_VERSION ($CURRENT_PROJECT_VERSION)" >&2
+            echo "DEVELOPER_DIR=$DEVELOPER_DIR" >&2
+            '\(standin)' build -derivedDataPath build/device -configuration Debug -sdk iphoneos \\
+                "ARCHS=armv7 arm64" "MARKETING_VERSION=$MARKETING_VERSION" \\
+                "CURRENT_PROJECT_VERSION=$CURRENT_PROJECT_VERSION" >&2
+            echo "$(pwd)/build/device/Build/Products/Debug-iphoneos/HADashboard.app"
+
+            """
+        let url = root.appendingPathComponent("scripts/build.sh")
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try script.write(to: url, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        var flavour = legacy
+        flavour.xcode = ConfigValue("/Applications/Xcode.app")
+        flavour.configuration = "Debug"
+        flavour.script = "scripts/build.sh device"
+
+        let outcome = try await executor(root: root).build(flavour)
+        #expect(outcome.artifact.archs == ["armv7", "arm64"])
+        #expect(outcome.artifact.marketingVersion == "1.10.0")
+        #expect(outcome.artifact.path.hasSuffix("HADashboard-1.10.0-57.ipa"))
+        let log = try String(contentsOfFile: outcome.logPath, encoding: .utf8)
+        #expect(log.contains("Version: 1.10.0 (57)"))
+        #expect(log.contains("DEVELOPER_DIR=/Applications/Xcode.app/Contents/Developer"))
+        let standinLog = try String(contentsOf: root.appendingPathComponent("standin.log"), encoding: .utf8)
+        #expect(standinLog.contains("xcodegen generate"), "the project is generated first, as regen.sh did")
+
+        // A script that does not end with the .app's path is a build failure that says so.
+        try "#!/bin/sh\necho done\n".write(to: url, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path)
+        try "let x = 3\n".write(
+            to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
+        await #expect {
+            try await executor(root: root).build(flavour)
+        } throws: { error in
+            (error as? BuildFailure)?.exitStatus == .buildFailed
+                && "\(error)".contains("its last line of output is 'done', not the path of the built .app")
+        }
+    }
+
     @Test func slicesThatDoNotMatchTheFlavourAreRefused() async throws {
         let root = try await makeRepository()
         try "arm64".write(to: root.appendingPathComponent("STANDIN_ARCHS"), atomically: true, encoding: .utf8)

@@ -14,8 +14,8 @@ import Versioning
         shallow: false)
 
     let configured = [
-        "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": token, "MINI4_UDID": "00008020-001",
-        "IPAD2_UDID": "abcdef0123", "IPAD2_HOST": "10.0.0.20", "MINI5_UDID": "00008020-005",
+        "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": token, "IPAD_MINI4_UDID": "00008020-001",
+        "IPAD2_UDID": "abcdef0123", "IPAD2_IP": "10.0.0.20", "IPAD_MINI5_DEVICECTL_ID": "00008020-005",
     ]
 
     func plan(
@@ -96,8 +96,8 @@ import Versioning
         #expect(reset.launchArguments.redacted == ["-HAClearCredentials", "YES"])
         let demo = try #require(try plan(["mini4"]) { $0.demo = true }.devices.first)
         #expect(demo.launchArguments.redacted == ["-HADemoMode", "YES"])
-        #expect(demo.unsetKeys == ["MINI4_UDID"], "demo mode needs no Home Assistant")
-        let token = try plan(["mini4"], variables: ["MINI4_UDID": "u"]) {
+        #expect(demo.unsetKeys == ["IPAD_MINI4_UDID"], "demo mode needs no Home Assistant")
+        let token = try plan(["mini4"], variables: ["IPAD_MINI4_UDID": "u"]) {
             $0.token = Secret("launch-only-token")
             $0.server = "http://ha:8123"
         }
@@ -167,12 +167,12 @@ import Versioning
             contentsOf: Self.root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
         let twins = VirtualTwins(
             address: "UNIX:/tmp/v/usbmuxd.sock", udids: ["mini4": "twin-mini4", "ipad2": "twin-ipad2"],
-            unavailable: ["sim-ipad": "a simulator has no virtual twin"])
+            unavailable: ["sim": "a simulator has no virtual twin"])
         let plan = try DeployPlanner(
             matrix: matrix, variables: [:], topology: Topology(host: .linux, virtual: twins)
         )
         .plan(
-            options: DeployOptions(targets: ["mini4", "ipad2", "sim-ipad"]), version: Self.version,
+            options: DeployOptions(targets: ["mini4", "ipad2", "sim"]), version: Self.version,
             deployID: "d")
         #expect(plan.devices[0].backend == .usb(.virtual(address: "UNIX:/tmp/v/usbmuxd.sock")))
         #expect(plan.devices[0].udid == .value("twin-mini4"))
@@ -188,8 +188,8 @@ import Versioning
     @Test func unsetValuesAreATypeShownAndNamed() throws {
         let device = try #require(try plan(["ipad2"]).devices.first)
         #expect(device.udid == .unset(["IPAD2_UDID"]))
-        #expect(device.host == .unset(["IPAD2_HOST"]))
-        #expect(Set(device.unsetKeys) == ["IPAD2_UDID", "IPAD2_HOST", "HA_SERVER", "HA_TOKEN"])
+        #expect(device.host == .unset(["IPAD2_IP"]))
+        #expect(Set(device.unsetKeys) == ["IPAD2_UDID", "IPAD2_IP", "HA_SERVER", "HA_TOKEN"])
         #expect(
             device.launchArguments.redacted[0...3] == [
                 "-HAServerURL", "<unset: HA_SERVER>", "-HAAccessToken", "<unset: HA_TOKEN>",
@@ -207,7 +207,7 @@ import Versioning
 
     @Test func theTokenNeverAppearsInPrintedPlans() throws {
         var variables = configured
-        variables["IPAD2_SSH_PASSWORD"] = "hunter2-password"
+        variables["IPAD2_SSH_PASS"] = "hunter2-password"
         let everything = try plan(["all"], variables: variables, host: .macOS)
         let text = PlanPrinter.text(everything)
         let json = try PlanPrinter.json(everything)
@@ -219,7 +219,7 @@ import Versioning
         let decoded = try #require(
             try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let devices = try #require(decoded["devices"] as? [[String: Any]])
-        #expect(devices.count == 8)
+        #expect(devices.count == 10)
         let arguments = try #require(devices.first?["launchArguments"] as? [String])
         #expect(arguments[2...3] == ["-HAAccessToken", "***"])
     }
@@ -227,11 +227,11 @@ import Versioning
     @Test func oneBuildPerFlavourForTheDevicesThisHostCanDrive() throws {
         let linux = try plan(["all"], variables: configured, host: .linux)
         #expect(linux.builds.map(\.flavour) == ["legacy", "modern"])
-        #expect(linux.builds.map(\.devices) == [["ipad2"], ["mini4", "mini5", "iphone"]])
+        #expect(linux.builds.map(\.devices) == [["ipad2", "ipad3", "ipad4"], ["iphone", "mini5", "mini4"]])
         #expect(linux.builds[0].archs == ["armv7", "arm64"])
         #expect(linux.builds[0].deploymentTarget == "9.0")
         let skipped = linux.devices.filter { $0.availability != .available }.map(\.id)
-        #expect(skipped == ["sim-ipad", "sim-iphone", "sim-ipadpro-ios9", "sim-ipad5-ios10"])
+        #expect(skipped == ["sim", "sim-iphone", "sim-ios93", "sim-ios103"])
 
         let mac = try plan(["all"], variables: configured, host: .macOS)
         #expect(mac.builds.map(\.flavour) == ["legacy", "modern", "simulator", "rosettasim"])

@@ -85,14 +85,17 @@ public struct BuildExecutor: Sendable {
 
     /// Builds `flavour` on `machine` (here, or a remote macOS builder): the same plan either way. Logs,
     /// the cache record and the packaged artifact always land here, under the local build directory.
-    /// `commands` are the plan's (`BuildPlan.commands`: XcodeGen, then xcodebuild), run as they are;
+    /// `commands` are the plan's (`BuildPlan.commands`: XcodeGen, then xcodebuild or the script), run as they are;
     /// nil builds them here from the flavour.
     public func build(
         _ flavour: Flavour, on machine: any BuildMachine, commands: [ProcessCommand]? = nil,
         appName: String = "HADashboard"
     ) async throws -> Outcome {
         let xcodegen = commands?.first ?? builder.xcodegen(flavour)
-        let xcodebuild = commands.flatMap { $0.count > 1 ? $0[1] : nil } ?? builder.xcodebuild(flavour)
+        // The app's own script (`script:`) or xcodebuild.
+        let buildStep =
+            commands.flatMap { $0.count > 1 ? $0[1] : nil } ?? builder.script(flavour)
+            ?? builder.xcodebuild(flavour)
         let relative = "\(builder.buildDirectory)/\(flavour.name)"
         let directory = root.appendingPathComponent(relative)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -133,12 +136,13 @@ public struct BuildExecutor: Sendable {
             try await machine.write(Data(specHash.utf8), to: stamp)
         }
 
-        let output = try await run(xcodebuild, on: machine, flavour: flavour, timeout: timeout)
+        let tool = flavour.script ?? "xcodebuild"
+        let output = try await run(buildStep, on: machine, flavour: flavour, timeout: timeout)
         try (output.standardOutput + output.standardError).write(to: logURL)
         guard output.status == 0 else {
             var failure = BuildFailure(
                 flavour: flavour.name,
-                reason: "xcodebuild exited with status \(output.status) on \(machine.name)",
+                reason: "\(tool) exited with status \(output.status) on \(machine.name)",
                 errors: Self.firstErrors(output.stdout + "\n" + output.stderr), logPath: logURL.path)
             // Compilers print resolved paths (/private/tmp on macOS): offer both spellings.
             let here = [root.standardizedFileURL.path, root.resolvingSymlinksInPath().path]
@@ -146,12 +150,17 @@ public struct BuildExecutor: Sendable {
             throw failure
         }
 
-        let productsPath =
-            "\(relative)/DerivedData/Build/Products/\(flavour.configuration)-\(flavour.sdk)/\(appName).app"
+        let productsPath: String
+        if flavour.script != nil {
+            productsPath = try await scriptProduct(output.stdout, on: machine, flavour: flavour, log: logURL)
+        } else {
+            productsPath =
+                "\(relative)/DerivedData/Build/Products/\(flavour.configuration)-\(flavour.sdk)/\(appName).app"
+        }
         guard try await machine.exists(productsPath) else {
             throw BuildFailure(
                 flavour: flavour.name,
-                reason: "xcodebuild succeeded but \(productsPath) does not exist on \(machine.name)",
+                reason: "\(tool) succeeded but \(productsPath) does not exist on \(machine.name)",
                 errors: [], logPath: logURL.path)
         }
         let products: URL
@@ -200,6 +209,39 @@ public struct BuildExecutor: Sendable {
                 reason: "\((command.executable as NSString).lastPathComponent) on \(machine.name): \(error)",
                 errors: [], logPath: nil)
         }
+    }
+
+    /// The `.app` a build script printed as its last line, relative to the repository root there
+    /// (scripts print absolute paths under their own project directory).
+    func scriptProduct(_ stdout: String, on machine: any BuildMachine, flavour: Flavour, log: URL)
+        async throws
+        -> String
+    {
+        let printed =
+            stdout.split(whereSeparator: \.isNewline).last.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            } ?? ""
+        guard printed.hasSuffix(".app") || printed.hasSuffix(".app/") else {
+            throw BuildFailure(
+                flavour: flavour.name,
+                reason: "\(flavour.script ?? "the build script") succeeded but its last line of output is "
+                    + "'\(printed)', not the path of the built .app (print it last, on stdout)",
+                errors: [], logPath: log.path)
+        }
+        let path = printed.hasSuffix("/") ? String(printed.dropLast()) : printed
+        guard path.hasPrefix("/") else { return path }
+        let roots = [
+            await machine.sourcePath(), root.standardizedFileURL.path, root.resolvingSymlinksInPath().path,
+        ]
+        .compactMap { $0 }
+        for base in roots where path.hasPrefix(base + "/") {
+            return String(path.dropFirst(base.count + 1))
+        }
+        throw BuildFailure(
+            flavour: flavour.name,
+            reason: "\(flavour.script ?? "the build script") built \(path), outside the repository on "
+                + "\(machine.name); write the .app under the repository (hadeploy fetches it from there)",
+            errors: [], logPath: log.path)
     }
 
     /// Source tree, uncommitted changes, flavour settings, version and Xcode version.

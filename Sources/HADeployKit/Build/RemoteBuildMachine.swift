@@ -292,10 +292,12 @@ public actor RemoteBuildMachine: BuildMachine {
     /// Connect key file along, pointing `-authenticationKeyPath` at the copy.
     public func adapt(_ command: ProcessCommand) async throws -> ProcessCommand {
         var command = command
+        // A script of the repository (`scripts/build.sh`) runs from the uploaded tree, as it is.
+        let repositoryScript = command.executable.contains("/") && !command.executable.hasPrefix("/")
         let tool =
             localTools.first { $0.value == command.executable }?.key
             ?? (command.executable as NSString).lastPathComponent
-        command.executable = remoteTools[tool] ?? tool
+        if !repositoryScript { command.executable = remoteTools[tool] ?? tool }
         if let index = command.arguments.firstIndex(of: "-authenticationKeyPath"),
             index + 1 < command.arguments.count
         {

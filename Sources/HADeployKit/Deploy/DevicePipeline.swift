@@ -72,6 +72,11 @@ struct DevicePipeline: Sendable {
             return result(.failed, reason: "\(error)")
         }
         if Task.isCancelled { return result(.cancelled, reason: "interrupted") }
+        if !device.steps.contains(where: { $0.id == .launch }) {
+            return result(
+                .installedOnly,
+                reason: "not launched: launch: false in devices.yaml (the device keeps its settings)")
+        }
         switch recorder.verification {
         case .loaded, .notRun:
             return result(.succeeded, reason: recorder.warnings.first)

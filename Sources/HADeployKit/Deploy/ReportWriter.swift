@@ -78,17 +78,38 @@ public struct ReportWriter: Sendable {
         }.joined(separator: "\n")
     }
 
+    /// The badge a device gets on the contact sheet: what happened, at a glance.
+    public static func badge(_ result: DeviceResult) -> (label: String, style: String) {
+        switch result.outcome {
+        case .succeeded:
+            if case .loaded = result.verification { return ("verified", "verified") }
+            return ("not verified", "installed")
+        case .installedOnly: return ("installed only", "installed")
+        // Launched, but the dashboard check did not run: amber like installed-only, said plainly.
+        case .unverified: return ("not verified", "installed")
+        case .failed: return ("failed", "failed")
+        case .notAvailable: return ("not available", "other")
+        case .cancelled: return ("cancelled", "other")
+        }
+    }
+
+    /// A reason as one short line: its first line, cut at a word near `limit` characters.
+    public static func shortReason(_ reason: String, limit: Int = 120) -> String {
+        let first = reason.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        guard first.count > limit else { return first }
+        let cut = first.prefix(limit)
+        let end = cut.lastIndex(of: " ") ?? cut.endIndex
+        return String(cut[..<end]) + "…"
+    }
+
     public func html(_ report: DeployReport) -> String {
         let h = Self.xml
         let formatter = ISO8601DateFormatter()
         var cards = ""
+        var counts: [String: Int] = [:]
         for result in report.results {
-            let colour: String
-            switch result.outcome {
-            case .succeeded: colour = "#1b873f"
-            case .failed: colour = "#c62828"
-            default: colour = "#8a6d00"
-            }
+            let badge = Self.badge(result)
+            counts[badge.label, default: 0] += 1
             let picture =
                 result.screenshot.map {
                     "<img src=\"\(h($0))\" alt=\"screenshot of \(h(result.name))\">"
@@ -101,26 +122,36 @@ public struct ReportWriter: Sendable {
                     verification += " (\(evidence.map(\.rawValue).joined(separator: ", ")))"
                 }
             case .notLoaded(let reason): verification = "not loaded: \(reason)"
-            case .skipped(let reason): verification = "verification skipped: \(reason)"
+            case .skipped(let reason):
+                verification =
+                    reason.hasPrefix("verification skipped") ? reason : "verification skipped: \(reason)"
             case .notRun: verification = "verification not run"
             }
             let steps = result.steps.map {
                 "<tr><td>\(h($0.name))</td><td>\(h($0.status))</td><td>\(String(format: "%.2f s", $0.seconds))</td><td>\(h($0.detail ?? ""))</td></tr>"
             }.joined()
             let crashes = result.crashReports.map { "<li>\(h($0))</li>" }.joined()
+            // The reason once, short, under the badge; the whole text only in the folded details.
+            let reason = result.reason.map { Self.shortReason($0) } ?? ""
+            let fullReason =
+                result.reason.flatMap { $0 == reason ? nil : "<pre class=\"reason\">\(h($0))</pre>" } ?? ""
             cards += """
-                <section class="card">
+                <section class="card" data-device="\(h(result.id))">
                   <h2>\(h(result.name)) <small>\(h(result.id)) · iOS \(h(result.ios)) · \(h(result.transport))</small></h2>
-                  <p class="outcome" style="color:\(colour)">\(h(result.outcome.rawValue))\(result.reason.map { " — " + h($0) } ?? "")</p>
+                  <p><span class="badge \(badge.style)">\(h(badge.label))</span>\(reason.isEmpty ? "" : " <span class=\"why\">\(h(reason))</span>")</p>
                   \(picture)
-                  <p>\(h(verification)) · \(String(format: "%.1f s", result.seconds)) in all\(result.install.map { " · install: \($0.rawValue)" } ?? "")</p>
-                  <table>\(steps)</table>
+                  <details><summary>details · \(String(format: "%.1f s", result.seconds))\(result.install.map { " · install: \($0.rawValue)" } ?? "")</summary>
+                  \(fullReason)<p>\(h(verification))</p><table>\(steps)</table>
                   \(crashes.isEmpty ? "" : "<p>Crash reports:</p><ul>\(crashes)</ul>")
+                  </details>
                 </section>
 
                 """
         }
-        let failed = report.results.filter { $0.outcome == .failed }.count
+        let tally = ["verified", "not verified", "installed only", "failed", "not available", "cancelled"]
+            .compactMap { label in
+                counts[label].map { "\($0) \(label)" }
+            }.joined(separator: " · ")
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
@@ -132,11 +163,15 @@ public struct ReportWriter: Sendable {
             .card img{max-width:100%;border:1px solid #ccc;border-radius:6px}
             .noshot{height:160px;display:flex;align-items:center;justify-content:center;background:#eee;border-radius:6px;color:#777}
             h2{font-size:18px;margin:0 0 4px} h2 small{font-weight:normal;color:#666;font-size:13px}
-            .outcome{font-weight:bold} table{font-size:12px;border-collapse:collapse;width:100%}
+            .badge{display:inline-block;padding:3px 10px;border-radius:999px;font-weight:bold;font-size:13px;color:#fff}
+            .badge.verified{background:#1b873f} .badge.installed{background:#b07800} .badge.failed{background:#c62828}
+            .badge.other{background:#6e6e73} .why{font-size:13px;color:#333}
+            details{font-size:13px;color:#444;margin-top:6px} pre.reason{white-space:pre-wrap;font-size:12px}
+            table{font-size:12px;border-collapse:collapse;width:100%}
             td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
             </style></head><body>
             <h1>hadeploy — version \(h(report.version))</h1>
-            <p>Deploy \(h(report.deployID)) · \(h(formatter.string(from: report.startedAt))) · \(report.results.count) device(s), \(failed) failed\(report.interrupted ? " · <strong>interrupted</strong>" : "")</p>
+            <p>Deploy \(h(report.deployID)) · \(h(formatter.string(from: report.startedAt))) · \(report.results.count) device(s): \(h(tally))\(report.interrupted ? " · <strong>interrupted</strong>" : "")</p>
             <div class="grid">
             \(cards)</div>
             </body></html>

@@ -58,8 +58,9 @@ public actor SimctlDriver: DeviceDriver {
             configuration: Configuration(
                 label: plan.name,
                 selector: SimulatorSelector(
-                    udid: plan.udid?.value,
-                    deviceType: device?.simulatorDeviceType,
+                    udid: plan.udid?.value.flatMap { $0.isEmpty ? nil : $0 },
+                    // `${SIM_IPAD_NAME:-iPad (10th generation)}`: the old scripts' .env key, or the default.
+                    deviceType: device?.simulatorDeviceType.map { ConfigValue($0).display(variables) },
                     runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
                 host: host,
                 commands: SimctlCommands(

@@ -67,7 +67,7 @@ public struct DeployPlanner: Sendable {
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
                     configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
                     buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
-                    commands: options.build ? [commands.xcodegen(flavour), commands.xcodebuild(flavour)] : [])
+                    commands: options.build ? commands.commands(flavour) : [])
             )
         }
         return DeployPlan(
@@ -217,9 +217,11 @@ public struct DeployPlanner: Sendable {
             step(
                 .install, "install \(version.marketingVersion) (\(version.buildNumber)) unless unchanged",
                 retries: 1))
-        if context.verify && verification.loadedEvent {
+        if context.verify && verification.loadedEvent && device.launch {
             steps.append(step(.subscribe, "subscribe to ha_dashboard_loaded for this deploy"))
         }
+        // `launch: false`: installed (an upgrade keeps the app's data) and left as the device has it.
+        guard device.launch else { return steps }
         steps.append(step(.launch, "launch with the arguments above", retries: 1))
         if context.verify {
             var evidence = ["the app's log (Documents/ha-log.txt)"]

@@ -262,7 +262,7 @@ enum TestApp {
 
     @Test func makeReadsTheMatrix() throws {
         let folder = try TemporaryFolder()
-        let plan = try DriverTestPlans.plan("sim-ipad")
+        let plan = try DriverTestPlans.plan("sim")
         let driver = SimctlDriver.make(
             plan: plan.plan, device: plan.device, matrix: plan.matrix, variables: ["HOME": "/Users/dev"],
             host: .macOS,
