@@ -23,7 +23,18 @@ extension FidelitySuite {
         /// One device's story, command after command, in the order a user would run them.
         func runCommands(on profile: VirtualDeviceProfile) async throws {
             let twin = try await FidelityTwin.start(profile, behaviour: ProbeBehaviour())
-            defer { Task { await twin.stop() } }
+            // Stopped here, not in a deferred task: the process may end before such a task runs,
+            // leaving the twin's directory behind.
+            do {
+                try await exercise(twin, profile)
+            } catch {
+                await twin.stop()
+                throw error
+            }
+            await twin.stop()
+        }
+
+        func exercise(_ twin: FidelityTwin, _ profile: VirtualDeviceProfile) async throws {
             let score = FidelityScore("iOS \(profile.productVersion)")
             defer { print(score.summary) }
             let version = profile.productVersion
