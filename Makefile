@@ -20,7 +20,7 @@ deps:
 
 peers:
 	@scripts/bootstrap.sh --with-peers
-	@for s in scripts/tools-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
+	@for s in scripts/tools-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
 	  if [ -x $$s ]; then case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; fi; done
 
 # The demo needs the build dependencies (virtual devices are in-process) and, unless HA_SERVER and
@@ -37,7 +37,7 @@ demo: peers-demo build
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
 TEST_TARGETS = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests HADeployKitTests CLITests \
-  VirtualDeviceTests MobileDeviceTests SSHTransportTests HomeAssistantTests EndToEndTests
+  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHTransportTests HomeAssistantTests EndToEndTests
 
 test: peers
 	$(SWIFT) build --build-tests

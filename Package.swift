@@ -265,6 +265,16 @@ let package = Package(
         .testTarget(
             name: "HomeAssistantTests", dependencies: ["HomeAssistant", "TestSupport"], swiftSettings: strict),
         .testTarget(
+            name: "PyMobileDevice3FidelityTests",
+            dependencies: [
+                "VirtualDevice",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
                 "VirtualDevice", "ImageCodec", "TestSupport",

@@ -102,7 +102,8 @@ import VirtualDevice
             since: crashed.launchedAt, process: crashed.executable, copyTo: reports)
         #expect(copied.count == 1)
         let text = try String(contentsOf: try #require(copied.first), encoding: .utf8)
-        #expect(text.contains("Process:             Demo"))
+        #expect(
+            text.hasPrefix("{") && text.contains("\"app_name\":\"Demo\""), "iOS 15 .ips: JSON metadata line")
         #expect(copied.first?.lastPathComponent.hasPrefix("Demo-") == true)
         // Reports older than the launch are not picked up again.
         let later = crashed.launchedAt.addingTimeInterval(60)

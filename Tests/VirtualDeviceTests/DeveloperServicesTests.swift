@@ -175,8 +175,15 @@ extension VirtualDeviceSuite {
             let files = try FileManager.default.contentsOfDirectory(atPath: reports.path)
             let report = try #require(
                 files.first { $0.hasPrefix("Dashboard-") && $0.hasSuffix(".ips") }, "\(files)")
+            // iOS 15's .ips: a line of JSON metadata (bug_type 309 = app crash), then the JSON report.
             let text = try String(contentsOf: reports.appendingPathComponent(report), encoding: .utf8)
-            #expect(text.contains("Identifier:          io.hadeploy.dashboard"))
+            let lines = text.split(separator: "\n", maxSplits: 1).map { Data($0.utf8) }
+            let metadata = try JSONSerialization.jsonObject(with: lines[0]) as? [String: Any]
+            #expect(
+                metadata?["bug_type"] as? String == "309"
+                    && metadata?["bundleID"] as? String == "io.hadeploy.dashboard")
+            let body = try JSONSerialization.jsonObject(with: lines[1]) as? [String: Any]
+            #expect((body?["exception"] as? [String: Any])?["type"] as? String == "EXC_CRASH", "\(text)")
             let again = try await emulator.run("idevicecrashreport", ["-u", udid, reports.path])
             #expect(!again.stdout.contains("Move: /Dashboard-"), "moved, not copied: \(again)")
         }

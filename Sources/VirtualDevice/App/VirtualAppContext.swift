@@ -3,9 +3,12 @@ import NIOConcurrencyHelpers
 /// The running app's window on the device: its screen and its standard output.
 public final class VirtualAppContext: Sendable {
     private let state: NIOLockedValueBox<(screen: VirtualScreen, output: [String])>
+    /// Where printed lines also go: the device log, as an app's stdout/NSLog ends up in syslog.
+    private let console: @Sendable (String) -> Void
 
-    init(initialScreen: VirtualScreen) {
+    init(initialScreen: VirtualScreen, console: @escaping @Sendable (String) -> Void = { _ in }) {
         state = NIOLockedValueBox((initialScreen, []))
+        self.console = console
     }
 
     /// What the app shows now.
@@ -16,9 +19,11 @@ public final class VirtualAppContext: Sendable {
         state.withLockedValue { $0.screen = screen }
     }
 
-    /// Writes a line to the app's stdout (delivered to a debugger as `O` packets when it listens).
+    /// Writes a line to the app's stdout (delivered to a debugger as `O` packets when it listens,
+    /// and to the device log).
     public func print(_ line: String) {
         state.withLockedValue { $0.output.append(line) }
+        console(line)
     }
 
     /// Takes the output written since the last call.

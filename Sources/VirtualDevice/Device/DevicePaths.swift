@@ -28,10 +28,16 @@ struct DevicePaths: Sendable {
         containers.appendingPathComponent(bundleIdentifier)
     }
 
+    /// The folders a set-up device has under /var/mobile/Media (AFC clients push to /Downloads).
+    static let mediaFolders = [
+        "DCIM", "Downloads", "Books", "PhotoData", "Photos", "Purchases", "Recordings", "iTunes_Control",
+    ]
+
     func createAll() throws {
         // The root holds the device's private key and its pairing state.
         try PrivateFiles.createDirectory(root)
-        for url in [media, crashReports, applications, containers] {
+        for url in [media, crashReports, applications, containers] + Self.mediaFolders.map(media.appendingPathComponent)
+        {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
     }

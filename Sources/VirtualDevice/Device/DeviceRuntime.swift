@@ -21,6 +21,8 @@ actor DeviceRuntime {
     nonisolated let link: NIOLockedValueBox<LinkThrottle?>
     /// Notifications for notification_proxy observers.
     nonisolated let notifications = DeviceNotificationCenter()
+    /// The system log syslog_relay streams.
+    nonisolated let log: DeviceLog
     /// Faults, readable without hopping onto the actor (hot paths such as AFC writes).
     nonisolated let faultBox: NIOLockedValueBox<[VirtualFault]>
 
@@ -33,8 +35,14 @@ actor DeviceRuntime {
     private var launchCounter = 0
     private(set) var lastUpload: VirtualUploadStatistics?
 
+    /// Fixed pids of the system daemons that write to the device log.
+    static let springBoardPID = 57
+    static let installdPID = 88
+    static let reportCrashPID = 142
+
     struct RunningApp {
         let launchID: Int
+        let pid: Int
         let app: VirtualInstalledApp
         let arguments: [String]
         let environment: [String]
@@ -87,6 +95,7 @@ actor DeviceRuntime {
         }.last
         self.link = NIOLockedValueBox(throttleRate.map { LinkThrottle(bytesPerSecond: $0) })
         self.faultBox = NIOLockedValueBox(profile.faults)
+        self.log = DeviceLog(deviceName: profile.deviceName)
         if profile.pairing == .prePaired && !state.prePairingDone {
             try Self.makePrePairedRecord(state: &state, deviceKey: key, pairRecords: pairRecords)
         }
@@ -283,6 +292,15 @@ actor DeviceRuntime {
         logger.info("developer disk image mounted")
     }
 
+    /// UnmountImage (iOS 14+): the developer services go away with the image.
+    func unmountDeveloperImage() -> Bool {
+        guard state.developerImageSignature != nil else { return false }
+        state.developerImageSignature = nil
+        persistLogging()
+        logger.info("developer disk image unmounted")
+        return true
+    }
+
     // MARK: apps
 
     var installedApps: [VirtualInstalledApp] { state.installedApps }
@@ -296,6 +314,10 @@ actor DeviceRuntime {
         state.installedApps.append(app)
         persistLogging()
         notifications.post("com.apple.mobile.application_installed")
+        log.log(
+            "Installed \(app.bundleIdentifier) (\(app.shortVersion ?? app.bundleVersion))",
+            process: "installd",
+            pid: Self.installdPID)
         logger.info("installed \(app.bundleIdentifier) \(app.bundleVersion)")
     }
 
@@ -314,6 +336,7 @@ actor DeviceRuntime {
                 container.lastPathComponent + ".keychain.plist"))
         persistLogging()
         notifications.post("com.apple.mobile.application_uninstalled")
+        log.log("Uninstalled \(bundleIdentifier)", process: "installd", pid: Self.installdPID)
         logger.info("uninstalled \(bundleIdentifier)")
         return true
     }
@@ -325,12 +348,20 @@ actor DeviceRuntime {
         terminateRunningApp(reason: "replaced")
         launchCounter += 1
         let launch = appLaunch(app, arguments: arguments, environment: environment)
+        // Launched processes get increasing pids above those of the system daemons.
+        let pid = 300 + launchCounter
+        let (log, executable) = (self.log, app.executable)
         let context = VirtualAppContext(
-            initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]))
+            initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]),
+            console: { line in log.log(line, process: executable, pid: pid) })
+        log.log(
+            "Bootstrapping \(app.bundleIdentifier) with intent foreground-interactive",
+            process: "SpringBoard",
+            pid: Self.springBoardPID)
         let behaviour = self.behaviour
         let task = Task { await behaviour.run(launch, context: context) }
         running = RunningApp(
-            launchID: launchCounter, app: app, arguments: arguments, environment: environment,
+            launchID: launchCounter, pid: pid, app: app, arguments: arguments, environment: environment,
             context: context,
             task: task)
         logger.info("launched \(app.bundleIdentifier) with \(arguments.count - 1) argument(s)")
@@ -356,7 +387,15 @@ actor DeviceRuntime {
         guard let running else { return }
         running.task.cancel()
         self.running = nil
+        log.log(
+            "Application \(running.app.bundleIdentifier) exited (\(reason))", process: "SpringBoard",
+            pid: Self.springBoardPID)
         logger.info("app \(running.app.bundleIdentifier) terminated (\(reason))")
+    }
+
+    /// The foreground app's process, for the log relays' process lists.
+    var runningProcess: (pid: Int, executable: String)? {
+        running.map { ($0.pid, $0.app.executable) }
     }
 
     var runningApp: VirtualRunningApp? {
@@ -380,27 +419,18 @@ actor DeviceRuntime {
 
     /// Writes a crash report the way the device would after `app` crashed.
     func writeCrashReport(for app: VirtualInstalledApp, reason: String) throws -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd-HHmmss"
-        let stamp = formatter.string(from: Date())
-        // iOS 14+ writes .ips files; older versions .crash (both are text).
-        let fileExtension = profile.majorVersion >= 14 ? "ips" : "crash"
-        let name = "\(app.executable)-\(stamp).\(fileExtension)"
-        let body = """
-            Incident Identifier: \(UUID().uuidString)
-            Hardware Model:      \(profile.hardwareModel)
-            Process:             \(app.executable)
-            Identifier:          \(app.bundleIdentifier)
-            Version:             \(app.bundleVersion) (\(app.shortVersion ?? app.bundleVersion))
-            OS Version:          iPhone OS \(profile.productVersion) (\(profile.buildVersion))
-            Exception Type:      EXC_CRASH (SIGABRT)
-            Termination Reason:  \(reason)
-
-            """
-        try Data(body.utf8).write(to: paths.crashReports.appendingPathComponent(name), options: .atomic)
-        logger.info("crash report written: \(name)")
-        return name
+        launchCounter += 1
+        let pid = 300 + launchCounter
+        let report = try CrashReportWriter(profile: profile, udid: udid).report(
+            for: app, reason: reason, pid: pid)
+        try report.contents.write(
+            to: paths.crashReports.appendingPathComponent(report.name), options: .atomic)
+        log.log(
+            "Formulating report for corpse[\(pid)] \(app.executable); saved \(report.name)",
+            process: "ReportCrash",
+            pid: Self.reportCrashPID, level: "Error")
+        logger.info("crash report written: \(report.name)")
+        return report.name
     }
 
     // MARK: reboot

@@ -2,7 +2,8 @@
 enum ServiceKind: Sendable, Equatable {
     case afc
     case installationProxy
-    case notificationProxy
+    /// `insecure` = `com.apple.mobile.insecure_notification_proxy` (for untrusted clients).
+    case notificationProxy(insecure: Bool)
     case imageMounter
     case crashReportMover
     case crashReportCopy
@@ -11,6 +12,11 @@ enum ServiceKind: Sendable, Equatable {
     case houseArrest
     /// `secure` = `com.apple.debugserver.DVTSecureSocketProxy` (TLS for the whole connection, iOS 14+).
     case debugserver(secure: Bool)
+    case syslogRelay
+    case osTraceRelay
+    case diagnosticsRelay
+    case springBoardServices
+    case heartbeat
 
     /// Whether the service connection starts with a TLS handshake (`EnableServiceSSL`).
     var usesTLS: Bool {
@@ -31,7 +37,14 @@ enum ServiceKind: Sendable, Equatable {
         switch name {
         case "com.apple.afc": return .afc
         case "com.apple.mobile.installation_proxy": return .installationProxy
-        case "com.apple.mobile.notification_proxy": return .notificationProxy
+        case "com.apple.mobile.notification_proxy": return .notificationProxy(insecure: false)
+        case "com.apple.mobile.insecure_notification_proxy": return .notificationProxy(insecure: true)
+        case "com.apple.syslog_relay": return .syslogRelay
+        // The unified log (os_log) and its relay arrived with iOS 10.
+        case "com.apple.os_trace_relay": return major >= 10 ? .osTraceRelay : nil
+        case "com.apple.mobile.diagnostics_relay": return .diagnosticsRelay
+        case "com.apple.springboardservices": return .springBoardServices
+        case "com.apple.mobile.heartbeat": return .heartbeat
         case "com.apple.mobile.mobile_image_mounter": return .imageMounter
         case "com.apple.crashreportmover": return .crashReportMover
         case "com.apple.crashreportcopymobile": return .crashReportCopy

@@ -218,13 +218,13 @@ struct AFCService {
             }
             try await replyStatus(.success, packet: packet)
         case .getDeviceInfo:
-            let values = try? fileManager.attributesOfFileSystem(forPath: root.path)
-            let total = (values?[.systemSize] as? NSNumber)?.int64Value ?? 64_000_000_000
-            let free = (values?[.systemFreeSize] as? NSNumber)?.int64Value ?? 40_000_000_000
+            // The device's data partition (the same figures lockdown's disk_usage domain gives),
+            // not the disk of the host the twin runs on.
+            let storage = DeviceStorage(paths: runtime.paths)
             try await replyData(
                 Self.pairs([
-                    ("Model", runtime.profile.productType), ("FSTotalBytes", "\(total)"),
-                    ("FSFreeBytes", "\(free)"), ("FSBlockSize", "4096"),
+                    ("Model", runtime.profile.productType), ("FSTotalBytes", "\(storage.dataCapacity)"),
+                    ("FSFreeBytes", "\(storage.dataAvailable)"), ("FSBlockSize", "4096"),
                 ]), packet: packet)
         case .fileOpen:
             let mode = data.readInteger(endianness: .little, as: UInt64.self) ?? 0

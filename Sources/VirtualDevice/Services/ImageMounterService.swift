@@ -1,6 +1,10 @@
 import Foundation
 
 /// com.apple.mobile.mobile_image_mounter for the pre-iOS-17 Developer disk image (PROTOCOL.md §6).
+///
+/// iOS 14 added CopyDevices (the mounted-image list pymobiledevice3 reads first), UnmountImage and
+/// QueryNonce; older firmware answers them UnknownCommand and hangs up, as pymobiledevice3 notes of
+/// a real iOS 12 mobile_storage_proxy. QueryDeveloperModeStatus exists from iOS 16.
 struct ImageMounterService {
     let runtime: DeviceRuntime
     let stream: ByteStream
@@ -10,6 +14,7 @@ struct ImageMounterService {
 
     func run() async throws {
         var receivedImage = false
+        let major = runtime.profile.majorVersion
         while true {
             let request = try await stream.readDictionary(timeout: .seconds(120))
             switch request["Command"] as? String ?? "" {
@@ -41,13 +46,48 @@ struct ImageMounterService {
                 try await stream.writePropertyList(["Status": "Complete"])
             case "MountImage":
                 try await mount(request, received: receivedImage)
+            case "CopyDevices" where major >= 14:
+                try await copyDevices()
+            case "UnmountImage" where major >= 14:
+                try await unmount(request["MountPath"] as? String ?? "")
+            case "QueryNonce" where major >= 14:
+                try await stream.writePropertyList([
+                    "PersonalizationNonce": Data(runtime.identity.udid.utf8.prefix(20)), "Status": "Complete",
+                ])
+            case "QueryDeveloperModeStatus" where major >= 16:
+                try await stream.writePropertyList(["DeveloperModeStatus": true, "Status": "Complete"])
             case "Hangup":
                 try await stream.writePropertyList(["Status": "Complete"])
                 return
             default:
                 try await stream.writePropertyList(["Error": "UnknownCommand", "Status": "Failed"])
+                if major < 14 { return }
             }
         }
+    }
+
+    private func copyDevices() async throws {
+        var entries: [[String: Any]] = []
+        if let signature = await runtime.developerImageSignature {
+            entries.append([
+                "DeviceType": "DiskImage", "DiskImageType": "Developer", "ImageSignature": signature,
+                "IsMounted": true, "IsReadOnly": true, "MountPath": "/Developer", "DevicePath": "/dev/disk2",
+                "BackingImage": "/private/var/run/mobile_image_mounter/DeveloperDiskImage.dmg",
+            ])
+        }
+        try await stream.writePropertyList(["EntryList": entries, "Status": "Complete"])
+    }
+
+    private func unmount(_ mountPath: String) async throws {
+        guard mountPath == "/Developer", await runtime.unmountDeveloperImage() else {
+            return try await stream.writePropertyList([
+                "Error": "InternalError",
+                "DetailedError": "Error Domain=com.apple.MobileStorage.ErrorDomain Code=-2 "
+                    + "\"There is no matching entry in the device map for \(mountPath).\"",
+                "Status": "Failed",
+            ])
+        }
+        try await stream.writePropertyList(["Status": "Complete"])
     }
 
     /// Exactly `size` raw bytes follow ReceiveBytesAck, without framing; streamed to disk.

@@ -36,12 +36,16 @@ struct InstallationProxyService {
 
     private func applications(type: String?) async -> [[String: Any]] {
         let user = await runtime.installedApps.map { appDictionary($0) }
-        let system = Self.systemApps.map { entry -> [String: Any] in
+        let version = runtime.profile.productVersion
+        let system = SystemAppCatalog.entries(major: runtime.profile.majorVersion).map {
+            entry -> [String: Any] in
             [
-                "CFBundleIdentifier": entry.0, "CFBundleDisplayName": entry.1, "CFBundleName": entry.1,
-                "CFBundleExecutable": entry.2, "CFBundleVersion": "1.0", "CFBundleShortVersionString": "1.0",
-                "ApplicationType": "System", "Path": "/Applications/\(entry.2).app",
-                "StaticDiskUsage": 5_000_000, "DynamicDiskUsage": 0,
+                "CFBundleIdentifier": entry.bundleIdentifier, "CFBundleDisplayName": entry.name,
+                "CFBundleName": entry.name, "CFBundleExecutable": entry.executable,
+                "CFBundleVersion": version,
+                "CFBundleShortVersionString": version, "ApplicationType": "System",
+                "Path": "/Applications/\(entry.executable).app", "StaticDiskUsage": 5_000_000,
+                "DynamicDiskUsage": 0,
             ]
         }
         switch type {
@@ -50,13 +54,6 @@ struct InstallationProxyService {
         default: return system + user
         }
     }
-
-    /// A few built-in apps real devices list with `ApplicationType: System`.
-    static let systemApps: [(String, String, String)] = [
-        ("com.apple.mobilesafari", "Safari", "MobileSafari"),
-        ("com.apple.Preferences", "Settings", "Preferences"),
-        ("com.apple.camera", "Camera", "Camera"),
-    ]
 
     private func appDictionary(_ app: VirtualInstalledApp) -> [String: Any] {
         var entry: [String: Any] = [

@@ -156,6 +156,8 @@ struct LockdownService {
             "RegionInfo": "LL/A",
             "SerialNumber": identity.serialNumber,
             "TelephonyCapability": model?.hasBaseband ?? false,
+            // The device clock (`pymobiledevice3 lockdown date`, AFC timestamps).
+            "TimeIntervalSince1970": Date().timeIntervalSince1970,
             "TimeZone": "Europe/Berlin",
             "TimeZoneOffsetFromUTC": 3600.0,
             "TrustedHostAttached": true,
@@ -177,11 +179,11 @@ struct LockdownService {
     private func domainValues(_ domain: String) -> [String: Any]? {
         switch domain {
         case "com.apple.disk_usage", "com.apple.disk_usage.factory":
-            let total = 64 * 1_000_000_000
+            let storage = DeviceStorage(paths: runtime.paths)
             return [
-                "TotalDiskCapacity": total, "TotalDataCapacity": total - 8_000_000_000,
-                "TotalDataAvailable": 41_000_000_000, "AmountDataAvailable": 41_000_000_000,
-                "AmountDataReserved": 200_000_000, "TotalSystemCapacity": 8_000_000_000,
+                "TotalDiskCapacity": storage.totalDiskCapacity, "TotalDataCapacity": storage.dataCapacity,
+                "TotalDataAvailable": storage.dataAvailable, "AmountDataAvailable": storage.dataAvailable,
+                "AmountDataReserved": 200_000_000, "TotalSystemCapacity": storage.systemCapacity,
                 "TotalSystemAvailable": 1_000_000_000,
             ]
         case "com.apple.mobile.battery":

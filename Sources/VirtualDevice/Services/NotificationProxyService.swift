@@ -1,8 +1,13 @@
 /// com.apple.mobile.notification_proxy (`ideviceinstaller -w`, PROTOCOL.md §9): relays observed
 /// device notifications as `RelayNotification`; answers `Shutdown` with `ProxyDeath`.
+///
+/// The insecure relay (`com.apple.mobile.insecure_notification_proxy`) speaks the same commands;
+/// which names a real device lets an untrusted client post there was not established, so it relays
+/// the same way.
 struct NotificationProxyService {
     let runtime: DeviceRuntime
     let stream: ByteStream
+    var insecure = false
 
     /// Messages the request reader hands to the writer loop.
     enum Event {

@@ -26,8 +26,8 @@ enum ServiceHost {
                 try await CrashReportMoverService(stream: stream).run()
             case .installationProxy:
                 try await InstallationProxyService(runtime: runtime, stream: stream).run()
-            case .notificationProxy:
-                try await NotificationProxyService(runtime: runtime, stream: stream).run()
+            case .notificationProxy(let insecure):
+                try await NotificationProxyService(runtime: runtime, stream: stream, insecure: insecure).run()
             case .imageMounter:
                 try await ImageMounterService(runtime: runtime, stream: stream).run()
             case .houseArrest:
@@ -36,6 +36,16 @@ enum ServiceHost {
                 try await ScreenshotrService(runtime: runtime, stream: stream).run()
             case .debugserver:
                 try await DebugserverService(runtime: runtime, stream: stream).run()
+            case .syslogRelay:
+                try await SyslogRelayService(runtime: runtime, stream: stream).run()
+            case .osTraceRelay:
+                try await OsTraceRelayService(runtime: runtime, stream: stream).run()
+            case .diagnosticsRelay:
+                try await DiagnosticsRelayService(runtime: runtime, stream: stream).run()
+            case .springBoardServices:
+                try await SpringBoardService(runtime: runtime, stream: stream).run()
+            case .heartbeat:
+                try await HeartbeatService(stream: stream).run()
             }
         } catch TransportError.closed {
             return

@@ -206,4 +206,9 @@ final class ByteStream: Sendable {
     func close() {
         channel.close(promise: nil)
     }
+
+    /// Resolves when the connection is closed (the log relays, which never read, learn so).
+    func waitUntilClosed() async {
+        try? await channel.closeFuture.get()
+    }
 }
