@@ -134,7 +134,8 @@ extension BrokenUsbmuxdTests {
         let result = try await HADeployBinary.run(
             ["mini4", "--no-build", "--artifact", app.path, "--no-verify"], in: project.url,
             environment: [
-                "USBMUXD_SOCKET_ADDRESS": "UNIX:\(usbmuxd.path)", "IPAD_MINI4_UDID": "00008030-000000000000001E",
+                "USBMUXD_SOCKET_ADDRESS": "UNIX:\(usbmuxd.path)",
+                "IPAD_MINI4_UDID": "00008030-000000000000001E",
                 "HA_SERVER": "http://127.0.0.1:1", "HA_TOKEN": "unused-with-no-verify",
             ],
             timeout: .seconds(120))

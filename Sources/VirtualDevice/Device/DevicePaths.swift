@@ -36,7 +36,8 @@ struct DevicePaths: Sendable {
     func createAll() throws {
         // The root holds the device's private key and its pairing state.
         try PrivateFiles.createDirectory(root)
-        for url in [media, crashReports, applications, containers] + Self.mediaFolders.map(media.appendingPathComponent)
+        for url in [media, crashReports, applications, containers]
+            + Self.mediaFolders.map(media.appendingPathComponent)
         {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
