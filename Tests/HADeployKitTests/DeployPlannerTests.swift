@@ -73,6 +73,19 @@ import Versioning
         #expect(
             try arguments("mini5", .unspecified, variables)[4...5] == ["-HADashboard", "dashboard-landing"])
         #expect(try arguments("mini5", .named("x"), variables)[4...5] == ["-HADashboard", "x"])
+        // `dashboard: ""` in devices.yaml is the app's default dashboard, as the app reads an empty key.
+        let yaml = """
+            flavours:
+              modern: {archs: [arm64], deployment_target: "15.0"}
+            devices:
+              wall: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: U, dashboard: ""}
+            """
+        let emptyPlan = try DeployPlanner(
+            matrix: try SpecLoader().load(yaml: yaml, file: "devices.yaml"), variables: variables,
+            topology: Topology(host: .linux)
+        ).plan(options: DeployOptions(targets: ["wall"]), version: Self.version, deployID: "d")
+        #expect(emptyPlan.devices[0].dashboard == .appDefault)
+        #expect(emptyPlan.devices[0].launchArguments.redacted[4...5] == ["-HADashboard", ""])
         // Nothing configured anywhere: the device keeps the dashboard it has.
         #expect(!(try arguments("mini4", .unspecified, configured)).contains("-HADashboard"))
     }

@@ -118,6 +118,31 @@ struct JailbreakCLITests {
         }
     }
 
+    @Test("a first deploy and an update to the jailbroken twin both end verified by the app's own log")
+    func firstDeployAndUpdateEndVerified() async throws {
+        let project = try await Project(bytesPerSecond: 50_000_000)
+        defer { project.stop() }
+        for build in [1, 2] {
+            let app = try project.app(build: build)
+            let result = try await HADeployBinary.run(
+                ["deploy", "ipad2", "--no-build", "--artifact", app.path, "--report", "report-\(build)"],
+                in: project.root, environment: ["HADEPLOY_KNOWN_HOSTS": project.knownHosts],
+                timeout: .seconds(180))
+            #expect(result.status == 0, "build \(build): \(result.stderr)")
+            let summary = try Data(
+                contentsOf: project.root.appendingPathComponent("report-\(build)/summary.json"))
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            let device = try #require(try decoder.decode(DeployReport.self, from: summary).results.first)
+            #expect(device.outcome == .succeeded, "build \(build): \(device.reason ?? "")")
+            guard case .loaded = device.verification else {
+                Issue.record("build \(build) not verified: \(device.verification)")
+                continue
+            }
+            #expect(device.evidence?.contains(.appLog) == true, "\(String(describing: device.evidence))")
+        }
+    }
+
     @Test("SIGKILL of hadeploy mid-upload leaves the old app complete; the next deploy installs the new one")
     func sigkillMidwayLeavesOldOrNew() async throws {
         let project = try await Project(bytesPerSecond: 1_000_000)

@@ -114,8 +114,12 @@ public struct DeployPlanner: Sendable {
         case .named(let name): dashboard = .named(name)
         case .appDefault: dashboard = .appDefault
         case .unspecified:
-            dashboard =
-                (device.dashboard ?? nonEmpty(variables["HA_DASHBOARD"])).map { .named($0) } ?? .unchanged
+            // `dashboard: ""` in devices.yaml means what it means to the app: the default dashboard.
+            if let configured = device.dashboard {
+                dashboard = configured.isEmpty ? .appDefault : .named(configured)
+            } else {
+                dashboard = nonEmpty(variables["HA_DASHBOARD"]).map { .named($0) } ?? .unchanged
+            }
         }
         let kiosk = options.kiosk ?? device.kiosk
 
