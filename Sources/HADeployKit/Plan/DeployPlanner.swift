@@ -217,16 +217,37 @@ public struct DeployPlanner: Sendable {
             break
         }
         let version = context.version
-        steps.append(
-            step(
-                .install, "install \(version.marketingVersion) (\(version.buildNumber)) unless unchanged",
-                retries: 1))
+        let build = "\(version.marketingVersion) (\(version.buildNumber))"
+        let (install, launch): (String, String)
+        switch backend {
+        case .ssh:
+            install =
+                "back up the installed app and its preferences on the device (a failed backup stops here), "
+                + "send only the files that changed, ldid -S, swap \(build) into /Applications, killall, uicache"
+            launch =
+                "merge the launch settings into the app's preferences plist (token on stdin), then open it"
+        case .rosettaSim:
+            install = "install \(build) unless unchanged"
+            launch = "write the launch settings into the app's preferences plist, then rosettasim-ctl launch"
+        case .devicectl, .simctl:
+            install = "install \(build) unless unchanged"
+            launch =
+                "launch with the arguments above (the token through the app's preferences, never a command line)"
+        case .pymobiledevice3:
+            install = "install \(build) over usbmuxd unless unchanged"
+            launch =
+                "launch through pymobiledevice3's tunnel (its argument list on stdin, never a command line)"
+        case .usb:
+            install = "install \(build) unless unchanged"
+            launch = "launch with the arguments above"
+        }
+        steps.append(step(.install, install, retries: 1))
         if context.verify && verification.loadedEvent && device.launch {
             steps.append(step(.subscribe, "subscribe to ha_dashboard_loaded for this deploy"))
         }
         // `launch: false`: installed (an upgrade keeps the app's data) and left as the device has it.
         guard device.launch else { return steps }
-        steps.append(step(.launch, "launch with the arguments above", retries: 1))
+        steps.append(step(.launch, launch, retries: 1))
         if context.verify {
             var evidence = ["the app's log (Documents/ha-log.txt)"]
             if verification.homeAssistant { evidence.append("its mobile_app entry in Home Assistant") }
