@@ -45,7 +45,7 @@ test: peers
 	  echo "=== $$t"; $(SWIFT) test --skip-build --filter "^$$t\\." || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
 	$(MAKE) lint
-	$(MAKE) test-install
+	$(MAKE) --no-print-directory test-install
 
 # Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
 bench: peers build

@@ -14,7 +14,7 @@ toolchain="$(cd "$(dirname "$(readlink -f "$(command -v swift)")")/.." && pwd)"
 clean=(env -i "HOME=$tmp" "PATH=/usr/bin:/bin" "LC_ALL=C.UTF-8")
 fail() { echo "test-install: FAIL: $*" >&2; exit 1; }
 
-"$make" -s install PREFIX="$tmp/x" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "make install"; }
+"$make" -s --no-print-directory install PREFIX="$tmp/x" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "make install"; }
 "${clean[@]}" "$tmp/x/bin/hadeploy" --help > "$tmp/help" 2>&1 || { cat "$tmp/help"; fail "installed --help"; }
 grep -q "^USAGE: hadeploy" "$tmp/help" || fail "installed --help prints no usage"
 grep -q "  init " "$tmp/help" || fail "--help does not list init"
@@ -33,7 +33,7 @@ grep -q 'hadeploy init' "$tmp/man.txt" || fail "the man page has no init section
 grep -q 'hadeploy plan all --json' "$tmp/man.txt" || fail "the man page lacks the examples"
 if grep -q 'warning' "$tmp/man.err"; then cat "$tmp/man.err"; fail "roff warnings"; fi
 
-archive="$("$make" -s dist | tail -1)"
+archive="$("$make" -s --no-print-directory dist | tail -1)"
 [ -f "$archive" ] || fail "make dist printed '$archive', not an archive"
 mkdir "$tmp/dist"
 tar -C "$tmp/dist" -xzf "$archive"
