@@ -8,7 +8,7 @@ set -euo pipefail
 # judge the virtual devices, OpenSSH and dropbear servers, git.
 build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libssh-dev libpng-dev libtiff-dev)
 peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sftp-server openssh-client
-  dropbear-bin git python3-venv)
+  dropbear-bin git python3-venv openssl man-db util-linux)
 
 # macOS (a build Mac, or simulators/devicectl): Homebrew has the same C libraries; the peers are
 # only needed for the tests, which run on Linux.
