@@ -25,6 +25,8 @@ actor DeviceRuntime {
     nonisolated let log: DeviceLog
     /// Faults, readable without hopping onto the actor (hot paths such as AFC writes).
     nonisolated let faultBox: NIOLockedValueBox<[VirtualFault]>
+    /// Where a network twin listens (nil for a USB-only twin).
+    nonisolated let network: NetworkEndpoint?
 
     private var state: DeviceState
     private var services: [UInt16: ServiceKind] = [:]
@@ -96,6 +98,7 @@ actor DeviceRuntime {
         self.link = NIOLockedValueBox(throttleRate.map { LinkThrottle(bytesPerSecond: $0) })
         self.faultBox = NIOLockedValueBox(profile.faults)
         self.log = DeviceLog(deviceName: profile.deviceName)
+        self.network = profile.isOnNetwork ? NetworkEndpoint(configuredHost: profile.networkAddress) : nil
         if profile.pairing == .prePaired && !state.prePairingDone {
             try Self.makePrePairedRecord(state: &state, deviceKey: key, pairRecords: pairRecords)
         }

@@ -30,6 +30,11 @@ public struct VirtualDeviceProfile: Sendable, Codable, Equatable {
     /// The app build on this device fires `ha_dashboard_loaded` after loading its dashboard (the
     /// released HA Dashboard app does not).
     public var appSendsLoadedEvent: Bool = false
+    /// USB, network (Wi-Fi sync) or both.
+    public var connection: VirtualConnection = .usb
+    /// The loopback address a network twin listens on (lockdownd's 62078 and its service ports);
+    /// nil = a free one in 127.77.0.0/16 picked at start. Linux routes all of 127/8 to `lo`.
+    public var networkAddress: String?
 
     public init(
         name: String, udid: String? = nil, productType: String, productVersion: String,
@@ -56,7 +61,7 @@ public struct VirtualDeviceProfile: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case name, udid, productType, productVersion, buildVersion, cpuArchitecture, deviceName
         case deviceClass, hardwareModel, screenWidth, screenHeight, pairing, faults, screenshotFormat
-        case appSendsLoadedEvent
+        case appSendsLoadedEvent, connection, networkAddress
     }
 
     public init(from decoder: Decoder) throws {
@@ -87,7 +92,14 @@ public struct VirtualDeviceProfile: Sendable, Codable, Equatable {
         faults = try container.decodeIfPresent([VirtualFault].self, forKey: .faults) ?? []
         screenshotFormat = try container.decodeIfPresent(ImageFormat.self, forKey: .screenshotFormat)
         appSendsLoadedEvent = try container.decodeIfPresent(Bool.self, forKey: .appSendsLoadedEvent) ?? false
+        connection = try container.decodeIfPresent(VirtualConnection.self, forKey: .connection) ?? .usb
+        networkAddress = try container.decodeIfPresent(String.self, forKey: .networkAddress)
     }
+
+    /// Whether usbmuxd lists a USB entry for this device.
+    public var isOnUSB: Bool { connection != .network }
+    /// Whether usbmuxd lists a Network entry for this device.
+    public var isOnNetwork: Bool { connection != .usb }
 
     /// iOS major version (9 for "9.3.5").
     public var majorVersion: Int { Int(productVersion.split(separator: ".").first ?? "0") ?? 0 }

@@ -17,8 +17,10 @@ public actor VirtualUsbmuxd {
     private let profiles: [VirtualDeviceProfile]
     private let behaviour: any VirtualAppBehaviour
     private var runtimes: [DeviceRuntime] = []
-    /// udid → DeviceID while attached (a rebooting device is absent).
+    /// udid → DeviceID of the USB entry while attached (a rebooting device is absent).
     private var attachments: [String: Int] = [:]
+    /// udid → DeviceID of the Network entry while on the network.
+    private var networkAttachments: [String: Int] = [:]
     private var nextDeviceID = 1
     private var listeners: [ObjectIdentifier: ByteStream] = [:]
     private var serverChannel: Channel?
@@ -41,6 +43,9 @@ public actor VirtualUsbmuxd {
         let udid: String
         let isPad: Bool
         let locationID: Int
+        /// Where a Network entry's device listens; nil for a USB entry.
+        let networkAddress: String?
+        let wifiAddress: String
     }
 
     /// Where `Connect` leads.
@@ -98,7 +103,12 @@ public actor VirtualUsbmuxd {
             throw VirtualDeviceError.invalidConfiguration("two devices use UDID \(runtime.udid)")
         }
         runtimes = loaded
-        for runtime in loaded { attach(runtime) }
+        do {
+            for runtime in loaded { try await attach(runtime) }
+        } catch {
+            for runtime in loaded { await runtime.network?.stop() }
+            throw error
+        }
 
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
@@ -157,7 +167,12 @@ public actor VirtualUsbmuxd {
         control = nil
         for stream in listeners.values { stream.close() }
         listeners.removeAll()
-        for runtime in runtimes { await runtime.closeAllConnections() }
+        for runtime in runtimes {
+            await runtime.network?.stop()
+            await runtime.closeAllConnections()
+        }
+        networkAttachments.removeAll()
+        attachments.removeAll()
         socketFile?.remove()
         socketFile = nil
         clientAddress = nil
@@ -180,7 +195,7 @@ public actor VirtualUsbmuxd {
                     productType: runtime.profile.productType, productVersion: runtime.profile.productVersion,
                     buildVersion: runtime.profile.buildVersion,
                     cpuArchitecture: runtime.profile.cpuArchitecture,
-                    deviceID: attachments[runtime.udid],
+                    deviceID: attachments[runtime.udid] ?? networkAttachments[runtime.udid],
                     developerImageMounted: await runtime.isDeveloperImageMounted,
                     activeFaults: runtime.faults))
         }
@@ -201,7 +216,7 @@ public actor VirtualUsbmuxd {
     /// `Attached` again (new DeviceID) after `rebootDuration`.
     public func reboot(udid: String) async throws {
         let runtime = try runtime(udid: udid)
-        detach(runtime)
+        await detach(runtime)
         await runtime.shutDown()
         let duration = rebootDuration
         rebootTasks[udid]?.cancel()
@@ -212,10 +227,43 @@ public actor VirtualUsbmuxd {
         }
     }
 
-    private func finishReboot(_ runtime: DeviceRuntime) {
+    private func finishReboot(_ runtime: DeviceRuntime) async {
         rebootTasks[runtime.udid] = nil
         guard serverChannel != nil else { return }
-        attach(runtime)
+        do { try await attach(runtime) } catch {
+            logger.error("\(runtime.profile.name) did not come back on the network: \(error)")
+        }
+    }
+
+    /// Takes a network twin off the network (Wi-Fi off, out of range) or puts it back: its Network
+    /// entry goes away with a `Detached` event, nothing listens at its address any more, and the
+    /// connections made there are cut. A USB entry stays.
+    public func setOnNetwork(_ onNetwork: Bool, udid: String) async throws {
+        let runtime = try runtime(udid: udid)
+        guard let network = runtime.network else {
+            throw VirtualDeviceError.invalidConfiguration("\(runtime.profile.name) is not a network device")
+        }
+        if onNetwork {
+            guard networkAttachments[runtime.udid] == nil else { return }
+            let host = try await network.start(runtime: runtime)
+            attachNetworkEntry(runtime, host: host)
+        } else {
+            detachNetworkEntry(runtime)
+            await network.stop()
+        }
+    }
+
+    /// How many TCP connections a network twin accepted at its own address (lockdownd and services):
+    /// what libimobiledevice opens for a `Network` entry instead of a usbmuxd `Connect`.
+    public func networkConnections(udid: String) async throws -> Int {
+        try await runtime(udid: udid).network?.acceptedConnections ?? 0
+    }
+
+    /// The address a network twin listens on while on the network.
+    public func networkAddress(udid: String) async throws -> String? {
+        let runtime = try runtime(udid: udid)
+        guard networkAttachments[runtime.udid] != nil else { return nil }
+        return await runtime.network?.host
     }
 
     /// Apps installed on a device.
@@ -259,36 +307,67 @@ public actor VirtualUsbmuxd {
 
     // MARK: usbmuxd internals
 
-    private func attach(_ runtime: DeviceRuntime) {
-        let deviceID = nextDeviceID
-        nextDeviceID += 1
-        attachments[runtime.udid] = deviceID
-        let device = attachedDevice(runtime, deviceID: deviceID)
-        broadcast(UsbmuxConnection.attachedMessage(device))
-        logger.info("attached \(runtime.profile.name) (\(runtime.udid)) as DeviceID \(deviceID)")
-    }
-
-    private func detach(_ runtime: DeviceRuntime) {
-        guard let deviceID = attachments.removeValue(forKey: runtime.udid) else { return }
-        broadcast(["MessageType": "Detached", "DeviceID": deviceID])
-        logger.info("detached \(runtime.profile.name) (DeviceID \(deviceID))")
-    }
-
-    private func attachedDevice(_ runtime: DeviceRuntime, deviceID: Int) -> AttachedDevice {
-        AttachedDevice(
-            deviceID: deviceID, udid: runtime.udid, isPad: runtime.profile.deviceClass == "iPad",
-            locationID: 0x1410_0000 + deviceID)
-    }
-
-    func attachedDevices() -> [AttachedDevice] {
-        runtimes.compactMap { runtime in
-            attachments[runtime.udid].map { attachedDevice(runtime, deviceID: $0) }
+    private func attach(_ runtime: DeviceRuntime) async throws {
+        if runtime.profile.isOnUSB {
+            let deviceID = nextDeviceID
+            nextDeviceID += 1
+            attachments[runtime.udid] = deviceID
+            broadcast(
+                UsbmuxConnection.attachedMessage(attachedDevice(runtime, deviceID: deviceID, host: nil)))
+            logger.info("attached \(runtime.profile.name) (\(runtime.udid)) as DeviceID \(deviceID)")
+        }
+        if let network = runtime.network {
+            attachNetworkEntry(runtime, host: try await network.start(runtime: runtime))
         }
     }
 
-    func addListener(_ stream: ByteStream) {
+    private func attachNetworkEntry(_ runtime: DeviceRuntime, host: String) {
+        let deviceID = nextDeviceID
+        nextDeviceID += 1
+        networkAttachments[runtime.udid] = deviceID
+        broadcast(UsbmuxConnection.attachedMessage(attachedDevice(runtime, deviceID: deviceID, host: host)))
+        logger.info(
+            "\(runtime.profile.name) (\(runtime.udid)) on the network at \(host) as DeviceID \(deviceID)")
+    }
+
+    private func detach(_ runtime: DeviceRuntime) async {
+        if let deviceID = attachments.removeValue(forKey: runtime.udid) {
+            broadcast(["MessageType": "Detached", "DeviceID": deviceID])
+            logger.info("detached \(runtime.profile.name) (DeviceID \(deviceID))")
+        }
+        detachNetworkEntry(runtime)
+        await runtime.network?.stop()
+    }
+
+    private func detachNetworkEntry(_ runtime: DeviceRuntime) {
+        guard let deviceID = networkAttachments.removeValue(forKey: runtime.udid) else { return }
+        broadcast(["MessageType": "Detached", "DeviceID": deviceID])
+        logger.info("\(runtime.profile.name) left the network (DeviceID \(deviceID))")
+    }
+
+    private func attachedDevice(_ runtime: DeviceRuntime, deviceID: Int, host: String?) -> AttachedDevice {
+        AttachedDevice(
+            deviceID: deviceID, udid: runtime.udid, isPad: runtime.profile.deviceClass == "iPad",
+            locationID: 0x1410_0000 + deviceID, networkAddress: host,
+            wifiAddress: runtime.identity.wifiAddress)
+    }
+
+    func attachedDevices() async -> [AttachedDevice] {
+        var devices: [AttachedDevice] = []
+        for runtime in runtimes {
+            if let deviceID = attachments[runtime.udid] {
+                devices.append(attachedDevice(runtime, deviceID: deviceID, host: nil))
+            }
+            if let deviceID = networkAttachments[runtime.udid], let host = await runtime.network?.host {
+                devices.append(attachedDevice(runtime, deviceID: deviceID, host: host))
+            }
+        }
+        return devices
+    }
+
+    func addListener(_ stream: ByteStream) async {
         listeners[ObjectIdentifier(stream)] = stream
-        for device in attachedDevices() {
+        for device in await attachedDevices() {
             if let frame = try? UsbmuxConnection.frame(UsbmuxConnection.attachedMessage(device), tag: 0) {
                 stream.writeWithoutWaiting(frame)
             }
@@ -309,7 +388,10 @@ public actor VirtualUsbmuxd {
     }
 
     func resolveConnect(deviceID: Int, port: UInt16) async -> ConnectTarget {
-        guard let udid = attachments.first(where: { $0.value == deviceID })?.key,
+        // Apple's usbmuxd also tunnels to a Network entry; libimobiledevice 1.3.0 connects directly.
+        guard
+            let udid = attachments.first(where: { $0.value == deviceID })?.key
+                ?? networkAttachments.first(where: { $0.value == deviceID })?.key,
             let runtime = runtimes.first(where: { $0.udid == udid })
         else { return .noDevice }
         if runtime.isStalled(at: .usbmuxConnect) { return .stalled(runtime) }

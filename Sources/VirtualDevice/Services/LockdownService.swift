@@ -271,7 +271,12 @@ struct LockdownService {
                 return
             }
         }
-        let port = await runtime.openService(kind)
+        let port: UInt16
+        if let network = runtime.network {
+            port = await network.openService(kind, runtime: runtime)
+        } else {
+            port = await runtime.openService(kind)
+        }
         reply["Port"] = Int(port)
         if kind.usesTLS { reply["EnableServiceSSL"] = true }
         runtime.logger.debug("service \(name) on port \(port)")

@@ -162,7 +162,18 @@ struct UsbmuxConnection {
     }
 
     static func properties(_ device: VirtualUsbmuxd.AttachedDevice) -> [String: Any] {
-        [
+        if let host = device.networkAddress {
+            // What Apple's usbmuxd lists for a Wi-Fi-synced device (its Bonjour name and address).
+            return [
+                "ConnectionType": "Network",
+                "DeviceID": device.deviceID,
+                "EscapedFullServiceName": "\(device.wifiAddress)@fe80::1._apple-mobdev2._tcp.local.",
+                "InterfaceIndex": 1,
+                "NetworkAddress": NetworkEndpoint.socketAddress(host),
+                "SerialNumber": device.udid,
+            ]
+        }
+        return [
             "ConnectionSpeed": 480_000_000,
             "ConnectionType": "USB",
             "DeviceID": device.deviceID,
