@@ -125,6 +125,9 @@ public struct Device: Sendable, Hashable, Codable {
     /// false: install (upgrading in place, the app's data kept) and stop — the device keeps its own
     /// settings, as the old scripts treated the iPad mini 4.
     public var launch: Bool = true
+    /// Reached through usbmuxd's network lookup: a Wi-Fi-synced device (`ideviceinstaller -n`), to
+    /// which libimobiledevice connects directly over TCP at the address usbmuxd lists.
+    public var network: Bool = false
     public var dashboard: String?
     /// How long to wait for proof that the dashboard loaded.
     public var verificationTimeout: Double

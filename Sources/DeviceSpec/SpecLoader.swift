@@ -19,7 +19,7 @@ public struct SpecLoader: Sendable {
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
         "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
-        "ha_integration", "ha_device", "loaded_event", "launch",
+        "ha_integration", "ha_device", "loaded_event", "launch", "network",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -245,6 +245,13 @@ public struct SpecLoader: Sendable {
                 reader.choice($0, "\(context) arch", as: Arch.self)
             }
             let flavour = required("flavour", "modern").flatMap { reader.string($0, "\(context) flavour") }
+            let network = reader.bool(entries["network"]?.value, "\(context) network") ?? false
+            if network, let transport, transport != .usb {
+                reader.problem(
+                    entries["network"]?.value,
+                    "\(context) network: true reaches a device through usbmuxd's network lookup (Wi-Fi sync), "
+                        + "which only transport usb uses; transport is '\(transport.rawValue)'")
+            }
             var ssh: SSHSettings?
             if let sshNode = entries["ssh"]?.value {
                 ssh = loadSSH(sshNode, reader, context: "\(context) ssh")
@@ -274,6 +281,7 @@ public struct SpecLoader: Sendable {
                 haDevice: reader.string(entries["ha_device"]?.value, "\(context) ha_device"),
                 loadedEvent: reader.bool(entries["loaded_event"]?.value, "\(context) loaded_event") ?? false,
                 launch: reader.bool(entries["launch"]?.value, "\(context) launch") ?? true,
+                network: network,
                 dashboard: reader.string(entries["dashboard"]?.value, "\(context) dashboard")
                     ?? defaults.dashboard,
                 verificationTimeout: reader.number(

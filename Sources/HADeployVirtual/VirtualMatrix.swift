@@ -40,6 +40,8 @@ public struct VirtualMatrix: Sendable {
             profile.deviceName = device.name
             // A device that waits for ha_dashboard_loaded runs an app build that fires it.
             profile.appSendsLoadedEvent = device.loadedEvent
+            // A Wi-Fi device's twin is on the (loopback) network only, reached by the network lookup.
+            if device.network { profile.connection = .network }
             if case .value(let udid)? = device.udid?.resolve(variables) { profile.udid = udid }
             twins.append(Twin(device: device, profile: profile))
         }

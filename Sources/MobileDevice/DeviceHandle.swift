@@ -14,11 +14,21 @@ final class DeviceHandle: @unchecked Sendable {
         self.udid = udid
     }
 
-    /// Looks the device up in usbmuxd (USB only, as the Debian tools do without `-n`).
-    static func open(udid: String, worker: DeviceWorker) throws -> DeviceHandle {
+    /// Looks the device up in usbmuxd: its USB entry, as the Debian tools do without `-n`, or with
+    /// `network` its Network entry (then every connection goes straight to the device's address).
+    static func open(udid: String, worker: DeviceWorker, network: Bool) throws -> DeviceHandle {
         var device: idevice_t?
-        let result = idevice_new_with_options(&device, udid, IDEVICE_LOOKUP_USBMUX)
+        let result = idevice_new_with_options(
+            &device, udid, network ? IDEVICE_LOOKUP_NETWORK : IDEVICE_LOOKUP_USBMUX)
         guard result == IDEVICE_E_SUCCESS, let device else {
+            if network {
+                throw MobileDeviceError(
+                    .notConnected, step: "idevice_new_with_options (network)", device: worker.device,
+                    reason:
+                        "not found on the network: usbmuxd at \(UsbmuxDirectory.address) does not list it as a "
+                        + "Wi-Fi device (\(IDeviceErrors.name(result)))",
+                    nextStep: MobileDeviceError.networkNextStep, isTransient: true)
+            }
             throw MobileDeviceError(
                 .notConnected, step: "idevice_new_with_options", device: worker.device,
                 reason:

@@ -13,11 +13,13 @@ final class DeviceSession: Sendable {
         self.identity = identity
     }
 
-    static func open(identity: DeviceIdentity, timeouts: USBTimeouts) async throws -> DeviceSession {
+    static func open(identity: DeviceIdentity, timeouts: USBTimeouts, network: Bool) async throws
+        -> DeviceSession
+    {
         USBTransport.ignoreBrokenPipes
         let worker = DeviceWorker(label: identity.udid, device: identity)
         let handle = try await worker.run("idevice_new_with_options", deadline: .now + timeouts.usbmuxd) {
-            try DeviceHandle.open(udid: identity.udid, worker: worker)
+            try DeviceHandle.open(udid: identity.udid, worker: worker, network: network)
         }
         return DeviceSession(handle: handle, worker: worker, identity: identity)
     }

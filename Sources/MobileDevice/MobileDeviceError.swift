@@ -91,6 +91,26 @@ public struct MobileDeviceError: Error, Sendable, CustomStringConvertible {
             isTransient: isTransient)
     }
 
+    /// What to check when a Wi-Fi device cannot be found or stops answering.
+    static let networkNextStep =
+        "Is Wi-Fi sync on for this computer (Finder or iTunes: \"Show this iPad when on Wi-Fi\"), is the "
+        + "device on the same network as this computer, and is it awake (unlocked, not asleep)? "
+        + "`idevice_id -n` lists the Wi-Fi devices usbmuxd sees."
+
+    /// The same error for a device reached over Wi-Fi: a lost or missing connection is about the
+    /// network, not a cable.
+    func overNetwork() -> MobileDeviceError {
+        switch kind {
+        case .notConnected, .connectionLost, .deadlineExceeded:
+            guard nextStep != Self.networkNextStep else { return self }
+            return MobileDeviceError(
+                kind, step: step, device: device, reason: reason + " (over Wi-Fi)",
+                nextStep: Self.networkNextStep, isTransient: isTransient)
+        default:
+            return self
+        }
+    }
+
     /// The same error with secret strings replaced by `***`.
     func redacted(by redactor: Redactor) -> MobileDeviceError {
         MobileDeviceError(

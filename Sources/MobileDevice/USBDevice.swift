@@ -47,7 +47,7 @@ public actor USBDevice {
             return result
         } catch let error as MobileDeviceError {
             await gate.release()
-            throw error.on(identity)
+            throw options.network ? error.on(identity).overNetwork() : error.on(identity)
         } catch {
             await gate.release()
             throw error
@@ -57,13 +57,15 @@ public actor USBDevice {
     /// A fresh connection; waits for the device to come back when usbmuxd does not list it (reboot,
     /// replug), up to `timeouts.reattach`.
     func openSession() async throws -> DeviceSession {
+        let network = options.network
         do {
-            return try await DeviceSession.open(identity: identity, timeouts: timeouts)
+            return try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
         } catch let error as MobileDeviceError where error.kind == .notConnected {
             logger.info("device not listed by usbmuxd; waiting up to \(timeouts.reattach.secondsText) for it")
             try await USBTransport.waitUntilListed(
-                udid: udid, deadline: .now + timeouts.reattach, timeouts: timeouts, device: identity)
-            return try await DeviceSession.open(identity: identity, timeouts: timeouts)
+                udid: udid, deadline: .now + timeouts.reattach, timeouts: timeouts, device: identity,
+                network: network)
+            return try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
         }
     }
 

@@ -13,12 +13,16 @@ public struct USBDeviceOptions: Sendable {
     public var launchSettle: Duration
     /// Device and host clocks differ a little; crash reports this much older than the launch still count.
     public var crashClockTolerance: Duration
+    /// Reach the device through usbmuxd's network lookup (a Wi-Fi-synced device, `ideviceinstaller
+    /// -n`): libimobiledevice then connects straight to the address usbmuxd lists for it.
+    public var network: Bool
 
     public init(
         stateDirectory: URL, developerImageDirectories: [URL] = [], timeouts: USBTimeouts = USBTimeouts(),
         logger: Logger = Logger(label: "hadeploy.usb"), launchSettle: Duration = .seconds(1),
-        crashClockTolerance: Duration = .seconds(2)
+        crashClockTolerance: Duration = .seconds(2), network: Bool = false
     ) {
+        self.network = network
         self.stateDirectory = stateDirectory
         self.developerImageDirectories = developerImageDirectories
         self.timeouts = timeouts

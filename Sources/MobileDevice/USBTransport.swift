@@ -32,19 +32,30 @@ public enum USBTransport {
     public static func connect(
         udid: String, deadline: ContinuousClock.Instant, options: USBDeviceOptions
     ) async throws -> USBDevice {
+        do {
+            return try await connectListed(udid: udid, deadline: deadline, options: options)
+        } catch let error as MobileDeviceError where options.network {
+            throw error.overNetwork()
+        }
+    }
+
+    private static func connectListed(
+        udid: String, deadline: ContinuousClock.Instant, options: USBDeviceOptions
+    ) async throws -> USBDevice {
         let anonymous = DeviceIdentity(name: nil, udid: udid)
+        let network = options.network
         try await waitUntilListed(
-            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous)
+            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous, network: network)
         var timeouts = options.timeouts
         timeouts.handshake = min(timeouts.handshake, max(deadline - .now, .milliseconds(1)))
-        let session = try await DeviceSession.open(identity: anonymous, timeouts: timeouts)
+        let session = try await DeviceSession.open(identity: anonymous, timeouts: timeouts, network: network)
         // Name first (given without pairing), so a pairing problem names the device.
         let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
         let name = try? await session.run("lockdownd_get_value DeviceName", within: timeouts.request) {
             try plain.value(key: "DeviceName")?.string
         }
         let identity = DeviceIdentity(name: name ?? nil, udid: udid)
-        let named = try await DeviceSession.open(identity: identity, timeouts: timeouts)
+        let named = try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
         let lockdown = try await named.lockdown(handshake: true, timeouts: timeouts)
         let info = try await USBDevice.readInfo(lockdown: lockdown, session: named, timeouts: timeouts)
         return USBDevice(info: info, options: options)
@@ -80,9 +91,11 @@ public enum USBTransport {
     /// How long usbmuxd may be unreachable or broken while waiting for a device before the step ends.
     static let usbmuxdGrace: Duration = .seconds(2)
 
-    /// Polls usbmuxd until the device is listed (it may be rebooting or just plugged in).
+    /// Polls usbmuxd until the device is listed (it may be rebooting or just plugged in): its USB
+    /// entry, or with `network` its Network entry.
     static func waitUntilListed(
-        udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity
+        udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity,
+        network: Bool = false
     ) async throws {
         var seen: [String] = []
         var failure: MobileDeviceError?
@@ -92,8 +105,8 @@ public enum USBTransport {
             polling.usbmuxd = min(timeouts.usbmuxd, max(deadline - .now, .milliseconds(1)))
             do {
                 let entries = try await listEntries(timeouts: polling)
-                if entries.contains(where: { $0.udid == udid && !$0.isNetwork }) { return }
-                seen = entries.map(\.udid)
+                if entries.contains(where: { $0.udid == udid && $0.isNetwork == network }) { return }
+                seen = entries.map { $0.isNetwork ? "\($0.udid) (Network)" : $0.udid }
                 failure = nil
                 failingSince = nil
             } catch let error as MobileDeviceError where error.kind != .cancelled {
@@ -118,6 +131,14 @@ public enum USBTransport {
                 let listed =
                     failure.map { "nothing in time (\($0.reason))" }
                     ?? (seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", "))
+                if network {
+                    throw MobileDeviceError(
+                        .notConnected, step: "usbmuxd_get_device_list", device: device,
+                        reason:
+                            "not found on the network: usbmuxd at \(UsbmuxDirectory.address) lists \(listed) "
+                            + "and no Wi-Fi entry for it",
+                        nextStep: MobileDeviceError.networkNextStep, isTransient: true)
+                }
                 throw MobileDeviceError(
                     .notConnected, step: "usbmuxd_get_device_list", device: device,
                     reason: "usbmuxd at \(UsbmuxDirectory.address) lists \(listed)",
@@ -135,7 +156,8 @@ public enum USBTransport {
         var values: [String: String] = [:]
         var identity = DeviceIdentity(name: nil, udid: entry.udid)
         do {
-            let session = try await DeviceSession.open(identity: identity, timeouts: timeouts)
+            let session = try await DeviceSession.open(
+                identity: identity, timeouts: timeouts, network: entry.isNetwork)
             let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
             values = try await session.run("lockdownd_get_value", within: timeouts.request) {
                 var found: [String: String] = [:]
@@ -154,7 +176,8 @@ public enum USBTransport {
                     entry, values, connection, .notPaired,
                     "\(identity) has not trusted this computer yet: unlock it and tap Trust when asked")
             }
-            let named = try await DeviceSession.open(identity: identity, timeouts: timeouts)
+            let named = try await DeviceSession.open(
+                identity: identity, timeouts: timeouts, network: entry.isNetwork)
             _ = try await named.lockdown(handshake: true, timeouts: timeouts)
             return make(entry, values, connection, .paired, nil)
         } catch let error as MobileDeviceError {

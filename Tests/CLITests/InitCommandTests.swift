@@ -208,6 +208,9 @@ import Testing
         #expect(usbBackend?["usbmuxd"] as? String == "ssh://root@nas.local", "the Unraid server's usbmuxd")
         #expect(byID["ipad2"]?["kiosk"] as? Bool == true, "as the old scripts sent to the jailbroken iPads")
         #expect(byID["mini4"]?["kiosk"] == nil, "absent: the app keeps the device's own setting")
+        // The old script's `ideviceinstaller -n`: the iPad mini 4 is reached over Wi-Fi.
+        let mini4Backend = byID["mini4"]?["backend"] as? [String: Any]
+        #expect(mini4Backend?["lookup"] as? String == "network", "\(mini4Backend ?? [:])")
     }
 
     @Test func initNeverOverwritesWithoutForce() async throws {
@@ -293,7 +296,7 @@ import Testing
         #expect(seen.count == 2, "\(result.stdout)")
         #expect(
             seen.contains {
-                $0.hasPrefix("  IPAD_MINI4_UDID=") && $0.contains("# iPad mini 4, iOS 15.8, USB")
+                $0.hasPrefix("  IPAD_MINI4_UDID=") && $0.contains("# iPad mini 4, iOS 15.8, Wi-Fi")
             })
         #expect(seen.contains { $0.hasPrefix("  IPAD2_UDID=") && $0.contains("# iPad 2, iOS 9.3.5, USB") })
         #expect(!result.stdout.contains("note: usbmuxd:"))

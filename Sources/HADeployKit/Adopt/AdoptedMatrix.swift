@@ -137,7 +137,9 @@ enum AdoptedMatrix {
             arch: arm64
             flavour: modern
             transport: usb
+            network: true                   # Wi-Fi-synced: the old `ideviceinstaller -n`
             udid: ${IPAD_MINI4_UDID}
+            # The old script did not launch it ("to keep its existing settings"): `launch: false`.
           mini5:
             name: iPad mini 5
             product_type: iPad11,1

@@ -100,7 +100,7 @@ public struct DriverRegistry: Sendable {
             developerImageDirectories: ddi,
             timeouts: timeouts, logger: Logger(label: "hadeploy.usb"),
             // A crash at launch is also caught by the crash-report step; a short watch keeps redeploys quick.
-            launchSettle: .milliseconds(300))
+            launchSettle: .milliseconds(300), network: plan.backend.lookup == .network)
         return USBDriver(
             udid: udid, name: plan.name, options: options,
             connectDeadline: (plan.step(.connect)?.deadline ?? .seconds(30)).duration(appBytes: 0))

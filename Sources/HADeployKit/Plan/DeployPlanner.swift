@@ -99,7 +99,7 @@ public struct DeployPlanner: Sendable {
         var udid = device.udid?.resolve(variables)
         var host = device.transport == .ssh ? device.host?.resolve(variables) : nil
         let (backend, availability) = self.backend(device, udid: udid)
-        if case .usb(.virtual) = backend {
+        if case .usb(.virtual, _) = backend {
             udid = topology.virtual?.udids[device.id].map { .value($0) }
         } else if topology.virtual?.jailbroken[device.id] != nil {
             host = .value("127.0.0.1")
@@ -169,20 +169,24 @@ public struct DeployPlanner: Sendable {
     /// The one place transport × host × topology is decided.
     func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
         let local = USBRoute.local(address: topology.localUsbmuxd)
+        let lookup: USBLookup = device.network ? .network : .usb
         if let twins = topology.virtual {
             if twins.jailbroken[device.id] != nil { return (.ssh(fallback: nil), .available) }
-            if twins.udids[device.id] != nil { return (.usb(.virtual(address: twins.address)), .available) }
+            // A network device's twin is a network twin: the same lookup reaches it.
+            if twins.udids[device.id] != nil {
+                return (.usb(.virtual(address: twins.address), lookup: lookup), .available)
+            }
             let reason =
                 twins.unavailable[device.id]
                 ?? (device.kind == .simulator
                     ? "a simulator has no virtual twin (simulators need macOS)" : "no virtual twin")
-            return (.usb(.virtual(address: twins.address)), .notOnThisHost(reason: reason))
+            return (.usb(.virtual(address: twins.address), lookup: lookup), .notOnThisHost(reason: reason))
         }
         let usbHost = device.usbHost.flatMap { nonEmpty($0.resolve(variables).value) }
         let route = usbHost.map { USBRoute.usbHost($0) } ?? local
         switch device.transport {
         case .usb:
-            return (.usb(route), .available)
+            return (.usb(route, lookup: lookup), .available)
         case .ssh:
             let fallback = device.fallbackTransport == .usb && udid?.value != nil ? route : nil
             return (.ssh(fallback: fallback), .available)
@@ -238,7 +242,9 @@ public struct DeployPlanner: Sendable {
             launch =
                 "launch through pymobiledevice3's tunnel (its argument list on stdin, never a command line)"
         case .usb:
-            install = "install \(build) unless unchanged"
+            // installation_proxy Upgrade when the app is there: its data container is kept.
+            install =
+                "install \(build) unless unchanged (an upgrade in place when installed: the app's data is kept)"
             launch = "launch with the arguments above"
         }
         steps.append(step(.install, install, retries: 1))

@@ -26,11 +26,21 @@ public enum USBRoute: Sendable, Hashable, Encodable, CustomStringConvertible {
     }
 }
 
+/// Which of usbmuxd's entries for a device is used. A Wi-Fi-synced device is listed with
+/// `ConnectionType: "Network"` and its address, and libimobiledevice then connects to it directly over
+/// TCP; without the network lookup the Debian tools pick USB entries only (`ideviceinstaller -n`).
+public enum USBLookup: String, Sendable, Hashable, Encodable {
+    /// The device's USB entry (plugged in, or on a USB host).
+    case usb
+    /// The device's Network entry (`network: true` in devices.yaml).
+    case network
+}
+
 /// How hadeploy drives one device, decided by the planner from the device's transport, this host
 /// and the topology. The executor picks the driver from this and nothing else.
 public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertible {
-    /// libimobiledevice through a usbmuxd.
-    case usb(USBRoute)
+    /// libimobiledevice through a usbmuxd, by its USB entry or (Wi-Fi) its Network entry.
+    case usb(USBRoute, lookup: USBLookup = .usb)
     /// A jailbroken device over SSH; with a USB route when it may also be plugged in.
     case ssh(fallback: USBRoute?)
     /// `xcrun simctl` (macOS).
@@ -56,7 +66,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
     /// The usbmuxd this backend needs, if any: the executor runs each distinct one in its own process.
     public var usbRoute: USBRoute? {
         switch self {
-        case .usb(let route), .pymobiledevice3(let route): return route
+        case .usb(let route, _), .pymobiledevice3(let route): return route
         case .ssh(let fallback): return fallback
         case .simctl, .rosettaSim, .devicectl: return nil
         }
@@ -64,7 +74,8 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
 
     public var description: String {
         switch self {
-        case .usb(let route): return "usb via \(route)"
+        case .usb(let route, .usb): return "usb via \(route)"
+        case .usb(let route, .network): return "Wi-Fi via \(route) (its network lookup)"
         case .ssh(let fallback): return "ssh" + (fallback.map { " (fallback: usb via \($0))" } ?? "")
         case .simctl: return "xcrun simctl"
         case .rosettaSim: return "rosettasim-ctl"
@@ -73,13 +84,22 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         }
     }
 
-    enum CodingKeys: String, CodingKey { case kind, usbmuxd, fallback }
+    /// The usbmuxd entry used (Wi-Fi devices are reached through the Network one).
+    public var lookup: USBLookup {
+        if case .usb(_, let lookup) = self { return lookup }
+        return .usb
+    }
+
+    enum CodingKeys: String, CodingKey { case kind, usbmuxd, lookup, fallback }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .kind)
         switch self {
-        case .usb(let route), .pymobiledevice3(let route): try container.encode(route, forKey: .usbmuxd)
+        case .usb(let route, let lookup):
+            try container.encode(route, forKey: .usbmuxd)
+            try container.encode(lookup, forKey: .lookup)
+        case .pymobiledevice3(let route): try container.encode(route, forKey: .usbmuxd)
         case .ssh(let fallback): try container.encodeIfPresent(fallback, forKey: .fallback)
         case .simctl, .rosettaSim, .devicectl: break
         }
