@@ -69,6 +69,8 @@ import Testing
         let mini4 = try #require(matrix.device(id: "mini4"))
         #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "modern", .usb, 15))
         #expect(mini4.verificationTimeout == 30, "from defaults")
+        #expect(mini4.network, "the old script's `ideviceinstaller -n`: a Wi-Fi device")
+        #expect(mini4.launch, "launched, with only the keys configured (the old script did not launch it)")
         let mini5 = try #require(matrix.device(id: "mini5"))
         #expect((mini5.transport, mini5.iosMajor) == (.devicectl, 26))
         #expect(mini5.udid?.references == ["IPAD_MINI5_DEVICECTL_ID"])

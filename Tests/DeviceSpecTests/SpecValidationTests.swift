@@ -23,6 +23,25 @@ import Testing
         #expect(matrix.devices[0].verificationTimeout == 30)
     }
 
+    @Test func networkIsAUSBLookupAndPlacedWhenElsewhere() throws {
+        let wifi = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: true")
+        let matrix = try SpecLoader().load(yaml: wifi, file: "devices.yaml")
+        #expect(matrix.devices.map(\.network) == [true, false])
+
+        let ssh = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb",
+            with: "  a:\n    transport: devicectl\n    network: true")
+        #expect(
+            problems(ssh).contains(
+                "devices.yaml:12:14: error: device 'a' network: true reaches a device through usbmuxd's "
+                    + "network lookup (Wi-Fi sync), which only transport usb uses; transport is 'devicectl'"),
+            "\(problems(ssh))")
+        let notBool = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: wifi")
+        #expect(problems(notBool) == ["devices.yaml:12:14: error: device 'a' network must be true or false, not 'wifi'"])
+    }
+
     @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    trasport: usb")

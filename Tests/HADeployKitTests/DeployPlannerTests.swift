@@ -155,7 +155,7 @@ import Versioning
         variables["IPHONE_UDID"] = "00008140-001"
         let linux = try plan(["mini4", "ipad2", "iphone"], variables: variables) { $0.screenshots = true }
         let mini4 = linux.devices[0]
-        #expect(mini4.backend == .usb(.local(address: nil)))
+        #expect(mini4.backend == .usb(.local(address: nil), lookup: .network), "a Wi-Fi device")
         #expect(
             mini4.steps.map(\.id) == [.connect, .mount, .install, .launch, .verify, .crashCheck, .screenshot])
         #expect(mini4.step(.connect)?.retries == 2)
@@ -175,6 +175,51 @@ import Versioning
         #expect(try plan(["mini4"], variables: configured).devices[0].step(.screenshot) == nil)
     }
 
+    /// The old script's `ideviceinstaller -n -u UDID upgrade app.ipa`: usbmuxd's network lookup,
+    /// said in the plan (text and JSON), an upgrade in place, and `launch: false` still composing.
+    @Test func wifiDevicesUseTheNetworkLookupAndUpgradeInPlace() throws {
+        let mini4 = try #require(try plan(["mini4"], variables: configured).devices.first)
+        #expect(mini4.backend.lookup == .network)
+        #expect("\(mini4.backend)" == "Wi-Fi via the local usbmuxd (its network lookup)")
+        #expect(mini4.step(.connect)?.summary.contains("Wi-Fi") == true)
+        #expect(mini4.step(.install)?.summary.contains("upgrade in place") == true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(mini4.backend), as: UTF8.self)
+        #expect(json == #"{"kind":"usb","lookup":"network","usbmuxd":"local"}"#)
+
+        let yaml = """
+            flavours:
+              modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+            devices:
+              mini4:
+                product_type: iPad5,1
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+                transport: usb
+                network: true
+                launch: false
+                udid: ${IPAD_MINI4_UDID}
+              plugged:
+                product_type: iPad5,1
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+                transport: usb
+                udid: ${IPAD_MINI4_UDID}
+            """
+        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let plan = try DeployPlanner(matrix: matrix, variables: configured, topology: Topology(host: .linux))
+            .plan(options: DeployOptions(targets: ["mini4", "plugged"]), version: Self.version, deployID: "d")
+        #expect(plan.devices[0].backend == .usb(.local(address: nil), lookup: .network))
+        #expect(plan.devices[0].steps.map(\.id) == [.connect, .mount, .install], "launch: false on Wi-Fi")
+        #expect(plan.devices[1].backend == .usb(.local(address: nil), lookup: .usb))
+        #expect(plan.devices[1].backend.lookup == .usb)
+        let text = PlanPrinter.text(plan)
+        #expect(text.contains("Wi-Fi via the local usbmuxd"), "\(text)")
+    }
+
     @Test func virtualTwinsArePartOfThePlan() throws {
         let matrix = try SpecLoader().load(
             contentsOf: Self.root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
@@ -187,7 +232,10 @@ import Versioning
         .plan(
             options: DeployOptions(targets: ["mini4", "ipad2", "sim"]), version: Self.version,
             deployID: "d")
-        #expect(plan.devices[0].backend == .usb(.virtual(address: "UNIX:/tmp/v/usbmuxd.sock")))
+        #expect(
+            plan.devices[0].backend == .usb(.virtual(address: "UNIX:/tmp/v/usbmuxd.sock"), lookup: .network),
+            "the Wi-Fi mini4's twin is a network twin")
+        #expect(plan.devices[1].backend == .ssh(fallback: nil) || plan.devices[1].backend.lookup == .usb)
         #expect(plan.devices[0].udid == .value("twin-mini4"))
         #expect(plan.devices[1].udid == .value("twin-ipad2"))
         #expect(
