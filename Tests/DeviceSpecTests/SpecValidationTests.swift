@@ -39,7 +39,10 @@ import Testing
             "\(problems(ssh))")
         let notBool = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: wifi")
-        #expect(problems(notBool) == ["devices.yaml:12:14: error: device 'a' network must be true or false, not 'wifi'"])
+        #expect(
+            problems(notBool) == [
+                "devices.yaml:12:14: error: device 'a' network must be true or false, not 'wifi'"
+            ])
     }
 
     @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {

@@ -211,7 +211,8 @@ import Versioning
             """
         let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
         let plan = try DeployPlanner(matrix: matrix, variables: configured, topology: Topology(host: .linux))
-            .plan(options: DeployOptions(targets: ["mini4", "plugged"]), version: Self.version, deployID: "d")
+            .plan(
+                options: DeployOptions(targets: ["mini4", "plugged"]), version: Self.version, deployID: "d")
         #expect(plan.devices[0].backend == .usb(.local(address: nil), lookup: .network))
         #expect(plan.devices[0].steps.map(\.id) == [.connect, .mount, .install], "launch: false on Wi-Fi")
         #expect(plan.devices[1].backend == .usb(.local(address: nil), lookup: .usb))

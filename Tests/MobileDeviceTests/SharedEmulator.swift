@@ -64,6 +64,8 @@ actor SharedEmulator {
         static let iphone18 = "usb-iphone18"
         /// house_arrest tests: its own twin, so installs there never race other suites' staging checks.
         static let container = "usb-container"
+        /// A Wi-Fi-synced iPad mini 4: usbmuxd lists it as a Network device only.
+        static let wifi = "usb-wifi"
     }
 
     /// Starts the emulator once; concurrent callers wait for the same start.
@@ -87,10 +89,12 @@ actor SharedEmulator {
         trust.faults = [.pairingDialogPending]
         var ipad2 = profile(Device.ipad2, "iPad2,1")
         ipad2.screenshotFormat = .tiff  // exercises the TIFF → PNG path
+        var wifi = profile(Device.wifi, "iPad5,1")
+        wifi.connection = .network
         let profiles = [
             profile(Device.install, "iPad5,1"), profile(Device.faults, "iPad5,1"), trust,
             profile(Device.developer, "iPad5,1"), ipad2, profile(Device.iphone18, "iPhone17,2", "18.x"),
-            profile(Device.container, "iPad5,1"),
+            profile(Device.container, "iPad5,1"), wifi,
         ]
         let daemon = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: directory,

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import VirtualDevice
+
+@testable import MobileDevice
+
+/// A Wi-Fi-synced device (the old script's `ideviceinstaller -n` iPad mini 4), reached through
+/// usbmuxd's network lookup: libimobiledevice connects straight to the twin's own address.
+@Suite(.serialized) struct NetworkDeviceTests {
+    func networkOptions(
+        _ emulator: SharedEmulator.Context, timeouts: USBTimeouts = USBTimeouts()
+    ) -> USBDeviceOptions {
+        var options = emulator.options(timeouts: timeouts)
+        options.network = true
+        return options
+    }
+
+    @Test func theNetworkLookupConnectsAndAnUpgradeKeepsTheAppsData() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let udid = await emulator.udid(SharedEmulator.Device.wifi)
+        let directory = try TestApps.temporaryDirectory("wifi")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = try await emulator.daemon.networkConnections(udid: udid)
+        let device = try await USBTransport.connect(
+            udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator))
+        #expect(await device.info.identity.name == "iPad mini 4")
+
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.wifi"
+        spec.bundleVersion = "1"
+        for version in ["v1", "v2"] {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent(version), withIntermediateDirectories: true)
+        }
+        let first = try TestApps.makeIPA(spec, in: directory.appendingPathComponent("v1"))
+        #expect(try await device.install(artifact: first) == .installed)
+        let container = try await emulator.daemon.appDataContainer(
+            udid: udid, bundleIdentifier: spec.bundleID)
+        let settings = container.appendingPathComponent("Library/Preferences/\(spec.bundleID).plist")
+        try FileManager.default.createDirectory(
+            at: settings.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("kept".utf8).write(to: settings)
+
+        spec.bundleVersion = "2"
+        let second = try TestApps.makeIPA(spec, in: directory.appendingPathComponent("v2"))
+        #expect(try await device.install(artifact: second) == .installed)
+        #expect(try await emulator.daemon.installedApps(udid: udid).map(\.bundleVersion) == ["2"])
+        #expect(
+            (try? String(contentsOf: settings, encoding: .utf8)) == "kept",
+            "installation_proxy Upgrade keeps the data container")
+        // Every lockdown and service connection went to the twin's address, not through usbmuxd.
+        #expect(try await emulator.daemon.networkConnections(udid: udid) > before + 4)
+    }
+
+    @Test func eachLookupFindsOnlyItsOwnKindOfEntry() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let wifi = await emulator.udid(SharedEmulator.Device.wifi)
+        let plugged = await emulator.udid(SharedEmulator.Device.install)
+
+        let usbOnly = await #expect(throws: MobileDeviceError.self) {
+            _ = try await USBTransport.connect(
+                udid: wifi, deadline: .now + .seconds(1), options: emulator.options())
+        }
+        #expect(usbOnly?.kind == .notConnected)
+        #expect(usbOnly?.description.contains("\(wifi) (Network)") == true, "\(usbOnly?.description ?? "")")
+        #expect(usbOnly?.description.contains("Plug the device in") == true)
+
+        let networkOnly = await #expect(throws: MobileDeviceError.self) {
+            _ = try await USBTransport.connect(
+                udid: plugged, deadline: .now + .seconds(1), options: networkOptions(emulator))
+        }
+        #expect(networkOnly?.kind == .notConnected)
+        let text = networkOnly?.description ?? ""
+        #expect(text.contains("not found on the network"), "\(text)")
+        #expect(text.contains("Is Wi-Fi sync on for this computer"), "\(text)")
+        #expect(text.contains("same network") && text.contains("awake"), "\(text)")
+    }
+
+    @Test func aDeviceThatLeavesTheNetworkMidInstallIsReportedAtOnce() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let udid = await emulator.udid(SharedEmulator.Device.wifi)
+        let directory = try TestApps.temporaryDirectory("wifi-gone")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.wifigone"
+        spec.payloadBytes = 8 * 1_048_576
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        var timeouts = USBTimeouts()
+        timeouts.install = .seconds(120)
+        timeouts.reattach = .seconds(2)
+        let device = try await USBTransport.connect(
+            udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator, timeouts: timeouts))
+        // 1 MB/s: the upload takes about 8 s, so the device leaves while it runs.
+        try await emulator.daemon.inject(.throttle(bytesPerSecond: 1_000_000), udid: udid)
+        let install = Task { try await device.install(artifact: ipa) }
+        try await Task.sleep(for: .seconds(1.5))
+        let left = ContinuousClock.now
+        try await emulator.daemon.setOnNetwork(false, udid: udid)
+        let result = await install.result
+        let noticed = ContinuousClock.now - left
+        try await emulator.daemon.clearFaults(udid: udid)
+        try await emulator.daemon.setOnNetwork(true, udid: udid)
+
+        let error = try #require(
+            { () -> MobileDeviceError? in
+                if case .failure(let error as MobileDeviceError) = result { return error }
+                return nil
+            }(), "\(result)")
+        // Within the waits for the device to come back (2 s each: the retry, and the clean-up of the
+        // partial upload before and after it), never the install's 120 s deadline.
+        #expect(noticed < .seconds(10), "noticed only after \(noticed)")
+        #expect(error.description.contains("not found on the network"), "\(error.description)")
+        #expect(error.description.contains("nothing was installed"), "\(error.description)")
+        #expect(error.description.contains("Is Wi-Fi sync on for this computer"), "\(error.description)")
+        #expect(
+            try await emulator.daemon.installedApps(udid: udid).allSatisfy {
+                $0.bundleIdentifier != spec.bundleID
+            })
+    }
+}
