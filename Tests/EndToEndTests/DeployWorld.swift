@@ -24,6 +24,8 @@ final class DeployWorld: Sendable {
         var loadedEvent = true
         /// The iOS device name (lockdown DeviceName, the app's mobile_app name); nil = the preset's.
         var deviceName: String?
+        /// A Wi-Fi-synced device: a network twin, `network: true` in devices.yaml.
+        var network = false
     }
 
     let root: URL
@@ -54,6 +56,7 @@ final class DeployWorld: Sendable {
                 VirtualDeviceProfile.preset(productType: twin.productType, iOSVersion: twin.ios))
             profile.name = twin.id
             if let name = twin.deviceName { profile.deviceName = name }
+            if twin.network { profile.connection = .network }
             profiles.append(profile)
         }
         var logger = Logger(label: "e2e.virtual")
@@ -97,6 +100,7 @@ final class DeployWorld: Sendable {
                     arch: \(twin.arch)
                     flavour: \(twin.flavour)
                     transport: usb
+                    network: \(twin.network)
                     udid: ${\(key)}
                     loaded_event: \(twin.loadedEvent)
                 \(twin.timeouts.isEmpty ? "" : "    timeouts: \(twin.timeouts)\n")\(twin.extra.map { "    \($0)\n" }.joined())
