@@ -62,6 +62,29 @@ struct WiFiDeployEndToEndTests {
         #expect(FileManager.default.fileExists(atPath: kept.path), "the upgrade kept the data container")
     }
 
+    /// `--virtual` (what `make demo` runs): hadeploy starts the matrix's twins itself, and the
+    /// `network: true` device's twin is a network twin, verified over Wi-Fi.
+    @Test func theVirtualMatrixGivesTheWiFiDeviceANetworkTwin() async throws {
+        let world = try await DeployWorld(twins: [Self.wifiMini4])
+        defer { Task { await world.shutdown() } }
+        let arguments = ["all", "--kiosk", "--virtual", "--no-build", "--report", "report-virtual"]
+        let plan = try await world.deploy(
+            ["plan"] + arguments + ["--json"], environment: ["USBMUXD_SOCKET_ADDRESS": ""])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let backend = try Self.backend(plan.stdout, "mini4")
+        #expect(backend["lookup"] as? String == "network")
+        #expect((backend["usbmuxd"] as? String)?.hasPrefix("virtual:") == true)
+
+        let run = try await world.deploy(arguments, environment: ["USBMUXD_SOCKET_ADDRESS": ""])
+        #expect(run.status == 0, "\(run.stderr)")
+        let mini4 = try #require(try world.report("report-virtual").results.first)
+        #expect(mini4.outcome == .succeeded, "\(mini4.reason ?? "")")
+        guard case .loaded = mini4.verification else {
+            Issue.record("mini4 not loaded: \(mini4.verification)")
+            return
+        }
+    }
+
     @Test func aWiFiDeviceThatLeavesTheNetworkFailsWithTheNextStep() async throws {
         var twin = Self.wifiMini4
         twin.timeouts = "{connect: 3}"
