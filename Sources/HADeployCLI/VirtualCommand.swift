@@ -71,9 +71,12 @@ struct VirtualCommand: AsyncParsableCommand {
             let (usbmuxd, value) = try await virtual.start(
                 stateDirectory: context.url(for: state), address: address, logger: logger)
             for info in await usbmuxd.devices() {
+                // A network twin is reached at its own address (`-n` for the Debian tools).
+                let wifi = (try? await usbmuxd.networkAddress(udid: info.udid)).flatMap { $0 }
                 context.message(
                     "  \(info.name): \(info.deviceName) \(info.productType) iOS \(info.productVersion) "
-                        + "\(info.cpuArchitecture) udid \(info.udid)")
+                        + "\(info.cpuArchitecture) udid \(info.udid)"
+                        + (wifi.map { ", Wi-Fi at \($0)" } ?? ""))
             }
             context.print("USBMUXD_SOCKET_ADDRESS=\(value)")
             context.message("virtual devices running; Ctrl-C to stop")

@@ -78,8 +78,14 @@ public struct DeviceInventory: Sendable, Encodable {
         var matched = Set<String>()
         for device in matrix.devices {
             let udid = device.udid.map { $0.display(variables) }
-            let live = connected.first { $0.udid == udid }
-            if let live { matched.insert(live.udid) }
+            // A Wi-Fi-synced device plugged in is listed twice: the entry its lookup uses counts.
+            let wanted = device.network ? "Network" : "USB"
+            let live = connected.first { $0.udid == udid && $0.connection == wanted }
+            let otherEntry = connected.first { $0.udid == udid && $0.connection != wanted }
+            if let live { matched.insert(live.udid + live.connection) }
+            if live == nil, let otherEntry, device.transport == .usb {
+                matched.insert(otherEntry.udid + otherEntry.connection)
+            }
             // The same decision the deploy makes (DeployPlanner.backend), in words.
             let (chosen, availability) = planner.backend(device, udid: device.udid?.resolve(variables))
             let backend = chosen.description
@@ -90,6 +96,12 @@ public struct DeviceInventory: Sendable, Encodable {
             if note == nil, device.kind == .device, device.transport != .ssh, live == nil {
                 let unset = device.udid?.resolve(variables).unsetNames ?? []
                 note = "not connected" + (unset.isEmpty ? "" : " (\(udid ?? ""))")
+            }
+            if live == nil, otherEntry != nil, device.transport == .usb {
+                note =
+                    device.network
+                    ? "listed on USB only, not on Wi-Fi: turn on Wi-Fi sync for this computer, or set network: false"
+                    : "listed on Wi-Fi only: plug it in, or set network: true"
             }
             if let problem = live?.problem { note = problem }
             if live == nil,
@@ -119,14 +131,19 @@ public struct DeviceInventory: Sendable, Encodable {
                     arch: live?.cpuArchitecture ?? device.arch.rawValue, pairing: live?.pairing.rawValue,
                     note: note))
         }
-        for live in connected where !matched.contains(live.udid) {
+        for live in connected where !matched.contains(live.udid + live.connection) {
+            let wifi = live.connection == "Network"
             rows.append(
                 Row(
                     id: nil, name: live.name ?? "(unnamed)", udid: live.udid, transport: "usb",
-                    backend: "libimobiledevice (usbmuxd)", configured: false, connected: true,
+                    backend: wifi ? "libimobiledevice (usbmuxd, Wi-Fi)" : "libimobiledevice (usbmuxd)",
+                    configured: false, connected: true,
                     productType: live.productType, ios: live.productVersion, arch: live.cpuArchitecture,
                     pairing: live.pairing.rawValue,
-                    note: live.problem ?? "connected but not in devices.yaml (add it with this udid)"))
+                    note: live.problem
+                        ?? (wifi
+                            ? "on Wi-Fi but not in devices.yaml (add it with this udid and network: true)"
+                            : "connected but not in devices.yaml (add it with this udid)")))
         }
         return DeviceInventory(
             rows: rows, usbmuxd: usbmuxdAddress ?? "/var/run/usbmuxd", usbmuxdError: usbError,

@@ -20,6 +20,8 @@ import Testing
     let steps = (device["steps"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
     #expect(steps.last == "install", "\(steps)")
     #expect(!steps.contains("launch") && !steps.contains("verify"))
+    // The committed mini4 is the Wi-Fi device: `launch: false` composes with `network: true`.
+    #expect((device["backend"] as? [String: Any])?["lookup"] as? String == "network")
 
     let deploy = try await project.run("mini4", "--virtual", "--no-verify", "--report", "out")
     #expect(deploy.status == 0, "\(deploy.stderr)")
