@@ -20,10 +20,15 @@ import VirtualDevice
         let trust = try #require(devices.first { $0.udid == trustUDID })
         #expect(trust.pairing == .notPaired)
         #expect(trust.problem?.contains("tap Trust") == true)
-        // The same list the Debian tool prints.
+        // The same lists the Debian tool prints: USB entries with -l, Wi-Fi ones with -n.
         let listed = try await DebianTool.run("idevice_id", ["-l"], socket: emulator.socket)
         let fromTool = Set(listed.output.split(separator: "\n").map(String.init))
-        #expect(fromTool == Set(devices.map(\.udid)))
+        #expect(fromTool == Set(devices.filter { $0.connection == "USB" }.map(\.udid)))
+        let network = try await DebianTool.run("idevice_id", ["-n"], socket: emulator.socket)
+        let wifiUDID = await emulator.udid(SharedEmulator.Device.wifi)
+        let wifi = try #require(devices.first { $0.udid == wifiUDID })
+        #expect(wifi.connection == "Network" && wifi.pairing == .paired, "\(wifi)")
+        #expect(network.output == wifi.udid + "\n", "\(network.output)")
     }
 
     @Test func unknownDeviceFailsAtTheDeadlineNamingWhatIsListed() async throws {

@@ -137,9 +137,10 @@ enum AdoptedMatrix {
             arch: arm64
             flavour: modern
             transport: usb
-            network: true                   # Wi-Fi-synced: the old `ideviceinstaller -n`
+            network: true                   # Wi-Fi-synced: usbmuxd's network lookup (the old `ideviceinstaller -n`)
             udid: ${IPAD_MINI4_UDID}
-            # The old script did not launch it ("to keep its existing settings"): `launch: false`.
+            # The old script upgraded it in place and did not launch it, "to keep its existing settings";
+            # `launch: false` would do that. It stays launched here: hadeploy sends only the keys configured.
           mini5:
             name: iPad mini 5
             product_type: iPad11,1

@@ -33,9 +33,15 @@ actor NetworkEndpoint {
         if let host = host ?? configuredHost {
             candidates = [host]
         } else {
-            candidates = (0..<32).map { _ in
-                "127.77.\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
-            }
+            #if os(Linux)
+                candidates = (0..<32).map { _ in
+                    "127.77.\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
+                }
+            #else
+                // macOS configures only 127.0.0.1 on lo0: one network twin there, more with aliases
+                // (`sudo ifconfig lo0 alias 127.77.0.2` and `networkAddress` in the profile).
+                candidates = ["127.0.0.1"]
+            #endif
         }
         var lastError: (any Error)?
         for candidate in candidates {
