@@ -17,6 +17,8 @@ actor NetworkEndpoint {
     private let configuredHost: String?
     private var lockdown: Channel?
     private var services: [UInt16: Channel] = [:]
+    /// Service ports whose one connection came: their listener closes when it ends, not when idle.
+    private var inUse: Set<UInt16> = []
     private var streams: [ObjectIdentifier: ByteStream] = [:]
     /// Connections accepted at this address so far (lockdownd and services).
     private(set) var acceptedConnections = 0
@@ -69,6 +71,7 @@ actor NetworkEndpoint {
             guard let host else { return port }
             do {
                 let channel = try await bind(host, port: Int(port)) { stream in
+                    await self.markInUse(port)
                     guard let kind = await runtime.takeService(port: port) else {
                         runtime.logger.debug("network connection to port \(port): no service waits there")
                         stream.close()
@@ -82,7 +85,7 @@ actor NetworkEndpoint {
                 }
                 services[port] = channel
                 channel.eventLoop.scheduleTask(in: Self.serviceIdle) { [weak self] in
-                    Task { await self?.closeService(port) }
+                    Task { await self?.closeIdleService(port) }
                 }
                 return port
             } catch {
@@ -92,7 +95,17 @@ actor NetworkEndpoint {
         return await runtime.openService(kind)
     }
 
+    private func markInUse(_ port: UInt16) {
+        inUse.insert(port)
+    }
+
+    private func closeIdleService(_ port: UInt16) {
+        guard !inUse.contains(port) else { return }
+        closeService(port)
+    }
+
     private func closeService(_ port: UInt16) {
+        inUse.remove(port)
         services.removeValue(forKey: port)?.close(promise: nil)
     }
 
@@ -102,6 +115,7 @@ actor NetworkEndpoint {
         lockdown = nil
         for channel in services.values { try? await channel.close() }
         services.removeAll()
+        inUse.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()
     }
