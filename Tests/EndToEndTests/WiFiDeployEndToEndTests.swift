@@ -47,6 +47,8 @@ struct WiFiDeployEndToEndTests {
                 continue
             }
         }
+        #expect(report.results.first { $0.id == "mini4" }?.transport == "usb (Wi-Fi)")
+        #expect(report.results.first { $0.id == "ipad2" }?.transport == "usb")
         // lockdownd and every service were reached at the twin's own address, as over Wi-Fi.
         #expect(try await world.usbmuxd.networkConnections(udid: udid) > before + 4)
         #expect(try await world.usbmuxd.runningApp(udid: udid) != nil)

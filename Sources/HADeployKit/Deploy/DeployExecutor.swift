@@ -135,7 +135,7 @@ public struct DeployExecutor: Sendable {
         for device in plan.devices where !results.contains(where: { $0.id == device.id }) {
             results.append(
                 DeviceResult(
-                    id: device.id, name: device.name, ios: device.ios, transport: device.backend.name,
+                    id: device.id, name: device.name, ios: device.ios, transport: device.backend.label,
                     version: plan.version.description, outcome: .cancelled,
                     reason: interrupted ? "interrupted before it started" : "not started (--fail-fast)",
                     failedStep: nil, install: nil, verification: .notRun, steps: [], screenshot: nil,

@@ -27,7 +27,7 @@ struct DevicePipeline: Sendable {
         let recorder = Recorder()
         func result(_ outcome: DeviceOutcome, reason: String?, failedStep: String? = nil) -> DeviceResult {
             DeviceResult(
-                id: device.id, name: device.name, ios: device.ios, transport: device.backend.name,
+                id: device.id, name: device.name, ios: device.ios, transport: device.backend.label,
                 version: plan.version.description, outcome: outcome, reason: reason, failedStep: failedStep,
                 install: recorder.install, verification: recorder.verification, steps: recorder.steps,
                 screenshot: recorder.screenshot, crashReports: recorder.crashReports,

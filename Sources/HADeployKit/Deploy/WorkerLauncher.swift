@@ -73,7 +73,7 @@ struct WorkerGroup: Sendable {
         for id in devices where !results.contains(where: { $0.id == id }) {
             guard let device = plan.devices.first(where: { $0.id == id }) else { continue }
             let result = DeviceResult(
-                id: device.id, name: device.name, ios: device.ios, transport: device.backend.name,
+                id: device.id, name: device.name, ios: device.ios, transport: device.backend.label,
                 version: plan.version.description, outcome: .failed,
                 reason: failure ?? "the worker for \(label) ended without a result for this device",
 

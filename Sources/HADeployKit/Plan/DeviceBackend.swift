@@ -84,6 +84,11 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         }
     }
 
+    /// The transport as results show it: the backend's name, "usb (Wi-Fi)" over the network lookup.
+    public var label: String {
+        lookup == .network ? "\(name) (Wi-Fi)" : name
+    }
+
     /// The usbmuxd entry used (Wi-Fi devices are reached through the Network one).
     public var lookup: USBLookup {
         if case .usb(_, let lookup) = self { return lookup }
