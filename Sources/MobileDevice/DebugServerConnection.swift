@@ -69,6 +69,12 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
             }
         }
         if result == DEBUGSERVER_E_TIMEOUT || (result == DEBUGSERVER_E_SUCCESS && received == 0) { return [] }
+        // Plain debugserver over Wi-Fi: 1.3.0 reports a receive timeout as an unknown error.
+        if result == DEBUGSERVER_E_UNKNOWN_ERROR, device.network,
+            ConnectionLiveness.isQuiet(client: UnsafeRawPointer(raw), depth: 2)
+        {
+            return []
+        }
         guard result == DEBUGSERVER_E_SUCCESS else {
             throw MobileDeviceError(
                 .connectionLost, step: "debugserver_client_receive_with_timeout", device: identity,

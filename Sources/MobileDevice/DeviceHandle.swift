@@ -7,11 +7,14 @@ final class DeviceHandle: @unchecked Sendable {
     let raw: idevice_t
     let worker: DeviceWorker
     let udid: String
+    /// Reached through its Network entry: libimobiledevice talks TCP to the device's address.
+    let network: Bool
 
-    private init(raw: idevice_t, worker: DeviceWorker, udid: String) {
+    private init(raw: idevice_t, worker: DeviceWorker, udid: String, network: Bool) {
         self.raw = raw
         self.worker = worker
         self.udid = udid
+        self.network = network
     }
 
     /// Looks the device up in usbmuxd: its USB entry, as the Debian tools do without `-n`, or with
@@ -38,7 +41,7 @@ final class DeviceHandle: @unchecked Sendable {
                     + "`idevice_id -l` to see what usbmuxd lists.",
                 isTransient: true)
         }
-        return DeviceHandle(raw: device, worker: worker, udid: udid)
+        return DeviceHandle(raw: device, worker: worker, udid: udid, network: network)
     }
 
     deinit {

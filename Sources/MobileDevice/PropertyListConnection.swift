@@ -56,6 +56,11 @@ final class PropertyListConnection: @unchecked Sendable {
             if ConnectionLiveness.peerClosed(raw) { throw lost(step) }
             return nil
         }
+        if result == PROPERTY_LIST_SERVICE_E_UNKNOWN_ERROR, device.network, ConnectionLiveness.isQuiet(raw) {
+            // Over Wi-Fi, 1.3.0 reports a receive timeout this way (ConnectionLiveness.isQuiet).
+            if let node { plist_free(node) }
+            return nil
+        }
         guard result == PROPERTY_LIST_SERVICE_E_SUCCESS else {
             if let node { plist_free(node) }
             if result != PROPERTY_LIST_SERVICE_E_PLIST_ERROR, ConnectionLiveness.peerClosed(raw) {

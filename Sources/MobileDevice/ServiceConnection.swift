@@ -42,6 +42,12 @@ final class ServiceConnection: @unchecked Sendable {
             }
         }
         if result == SERVICE_E_TIMEOUT { return [] }
+        // Over Wi-Fi, 1.3.0 reports a receive timeout as an unknown error (ConnectionLiveness.isQuiet).
+        if result == SERVICE_E_UNKNOWN_ERROR, device.network,
+            ConnectionLiveness.isQuiet(client: UnsafeRawPointer(raw), depth: 1)
+        {
+            return []
+        }
         guard result == SERVICE_E_SUCCESS else {
             throw MobileDeviceError(
                 .connectionLost, step: step, device: identity,

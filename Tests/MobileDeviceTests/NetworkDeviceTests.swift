@@ -117,4 +117,53 @@ import VirtualDevice
                 $0.bundleIdentifier != spec.bundleID
             })
     }
+
+    /// A device that goes quiet on Wi-Fi (asleep, out of range: no reset, no answer) ends the step at
+    /// its deadline, with what to check on the network.
+    @Test func aWiFiDeviceThatGoesQuietEndsTheStepAtItsDeadline() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let udid = await emulator.udid(SharedEmulator.Device.wifi)
+        let directory = try TestApps.temporaryDirectory("wifi-quiet")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.wifiquiet"
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        var timeouts = USBTimeouts()
+        timeouts.install = .seconds(3)
+        let device = try await USBTransport.connect(
+            udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator, timeouts: timeouts))
+        try await emulator.daemon.inject(.stall(at: .install), udid: udid)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: MobileDeviceError.self) { try await device.install(artifact: ipa) }
+        try await emulator.daemon.clearFaults(udid: udid)
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(error?.kind == .deadlineExceeded)
+        #expect(
+            error?.description.contains("not complete within 3 s") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("Is Wi-Fi sync on for this computer") == true)
+    }
+
+    /// A real device is quiet for seconds while it verifies a large app. libimobiledevice 1.3.0 reports
+    /// a receive timeout on a network connection as an unknown error; the install must wait through
+    /// it, not call the connection broken.
+    @Test func aQuietVerificationOverWiFiIsWaitedThrough() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let udid = await emulator.udid(SharedEmulator.Device.wifi)
+        let directory = try TestApps.temporaryDirectory("wifi-slow")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.wifislow"
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        let device = try await USBTransport.connect(
+            udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator))
+        try await emulator.daemon.inject(.slowVerification(seconds: 3.5), udid: udid)
+        let result: Result<USBInstallOutcome, any Error>
+        do { result = .success(try await device.install(artifact: ipa)) } catch { result = .failure(error) }
+        try await emulator.daemon.clearFaults(udid: udid)
+        #expect(try result.get() == .installed)
+        #expect(
+            try await emulator.daemon.installedApps(udid: udid).contains {
+                $0.bundleIdentifier == spec.bundleID
+            })
+    }
 }

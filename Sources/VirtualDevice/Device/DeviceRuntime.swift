@@ -186,6 +186,13 @@ actor DeviceRuntime {
 
     nonisolated var faults: [VirtualFault] { faultBox.withLockedValue { $0 } }
 
+    nonisolated var verificationDelay: Double? {
+        faultBox.withLockedValue { faults in
+            for case .slowVerification(let seconds) in faults { return seconds }
+            return nil
+        }
+    }
+
     func inject(_ fault: VirtualFault) {
         faultBox.withLockedValue { faults in
             // One fault per kind: a new throttle rate replaces the old one.

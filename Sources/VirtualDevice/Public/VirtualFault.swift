@@ -21,6 +21,9 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// The connection is closed at the given point without a word, as when usbmuxd is killed or
     /// the cable pulled (supported at `install`: after the first progress message).
     case closeConnection(at: VirtualStallPoint)
+    /// `VerifyingApplication` takes this many seconds with nothing sent meanwhile, as a real device
+    /// checking a large app's signature (clients must tell a quiet device from a lost one).
+    case slowVerification(seconds: Double)
 
     /// Short stable name, used in logs and for clearing one kind of fault.
     public var kind: String {
@@ -33,6 +36,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .pairingDialogPending: return "pairingDialogPending"
         case .passcodeLocked: return "passcodeLocked"
         case .closeConnection: return "closeConnection"
+        case .slowVerification: return "slowVerification"
         }
     }
 }

@@ -171,6 +171,9 @@ struct InstallationProxyService {
             try await progress(30, "PreflightingApplication")
             try await progress(30, "InstallingEmbeddedProfile")
             try await progress(40, "VerifyingApplication")
+            if let delay = runtime.verificationDelay {
+                try await Task.sleep(for: .seconds(delay))
+            }
             if let failure = runtime.installFailure {
                 throw InstallError(
                     failure.error, failure.description ?? "Injected failure for \(info.bundleIdentifier)")
