@@ -20,6 +20,7 @@ final class AFCClient: @unchecked Sendable {
             throw AFCClient.error(
                 result, step: "afc_client_new (\(descriptor.name))", path: nil, identity: identity)
         }
+        BlockingSends.restore(client, depth: 2, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

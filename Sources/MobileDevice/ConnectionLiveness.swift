@@ -32,7 +32,9 @@ enum ConnectionLiveness {
         descriptor(client, depth: depth).map(isQuiet) ?? false
     }
 
-    private static func descriptor(_ client: UnsafeRawPointer, depth: Int) -> Int32? {
+    /// The socket under a client: `depth` is how many first members lead to the connection
+    /// (1 for a `service_client_t`, 2 for the clients built on one, 3 on a property-list client).
+    static func descriptor(_ client: UnsafeRawPointer, depth: Int) -> Int32? {
         var pointer = client
         for _ in 1..<depth {
             guard let next = pointer.load(as: UnsafeRawPointer?.self) else { return nil }

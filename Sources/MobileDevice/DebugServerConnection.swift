@@ -24,6 +24,7 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
                 reason: "could not connect to debugserver (error \(result.rawValue))",
                 nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
         }
+        BlockingSends.restore(client, depth: 2, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

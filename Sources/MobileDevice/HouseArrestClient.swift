@@ -18,6 +18,7 @@ final class HouseArrestClient: @unchecked Sendable {
                 reason: "house_arrest did not start (error \(result.rawValue))",
                 nextStep: "Unlock the device and retry.", isTransient: true)
         }
+        BlockingSends.restore(client, depth: 3, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

@@ -16,6 +16,7 @@ final class ImageMounterClient: @unchecked Sendable {
         guard result == MOBILE_IMAGE_MOUNTER_E_SUCCESS, let client else {
             throw Self.error(result, step: "mobile_image_mounter_new", identity: identity)
         }
+        BlockingSends.restore(client, depth: 3, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

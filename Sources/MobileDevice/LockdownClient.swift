@@ -31,6 +31,7 @@ final class LockdownClient: @unchecked Sendable {
         guard result == LOCKDOWN_E_SUCCESS, let client else {
             throw LockdownErrors.error(result, step: step, device: identity)
         }
+        BlockingSends.restore(client, depth: 3, on: device)
         return LockdownClient(raw: client, device: device, identity: identity)
     }
 

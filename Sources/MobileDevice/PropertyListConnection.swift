@@ -20,6 +20,7 @@ final class PropertyListConnection: @unchecked Sendable {
             throw Self.error(
                 result, step: "property_list_service_client_new (\(descriptor.name))", identity: identity)
         }
+        BlockingSends.restore(client, depth: 2, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

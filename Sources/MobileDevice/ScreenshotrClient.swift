@@ -14,6 +14,7 @@ final class ScreenshotrClient: @unchecked Sendable {
         guard result == SCREENSHOTR_E_SUCCESS, let client else {
             throw Self.error(result, step: "screenshotr_client_new", identity: identity)
         }
+        BlockingSends.restore(client, depth: 4, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

@@ -17,6 +17,7 @@ final class ServiceConnection: @unchecked Sendable {
                 reason: "could not connect to the service (error \(result.rawValue))",
                 nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
         }
+        BlockingSends.restore(client, depth: 1, on: device)
         self.raw = client
         self.device = device
         self.identity = identity

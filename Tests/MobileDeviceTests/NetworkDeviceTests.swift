@@ -166,4 +166,24 @@ import VirtualDevice
                 $0.bundleIdentifier == spec.bundleID
             })
     }
+
+    /// libimobiledevice 1.3.0 leaves a network connection's socket non-blocking: a write the socket
+    /// cannot take at once comes back short. A large upload over Wi-Fi still arrives whole.
+    @Test func aLargeAppUploadsWholeOverWiFi() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let udid = await emulator.udid(SharedEmulator.Device.wifi)
+        let directory = try TestApps.temporaryDirectory("wifi-large")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var spec = TestApps.Spec()
+        spec.bundleID = "io.hadeploy.test.wifilarge"
+        spec.payloadBytes = 24 * 1_048_576
+        let ipa = try TestApps.makeIPA(spec, in: directory)
+        let device = try await USBTransport.connect(
+            udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator))
+        #expect(try await device.install(artifact: ipa) == .installed)
+        #expect(
+            try await emulator.daemon.installedApps(udid: udid).contains {
+                $0.bundleIdentifier == spec.bundleID
+            })
+    }
 }
