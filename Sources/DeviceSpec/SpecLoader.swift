@@ -190,9 +190,10 @@ public struct SpecLoader: Sendable {
                         + "or remove `script:` to build with xcodebuild")
             }
             let sdk = reader.string(entries["sdk"]?.value, "\(context) sdk") ?? "iphoneos"
-            if !["iphoneos", "iphonesimulator"].contains(sdk) {
+            if !Flavour.sdks.contains(sdk) {
                 reader.problem(
-                    entries["sdk"]?.value, "\(context) sdk '\(sdk)' is not iphoneos or iphonesimulator")
+                    entries["sdk"]?.value,
+                    "\(context) sdk '\(sdk)' is not iphoneos, iphonesimulator or maccatalyst")
             }
             flavours.append(
                 Flavour(
@@ -237,7 +238,11 @@ public struct SpecLoader: Sendable {
             let kind =
                 entries["kind"].flatMap { reader.choice($0.value, "\(context) kind", as: DeviceKind.self) }
                 ?? transport?.kind ?? .device
-            let ios = required("ios", "\"15.8\"").flatMap { reader.string($0, "\(context) ios") }
+            // A Mac has no iOS version to promise: it reports its macOS version when reached.
+            let ios =
+                transport == .mac && entries["ios"] == nil
+                ? nil
+                : required("ios", "\"15.8\"").flatMap { reader.string($0, "\(context) ios") }
             if let ios, !Self.isVersion(ios) {
                 reader.problem(entries["ios"]?.value, "\(context) ios '\(ios)' is not a version like 15.8")
             }
@@ -263,7 +268,7 @@ public struct SpecLoader: Sendable {
                 usbHost: reader.string(entries["usb_host"]?.value, "\(context) usb_host").map(
                     ConfigValue.init),
                 productType: reader.string(entries["product_type"]?.value, "\(context) product_type"),
-                iosVersion: ios ?? "0",
+                iosVersion: ios ?? (transport == .mac ? "" : "0"),
                 arch: arch ?? .arm64,
                 flavour: flavour ?? "",
                 kiosk: reader.bool(entries["kiosk"]?.value, "\(context) kiosk") ?? defaults.kiosk,

@@ -24,7 +24,9 @@ public enum PlanPrinter {
         for device in plan.devices {
             lines.append("")
             lines.append(
-                "\(device.name) [\(device.id)] — iOS \(device.ios) \(device.arch), \(device.kind.rawValue)")
+                "\(device.name) [\(device.id)] — "
+                    + (device.backend == .mac ? "macOS" : "iOS \(device.ios)")
+                    + " \(device.arch), \(device.kind.rawValue)")
             lines.append("  flavour:   \(device.flavour)")
             lines.append("  backend:   \(device.backend)")
             if let udid = device.udid { lines.append("  udid:      \(udid)") }
