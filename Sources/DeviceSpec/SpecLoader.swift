@@ -175,7 +175,9 @@ public struct SpecLoader: Sendable {
                 reader.problem(key, "\(context) needs `archs:` (e.g. [arm64])")
             }
             let target = reader.string(entries["deployment_target"]?.value, "\(context) deployment_target")
-            if target == nil && entries["deployment_target"] == nil {
+            // The Mac Catalyst build takes the project's own deployment target, as the app's script does.
+            let macCatalyst = entries["sdk"].flatMap { reader.string($0.value, "\(context) sdk") } == Flavour.macCatalystSDK
+            if target == nil && entries["deployment_target"] == nil && !macCatalyst {
                 reader.problem(key, "\(context) needs `deployment_target:` (e.g. \"15.0\")")
             } else if let target, !Self.isVersion(target) {
                 reader.problem(

@@ -16,7 +16,8 @@ public enum PlanPrinter {
                     !build.enabled
                     ? " [--no-build: existing artifact]" : build.buildHost.map { " [built on \($0)]" } ?? ""
                 lines.append(
-                    "  \(build.flavour): \(build.archs.joined(separator: "+")), iOS \(build.deploymentTarget)+, "
+                    "  \(build.flavour): \(build.archs.joined(separator: "+")), "
+                        + (build.deploymentTarget.isEmpty ? "" : "iOS \(build.deploymentTarget)+, ")
                         + "\(build.sdk), \(build.configuration), Xcode \(build.xcode) → \(build.devices.joined(separator: ", "))\(state)"
                 )
             }
