@@ -10,13 +10,7 @@ public struct AppArtifact: Sendable, Equatable {
         case appDirectory
     }
 
-    /// Where the bundle runs, told by its layout: an iOS `.app` is flat (`Info.plist` and the
-    /// executable at its root); a Mac Catalyst one is a macOS bundle (`Contents/Info.plist`,
-    /// `Contents/MacOS/<CFBundleExecutable>`).
-    public enum Platform: String, Sendable, Codable {
-        case iOS
-        case macCatalyst
-    }
+    public typealias Platform = AppPlatform
 
     public let url: URL
     public let kind: Kind

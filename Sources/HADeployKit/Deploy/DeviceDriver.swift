@@ -1,6 +1,5 @@
 import Foundation
 import HADeployCore
-import MobileDevice
 
 /// What a connected device told us about itself.
 public struct ConnectedDevice: Sendable, Hashable, Codable {
@@ -30,11 +29,11 @@ public struct Artifact: Sendable, Hashable, Codable {
     /// Slices of the main executable (armv7, arm64, x86_64...).
     public var archs: [String]
     /// `iOS` (devices and simulators) or `macCatalyst` (this Mac): an app runs on one only.
-    public var platform: AppArtifact.Platform
+    public var platform: AppPlatform
 
     public init(
         path: String, bundleID: String, executable: String, marketingVersion: String, buildNumber: String,
-        flavour: String, archs: [String], platform: AppArtifact.Platform = .iOS
+        flavour: String, archs: [String], platform: AppPlatform = .iOS
     ) {
         self.path = path
         self.bundleID = bundleID
@@ -60,7 +59,7 @@ public struct Artifact: Sendable, Hashable, Codable {
         buildNumber = try container.decode(String.self, forKey: .buildNumber)
         flavour = try container.decode(String.self, forKey: .flavour)
         archs = try container.decode([String].self, forKey: .archs)
-        platform = try container.decodeIfPresent(AppArtifact.Platform.self, forKey: .platform) ?? .iOS
+        platform = try container.decodeIfPresent(AppPlatform.self, forKey: .platform) ?? .iOS
     }
 }
 

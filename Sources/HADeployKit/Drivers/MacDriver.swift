@@ -21,13 +21,16 @@ public actor MacDriver: DeviceDriver {
         public var deadlines: DriverDeadlines
         /// How long the app has to quit when asked before it is killed.
         public var quitGrace: Duration
+        /// How long a killed app has to be gone.
+        public var killGrace: Duration
         /// How often the driver asks whether it has quit yet.
         public var pollInterval: Duration
 
         public init(
             label: String, host: HostPlatform, home: URL, commands: MacCommands = .init(),
             diagnosticReports: URL? = nil, deadlines: DriverDeadlines = .init(),
-            quitGrace: Duration = .seconds(10), pollInterval: Duration = .milliseconds(250)
+            quitGrace: Duration = .seconds(10), killGrace: Duration = .seconds(5),
+            pollInterval: Duration = .milliseconds(250)
         ) {
             self.label = label
             self.host = host
@@ -37,6 +40,7 @@ public actor MacDriver: DeviceDriver {
                 diagnosticReports ?? home.appendingPathComponent("Library/Logs/DiagnosticReports")
             self.deadlines = deadlines
             self.quitGrace = quitGrace
+            self.killGrace = killGrace
             self.pollInterval = pollInterval
         }
     }
@@ -252,7 +256,7 @@ public actor MacDriver: DeviceDriver {
         if try await waitUntilStopped(artifact, within: configuration.quitGrace) { return }
         // Exit 1 ("No matching processes") when it quit meanwhile: not an error.
         _ = try await tool.run(configuration.commands.kill(artifact.executable), step: "launch", timeout: limit)
-        if try await waitUntilStopped(artifact, within: .seconds(5)) { return }
+        if try await waitUntilStopped(artifact, within: configuration.killGrace) { return }
         throw AppleDriverError(
             .failed, step: "launch", device: configuration.label,
             reason: "\(artifact.executable) is still running after a quit request and killall",
