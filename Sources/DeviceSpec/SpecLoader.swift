@@ -176,7 +176,8 @@ public struct SpecLoader: Sendable {
             }
             let target = reader.string(entries["deployment_target"]?.value, "\(context) deployment_target")
             // The Mac Catalyst build takes the project's own deployment target, as the app's script does.
-            let macCatalyst = entries["sdk"].flatMap { reader.string($0.value, "\(context) sdk") } == Flavour.macCatalystSDK
+            let macCatalyst =
+                entries["sdk"].flatMap { reader.string($0.value, "\(context) sdk") } == Flavour.macCatalystSDK
             if target == nil && entries["deployment_target"] == nil && !macCatalyst {
                 reader.problem(key, "\(context) needs `deployment_target:` (e.g. \"15.0\")")
             } else if let target, !Self.isVersion(target) {

@@ -21,7 +21,8 @@ public struct VirtualMatrix: Sendable {
         var skipped: [(Device, String)] = []
         for device in devices {
             guard device.transport != .mac else {
-                skipped.append((device, "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"))
+                skipped.append(
+                    (device, "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"))
                 continue
             }
             guard device.kind == .device else {

@@ -57,7 +57,8 @@ public struct AppArtifact: Sendable, Equatable {
         // A Mac bundle keeps everything under Contents/; an iOS one has no such folder.
         let mac = url.appendingPathComponent("Contents/Info.plist")
         let platform: Platform =
-            (try? mac.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true ? .macCatalyst : .iOS
+            (try? mac.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true
+            ? .macCatalyst : .iOS
         let infoURL = platform == .macCatalyst ? mac : url.appendingPathComponent("Info.plist")
         // Only a regular file of sane size: a FIFO would block, a device or a huge file never end.
         guard let values = try? infoURL.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),

@@ -39,24 +39,31 @@ import Testing
     /// not available, with why.
     @Test func theMacTargetIsPlannedForAMacAndNotAvailableOnLinux() async throws {
         let project = try await Project(commits: 2, tag: "v1.2.5")
-        try project.write("HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nAPPLE_TEAM_ID=ABCDE12345\n", to: ".env")
+        try project.write(
+            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nAPPLE_TEAM_ID=ABCDE12345\n",
+            to: ".env")
         let result = try await project.run("plan", "--as-host", "macos", "mac", "--json")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stdout.contains(Self.fileToken))
-        let plan = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let device = try #require((plan["devices"] as? [[String: Any]])?.first)
         #expect(device["id"] as? String == "mac")
         #expect((device["backend"] as? [String: Any])?["kind"] as? String == "mac")
         #expect(device["availability"] as? String == "available")
         let steps = try #require(device["steps"] as? [[String: Any]])
-        #expect(steps.compactMap { $0["id"] as? String } == ["connect", "install", "launch", "verify", "crash_check"])
+        #expect(
+            steps.compactMap { $0["id"] as? String } == [
+                "connect", "install", "launch", "verify", "crash_check",
+            ])
         let launch = try #require(steps.first { $0["id"] as? String == "launch" }?["summary"] as? String)
         #expect(launch.contains("defaults import") && launch.contains("killall") && launch.contains("open"))
         let build = try #require((plan["builds"] as? [[String: Any]])?.first)
         let xcodebuild = try #require((build["commands"] as? [[String: Any]])?.last)
         let arguments = try #require(xcodebuild["arguments"] as? [String])
         #expect(arguments.contains("platform=macOS,variant=Mac Catalyst"))
-        #expect(arguments.contains("DEVELOPMENT_TEAM=ABCDE12345") && arguments.contains("ONLY_ACTIVE_ARCH=YES"))
+        #expect(
+            arguments.contains("DEVELOPMENT_TEAM=ABCDE12345") && arguments.contains("ONLY_ACTIVE_ARCH=YES"))
         #expect(!arguments.contains("-sdk"))
 
         let linux = try await project.run("plan", "mac", "--json")

@@ -79,7 +79,10 @@ import Testing
         #expect(mini5.dashboard == "dashboard-landing")
         #expect(mini4.udid?.references == ["IPAD_MINI4_UDID"])
         let mac = try #require(matrix.device(id: "mac"))
-        #expect((mac.kind, mac.transport, mac.arch, mac.flavour, mac.iosVersion) == (.device, .mac, .arm64, "mac", ""))
+        #expect(
+            (mac.kind, mac.transport, mac.arch, mac.flavour, mac.iosVersion) == (
+                .device, .mac, .arm64, "mac", ""
+            ))
         let iphone = try #require(matrix.device(id: "iphone"))
         #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, nil))
 

@@ -139,9 +139,11 @@ import Testing
               mini4: {transport: usb, ios: "15.8", arch: arm64, flavour: modern}
             """
         #expect(problems(valid) == [])
-        let swapped = valid.replacingOccurrences(of: "arch: arm64, flavour: mac}", with: "arch: arm64, flavour: MODERN}")
-            .replacingOccurrences(of: "arch: arm64, flavour: modern}", with: "arch: arm64, flavour: mac}")
-            .replacingOccurrences(of: "MODERN", with: "modern")
+        let swapped = valid.replacingOccurrences(
+            of: "arch: arm64, flavour: mac}", with: "arch: arm64, flavour: MODERN}"
+        )
+        .replacingOccurrences(of: "arch: arm64, flavour: modern}", with: "arch: arm64, flavour: mac}")
+        .replacingOccurrences(of: "MODERN", with: "modern")
         #expect(
             problems(swapped) == [
                 "devices.yaml:5:3: error: device 'mac' is this Mac (transport mac) but flavour 'modern' builds for "

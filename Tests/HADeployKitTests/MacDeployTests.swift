@@ -16,14 +16,18 @@ import Versioning
     static let token = "eyJhbGciOiJIUzI1NiJ9.mac-deploy-\(UUID().uuidString)"
     static let variables = ["HA_SERVER": "http://ha.local:8123", "HA_TOKEN": token]
 
-    static func plan(host: HostPlatform, targets: [String] = ["mac"], verify: Bool = true) throws -> DeployPlan {
+    static func plan(host: HostPlatform, targets: [String] = ["mac"], verify: Bool = true) throws
+        -> DeployPlan
+    {
         let matrix = try SpecLoader().load(
-            contentsOf: DriverTestPlans.root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
+            contentsOf: DriverTestPlans.root.appendingPathComponent("devices.yaml"),
+            displayName: "devices.yaml")
         let version = GitVersion(
             marketingVersion: "1.2.5", buildNumber: 158, tag: "v1.2.5", commitsSinceTag: 0, dirty: false,
             shallow: false)
         return try DeployPlanner(matrix: matrix, variables: variables, topology: Topology(host: host))
-            .plan(options: DeployOptions(targets: targets, verify: verify), version: version, deployID: "d-mac")
+            .plan(
+                options: DeployOptions(targets: targets, verify: verify), version: version, deployID: "d-mac")
     }
 
     @Test func aMacHostPlansTheMacStepsAndLinuxSaysWhyNot() throws {
@@ -32,7 +36,8 @@ import Versioning
         #expect(mac.availability == .available)
         #expect(mac.steps.map(\.id) == [.connect, .install, .launch, .verify, .crashCheck])
         let launch = try #require(mac.step(.launch)).summary
-        #expect(launch.contains("defaults import") && launch.contains("stdin") && launch.contains("osascript"))
+        #expect(
+            launch.contains("defaults import") && launch.contains("stdin") && launch.contains("osascript"))
         #expect(try #require(mac.step(.install)).summary.contains("previous/"))
         #expect(mac.launchArguments.redacted.contains("***"))
         let build = try #require(try Self.plan(host: .macOS).builds.first)
@@ -68,7 +73,8 @@ import Versioning
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
-        return "\n=== HA Dashboard log session ===\nDevice: iPad / iOS 26.0\nDate: \(formatter.string(from: Date()))\n"
+        return
+            "\n=== HA Dashboard log session ===\nDevice: iPad / iOS 26.0\nDate: \(formatter.string(from: Date()))\n"
             + "Min level: INFO\n\n" + lines.joined(separator: "\n") + "\n"
     }
 
@@ -88,7 +94,8 @@ import Versioning
     ])
 
     /// The whole deploy of the `mac` device with the fake tools: returns its result and the runner.
-    func deploy(appWrites log: String, folder: TemporaryFolder) async throws -> (DeviceResult, ScriptedRunner) {
+    func deploy(appWrites log: String, folder: TemporaryFolder) async throws -> (DeviceResult, ScriptedRunner)
+    {
         let plan = try Self.plan(host: .macOS)
         let device = try #require(plan.devices.first)
         let home = folder.path("home")
@@ -143,7 +150,8 @@ import Versioning
         let (result, _) = try await deploy(appWrites: Self.authFailed, folder: folder)
         #expect(result.outcome == .failed)
         #expect(result.failedStep == "verify")
-        #expect(result.reason?.contains("Auth failed: Authentication failed") == true, "\(result.reason ?? "")")
+        #expect(
+            result.reason?.contains("Auth failed: Authentication failed") == true, "\(result.reason ?? "")")
     }
 
     /// An iOS build handed to the Mac (or the Mac build to an iPad) stops before anything runs.
@@ -154,11 +162,16 @@ import Versioning
             path: "/builds/HA Dashboard.ipa", bundleID: "com.hadashboard.app", executable: "HA Dashboard",
             marketingVersion: "1.2.5", buildNumber: "158", flavour: "mac", archs: ["arm64"])
         let environment = DeployEnvironment(
-            driver: { _ in MacDriver(configuration: .init(label: "Mac", host: .macOS, home: folder.url), runner: FailingRunner()) },
+            driver: { _ in
+                MacDriver(
+                    configuration: .init(label: "Mac", host: .macOS, home: folder.url),
+                    runner: FailingRunner())
+            },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
             reporter: PlainReporter(output: RecordingOutputSink()), reportDirectory: nil,
             lockDirectory: folder.path("locks"))
-        let result = try #require(await DeployExecutor(plan: plan, environment: environment).run().results.first)
+        let result = try #require(
+            await DeployExecutor(plan: plan, environment: environment).run().results.first)
         #expect(result.outcome == .failed)
         #expect(result.failedStep == "install")
         #expect(result.reason?.contains("is an iOS app") == true)

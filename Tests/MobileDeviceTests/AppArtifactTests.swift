@@ -24,7 +24,9 @@ import Testing
     @Test func readsAMacCatalystBundleAndChecksItsNames() throws {
         let directory = try TestApps.temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
-        func macApp(bundleID: String = "com.hadashboard.app", executable: String = "HA Dashboard") throws -> URL {
+        func macApp(bundleID: String = "com.hadashboard.app", executable: String = "HA Dashboard") throws
+            -> URL
+        {
             let app = directory.appendingPathComponent("HA Dashboard.app")
             try? FileManager.default.removeItem(at: app)
             let contents = app.appendingPathComponent("Contents")

@@ -59,7 +59,8 @@ public struct ProjectAdopter: Sendable {
         }
         let spec = String(decoding: specData, as: UTF8.self)
         for flavour in matrix.flavours
-        where flavour.isMacCatalyst && !spec.contains("macCatalyst") && !spec.contains("SUPPORTS_MACCATALYST") {
+        where flavour.isMacCatalyst && !spec.contains("macCatalyst") && !spec.contains("SUPPORTS_MACCATALYST")
+        {
             notes.append(
                 "flavour \(flavour.name) builds the Mac Catalyst app, which project.yml does not enable "
                     + "(supportedDestinations: [iOS, macCatalyst]); add it, or remove the flavour and the "

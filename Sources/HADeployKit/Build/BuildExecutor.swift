@@ -193,7 +193,8 @@ public struct BuildExecutor: Sendable {
             // Simulators and the Mac take the .app itself: a copy under a versioned folder (its own
             // name unchanged, the Mac shows it), so the next build does not change a cached one; a
             // local product stays in DerivedData for incremental builds.
-            let kept = directory.appendingPathComponent(versioned).appendingPathComponent(products.lastPathComponent)
+            let kept = directory.appendingPathComponent(versioned).appendingPathComponent(
+                products.lastPathComponent)
             try? FileManager.default.removeItem(at: kept.deletingLastPathComponent())
             try FileManager.default.createDirectory(
                 at: kept.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -47,7 +47,10 @@ public struct MacCommands: Sendable, Hashable {
     public func quit(_ bundleID: String) -> ProcessCommand {
         ProcessCommand(
             "osascript",
-            ["-e", "if application id \"\(bundleID)\" is running then tell application id \"\(bundleID)\" to quit"])
+            [
+                "-e",
+                "if application id \"\(bundleID)\" is running then tell application id \"\(bundleID)\" to quit",
+            ])
     }
 
     /// Stops the app's processes by executable name, as the old script's `killall "HA Dashboard"`.

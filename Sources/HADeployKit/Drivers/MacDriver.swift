@@ -61,13 +61,17 @@ public actor MacDriver: DeviceDriver {
     }
 
     /// The driver for a `mac` device of the matrix; `HOME` comes from `variables` (the environment).
-    public static func make(plan: DevicePlan, variables: [String: String], host: HostPlatform, runner: any ProcessRunner)
+    public static func make(
+        plan: DevicePlan, variables: [String: String], host: HostPlatform, runner: any ProcessRunner
+    )
         -> MacDriver
     {
-        let home = URL(fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
+        let home = URL(
+            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
         return MacDriver(
             configuration: Configuration(
-                label: plan.name, host: host, home: home, deadlines: DriverDeadlines(overrides: plan.timeouts)),
+                label: plan.name, host: host, home: home, deadlines: DriverDeadlines(overrides: plan.timeouts)
+            ),
             runner: runner)
     }
 
@@ -98,10 +102,14 @@ public actor MacDriver: DeviceDriver {
         try requireMacOS("connect")
         let tool = invoker()
         let limit = configuration.deadlines.limit("connect")
-        let version = try await tool.checked(configuration.commands.productVersion(), step: "connect", timeout: limit)
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let machine = try await tool.checked(configuration.commands.machine(), step: "connect", timeout: limit)
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let version = try await tool.checked(
+            configuration.commands.productVersion(), step: "connect", timeout: limit
+        )
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let machine = try await tool.checked(
+            configuration.commands.machine(), step: "connect", timeout: limit
+        )
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let mac = ConnectedDevice(
             udid: "this-mac", name: configuration.label, productType: "Mac", iosVersion: version,
             arch: machine.isEmpty ? nil : machine)
@@ -231,7 +239,8 @@ public actor MacDriver: DeviceDriver {
             configuration.commands.exportDefaults(domain), step: "launch", timeout: limit)
         var merged: [String: Any] = [:]
         if exported.status == 0,
-            let existing = try? PropertyListSerialization.propertyList(from: exported.standardOutput, format: nil)
+            let existing = try? PropertyListSerialization.propertyList(
+                from: exported.standardOutput, format: nil)
                 as? [String: Any]
         {
             merged = existing
@@ -255,7 +264,8 @@ public actor MacDriver: DeviceDriver {
             configuration.commands.quit(artifact.bundleID), step: "launch", timeout: configuration.quitGrace)
         if try await waitUntilStopped(artifact, within: configuration.quitGrace) { return }
         // Exit 1 ("No matching processes") when it quit meanwhile: not an error.
-        _ = try await tool.run(configuration.commands.kill(artifact.executable), step: "launch", timeout: limit)
+        _ = try await tool.run(
+            configuration.commands.kill(artifact.executable), step: "launch", timeout: limit)
         if try await waitUntilStopped(artifact, within: configuration.killGrace) { return }
         throw AppleDriverError(
             .failed, step: "launch", device: configuration.label,
@@ -296,6 +306,7 @@ public actor MacDriver: DeviceDriver {
     /// build's are in its container.
     public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
         try requireMacOS("verify")
-        return AppContainerFile.read(container: locations(artifact).dataFolder.path, relativePath: relativePath)
+        return AppContainerFile.read(
+            container: locations(artifact).dataFolder.path, relativePath: relativePath)
     }
 }

@@ -204,7 +204,8 @@ public struct DeployPlanner: Sendable {
                 .mac,
                 host == .macOS
                     ? .available
-                    : .notOnThisHost(reason: "the Mac Catalyst app runs on this machine only when it is a Mac")
+                    : .notOnThisHost(
+                        reason: "the Mac Catalyst app runs on this machine only when it is a Mac")
             )
         }
     }

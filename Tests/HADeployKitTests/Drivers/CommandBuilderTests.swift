@@ -42,12 +42,15 @@ import Testing
         #expect(command.executable == "xcodebuild")
         #expect(
             command.arguments == [
-                "build", "-project", "HADashboard.xcodeproj", "-scheme", "HADashboard", "-configuration", "Debug",
+                "build", "-project", "HADashboard.xcodeproj", "-scheme", "HADashboard", "-configuration",
+                "Debug",
                 "-destination", "platform=macOS,variant=Mac Catalyst",
                 "-derivedDataPath", ".hadeploy/build/mac/DerivedData",
                 "-resultBundlePath", ".hadeploy/build/mac/mac-158.xcresult",
-                "ARCHS=arm64", "ONLY_ACTIVE_ARCH=YES", "MARKETING_VERSION=1.2.5", "CURRENT_PROJECT_VERSION=158",
-                "CODE_SIGN_IDENTITY=Apple Development", "CODE_SIGN_STYLE=Automatic", "DEVELOPMENT_TEAM=ABCDE12345",
+                "ARCHS=arm64", "ONLY_ACTIVE_ARCH=YES", "MARKETING_VERSION=1.2.5",
+                "CURRENT_PROJECT_VERSION=158",
+                "CODE_SIGN_IDENTITY=Apple Development", "CODE_SIGN_STYLE=Automatic",
+                "DEVELOPMENT_TEAM=ABCDE12345",
             ])
         #expect(command.environment == ["DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer"])
         #expect(builder.commands(flavour).map(\.executable) == ["xcodegen", "xcodebuild"])
@@ -56,11 +59,14 @@ import Testing
     @Test func macArgumentVectors() {
         let mac = MacCommands()
         #expect(mac.productVersion().arguments == ["-productVersion"])
-        #expect(mac.copy("/b/HA Dashboard.app", to: "/i/HA Dashboard.app").arguments == [
-            "/b/HA Dashboard.app", "/i/HA Dashboard.app",
-        ])
-        #expect(mac.exportDefaults("com.hadashboard.app").arguments == ["export", "com.hadashboard.app", "-"])
-        let imported = mac.importDefaults("com.hadashboard.app", plist: Data("<plist/>".utf8), secrets: ["tok"])
+        #expect(
+            mac.copy("/b/HA Dashboard.app", to: "/i/HA Dashboard.app").arguments == [
+                "/b/HA Dashboard.app", "/i/HA Dashboard.app",
+            ])
+        #expect(
+            mac.exportDefaults("com.hadashboard.app").arguments == ["export", "com.hadashboard.app", "-"])
+        let imported = mac.importDefaults(
+            "com.hadashboard.app", plist: Data("<plist/>".utf8), secrets: ["tok"])
         #expect(imported.arguments == ["import", "com.hadashboard.app", "-"])
         #expect(imported.standardInput == Data("<plist/>".utf8))
         #expect(

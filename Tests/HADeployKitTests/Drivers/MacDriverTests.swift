@@ -131,7 +131,8 @@ import Testing
         #expect(try await mac.install(app, force: false) { _ in } == .installed)
         let installed = Self.installed(home)
         #expect(
-            try String(contentsOf: installed.appendingPathComponent("Contents/MacOS/HA Dashboard"), encoding: .utf8)
+            try String(
+                contentsOf: installed.appendingPathComponent("Contents/MacOS/HA Dashboard"), encoding: .utf8)
                 == "binary v1")
         // The same build again: nothing copied.
         #expect(try await mac.install(app, force: false) { _ in } == .unchanged)
@@ -139,12 +140,15 @@ import Testing
         // A new build: the one it replaces is kept, whole, in previous/.
         try Self.makeMacApp(at: build, executable: "binary v2")
         #expect(try await mac.install(app, force: false) { _ in } == .installed)
-        let previous = installed.deletingLastPathComponent().appendingPathComponent("previous/HA Dashboard.app")
+        let previous = installed.deletingLastPathComponent().appendingPathComponent(
+            "previous/HA Dashboard.app")
         #expect(
-            try String(contentsOf: previous.appendingPathComponent("Contents/MacOS/HA Dashboard"), encoding: .utf8)
+            try String(
+                contentsOf: previous.appendingPathComponent("Contents/MacOS/HA Dashboard"), encoding: .utf8)
                 == "binary v1")
         #expect(
-            try String(contentsOf: installed.appendingPathComponent("Contents/MacOS/HA Dashboard"), encoding: .utf8)
+            try String(
+                contentsOf: installed.appendingPathComponent("Contents/MacOS/HA Dashboard"), encoding: .utf8)
                 == "binary v2")
         let leftovers = try FileManager.default.contentsOfDirectory(
             atPath: installed.deletingLastPathComponent().path)
@@ -271,12 +275,15 @@ import Testing
                 #expect(command.executable == next.executable)
                 #expect(ScriptedRunner.matches(command.arguments, next.arguments), "\(command.arguments)")
                 try next.effect?(command)
-                return ProcessOutput(status: next.status, standardOutput: Data(next.stdout.utf8), standardError: Data())
+                return ProcessOutput(
+                    status: next.status, standardOutput: Data(next.stdout.utf8), standardError: Data())
             }
             switch (command.executable, command.arguments.last ?? "") {
             case ("osascript", let script) where script.hasSuffix("is running"):
                 let running = lock.withLock { !(killed && killallStops) }
-                return ProcessOutput(status: 0, standardOutput: Data((running ? "true\n" : "false\n").utf8), standardError: Data())
+                return ProcessOutput(
+                    status: 0, standardOutput: Data((running ? "true\n" : "false\n").utf8),
+                    standardError: Data())
             case ("killall", "HA Dashboard"):
                 lock.withLock { killed = true }
                 return ProcessOutput(status: 0, standardOutput: Data(), standardError: Data())
@@ -310,9 +317,12 @@ import Testing
         try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
         try Data("container log".utf8).write(to: container.appendingPathComponent("ha-log.txt"))
         #expect(
-            try await mac.appDataFile(app, relativePath: "Documents/ha-log.txt") == Data("container log".utf8))
+            try await mac.appDataFile(app, relativePath: "Documents/ha-log.txt") == Data("container log".utf8)
+        )
         let places = MacAppLocations(home: home, bundleID: Self.bundleID, appName: "HA Dashboard.app")
-        #expect(places.defaultsDomain.hasSuffix("Containers/\(Self.bundleID)/Data/Library/Preferences/\(Self.bundleID).plist"))
+        #expect(
+            places.defaultsDomain.hasSuffix(
+                "Containers/\(Self.bundleID)/Data/Library/Preferences/\(Self.bundleID).plist"))
     }
 
     @Test func onLinuxNothingRunsAndTheErrorSaysWhy() async throws {
@@ -321,13 +331,15 @@ import Testing
         await #expect {
             try await mac.connect()
         } throws: { error in
-            "\(error)".contains("this host is Linux") && "\(error)".contains("deploy this device from the Mac")
+            "\(error)".contains("this host is Linux")
+                && "\(error)".contains("deploy this device from the Mac")
         }
     }
 
     @Test func makeReadsHomeAndTheDevicesTimeouts() throws {
         let (plan, _, _) = try DriverTestPlans.plan("mac", variables: ["HOME": "/Users/dev"])
-        let driver = MacDriver.make(plan: plan, variables: ["HOME": "/Users/dev"], host: .macOS, runner: FailingRunner())
+        let driver = MacDriver.make(
+            plan: plan, variables: ["HOME": "/Users/dev"], host: .macOS, runner: FailingRunner())
         #expect(driver.configuration.home.path == "/Users/dev")
         #expect(driver.configuration.diagnosticReports.path == "/Users/dev/Library/Logs/DiagnosticReports")
     }
