@@ -107,8 +107,8 @@ import Versioning
         let runner = ScriptedRunner(
             MacDriverTests.connectSteps() + [
                 MacDriverTests.ditto(from: URL(fileURLWithPath: artifact.path)),
-                MacDriverTests.export(empty), MacDriverTests.importing(into: store), MacDriverTests.quit(),
-                MacDriverTests.running(false),
+                MacDriverTests.quit(), MacDriverTests.running(false),
+                MacDriverTests.export(empty), MacDriverTests.importing(into: store),
                 // The stand-in app: started by `open`, it reads its settings and writes its log.
                 MacDriverTests.open(installed) { _ in
                     #expect(store.plist["HAAccessToken"] as? String == Self.token)

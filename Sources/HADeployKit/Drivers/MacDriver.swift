@@ -211,8 +211,9 @@ public actor MacDriver: DeviceDriver {
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
         try requireMacOS("launch")
         let places = locations(artifact)
-        try await storeSettings(arguments, domain: places.defaultsDomain, secrets: secrets)
+        // Quit first: a running app may write its own settings back to the domain as it quits.
         try await quit(artifact)
+        try await storeSettings(arguments, domain: places.defaultsDomain, secrets: secrets)
         _ = try await invoker().checked(
             configuration.commands.open(places.installedApp.path), step: "launch",
             timeout: configuration.deadlines.limit("launch"),

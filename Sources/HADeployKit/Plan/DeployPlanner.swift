@@ -260,9 +260,9 @@ public struct DeployPlanner: Sendable {
                 "copy \(build) (ditto) into \(MacAppLocations.installRootDisplay)/<bundle id>/ unless unchanged, "
                 + "two renames swap it in, the copy it replaces kept in previous/"
             launch =
-                "merge the launch settings into the app's defaults domain (defaults export, then defaults "
-                + "import with the plist on stdin: the token is on no command line), quit the running app "
-                + "(osascript quit, killall when it has not quit in time), open the installed copy"
+                "quit the running app (osascript quit, killall when it has not quit in time), merge the launch "
+                + "settings into the app's defaults domain (defaults export, then defaults import with the plist "
+                + "on stdin: the token is on no command line), open the installed copy"
         }
         steps.append(step(.install, install, retries: 1))
         if context.verify && verification.loadedEvent && device.launch {

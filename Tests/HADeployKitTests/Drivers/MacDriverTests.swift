@@ -193,7 +193,7 @@ import Testing
             </dict></plist>
             """
         let runner = ScriptedRunner([
-            Self.export(existing), Self.importing(into: store), Self.quit(), Self.running(false),
+            Self.quit(), Self.running(false), Self.export(existing), Self.importing(into: store),
             Self.open(Self.installed(home)),
         ])
         let mac = Self.driver(runner, home: home)
@@ -223,7 +223,7 @@ import Testing
         // Polling is time-bound, so a script cannot count the polls: the fake answers `true` until
         // killall has run, as for an app whose quit is held up by a dialog.
         let tool = QuitLoop(
-            before: [Self.export(empty), Self.importing(into: store), Self.quit()],
+            before: [Self.quit()], settings: [Self.export(empty), Self.importing(into: store)],
             killallStops: true, open: Self.open(Self.installed(home)))
         let mac = MacDriver(
             configuration: .init(
@@ -236,9 +236,7 @@ import Testing
         #expect(tool.opened)
         #expect(store.plist["HADemoMode"] as? Bool == true)
 
-        let survivor = QuitLoop(
-            before: [Self.export(empty), Self.importing(into: store), Self.quit()], killallStops: false,
-            open: nil)
+        let survivor = QuitLoop(before: [Self.quit()], settings: [], killallStops: false, open: nil)
         let stuck = MacDriver(
             configuration: .init(
                 label: "Mac", host: .macOS, home: home, quitGrace: .milliseconds(100),
@@ -251,26 +249,39 @@ import Testing
                 && "\(error)".contains("quit it by hand")
         }
         #expect(!survivor.opened, "the old instance is never left running beside a new one")
+        #expect(survivor.settingsLeft == 0, "nor are its settings changed under it")
     }
 
     /// A FAKE of osascript/killall for the quit loop: `is running` answers `true` until `killall`
-    /// ran (when `killallStops`), then `false` — what the real tools print for a running app.
+    /// ran (when `killallStops`), then `false` — what the real tools print for a running app;
+    /// `defaults` replays `settings`.
     final class QuitLoop: ProcessRunner, @unchecked Sendable {
         let lock = NSLock()
         var before: [ScriptedRunner.Step]
+        var settings: [ScriptedRunner.Step]
         let killallStops: Bool
         let openStep: ScriptedRunner.Step?
         var killed = false
         var opened = false
 
-        init(before: [ScriptedRunner.Step], killallStops: Bool, open: ScriptedRunner.Step?) {
+        init(
+            before: [ScriptedRunner.Step], settings: [ScriptedRunner.Step], killallStops: Bool,
+            open: ScriptedRunner.Step?
+        ) {
             self.before = before
+            self.settings = settings
             self.killallStops = killallStops
             self.openStep = open
         }
 
+        var settingsLeft: Int { lock.withLock { settings.count } }
+
         func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
-            let next: ScriptedRunner.Step? = lock.withLock { before.isEmpty ? nil : before.removeFirst() }
+            let next: ScriptedRunner.Step? = lock.withLock {
+                if !before.isEmpty { return before.removeFirst() }
+                if command.executable == "defaults", !settings.isEmpty { return settings.removeFirst() }
+                return nil
+            }
             if let next {
                 #expect(command.executable == next.executable)
                 #expect(ScriptedRunner.matches(command.arguments, next.arguments), "\(command.arguments)")
