@@ -208,6 +208,58 @@ public actor MacDriver: DeviceDriver {
         }
     }
 
+    /// The copy the last install replaced (`previous/`), read as an artifact; nil when there is none.
+    public func previousInstall(bundleID: String) throws -> Artifact? {
+        let folder = MacAppLocations(home: configuration.home, bundleID: bundleID, appName: "")
+            .installFolder.appendingPathComponent("previous")
+        let apps = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasSuffix(".app") }.sorted()
+        guard let name = apps.first else { return nil }
+        return try ArtifactInspector().inspect(folder.appendingPathComponent(name), flavour: "previous")
+    }
+
+    /// `hadeploy rollback mac`: the copy the last install replaced and the installed one change
+    /// places (so a second rollback undoes the first), then the running app is quit and the restored
+    /// one opened. The launch settings in the defaults domain stay as they are.
+    public func rollback(bundleID: String) async throws -> Artifact {
+        try requireMacOS("rollback")
+        guard let previous = try previousInstall(bundleID: bundleID) else {
+            throw AppleDriverError(
+                .unavailable, step: "rollback", device: configuration.label,
+                reason:
+                    "there is no earlier copy in \(MacAppLocations.installRootDisplay)/\(bundleID)/previous",
+                fix: "a rollback needs two deploys of different builds")
+        }
+        let places = locations(previous)
+        let fileManager = FileManager.default
+        let parked = places.installFolder.appendingPathComponent(".rollback-\(UUID().uuidString)")
+        do {
+            if fileManager.fileExists(atPath: places.installedApp.path) {
+                try fileManager.moveItem(at: places.installedApp, to: parked)
+            }
+            try fileManager.moveItem(at: URL(fileURLWithPath: previous.path), to: places.installedApp)
+            if fileManager.fileExists(atPath: parked.path) {
+                try fileManager.moveItem(at: parked, to: URL(fileURLWithPath: previous.path))
+            }
+        } catch {
+            if !fileManager.fileExists(atPath: places.installedApp.path),
+                fileManager.fileExists(atPath: parked.path)
+            {
+                try? fileManager.moveItem(at: parked, to: places.installedApp)
+            }
+            throw AppleDriverError(
+                .failed, step: "rollback", device: configuration.label,
+                reason: "swapping \(previous.path) back: \(error.localizedDescription)")
+        }
+        try await quit(previous)
+        _ = try await invoker().checked(
+            configuration.commands.open(places.installedApp.path), step: "rollback",
+            timeout: configuration.deadlines.limit("launch"))
+        var restored = previous
+        restored.path = places.installedApp.path
+        return restored
+    }
+
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
         try requireMacOS("launch")
         let places = locations(artifact)

@@ -156,6 +156,57 @@ import Testing
         #expect(runner.remaining == 0)
     }
 
+    /// `hadeploy rollback mac`: the kept copy and the installed one change places, the app is quit
+    /// and the restored copy opened; its new log session decides.
+    @Test func rollbackReopensTheCopyTheLastInstallReplaced() async throws {
+        let folder = try TemporaryFolder()
+        let home = folder.path("home")
+        let build = folder.path("build/Debug-maccatalyst/HA Dashboard.app")
+        try Self.makeMacApp(at: build)
+        // The reader wants a Mach-O executable: an arm64 header, then the build's own bytes.
+        func machO(_ text: String) -> Data {
+            var header = [UInt8](repeating: 0, count: 64)
+            header.replaceSubrange(0..<4, with: [0xCF, 0xFA, 0xED, 0xFE])
+            header.replaceSubrange(4..<8, with: [0x0C, 0x00, 0x00, 0x01])
+            return Data(header) + Data(text.utf8)
+        }
+        let executable = build.appendingPathComponent("Contents/MacOS/HA Dashboard")
+        try machO("v1").write(to: executable)
+        let installed = Self.installed(home)
+        let log = home.appendingPathComponent("Documents/ha-log.txt")
+        let runner = ScriptedRunner([
+            Self.ditto(from: build), Self.ditto(from: build), Self.quit(), Self.running(false),
+            Self.open(installed) { _ in
+                try FileManager.default.createDirectory(
+                    at: log.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data(
+                    (LoadEvidenceVerifierTests.session([
+                        "WebSocket authenticated",
+                        "Lovelace config received: 2 views, 5 cards, strategy=none",
+                    ])).utf8
+                ).write(to: log)
+            },
+        ])
+        let mac = Self.driver(runner, home: home)
+        let rollback = MacRollback(driver: mac, bundleID: Self.bundleID, verificationTimeout: 5)
+        #expect(try await rollback.previous() == nil)
+        _ = try await mac.install(Self.artifact(build), force: false) { _ in }
+        try machO("v2").write(to: executable)
+        _ = try await mac.install(Self.artifact(build), force: false) { _ in }
+        #expect(try await rollback.previous()?.path.hasSuffix("previous/HA Dashboard.app") == true)
+
+        let outcome = try await rollback.run()
+        #expect(outcome.loaded)
+        #expect(outcome.restored.path == installed.path)
+        let running = try Data(contentsOf: installed.appendingPathComponent("Contents/MacOS/HA Dashboard"))
+        #expect(running == machO("v1"), "the earlier build is the installed one again")
+        let kept = try Data(
+            contentsOf: installed.deletingLastPathComponent()
+                .appendingPathComponent("previous/HA Dashboard.app/Contents/MacOS/HA Dashboard"))
+        #expect(kept == machO("v2"), "and the one it replaced is kept, so a second rollback undoes it")
+        #expect(runner.remaining == 0)
+    }
+
     @Test func anIOSAppOrAnotherArchitectureIsRefusedBeforeAnythingIsCopied() async throws {
         let folder = try TemporaryFolder()
         let build = folder.path("HA Dashboard.app")
