@@ -34,7 +34,8 @@ struct RollbackCommand: AsyncParsableCommand {
 
     @OptionGroup var project: ProjectOptions
 
-    @Argument(help: ArgumentHelp("The jailbroken device (or the Mac) from devices.yaml.", valueName: "device"))
+    @Argument(
+        help: ArgumentHelp("The jailbroken device (or the Mac) from devices.yaml.", valueName: "device"))
     var device: String
 
     @Option(
