@@ -77,7 +77,7 @@ public actor MacDriver: DeviceDriver {
 
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
         ToolInvoker(
-            runner: runner, tool: "macOS", device: configuration.label,
+            runner: runner, tool: "a macOS command line tool", device: configuration.label,
             installHint: "run this on macOS (sw_vers, defaults, osascript, open and ditto ship with it)",
             secrets: secrets)
     }
