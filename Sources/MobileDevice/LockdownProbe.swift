@@ -40,13 +40,18 @@ enum LockdownProbe {
             let entries = listing["DeviceList"]?.array
         else { return .unreachable("usbmuxd did not list its devices") }
         let wanted = normalized(udid)
-        let usbEntry = entries.first { entry in
-            let properties = entry["Properties"]
-            return properties?["ConnectionType"]?.string == "USB"
-                && properties?["SerialNumber"]?.string.map(normalized) == wanted
-        }
+        let listed = entries.filter { $0["Properties"]?["SerialNumber"]?.string.map(normalized) == wanted }
+        let usbEntry = listed.first { $0["Properties"]?["ConnectionType"]?.string == "USB" }
         guard let deviceID = usbEntry?["DeviceID"]?.integer else {
-            return .unreachable("usbmuxd lists no USB connection to \(udid)")
+            // A Wi-Fi device: libimobiledevice connects to its address directly, and so does the probe.
+            let address = listed.lazy.compactMap { $0["Properties"]?["NetworkAddress"]?.data }.first
+            guard let address, let host = host(ofNetworkAddress: address) else {
+                return .unreachable("usbmuxd lists no connection to \(udid)")
+            }
+            switch ProbeSocket.openTCP(host: host, port: port, timeout: timeout) {
+            case .failure(let why): return .unreachable("\(host):\(port) could not be reached (\(why))")
+            case .success(let socket): return ask(socket, timeout: timeout)
+            }
         }
         let socket: ProbeSocket
         switch ProbeSocket.open(address, timeout: timeout) {
@@ -122,6 +127,24 @@ enum LockdownProbe {
                     + fields.keys.sorted().joined(separator: ", ") + ")")
         }
         return .answered
+    }
+
+    /// The host in usbmuxd's `NetworkAddress`: a BSD `sockaddr` (length, family, then the address:
+    /// AF_INET 2 with the IPv4 address at offset 4, AF_INET6 30 with the IPv6 address at offset 8).
+    static func host(ofNetworkAddress data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 8 else { return nil }
+        switch bytes[1] {
+        case 0x02:
+            return bytes[4..<8].map(String.init).joined(separator: ".")
+        case 0x1E where bytes.count >= 24:
+            return stride(from: 8, to: 24, by: 2).map {
+                String(format: "%x", Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]))
+            }
+            .joined(separator: ":")
+        default:
+            return nil
+        }
     }
 
     /// usbmuxd may list a 24-character serial without the dash that the UDID has (PROTOCOL.md §1.5).
