@@ -41,6 +41,8 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
     case devicectl
     /// iOS 17+ from Linux: install over usbmuxd, launch and screenshot through pymobiledevice3's tunnel.
     case pymobiledevice3(USBRoute)
+    /// This Mac running the Mac Catalyst build: `defaults`, `osascript`, `killall`, `open` (macOS).
+    case mac
 
     public var name: String {
         switch self {
@@ -50,6 +52,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         case .rosettaSim: return "rosettasim"
         case .devicectl: return "devicectl"
         case .pymobiledevice3: return "pymobiledevice3"
+        case .mac: return "mac"
         }
     }
 
@@ -58,7 +61,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         switch self {
         case .usb(let route), .pymobiledevice3(let route): return route
         case .ssh(let fallback): return fallback
-        case .simctl, .rosettaSim, .devicectl: return nil
+        case .simctl, .rosettaSim, .devicectl, .mac: return nil
         }
     }
 
@@ -70,6 +73,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         case .rosettaSim: return "rosettasim-ctl"
         case .devicectl: return "xcrun devicectl"
         case .pymobiledevice3(let route): return "pymobiledevice3 (install via \(route))"
+        case .mac: return "this Mac (Mac Catalyst)"
         }
     }
 
@@ -81,7 +85,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         switch self {
         case .usb(let route), .pymobiledevice3(let route): try container.encode(route, forKey: .usbmuxd)
         case .ssh(let fallback): try container.encodeIfPresent(fallback, forKey: .fallback)
-        case .simctl, .rosettaSim, .devicectl: break
+        case .simctl, .rosettaSim, .devicectl, .mac: break
         }
     }
 }
