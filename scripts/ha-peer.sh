@@ -36,21 +36,10 @@ find_python() {
 
 lock_stamp() { cat "$data/requirements.lock" "$data/constraints.txt" | sha256sum | cut -d' ' -f1; }
 
-# mobile_app (the app's device integration) imports PyNaCl. It is added to an existing venv rather
-# than to the lock, so that venvs built from the lock are not rebuilt for it.
-install_extras() {
-    if ! "$venv/bin/python" -c 'import nacl, numpy, hassil, home_assistant_intents, mutagen, haffmpeg' 2>/dev/null; then
-        echo "ha-peer: adding $(tr '\n' ' ' <"$data/requirements-extra.txt")to $venv"
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-            -c "$data/constraints.txt" -r "$data/requirements-extra.txt"
-    fi
-}
-
 cmd_install() {
     local stamp
     stamp="$(lock_stamp)"
     if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.hadeploy-lock" 2>/dev/null)" = "$stamp" ]; then
-        install_extras
         echo "ha-peer: $venv is up to date"
         return 0
     fi
@@ -70,7 +59,7 @@ cmd_install() {
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
         -c "$data/constraints.txt" -r "$data/requirements.lock"
-    install_extras
+    "$venv/bin/python" -c 'import nacl, numpy, hassil, home_assistant_intents, mutagen, haffmpeg'
     "$venv/bin/python" -c 'import homeassistant.const as c; assert c.__version__ == "2024.3.3", c.__version__'
     echo "$stamp" >"$venv/.hadeploy-lock"
     echo "ha-peer: installed Home Assistant 2024.3.3 in $venv"

@@ -21,10 +21,12 @@ public enum TransportKind: String, Sendable, Codable, CaseIterable {
     case simctl
     /// `rosettasim-ctl` for x86_64 legacy simulator runtimes (macOS).
     case rosettasim
+    /// This Mac itself, running the Mac Catalyst build (`defaults`, `osascript`, `open`; macOS).
+    case mac
 
     public var kind: DeviceKind {
         switch self {
-        case .usb, .ssh, .devicectl: return .device
+        case .usb, .ssh, .devicectl, .mac: return .device
         case .simctl, .rosettasim: return .simulator
         }
     }
@@ -37,6 +39,7 @@ public struct Flavour: Sendable, Hashable, Codable {
     public var xcode: ConfigValue?
     public var archs: [Arch]
     public var deploymentTarget: String
+    /// `iphoneos`, `iphonesimulator`, or `maccatalyst` (the Mac Catalyst variant of the iOS target).
     public var sdk: String
     public var configuration: String
     public var scheme: String?
@@ -46,6 +49,14 @@ public struct Flavour: Sendable, Hashable, Codable {
     /// xcodebuild alone cannot make; it prints the built `.app`'s path as its last line.
     public var script: String?
     public var location: SourceLocation
+
+    /// Builds the Mac Catalyst variant (`-destination 'platform=macOS,variant=Mac Catalyst'`).
+    public var isMacCatalyst: Bool { sdk == Self.macCatalystSDK }
+
+    /// hadeploy's name for the Mac Catalyst variant: also the suffix of its products folder
+    /// (`Debug-maccatalyst`), as `iphoneos` is of `Debug-iphoneos`.
+    public static let macCatalystSDK = "maccatalyst"
+    public static let sdks = ["iphoneos", "iphonesimulator", macCatalystSDK]
 
     public init(
         name: String, xcode: ConfigValue?, archs: [Arch], deploymentTarget: String, sdk: String,
@@ -106,6 +117,7 @@ public struct Device: Sendable, Hashable, Codable {
     /// `ssh://user@host` of a machine whose usbmuxd this USB device is plugged into.
     public var usbHost: ConfigValue?
     public var productType: String?
+    /// The iOS version; for a `mac` device, optional and then empty (the Mac says its macOS version).
     public var iosVersion: String
     public var arch: Arch
     public var flavour: String

@@ -175,7 +175,10 @@ public struct SpecLoader: Sendable {
                 reader.problem(key, "\(context) needs `archs:` (e.g. [arm64])")
             }
             let target = reader.string(entries["deployment_target"]?.value, "\(context) deployment_target")
-            if target == nil && entries["deployment_target"] == nil {
+            // The Mac Catalyst build takes the project's own deployment target, as the app's script does.
+            let macCatalyst =
+                entries["sdk"].flatMap { reader.string($0.value, "\(context) sdk") } == Flavour.macCatalystSDK
+            if target == nil && entries["deployment_target"] == nil && !macCatalyst {
                 reader.problem(key, "\(context) needs `deployment_target:` (e.g. \"15.0\")")
             } else if let target, !Self.isVersion(target) {
                 reader.problem(
@@ -190,9 +193,10 @@ public struct SpecLoader: Sendable {
                         + "or remove `script:` to build with xcodebuild")
             }
             let sdk = reader.string(entries["sdk"]?.value, "\(context) sdk") ?? "iphoneos"
-            if !["iphoneos", "iphonesimulator"].contains(sdk) {
+            if !Flavour.sdks.contains(sdk) {
                 reader.problem(
-                    entries["sdk"]?.value, "\(context) sdk '\(sdk)' is not iphoneos or iphonesimulator")
+                    entries["sdk"]?.value,
+                    "\(context) sdk '\(sdk)' is not iphoneos, iphonesimulator or maccatalyst")
             }
             flavours.append(
                 Flavour(
@@ -237,7 +241,11 @@ public struct SpecLoader: Sendable {
             let kind =
                 entries["kind"].flatMap { reader.choice($0.value, "\(context) kind", as: DeviceKind.self) }
                 ?? transport?.kind ?? .device
-            let ios = required("ios", "\"15.8\"").flatMap { reader.string($0, "\(context) ios") }
+            // A Mac has no iOS version to promise: it reports its macOS version when reached.
+            let ios =
+                transport == .mac && entries["ios"] == nil
+                ? nil
+                : required("ios", "\"15.8\"").flatMap { reader.string($0, "\(context) ios") }
             if let ios, !Self.isVersion(ios) {
                 reader.problem(entries["ios"]?.value, "\(context) ios '\(ios)' is not a version like 15.8")
             }
@@ -270,7 +278,7 @@ public struct SpecLoader: Sendable {
                 usbHost: reader.string(entries["usb_host"]?.value, "\(context) usb_host").map(
                     ConfigValue.init),
                 productType: reader.string(entries["product_type"]?.value, "\(context) product_type"),
-                iosVersion: ios ?? "0",
+                iosVersion: ios ?? (transport == .mac ? "" : "0"),
                 arch: arch ?? .arm64,
                 flavour: flavour ?? "",
                 kiosk: reader.bool(entries["kiosk"]?.value, "\(context) kiosk") ?? defaults.kiosk,

@@ -46,7 +46,17 @@ struct SpecValidator {
                         problems.append(SpecProblem(device.location, message))
                     }
                     let wantsSimulator = device.kind == .simulator
-                    if wantsSimulator != (flavour.sdk == "iphonesimulator") {
+                    if (device.transport == .mac) != flavour.isMacCatalyst {
+                        // An iOS .app cannot run on the Mac, nor a Mac Catalyst one on an iPad.
+                        problems.append(
+                            SpecProblem(
+                                device.location,
+                                device.transport == .mac
+                                    ? "\(context) is this Mac (transport mac) but flavour '\(flavour.name)' builds "
+                                        + "for \(flavour.sdk); use a flavour with `sdk: maccatalyst`"
+                                    : "\(context) uses flavour '\(flavour.name)', which builds the Mac Catalyst "
+                                        + "app; only a `transport: mac` device runs it"))
+                    } else if wantsSimulator != (flavour.sdk == "iphonesimulator") {
                         problems.append(
                             SpecProblem(
                                 device.location,

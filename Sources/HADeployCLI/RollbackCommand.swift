@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
@@ -6,15 +7,16 @@ import HADeployKit
 struct RollbackCommand: AsyncParsableCommand {
     struct NotLoaded: Error, CustomStringConvertible {
         var device: String
+        var log = "/var/mobile/Documents/ha-log.txt on the device"
         var description: String {
             "the restored app on \(device) did not show a loaded dashboard in its log within the verification "
-                + "timeout; its log is /var/mobile/Documents/ha-log.txt on the device"
+                + "timeout; its log is \(log)"
         }
     }
 
     static let configuration = CommandConfiguration(
         commandName: "rollback",
-        abstract: "Put back the app and its settings a deploy replaced on a jailbroken device.",
+        abstract: "Put back the app (and its settings) a deploy replaced on a jailbroken device or the Mac.",
         discussion: """
             Every deploy to a jailbroken device first archives the installed app and copies
             its preferences (with a SHA-256) into
@@ -24,11 +26,16 @@ struct RollbackCommand: AsyncParsableCommand {
               hadeploy rollback ipad2
               hadeploy rollback ipad2 --list
               hadeploy rollback ipad2 --backup 20261123-094500-1a2b
+            On the Mac, the copy the last deploy replaced (kept in ~/Library/Application
+            Support/hadeploy/mac/<bundle id>/previous) and the installed one change places;
+            the app is reopened (its settings stay as they are).
+              hadeploy rollback mac
             """)
 
     @OptionGroup var project: ProjectOptions
 
-    @Argument(help: ArgumentHelp("The jailbroken device from devices.yaml.", valueName: "device"))
+    @Argument(
+        help: ArgumentHelp("The jailbroken device (or the Mac) from devices.yaml.", valueName: "device"))
     var device: String
 
     @Option(
@@ -48,8 +55,13 @@ struct RollbackCommand: AsyncParsableCommand {
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
             let (variables, _) = try workspace.loadVariables()
+            let matrix = try workspace.loadMatrix()
+            if try TargetResolver(matrix: matrix).resolve([device]).first?.transport == .mac {
+                try await rollbackMac(matrix: matrix, variables: variables, context: context)
+                return
+            }
             let rollback = try JailbreakRollback(
-                matrix: try workspace.loadMatrix(), variables: variables, environment: context.environment,
+                matrix: matrix, variables: variables, environment: context.environment,
                 device: device, bundleID: bundleID,
                 stateDirectory: context.url(for: ".hadeploy"))
             if list {
@@ -66,5 +78,31 @@ struct RollbackCommand: AsyncParsableCommand {
             guard outcome.loaded else { throw NotLoaded(device: device) }
             context.print("\(device): dashboard loaded")
         }
+    }
+
+    func rollbackMac(matrix: DeviceMatrix, variables: [String: String], context: HADeployContext) async throws
+    {
+        guard backup == nil else {
+            throw ValidationError("the Mac keeps one earlier copy: rollback mac takes no --backup")
+        }
+        let rollback = try MacRollback(
+            matrix: matrix, variables: variables, device: device, bundleID: bundleID, host: .current,
+            runner: context.runner)
+        if list {
+            let previous = try await rollback.previous()
+            context.print(
+                previous.map { "\($0.marketingVersion) (\($0.buildNumber)): \($0.path)" }
+                    ?? "no earlier copy of the app on \(device)")
+            return
+        }
+        let outcome = try await rollback.run()
+        context.print(
+            "\(device): reopened \(outcome.restored.marketingVersion) (\(outcome.restored.buildNumber)) "
+                + "from \(outcome.restored.path)")
+        for line in outcome.evidence { context.print("  \(line)") }
+        guard outcome.loaded else {
+            throw NotLoaded(device: device, log: "~/Documents/ha-log.txt on this Mac")
+        }
+        context.print("\(device): dashboard loaded")
     }
 }

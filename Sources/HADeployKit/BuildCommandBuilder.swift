@@ -50,6 +50,7 @@ public struct BuildCommandBuilder: Sendable {
     }
 
     public func xcodebuild(_ flavour: Flavour) -> ProcessCommand {
+        if flavour.isMacCatalyst { return macCatalyst(flavour) }
         let simulator = flavour.sdk == "iphonesimulator"
         let directory = "\(buildDirectory)/\(flavour.name)"
         var arguments = [
@@ -91,6 +92,38 @@ public struct BuildCommandBuilder: Sendable {
         if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
         return ProcessCommand(
             tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment, secretValues: secrets)
+    }
+
+    /// The Mac Catalyst build as the app's `scripts/build.sh mac` makes it: the iOS target's Mac
+    /// variant chosen by destination (no `-sdk`, no iOS deployment target), only the active arch, and
+    /// development signing with the team (`Apple Development`, automatic) — a Mac runs no
+    /// provisioning-profile check for a development build of its own team.
+    func macCatalyst(_ flavour: Flavour) -> ProcessCommand {
+        let directory = "\(buildDirectory)/\(flavour.name)"
+        var arguments = [
+            "build",
+            "-project", project,
+            "-scheme", flavour.scheme ?? scheme,
+            "-configuration", flavour.configuration,
+            "-destination", "platform=macOS,variant=Mac Catalyst",
+            "-derivedDataPath", "\(directory)/DerivedData",
+            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
+            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
+            "ONLY_ACTIVE_ARCH=YES",
+            "MARKETING_VERSION=\(version.marketingVersion)",
+            "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
+            "CODE_SIGN_IDENTITY=Apple Development",
+            "CODE_SIGN_STYLE=Automatic",
+        ]
+        if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
+            arguments.append("DEVELOPMENT_TEAM=\(team)")
+        }
+        for (key, value) in flavour.settings.sorted(by: { $0.key < $1.key }) {
+            arguments.append("\(key)=\(value)")
+        }
+        var environment: [String: String] = [:]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment)
     }
 
     /// What a flavour's build runs, in order: XcodeGen, then xcodebuild or the flavour's own script.

@@ -93,7 +93,9 @@ public struct DeviceInventory: Sendable, Encodable {
             if case .notOnThisHost(let reason) = availability {
                 note = "not available on this host (\(reason))"
             }
-            if note == nil, device.kind == .device, device.transport != .ssh, live == nil {
+            // The Mac is the machine this runs on: there whenever it is available.
+            let thisMac = device.transport == .mac && availability == .available
+            if note == nil, device.kind == .device, device.transport != .ssh, !thisMac, live == nil {
                 let unset = device.udid?.resolve(variables).unsetNames ?? []
                 note = "not connected" + (unset.isEmpty ? "" : " (\(udid ?? ""))")
             }
@@ -125,7 +127,7 @@ public struct DeviceInventory: Sendable, Encodable {
             rows.append(
                 Row(
                     id: device.id, name: device.name, udid: udid, transport: device.transport.rawValue,
-                    backend: backend, configured: true, connected: live != nil,
+                    backend: backend, configured: true, connected: live != nil || thisMac,
                     productType: live?.productType ?? device.productType,
                     ios: live?.productVersion ?? device.iosVersion,
                     arch: live?.cpuArchitecture ?? device.arch.rawValue, pairing: live?.pairing.rawValue,

@@ -20,6 +20,11 @@ public struct VirtualMatrix: Sendable {
         var twins: [Twin] = []
         var skipped: [(Device, String)] = []
         for device in devices {
+            guard device.transport != .mac else {
+                skipped.append(
+                    (device, "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"))
+                continue
+            }
             guard device.kind == .device else {
                 skipped.append((device, "a simulator has no virtual twin (simulators need macOS)"))
                 continue

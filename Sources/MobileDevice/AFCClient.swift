@@ -6,23 +6,23 @@ import HADeployCore
 /// com.apple.afc, the CrashReporter directory for com.apple.crashreportcopymobile; PROTOCOL.md §4).
 /// Use only on the device's worker.
 final class AFCClient: @unchecked Sendable {
-    let raw: afc_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<afc_client_t>
     let identity: DeviceIdentity
     let service: String
     /// What must outlive this client: the house_arrest client whose connection it borrows.
     private let owner: AnyObject?
+    var raw: afc_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: afc_client_t?
-        let result = afc_client_new(device.raw, descriptor.raw, &client)
-        guard result == AFC_E_SUCCESS, let client else {
-            throw AFCClient.error(
-                result, step: "afc_client_new (\(descriptor.name))", path: nil, identity: identity)
-        }
-        BlockingSends.restore(client, depth: 2, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: AFC_E_SUCCESS,
+            make: { afc_client_new(device.raw, descriptor.raw, $0) },
+            failure: {
+                AFCClient.error(
+                    $0, step: "afc_client_new (\(descriptor.name))", path: nil, identity: identity)
+            },
+            release: { _ = afc_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.service = descriptor.name
         self.owner = nil
@@ -32,20 +32,10 @@ final class AFCClient: @unchecked Sendable {
     /// owner is kept alive, and so freed after this client.
     init(raw: afc_client_t, device: DeviceHandle, identity: DeviceIdentity, service: String, owner: AnyObject)
     {
-        self.raw = raw
-        self.device = device
+        self.handle = ClientHandle(raw: raw, device: device) { _ = afc_client_free($0) }
         self.identity = identity
         self.service = service
         self.owner = owner
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            afc_client_free(raw.value)
-            _ = device
-        }
     }
 
     /// `st_size`, `st_ifmt`, `st_mtime`… for a path, or nil when it does not exist.

@@ -10,8 +10,11 @@ public struct AppArtifact: Sendable, Equatable {
         case appDirectory
     }
 
+    public typealias Platform = AppPlatform
+
     public let url: URL
     public let kind: Kind
+    public let platform: Platform
     public let bundleIdentifier: String
     /// CFBundleShortVersionString (marketing version), if present.
     public let shortVersion: String?
@@ -51,7 +54,12 @@ public struct AppArtifact: Sendable, Equatable {
     }
 
     private static func inspectAppDirectory(_ url: URL) throws -> AppArtifact {
-        let infoURL = url.appendingPathComponent("Info.plist")
+        // A Mac bundle keeps everything under Contents/; an iOS one has no such folder.
+        let mac = url.appendingPathComponent("Contents/Info.plist")
+        let platform: Platform =
+            (try? mac.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true
+            ? .macCatalyst : .iOS
+        let infoURL = platform == .macCatalyst ? mac : url.appendingPathComponent("Info.plist")
         // Only a regular file of sane size: a FIFO would block, a device or a huge file never end.
         guard let values = try? infoURL.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),
             values.isRegularFile == true, let infoData = try? Data(contentsOf: infoURL)
@@ -64,9 +72,13 @@ public struct AppArtifact: Sendable, Equatable {
                 next: "Pass the .app bundle the build produced.")
         }
         let info = try parseInfo(infoData, artifact: url)
-        let executableURL = url.appendingPathComponent(info.executable)
+        let executableURL =
+            platform == .macCatalyst
+            ? url.appendingPathComponent("Contents/MacOS").appendingPathComponent(info.executable)
+            : url.appendingPathComponent(info.executable)
         guard let reader = try? ChunkedFileReader(url: executableURL) else {
-            throw invalid(url, "its executable \(info.executable) is missing", next: "Rebuild the app.")
+            let path = platform == .macCatalyst ? "Contents/MacOS/" + info.executable : info.executable
+            throw invalid(url, "its executable \(path) is missing", next: "Rebuild the app.")
         }
         var header = [UInt8](repeating: 0, count: MachOSlices.headerBytesNeeded)
         let count = try header.withUnsafeMutableBytes { try reader.read(into: $0) }
@@ -78,7 +90,7 @@ public struct AppArtifact: Sendable, Equatable {
             return total
         }
         return AppArtifact(
-            url: url, kind: .appDirectory, bundleIdentifier: info.bundleIdentifier,
+            url: url, kind: .appDirectory, platform: platform, bundleIdentifier: info.bundleIdentifier,
             shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
             uploadSize: size, contentHash: "", fingerprint: nil)
@@ -123,7 +135,8 @@ public struct AppArtifact: Sendable, Equatable {
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
         return AppArtifact(
-            url: url, kind: .ipa, bundleIdentifier: info.bundleIdentifier, shortVersion: info.shortVersion,
+            url: url, kind: .ipa, platform: .iOS, bundleIdentifier: info.bundleIdentifier,
+            shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
             uploadSize: size,
             contentHash: "", fingerprint: "\(size)-\(modified)-\(inode)")

@@ -5,39 +5,30 @@ import Foundation
 /// (`GDBRemoteClient`), because 1.3.0's command helpers cannot detach (PROTOCOL.md §7).
 /// Use only on the device's worker.
 final class DebugServerConnection: @unchecked Sendable, GDBTransport {
-    let raw: debugserver_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<debugserver_client_t>
     let identity: DeviceIdentity
+    var raw: debugserver_client_t { handle.raw }
     /// Over TLS, libimobiledevice 1.3.0 keeps reading until the whole requested length arrived and
     /// drops a partial read on timeout (idevice.c, idevice_connection_receive_timeout): read one
     /// byte per call there, as idevicedebug does.
     private let oneByteReads: Bool
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: debugserver_client_t?
         // debugserver_client_new does the TLS handshake when lockdown said EnableServiceSSL
         // (DVTSecureSocketProxy, iOS ≥ 14).
-        let result = debugserver_client_new(device.raw, descriptor.raw, &client)
-        guard result == DEBUGSERVER_E_SUCCESS, let client else {
-            throw MobileDeviceError(
-                .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
-                reason: "could not connect to debugserver (error \(result.rawValue))",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
-        }
-        BlockingSends.restore(client, depth: 2, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: DEBUGSERVER_E_SUCCESS,
+            make: { debugserver_client_new(device.raw, descriptor.raw, $0) },
+            failure: { code in
+                MobileDeviceError(
+                    .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
+                    reason: "could not connect to debugserver (error \(code.rawValue))",
+                    nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            },
+            release: { _ = debugserver_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.oneByteReads = descriptor.usesTLS
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            debugserver_client_free(raw.value)
-            _ = device
-        }
     }
 
     func send(_ bytes: [UInt8]) throws {
@@ -71,7 +62,7 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
         }
         if result == DEBUGSERVER_E_TIMEOUT || (result == DEBUGSERVER_E_SUCCESS && received == 0) { return [] }
         // Plain debugserver over Wi-Fi: 1.3.0 reports a receive timeout as an unknown error.
-        if result == DEBUGSERVER_E_UNKNOWN_ERROR, device.network,
+        if result == DEBUGSERVER_E_UNKNOWN_ERROR, handle.device.network,
             ConnectionLiveness.isQuiet(client: UnsafeRawPointer(raw), depth: 2)
         {
             return []

@@ -30,11 +30,16 @@ final class DeviceSession: Sendable {
         try await worker.run(step, deadline: .now + budget, body)
     }
 
+    /// Connects to lockdownd, bounded by the handshake (or request) deadline and watched for a
+    /// reply that is not lockdownd's protocol (`LockdownWatchdog`).
     func lockdown(handshake: Bool, timeouts: USBTimeouts) async throws -> LockdownClient {
         let step = handshake ? "lockdownd_client_new_with_handshake" : "lockdownd_client_new"
-        return try await run(step, within: handshake ? timeouts.handshake : timeouts.request) {
-            [handle, identity] in
-            try LockdownClient.connect(handle, identity: identity, handshake: handshake)
+        let budget = handshake ? timeouts.handshake : timeouts.request
+        let (identity, handle) = (identity, handle)
+        return try await LockdownWatchdog.watch(step, device: identity, budget: budget) {
+            try await self.run(step, within: budget) {
+                try LockdownClient.connect(handle, identity: identity, handshake: handshake)
+            }
         }
     }
 

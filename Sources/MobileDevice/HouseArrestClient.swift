@@ -5,32 +5,24 @@ import Foundation
 /// the connection into AFC rooted there. Use only on the device's worker.
 final class HouseArrestClient: @unchecked Sendable {
     static let service = "com.apple.mobile.house_arrest"
-    let raw: house_arrest_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<house_arrest_client_t>
     let identity: DeviceIdentity
+    var raw: house_arrest_client_t { handle.raw }
+    var device: DeviceHandle { handle.device }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: house_arrest_client_t?
-        let result = house_arrest_client_new(device.raw, descriptor.raw, &client)
-        guard result == HOUSE_ARREST_E_SUCCESS, let client else {
-            throw MobileDeviceError(
-                .serviceUnavailable, step: "house_arrest_client_new", device: identity,
-                reason: "house_arrest did not start (error \(result.rawValue))",
-                nextStep: "Unlock the device and retry.", isTransient: true)
-        }
-        BlockingSends.restore(client, depth: 3, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: HOUSE_ARREST_E_SUCCESS,
+            make: { house_arrest_client_new(device.raw, descriptor.raw, $0) },
+            failure: { code in
+                MobileDeviceError(
+                    .serviceUnavailable, step: "house_arrest_client_new", device: identity,
+                    reason: "house_arrest did not start (error \(code.rawValue))",
+                    nextStep: "Unlock the device and retry.", isTransient: true)
+            },
+            release: { _ = house_arrest_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 3, on: device)
         self.identity = identity
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            house_arrest_client_free(raw.value)
-            _ = device
-        }
     }
 
     /// `VendContainer` for `bundleID`, then AFC over the same connection, rooted at the container.

@@ -6,30 +6,21 @@ final class ImageMounterClient: @unchecked Sendable {
     /// Where iOS ≥ 7 stores an image received with ReceiveBytes (what ideviceimagemounter sends).
     static let stagingPath = "/private/var/mobile/Media/PublicStaging/staging.dimage"
 
-    let raw: mobile_image_mounter_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<mobile_image_mounter_client_t>
     let identity: DeviceIdentity
+    var raw: mobile_image_mounter_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: mobile_image_mounter_client_t?
-        let result = mobile_image_mounter_new(device.raw, descriptor.raw, &client)
-        guard result == MOBILE_IMAGE_MOUNTER_E_SUCCESS, let client else {
-            throw Self.error(result, step: "mobile_image_mounter_new", identity: identity)
-        }
-        BlockingSends.restore(client, depth: 3, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: MOBILE_IMAGE_MOUNTER_E_SUCCESS,
+            make: { mobile_image_mounter_new(device.raw, descriptor.raw, $0) },
+            failure: { ImageMounterClient.error($0, step: "mobile_image_mounter_new", identity: identity) },
+            release: {
+                _ = mobile_image_mounter_hangup($0)
+                _ = mobile_image_mounter_free($0)
+            })
+        BlockingSends.restore(handle.raw, depth: 3, on: device)
         self.identity = identity
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            mobile_image_mounter_hangup(raw.value)
-            mobile_image_mounter_free(raw.value)
-            _ = device
-        }
     }
 
     /// Whether a Developer image is mounted: newer firmware lists signatures, older says ImagePresent.

@@ -7,13 +7,15 @@ import Foundation
 final class LockdownClient: @unchecked Sendable {
     static let label = "hadeploy"
 
-    let raw: lockdownd_client_t
-    let device: DeviceHandle
+    /// lockdownd_client_free sends StopSession when a session is open (PROTOCOL.md §2.6): the
+    /// handle frees it on the worker while the device handle is still there.
+    private let handle: ClientHandle<lockdownd_client_t>
     let identity: DeviceIdentity
+    var raw: lockdownd_client_t { handle.raw }
+    var device: DeviceHandle { handle.device }
 
-    private init(raw: lockdownd_client_t, device: DeviceHandle, identity: DeviceIdentity) {
-        self.raw = raw
-        self.device = device
+    private init(handle: ClientHandle<lockdownd_client_t>, identity: DeviceIdentity) {
+        self.handle = handle
         self.identity = identity
     }
 
@@ -22,17 +24,18 @@ final class LockdownClient: @unchecked Sendable {
     static func connect(_ device: DeviceHandle, identity: DeviceIdentity, handshake: Bool) throws
         -> LockdownClient
     {
-        var client: lockdownd_client_t?
         let step = handshake ? "lockdownd_client_new_with_handshake" : "lockdownd_client_new"
-        let result =
-            handshake
-            ? lockdownd_client_new_with_handshake(device.raw, &client, label)
-            : lockdownd_client_new(device.raw, &client, label)
-        guard result == LOCKDOWN_E_SUCCESS, let client else {
-            throw LockdownErrors.error(result, step: step, device: identity)
-        }
-        BlockingSends.restore(client, depth: 3, on: device)
-        return LockdownClient(raw: client, device: device, identity: identity)
+        let handle = try ClientHandle(
+            device: device, success: LOCKDOWN_E_SUCCESS,
+            make: {
+                handshake
+                    ? lockdownd_client_new_with_handshake(device.raw, $0, label)
+                    : lockdownd_client_new(device.raw, $0, label)
+            },
+            failure: { LockdownErrors.error($0, step: step, device: identity) },
+            release: { _ = lockdownd_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 3, on: device)
+        return LockdownClient(handle: handle, identity: identity)
     }
 
     /// One value (or, with no key, the whole domain as a dictionary). Nil when the device has none.
@@ -58,16 +61,6 @@ final class LockdownClient: @unchecked Sendable {
         return ServiceDescriptor(raw: descriptor, name: name, worker: device.worker)
     }
 
-    deinit {
-        // lockdownd_client_free sends StopSession when a session is open (PROTOCOL.md §2.6); the
-        // device handle must outlive it, hence the capture.
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            lockdownd_client_free(raw.value)
-            _ = device
-        }
-    }
 }
 
 /// Owns a `lockdownd_service_descriptor_t` (port + whether the service runs TLS).

@@ -119,4 +119,16 @@ enum PlistBridge {
         }
         return take(node)
     }
+
+    /// The XML form of `value` (what usbmuxd and lockdownd read on the wire).
+    static func xml(_ value: PlistValue) -> Data? {
+        withNode(value) { node -> Data? in
+            var bytes: UnsafeMutablePointer<CChar>?
+            var length: UInt32 = 0
+            plist_to_xml(node, &bytes, &length)
+            guard let bytes else { return nil }
+            defer { free(bytes) }
+            return Data(bytes: bytes, count: Int(length))
+        }
+    }
 }

@@ -8,32 +8,23 @@ import Foundation
 /// asynchronous status thread ends silently when the connection drops (installation_proxy.c).
 /// Use only on the device's worker.
 final class PropertyListConnection: @unchecked Sendable {
-    let raw: property_list_service_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<property_list_service_client_t>
     let identity: DeviceIdentity
     let service: String
+    var raw: property_list_service_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: property_list_service_client_t?
-        let result = property_list_service_client_new(device.raw, descriptor.raw, &client)
-        guard result == PROPERTY_LIST_SERVICE_E_SUCCESS, let client else {
-            throw Self.error(
-                result, step: "property_list_service_client_new (\(descriptor.name))", identity: identity)
-        }
-        BlockingSends.restore(client, depth: 2, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: PROPERTY_LIST_SERVICE_E_SUCCESS,
+            make: { property_list_service_client_new(device.raw, descriptor.raw, $0) },
+            failure: {
+                PropertyListConnection.error(
+                    $0, step: "property_list_service_client_new (\(descriptor.name))", identity: identity)
+            },
+            release: { _ = property_list_service_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.service = descriptor.name
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            property_list_service_client_free(raw.value)
-            _ = device
-        }
     }
 
     func send(_ message: PlistValue, step: String) throws {
@@ -57,7 +48,9 @@ final class PropertyListConnection: @unchecked Sendable {
             if ConnectionLiveness.peerClosed(raw) { throw lost(step) }
             return nil
         }
-        if result == PROPERTY_LIST_SERVICE_E_UNKNOWN_ERROR, device.network, ConnectionLiveness.isQuiet(raw) {
+        if result == PROPERTY_LIST_SERVICE_E_UNKNOWN_ERROR, handle.device.network,
+            ConnectionLiveness.isQuiet(raw)
+        {
             // Over Wi-Fi, 1.3.0 reports a receive timeout this way (ConnectionLiveness.isQuiet).
             if let node { plist_free(node) }
             return nil

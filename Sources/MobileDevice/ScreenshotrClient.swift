@@ -4,29 +4,18 @@ import Foundation
 /// Owns a `screenshotr_client_t` (DeviceLink version exchange done by the library, PROTOCOL.md §5).
 /// Use only on the device's worker.
 final class ScreenshotrClient: @unchecked Sendable {
-    let raw: screenshotr_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<screenshotr_client_t>
     let identity: DeviceIdentity
+    var raw: screenshotr_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: screenshotr_client_t?
-        let result = screenshotr_client_new(device.raw, descriptor.raw, &client)
-        guard result == SCREENSHOTR_E_SUCCESS, let client else {
-            throw Self.error(result, step: "screenshotr_client_new", identity: identity)
-        }
-        BlockingSends.restore(client, depth: 4, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: SCREENSHOTR_E_SUCCESS,
+            make: { screenshotr_client_new(device.raw, descriptor.raw, $0) },
+            failure: { ScreenshotrClient.error($0, step: "screenshotr_client_new", identity: identity) },
+            release: { _ = screenshotr_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 4, on: device)
         self.identity = identity
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            screenshotr_client_free(raw.value)
-            _ = device
-        }
     }
 
     /// The screen as the device encodes it (TIFF up to iOS 8, PNG later).

@@ -4,32 +4,23 @@ import Foundation
 /// Owns a raw `service_client_t`, for services with no framing of their own (crashreportmover
 /// says "ping" in 4 raw bytes, PROTOCOL.md §8). Use only on the device's worker.
 final class ServiceConnection: @unchecked Sendable {
-    let raw: service_client_t
-    let device: DeviceHandle
+    private let handle: ClientHandle<service_client_t>
     let identity: DeviceIdentity
+    var raw: service_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        var client: service_client_t?
-        let result = service_client_new(device.raw, descriptor.raw, &client)
-        guard result == SERVICE_E_SUCCESS, let client else {
-            throw MobileDeviceError(
-                .connectionLost, step: "service_client_new (\(descriptor.name))", device: identity,
-                reason: "could not connect to the service (error \(result.rawValue))",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
-        }
-        BlockingSends.restore(client, depth: 1, on: device)
-        self.raw = client
-        self.device = device
+        handle = try ClientHandle(
+            device: device, success: SERVICE_E_SUCCESS,
+            make: { service_client_new(device.raw, descriptor.raw, $0) },
+            failure: { code in
+                MobileDeviceError(
+                    .connectionLost, step: "service_client_new (\(descriptor.name))", device: identity,
+                    reason: "could not connect to the service (error \(code.rawValue))",
+                    nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            },
+            release: { _ = service_client_free($0) })
+        BlockingSends.restore(handle.raw, depth: 1, on: device)
         self.identity = identity
-    }
-
-    deinit {
-        let raw = Unchecked(raw)
-        let device = device
-        device.worker.queue.async {
-            service_client_free(raw.value)
-            _ = device
-        }
     }
 
     /// Up to `maximum` bytes, or an empty array when nothing came within the timeout.
@@ -44,7 +35,7 @@ final class ServiceConnection: @unchecked Sendable {
         }
         if result == SERVICE_E_TIMEOUT { return [] }
         // Over Wi-Fi, 1.3.0 reports a receive timeout as an unknown error (ConnectionLiveness.isQuiet).
-        if result == SERVICE_E_UNKNOWN_ERROR, device.network,
+        if result == SERVICE_E_UNKNOWN_ERROR, handle.device.network,
             ConnectionLiveness.isQuiet(client: UnsafeRawPointer(raw), depth: 1)
         {
             return []

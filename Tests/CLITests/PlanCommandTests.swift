@@ -35,6 +35,48 @@ import Testing
                 + "-HADashboard dashboard-office -HAKioskMode YES")
     }
 
+    /// The old script's `mac` target: planned with its steps as a Mac would run them, and on Linux
+    /// not available, with why.
+    @Test func theMacTargetIsPlannedForAMacAndNotAvailableOnLinux() async throws {
+        let project = try await Project(commits: 2, tag: "v1.2.5")
+        try project.write(
+            "HA_SERVER=http://ha.local:8123\nHA_TOKEN=\(Self.fileToken)\nAPPLE_TEAM_ID=ABCDE12345\n",
+            to: ".env")
+        let result = try await project.run("plan", "--as-host", "macos", "mac", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stdout.contains(Self.fileToken))
+        let plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let device = try #require((plan["devices"] as? [[String: Any]])?.first)
+        #expect(device["id"] as? String == "mac")
+        #expect((device["backend"] as? [String: Any])?["kind"] as? String == "mac")
+        #expect(device["availability"] as? String == "available")
+        let steps = try #require(device["steps"] as? [[String: Any]])
+        #expect(
+            steps.compactMap { $0["id"] as? String } == [
+                "connect", "install", "launch", "verify", "crash_check",
+            ])
+        let launch = try #require(steps.first { $0["id"] as? String == "launch" }?["summary"] as? String)
+        #expect(launch.contains("defaults import") && launch.contains("killall") && launch.contains("open"))
+        let build = try #require((plan["builds"] as? [[String: Any]])?.first)
+        let xcodebuild = try #require((build["commands"] as? [[String: Any]])?.last)
+        let arguments = try #require(xcodebuild["arguments"] as? [String])
+        #expect(arguments.contains("platform=macOS,variant=Mac Catalyst"))
+        #expect(
+            arguments.contains("DEVELOPMENT_TEAM=ABCDE12345") && arguments.contains("ONLY_ACTIVE_ARCH=YES"))
+        #expect(!arguments.contains("-sdk"))
+
+        let linux = try await project.run("plan", "mac", "--json")
+        #expect(linux.status == 0, "\(linux.stderr)")
+        let linuxPlan = try #require(
+            try JSONSerialization.jsonObject(with: Data(linux.stdout.utf8)) as? [String: Any])
+        let linuxDevice = try #require((linuxPlan["devices"] as? [[String: Any]])?.first)
+        let availability = try #require(linuxDevice["availability"] as? String)
+        #expect(availability.hasPrefix("not available on this host: ") && availability.contains("Mac"))
+        #expect((linuxDevice["steps"] as? [Any])?.isEmpty == true)
+        #expect((linuxPlan["builds"] as? [Any])?.isEmpty == true)
+    }
+
     @Test func theDemoCommandRuns() async throws {
         let project = try await Project(commits: 2, tag: "v1.0.0")
         let result = try await project.run("all", "--kiosk", "--dry-run")
@@ -65,7 +107,7 @@ import Testing
                     let plan = try #require(
                         try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
                     let devices = try #require(plan["devices"] as? [[String: Any]])
-                    #expect(devices.count == 10)
+                    #expect(devices.count == 11)
                     for device in devices {
                         let arguments = try #require(device["launchArguments"] as? [String])
                         #expect(
@@ -130,7 +172,7 @@ import Testing
             #expect(
                 unknown.stderr.contains(
                     "Valid targets: ipad2, ipad2-usb, ipad3, ipad4, ipad4-usb, mini4, mini5, iphone, sim, "
-                        + "sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, all, ipads, sims"
+                        + "sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, mac, all, ipads, sims"
                 ))
         }
         let none = try await project.run("plan")

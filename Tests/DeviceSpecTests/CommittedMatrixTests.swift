@@ -17,9 +17,9 @@ import Testing
         #expect(
             matrix.devices.map(\.id) == [
                 "ipad2", "ipad2-usb", "ipad3", "ipad4", "ipad4-usb", "mini4", "mini5", "iphone", "sim",
-                "sim-iphone", "sim-ios93", "sim-ios103",
+                "sim-iphone", "sim-ios93", "sim-ios103", "mac",
             ])
-        #expect(matrix.flavours.map(\.name) == ["legacy", "modern", "simulator", "rosettasim"])
+        #expect(matrix.flavours.map(\.name) == ["legacy", "modern", "simulator", "rosettasim", "mac"])
         #expect(matrix.groups["ipads"] == ["ipad2", "ipad3", "ipad4", "mini4", "mini5"])
     }
 
@@ -42,7 +42,11 @@ import Testing
         #expect(rosetta.xcode?.display([:]) == "/Applications/Xcode.app", "Xcode 26, as the app builds it")
         #expect(matrix.flavour(named: "simulator")?.sdk == "iphonesimulator")
         // The project has only Debug and Release.
-        #expect(matrix.flavours.map(\.configuration) == ["Debug", "Release", "Debug", "Debug"])
+        #expect(matrix.flavours.map(\.configuration) == ["Debug", "Release", "Debug", "Debug", "Debug"])
+        // The app's `scripts/build.sh mac`: the Mac Catalyst variant, Debug, arm64, Xcode 26.
+        let mac = try #require(matrix.flavour(named: "mac"))
+        #expect((mac.sdk, mac.isMacCatalyst, mac.archs, mac.script) == ("maccatalyst", true, [.arm64], nil))
+        #expect(mac.xcode?.display([:]) == "/Applications/Xcode.app")
     }
 
     @Test func devicesMatchTheRealHardware() throws {
@@ -76,6 +80,11 @@ import Testing
         #expect(mini5.udid?.references == ["IPAD_MINI5_DEVICECTL_ID"])
         #expect(mini5.dashboard == "dashboard-landing")
         #expect(mini4.udid?.references == ["IPAD_MINI4_UDID"])
+        let mac = try #require(matrix.device(id: "mac"))
+        #expect(
+            (mac.kind, mac.transport, mac.arch, mac.flavour, mac.iosVersion) == (
+                .device, .mac, .arm64, "mac", ""
+            ))
         let iphone = try #require(matrix.device(id: "iphone"))
         #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, nil))
 

@@ -113,7 +113,7 @@ import Testing
             "conf/devices.yaml:25:3: error: device 'one': 'all' is a hadeploy command word and cannot name a device",
             "conf/devices.yaml:31:3: error: device 'two': name 'Tablet' is already used by device 'one'",
             "conf/devices.yaml:33:16: error: device 'two' transport 'usbb' is not one of usb, ssh, devicectl, "
-                + "simctl, rosettasim (did you mean 'usb'?)",
+                + "simctl, rosettasim, mac (did you mean 'usb'?)",
             "conf/devices.yaml:37:27: error: device 'two' verification_timeout must be a positive number of "
                 + "seconds, not '-3'",
             "conf/devices.yaml:39:15: error: group 'mine' lists 'twoo', which is not a device (did you mean 'two'?)",
@@ -146,6 +146,39 @@ import Testing
         #expect(
             problems(yaml) == [
                 "devices.yaml:15:3: error: device 'b' is armv7 but flavour 'modern' builds arm64; use flavour 'legacy'"
+            ])
+    }
+
+    /// The Mac runs only the Mac Catalyst build, and only the Mac runs it; a Mac needs no `ios:`
+    /// and its flavour no deployment target (the project's own is used, as the app's script does).
+    @Test func theMacAndTheMacCatalystFlavourGoTogether() {
+        let valid = """
+            flavours:
+              modern: {archs: [arm64], deployment_target: "15.0"}
+              mac: {archs: [arm64], sdk: maccatalyst, configuration: Debug}
+            devices:
+              mac: {transport: mac, arch: arm64, flavour: mac}
+              mini4: {transport: usb, ios: "15.8", arch: arm64, flavour: modern}
+            """
+        #expect(problems(valid) == [])
+        let swapped = valid.replacingOccurrences(
+            of: "arch: arm64, flavour: mac}", with: "arch: arm64, flavour: MODERN}"
+        )
+        .replacingOccurrences(of: "arch: arm64, flavour: modern}", with: "arch: arm64, flavour: mac}")
+        .replacingOccurrences(of: "MODERN", with: "modern")
+        #expect(
+            problems(swapped) == [
+                "devices.yaml:5:3: error: device 'mac' is this Mac (transport mac) but flavour 'modern' builds for "
+                    + "iphoneos; use a flavour with `sdk: maccatalyst`",
+                "devices.yaml:6:3: error: device 'mini4' uses flavour 'mac', which builds the Mac Catalyst app; "
+                    + "only a `transport: mac` device runs it",
+            ])
+        #expect(
+            problems(valid.replacingOccurrences(of: "sdk: maccatalyst", with: "sdk: macosx")) == [
+                "devices.yaml:3:3: error: flavour 'mac' needs `deployment_target:` (e.g. \"15.0\")",
+                "devices.yaml:3:30: error: flavour 'mac' sdk 'macosx' is not iphoneos, iphonesimulator or maccatalyst",
+                "devices.yaml:5:3: error: device 'mac' is this Mac (transport mac) but flavour 'mac' builds for "
+                    + "macosx; use a flavour with `sdk: maccatalyst`",
             ])
     }
 

@@ -21,7 +21,7 @@ import Testing
     @Test func theOldScriptsTargetsResolve() throws {
         for target in [
             "ipad2", "ipad2-usb", "ipad3", "ipad4", "ipad4-usb", "mini4", "mini5", "iphone", "sim-ios93",
-            "sim-ios103",
+            "sim-ios103", "mac",
         ] {
             #expect(try resolve(target) == [target])
         }
@@ -33,7 +33,7 @@ import Testing
         #expect(
             try resolve("all") == [
                 "sim", "sim-iphone", "sim-ios93", "sim-ios103", "iphone", "mini5", "mini4", "ipad2", "ipad3",
-                "ipad4",
+                "ipad4", "mac",
             ])
         #expect(try resolve("ipads") == ["ipad2", "ipad3", "ipad4", "mini4", "mini5"])
         #expect(try resolve("sims") == ["sim", "sim-iphone", "sim-ios93", "sim-ios103"])

@@ -131,6 +131,23 @@ struct DeployEndToEndTests {
         }
     }
 
+    /// A lockdownd that answers with a broken frame used to end at the connect deadline ("did not
+    /// finish within 30 s"); the report now says what the device sent.
+    @Test func aGarbledLockdownReplyIsReportedWithWhatTheDeviceSent() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        try await world.usbmuxd.inject(.garble(at: .lockdown), udid: world.udids["mini4"]!)
+        let result = try await world.deploy(Self.arguments)
+        #expect(result.status == 1)
+        let device = try #require(try world.report().results.first)
+        #expect(device.outcome == .failed)
+        let reason = device.reason ?? ""
+        #expect(reason.contains("lockdownd's reply on port 62078 is wrong"), "\(reason)")
+        #expect(reason.contains("announced 1024 bytes but 43 came"), "\(reason)")
+        #expect(!reason.contains("did not finish within"), "\(reason)")
+        #expect(result.stderr.contains("Restart the device"), "\(result.stderr)")
+    }
+
     @Test func aRebootUnmountsTheImageAndTheNextDeployMountsItAgain() async throws {
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
         defer { Task { await world.shutdown() } }

@@ -87,6 +87,27 @@ struct BuildExecutorTests {
         #expect(!third.cached)
     }
 
+    /// The Mac Catalyst build is found in `Debug-maccatalyst/`, read as a Mac bundle, and kept as
+    /// the `.app` (an `.ipa` is for iOS devices).
+    @Test func theMacFlavourIsTakenFromItsMacCatalystProductsAsAMacBundle() async throws {
+        let root = try await makeRepository()
+        let mac = Flavour(
+            name: "mac", xcode: nil, archs: [.arm64], deploymentTarget: "", sdk: "maccatalyst",
+            configuration: "Debug", scheme: nil, settings: [:],
+            location: SourceLocation(file: "devices.yaml", line: 1))
+        let outcome = try await executor(root: root).build(mac)
+        #expect(outcome.artifact.platform == .macCatalyst)
+        #expect(outcome.artifact.path.hasSuffix("/mac/HADashboard-1.10.0-57/HADashboard.app"))
+        #expect(outcome.artifact.archs == ["arm64"])
+        #expect(outcome.artifact.marketingVersion == "1.10.0")
+        let log = try String(contentsOf: root.appendingPathComponent("standin.log"), encoding: .utf8)
+        #expect(log.contains("-destination platform=macOS,variant=Mac Catalyst"))
+        #expect(!log.contains("-sdk"))
+        // The cached record keeps the platform.
+        let again = try await executor(root: root).build(mac)
+        #expect(again.cached && again.artifact.platform == .macCatalyst)
+    }
+
     @Test func aCompileErrorShowsTheFirstErrorsAndTheLogNotTheWholeLog() async throws {
         let root = try await makeRepository()
         try "".write(to: root.appendingPathComponent("STANDIN_FAIL"), atomically: true, encoding: .utf8)

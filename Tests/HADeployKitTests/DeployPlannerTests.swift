@@ -281,7 +281,7 @@ import Versioning
         let decoded = try #require(
             try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let devices = try #require(decoded["devices"] as? [[String: Any]])
-        #expect(devices.count == 10)
+        #expect(devices.count == 11)
         let arguments = try #require(devices.first?["launchArguments"] as? [String])
         #expect(arguments[2...3] == ["-HAAccessToken", "***"])
     }
@@ -293,10 +293,10 @@ import Versioning
         #expect(linux.builds[0].archs == ["armv7", "arm64"])
         #expect(linux.builds[0].deploymentTarget == "9.0")
         let skipped = linux.devices.filter { $0.availability != .available }.map(\.id)
-        #expect(skipped == ["sim", "sim-iphone", "sim-ios93", "sim-ios103"])
+        #expect(skipped == ["sim", "sim-iphone", "sim-ios93", "sim-ios103", "mac"])
 
         let mac = try plan(["all"], variables: configured, host: .macOS)
-        #expect(mac.builds.map(\.flavour) == ["legacy", "modern", "simulator", "rosettasim"])
+        #expect(mac.builds.map(\.flavour) == ["legacy", "modern", "simulator", "rosettasim", "mac"])
         #expect(mac.devices.allSatisfy { $0.availability == .available })
 
         let noBuild = try plan(["mini4"], variables: configured) { $0.build = false }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import HADeployKit
@@ -58,5 +59,41 @@ struct XcodeGenTemplateMakerTests {
         #expect(throws: AdoptionError.mustacheInSpec(line: 2)) {
             try XcodeGenTemplateMaker().template(from: "name: App\nsettings: {X: \"{{Y}}\"}\n")
         }
+    }
+}
+
+/// `hadeploy init` writes the committed matrix, the `mac` device included; a project that does not
+/// build the Mac Catalyst variant is told so rather than left to a failing build.
+struct MacAdoptionTests {
+    func notes(projectYML: String) throws -> [String] {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("adopt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data(projectYML.utf8).write(to: root.appendingPathComponent("project.yml"))
+        let plan = try ProjectAdopter(root: root, variables: [:]).plan()
+        #expect(plan.files.first { $0.path == "devices.yaml" }?.contents.contains("transport: mac") == true)
+        return plan.notes.filter { $0.contains("Mac Catalyst") }
+    }
+
+    @Test func aProjectWithoutMacCatalystIsToldSo() throws {
+        let base = """
+            name: HADashboard
+            targets:
+              HADashboard:
+                type: application
+                platform: iOS
+            %@
+                settings:
+                  configs:
+                    Debug: {}
+                    Release: {}
+            """
+        let enabled = try notes(
+            projectYML: base.replacingOccurrences(
+                of: "%@", with: "    supportedDestinations: [iOS, macCatalyst]"))
+        #expect(enabled.isEmpty)
+        let without = try notes(projectYML: base.replacingOccurrences(of: "%@", with: ""))
+        #expect(without.count == 1)
+        #expect(without.first?.contains("supportedDestinations: [iOS, macCatalyst]") == true)
     }
 }

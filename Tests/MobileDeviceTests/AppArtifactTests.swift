@@ -19,6 +19,53 @@ import Testing
         #expect(app.contentHash.count == 64)
     }
 
+    /// A Mac Catalyst build as Xcode writes it into `Debug-maccatalyst/`: a macOS bundle, with the
+    /// same name checks as an iOS one.
+    @Test func readsAMacCatalystBundleAndChecksItsNames() throws {
+        let directory = try TestApps.temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func macApp(bundleID: String = "com.hadashboard.app", executable: String = "HA Dashboard") throws
+            -> URL
+        {
+            let app = directory.appendingPathComponent("HA Dashboard.app")
+            try? FileManager.default.removeItem(at: app)
+            let contents = app.appendingPathComponent("Contents")
+            try FileManager.default.createDirectory(
+                at: contents.appendingPathComponent("MacOS"), withIntermediateDirectories: true)
+            let info: [String: Any] = [
+                "CFBundleIdentifier": bundleID, "CFBundleExecutable": executable,
+                "CFBundleShortVersionString": "1.2.5", "CFBundleVersion": "158",
+                "CFBundleSupportedPlatforms": ["MacOSX"], "LSMinimumSystemVersion": "11.0",
+            ]
+            try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
+                .write(to: contents.appendingPathComponent("Info.plist"))
+            try TestApps.machO(["arm64"]).write(to: contents.appendingPathComponent("MacOS/HA Dashboard"))
+            try Data("APPL????".utf8).write(to: contents.appendingPathComponent("PkgInfo"))
+            return app
+        }
+        let mac = try AppArtifact.inspect(try macApp())
+        #expect(mac.platform == .macCatalyst)
+        #expect(mac.kind == .appDirectory)
+        #expect(mac.bundleIdentifier == "com.hadashboard.app")
+        #expect(mac.executable == "HA Dashboard")
+        #expect(mac.bundleVersion == "158")
+        #expect(mac.architectures == ["arm64"])
+
+        let ios = try AppArtifact.inspect(try TestApps.makeApp(TestApps.Spec(), in: directory))
+        #expect(ios.platform == .iOS)
+
+        for (bundleID, executable, problem) in [
+            ("../DCIM", "HA Dashboard", "may only contain letters"),
+            ("com.hadashboard.app", "../../bin/sh", "CFBundleExecutable"),
+            ("com.hadashboard.app", "Other", "Contents/MacOS/Other is missing"),
+        ] {
+            let error = #expect(throws: MobileDeviceError.self) {
+                try AppArtifact.inspect(try macApp(bundleID: bundleID, executable: executable))
+            }
+            #expect(error?.reason.contains(problem) == true, "\(error?.reason ?? "")")
+        }
+    }
+
     @Test func readsAnIPAWithoutUnpackingIt() throws {
         let directory = try TestApps.temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }

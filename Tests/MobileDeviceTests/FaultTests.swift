@@ -199,4 +199,51 @@ final class Counter: @unchecked Sendable {
         #expect(error?.description.contains("no answer within 2 s") == true, "\(String(describing: error))")
         try await emulator.daemon.clearFaults(udid: udid)
     }
+
+    /// A lockdownd that answers with a broken frame: libimobiledevice waits for the promised bytes
+    /// until its own timeout, and used to leave the user with "no answer within 45 s".
+    @Test func aGarbledLockdownReplyIsSaidAtOnceWithWhatCameBack() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        try await emulator.daemon.inject(.garble(at: .lockdown), udid: udid)
+        // The real client fails on the same twin: the fault is a broken device, not a hadeploy quirk.
+        let info = try await DebianTool.run(
+            "timeout", ["-s", "KILL", "5", "/usr/bin/ideviceinfo", "-u", udid, "-k", "DeviceName"],
+            socket: emulator.socket)
+        #expect(info.status != 0, "ideviceinfo read a garbled lockdownd: \(info.output)")
+
+        let started = ContinuousClock.now
+        let error = await #expect(throws: MobileDeviceError.self) {
+            try await emulator.connect(name)
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(error?.kind == .protocolError)
+        #expect(error?.step.hasPrefix("lockdownd_") == true)
+        let said = error?.description ?? ""
+        #expect(said.contains("its reply announced 1024 bytes but 43 came"), "\(said)")
+        #expect(said.contains("3c 68 74 6d 6c"), "the bytes received: \(said)")
+        #expect(said.contains("Restart the device"), "\(said)")
+        try await emulator.daemon.clearFaults(udid: udid)
+        _ = try await emulator.connect(name)
+    }
+
+    @Test func theLockdownProbeTellsAHealthyReplyFromAGarbledOne() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.faults
+        let udid = await emulator.udid(name)
+        let address = emulator.socket
+        #expect(LockdownProbe.probe(udid: udid, address: address) == .answered)
+        try await emulator.daemon.inject(.garble(at: .lockdown), udid: udid)
+        let finding = LockdownProbe.probe(udid: udid, address: address)
+        guard case .broken(let what) = finding else {
+            Issue.record("a garbled lockdownd was found \(finding)")
+            return
+        }
+        #expect(what.contains("announced 1024 bytes but 43 came before the wait ended"), "\(what)")
+        try await emulator.daemon.clearFaults(udid: udid)
+        try await emulator.daemon.inject(.stall(at: .lockdown), udid: udid)
+        #expect(LockdownProbe.probe(udid: udid, address: address, timeout: 0.5) == .silent)
+        try await emulator.daemon.clearFaults(udid: udid)
+    }
 }

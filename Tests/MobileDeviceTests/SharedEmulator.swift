@@ -143,7 +143,9 @@ enum DebianTool {
         let path = "/usr/bin/\(tool)"
         guard FileManager.default.isExecutableFile(atPath: path) else { throw Missing(path: path) }
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            // Threads of their own: the global queue has as many threads as cores, and blocked
+            // device calls may hold them all, which would hold back the timeout too.
+            Thread {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: path)
                 process.arguments = arguments
@@ -159,15 +161,16 @@ enum DebianTool {
                     continuation.resume(throwing: error)
                     return
                 }
-                let timer = DispatchWorkItem { process.terminate() }
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: timer)
+                Thread {
+                    Thread.sleep(forTimeInterval: timeout)
+                    if process.isRunning { process.terminate() }
+                }.start()
                 let data = pipe.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
-                timer.cancel()
                 continuation.resume(
                     returning: Result(
                         status: process.terminationStatus, output: String(decoding: data, as: UTF8.self)))
-            }
+            }.start()
         }
     }
 }

@@ -30,7 +30,7 @@ def log(level, tag, message):
         return  # the app's default minimum level is INFO
     elapsed = time.monotonic() - STARTED
     stamp = "+%8.1fms" % (elapsed * 1000) if elapsed < 30 else time.strftime("%H:%M:%S.000")
-    with open(LOG, "a") as f:
+    with open(LOG, "a", encoding="utf-8") as f:
         f.write("%s %5s [%s] %s\n" % (stamp, level, tag, message))
 
 
@@ -43,7 +43,7 @@ def header():
         pass
     if os.path.exists(LOG) and os.path.getsize(LOG) > 2 << 20:
         os.replace(LOG, LOG.replace("ha-log.txt", "ha-log-prev.txt"))
-    with open(LOG, "a") as f:
+    with open(LOG, "a", encoding="utf-8") as f:
         f.write("\n=== HA Dashboard log session ===\nDevice: %s / iOS %s\nDate: %s\nMin level: INFO\n\n"
                 % (model, version, time.strftime("%Y-%m-%d %H:%M:%S +0000", time.gmtime())))
 
@@ -202,7 +202,13 @@ def main():
             ws.send({"type": "auth", "access_token": saved["token"]})
             answer = ws.receive()
             if answer.get("type") != "auth_ok":
-                log("ERROR", "conn", "Auth failed: %s" % answer.get("message", answer.get("type")))
+                # The real app's words for a refused long-lived token (HAWebSocketClient.m and
+                # HAAuthManager.m: no refresh token, so the refresh fails with this description).
+                log("INFO", "conn", "WebSocket connected, awaiting auth...")
+                log("WARN", "conn", "auth_invalid \u2014 attempting token refresh")
+                log("ERROR", "conn", "Auth failed: Authentication failed")
+                log("WARN", "conn", 'WebSocket disconnected: Error Domain=HAAuthManager Code=401 '
+                    '"Authentication failed" UserInfo={NSLocalizedDescription=Authentication failed}')
             else:
                 log("INFO", "conn", "WebSocket authenticated")
                 dashboard = saved.get("dashboard") or None

@@ -53,11 +53,16 @@ enum AdoptedMatrix {
             settings:                       # Xcode 26's debug dylib crashes the legacy libdispatch
               MERGED_BINARY_TYPE: none
               ENABLE_DEBUG_DYLIB: "NO"
+          mac:                              # Mac Catalyst, as scripts/build.sh mac: the iOS target's Mac
+            xcode: ${XCODE_MODERN:-/Applications/Xcode.app}   # variant, development-signed with APPLE_TEAM_ID
+            archs: [arm64]
+            sdk: maccatalyst                # products in Debug-maccatalyst/, HA Dashboard.app/Contents/MacOS/
+            configuration: Debug
 
         groups:
           # The old `deploy.sh all` plus the legacy simulators (the -usb variants reach the same iPads
           # another way, so they are not in it).
-          all: [sim, sim-iphone, sim-ios93, sim-ios103, iphone, mini5, mini4, ipad2, ipad3, ipad4]
+          all: [sim, sim-iphone, sim-ios93, sim-ios103, iphone, mini5, mini4, ipad2, ipad3, ipad4, mac]
           ipads: [ipad2, ipad3, ipad4, mini4, mini5]
           sims: [sim, sim-iphone, sim-ios93, sim-ios103]
 
@@ -198,6 +203,11 @@ enum AdoptedMatrix {
             udid: ${SIM_IOS103_UDID:-}
             simulator_device_type: iPad Pro (10.5-inch)
             verification_timeout: 60
+          mac:
+            name: Mac (Mac Catalyst)
+            arch: arm64
+            flavour: mac
+            transport: mac                  # this Mac: settings in the app's defaults domain, quit, open
 
         """#
 

@@ -57,6 +57,15 @@ public struct ProjectAdopter: Sendable {
                     + "does not define (it has \(template.configurations.joined(separator: ", "))); "
                     + "change `configuration:` in devices.yaml")
         }
+        let spec = String(decoding: specData, as: UTF8.self)
+        for flavour in matrix.flavours
+        where flavour.isMacCatalyst && !spec.contains("macCatalyst") && !spec.contains("SUPPORTS_MACCATALYST")
+        {
+            notes.append(
+                "flavour \(flavour.name) builds the Mac Catalyst app, which project.yml does not enable "
+                    + "(supportedDestinations: [iOS, macCatalyst]); add it, or remove the flavour and the "
+                    + "`mac` device from devices.yaml")
+        }
         for flavour in matrix.flavours {
             if let script = flavour.script, let executable = BuildCommandBuilder.words(script).first,
                 !FileManager.default.fileExists(atPath: root.appendingPathComponent(executable).path)

@@ -2,6 +2,7 @@ import Crypto
 import DeviceSpec
 import Foundation
 import HADeployCore
+import MobileDevice
 import Versioning
 import ZIPFoundation
 
@@ -181,14 +182,26 @@ public struct BuildExecutor: Sendable {
                     "the binary has slices \(artifact.archs.joined(separator: "+")) but flavour \(flavour.name) needs "
                     + flavour.archs.map(\.rawValue).joined(separator: "+"), errors: [], logPath: logURL.path)
         }
+        let versioned = "\(appName)-\(builder.version.marketingVersion)-\(builder.version.buildNumber)"
+        let hash: String
         if flavour.sdk == "iphoneos" {
-            let ipa = directory.appendingPathComponent(
-                "\(appName)-\(builder.version.marketingVersion)-\(builder.version.buildNumber).ipa")
+            let ipa = directory.appendingPathComponent(versioned + ".ipa")
             try Self.packageIPA(app: products, to: ipa)
             artifact.path = ipa.path
+            hash = Self.sha256(try Data(contentsOf: ipa, options: .mappedIfSafe))
+        } else {
+            // Simulators and the Mac take the .app itself: a copy under a versioned folder (its own
+            // name unchanged, the Mac shows it), so the next build does not change a cached one; a
+            // local product stays in DerivedData for incremental builds.
+            let kept = directory.appendingPathComponent(versioned).appendingPathComponent(
+                products.lastPathComponent)
+            try? FileManager.default.removeItem(at: kept.deletingLastPathComponent())
+            try FileManager.default.createDirectory(
+                at: kept.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: products, to: kept)
+            artifact.path = kept.path
+            hash = try ContentHasher.hash(of: kept, isDirectory: true)
         }
-        let hash = Self.sha256(
-            try Data(contentsOf: URL(fileURLWithPath: artifact.path), options: .mappedIfSafe))
         let record = Record(key: key, artifact: artifact, contentHash: hash)
         try FileWriter().write(try JSONEncoder().encode(record), to: recordURL)
         return Outcome(artifact: artifact, cached: false, logPath: logURL.path)

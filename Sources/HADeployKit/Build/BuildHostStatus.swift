@@ -25,7 +25,7 @@ public struct BuildHostStatus: Sendable, Encodable {
         }
         var flavours: [String: String] = [:]
         var problem: String?
-        for flavour in matrix.flavours where flavour.sdk == "iphoneos" || flavour.sdk == "iphonesimulator" {
+        for flavour in matrix.flavours where Flavour.sdks.contains(flavour.sdk) {
             var command = ProcessCommand(builder.tools["xcodebuild"] ?? "xcodebuild", ["-version"])
             command.environment = builder.xcodebuild(flavour).environment
             do {

@@ -30,6 +30,6 @@ public struct ArtifactInspector: Sendable {
         return Artifact(
             path: url.path, bundleID: app.bundleIdentifier, executable: app.executable,
             marketingVersion: app.shortVersion ?? "0.0.0", buildNumber: app.bundleVersion, flavour: flavour,
-            archs: app.architectures)
+            archs: app.architectures, platform: app.platform)
     }
 }

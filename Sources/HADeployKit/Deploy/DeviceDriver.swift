@@ -28,10 +28,12 @@ public struct Artifact: Sendable, Hashable, Codable {
     public var flavour: String
     /// Slices of the main executable (armv7, arm64, x86_64...).
     public var archs: [String]
+    /// `iOS` (devices and simulators) or `macCatalyst` (this Mac): an app runs on one only.
+    public var platform: AppPlatform
 
     public init(
         path: String, bundleID: String, executable: String, marketingVersion: String, buildNumber: String,
-        flavour: String, archs: [String]
+        flavour: String, archs: [String], platform: AppPlatform = .iOS
     ) {
         self.path = path
         self.bundleID = bundleID
@@ -40,6 +42,24 @@ public struct Artifact: Sendable, Hashable, Codable {
         self.buildNumber = buildNumber
         self.flavour = flavour
         self.archs = archs
+        self.platform = platform
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case path, bundleID, executable, marketingVersion, buildNumber, flavour, archs, platform
+    }
+
+    /// Build records written before Mac builds existed carry no platform: they are iOS builds.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        path = try container.decode(String.self, forKey: .path)
+        bundleID = try container.decode(String.self, forKey: .bundleID)
+        executable = try container.decode(String.self, forKey: .executable)
+        marketingVersion = try container.decode(String.self, forKey: .marketingVersion)
+        buildNumber = try container.decode(String.self, forKey: .buildNumber)
+        flavour = try container.decode(String.self, forKey: .flavour)
+        archs = try container.decode([String].self, forKey: .archs)
+        platform = try container.decodeIfPresent(AppPlatform.self, forKey: .platform) ?? .iOS
     }
 }
 

@@ -50,6 +50,19 @@ struct DevicePipeline: Sendable {
                 failedStep: "build")
         }
 
+        // An iOS .app on the Mac, or the Mac Catalyst bundle on an iPad, fails before anything is touched.
+        let wantsMac = device.backend == .mac
+        if wantsMac != (artifact.platform == .macCatalyst) {
+            return result(
+                .failed,
+                reason: wantsMac
+                    ? "\(artifact.path) is an iOS app; the Mac runs the Mac Catalyst build (a flavour with "
+                        + "`sdk: maccatalyst`) — nothing was touched"
+                    : "\(artifact.path) is the Mac Catalyst app; \(device.name) needs an iOS build of flavour "
+                        + "\(device.flavour) — nothing was touched",
+                failedStep: "install")
+        }
+
         let lock: DeviceLock
         do {
             lock = try DeviceLock.acquire(
@@ -155,6 +168,7 @@ struct DevicePipeline: Sendable {
         }
         let appBytes = DriverDeadlines.size(of: artifact.path)
         let deviceID = device.id
+        let system = device.backend == .mac ? "macOS" : "iOS"
         var waiter: (any LoadedWaiter)?
         var launchedAt: Date?
         var connected: ConnectedDevice?
@@ -169,7 +183,8 @@ struct DevicePipeline: Sendable {
                 switch planned.id {
                 case .connect:
                     connected = try await step(
-                        planned, recorder: recorder, detail: { "\($0.name), iOS \($0.iosVersion)" }
+                        planned, recorder: recorder,
+                        detail: { [system] in "\($0.name), \(system) \($0.iosVersion)" }
                     ) { try await driver.connect() }
                 case .mount:
                     try await step(planned, recorder: recorder) { try await driver.prepare() }

@@ -51,6 +51,8 @@ public struct DriverRegistry: Sendable {
             return DevicectlDriver.make(
                 plan: plan, matrix: matrix, variables: variables, host: host, runner: runner,
                 scratchDirectory: stateDirectory.appendingPathComponent("devicectl"))
+        case .mac:
+            return MacDriver.make(plan: plan, variables: variables, host: host, runner: runner)
         case .pymobiledevice3:
             return ModernLinuxDriver(
                 usb: try usbDriver(plan),

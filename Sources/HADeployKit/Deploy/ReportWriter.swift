@@ -145,7 +145,7 @@ public struct ReportWriter: Sendable {
                 result.reason.flatMap { $0 == reason ? nil : "<pre class=\"reason\">\(h($0))</pre>" } ?? ""
             cards += """
                 <section class="card" data-device="\(h(result.id))">
-                  <h2>\(h(result.name)) <small>\(h(result.id)) · iOS \(h(result.ios)) · \(h(result.transport))</small></h2>
+                  <h2>\(h(result.name)) <small>\(h(result.id)) · \(result.transport == "mac" ? "macOS" : "iOS \(h(result.ios))") · \(h(result.transport))</small></h2>
                   <p><span class="badge \(badge.style)">\(h(badge.label))</span>\(reason.isEmpty ? "" : " <span class=\"why\">\(h(reason))</span>")</p>
                   \(picture)
                   <details><summary>details · \(String(format: "%.1f s", result.seconds))\(result.install.map { " · install: \($0.rawValue)" } ?? "")</summary>

@@ -216,7 +216,8 @@ public enum SummaryTable {
         var rows = [header]
         for result in report.results {
             rows.append([
-                result.id, result.ios, result.transport, result.version, result.outcome.rawValue,
+                result.id, result.transport == "mac" ? "macOS" : result.ios, result.transport, result.version,
+                result.outcome.rawValue,
                 Format.seconds(result.seconds), result.reason ?? "",
             ])
         }

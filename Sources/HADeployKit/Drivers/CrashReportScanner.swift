@@ -8,6 +8,8 @@ struct CrashReportScanner: Sendable {
     /// Keep only reports of this simulator: a simulator crash report names the process path
     /// `…/CoreSimulator/Devices/<UDID>/…`, so two simulators running the same app are told apart.
     var simulatorUDID: String?
+    /// Skip every simulator's reports (the Mac app shares the folder and the executable name).
+    var excludeSimulators = false
 
     /// The matching reports in `folder`, oldest first.
     func matches(in folder: URL) -> [URL] {
@@ -36,6 +38,7 @@ struct CrashReportScanner: Sendable {
             if let udid = simulatorUDID, text.contains("CoreSimulator/Devices/"), !text.contains(udid) {
                 continue
             }
+            if excludeSimulators, text.contains("CoreSimulator/Devices/") { continue }
             found.append((date, file))
         }
         return found.sorted { $0.0 < $1.0 }.map(\.1)

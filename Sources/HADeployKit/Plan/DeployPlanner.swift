@@ -179,7 +179,10 @@ public struct DeployPlanner: Sendable {
             let reason =
                 twins.unavailable[device.id]
                 ?? (device.kind == .simulator
-                    ? "a simulator has no virtual twin (simulators need macOS)" : "no virtual twin")
+                    ? "a simulator has no virtual twin (simulators need macOS)"
+                    : device.transport == .mac
+                        ? "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"
+                        : "no virtual twin")
             return (.usb(.virtual(address: twins.address), lookup: lookup), .notOnThisHost(reason: reason))
         }
         let usbHost = device.usbHost.flatMap { nonEmpty($0.resolve(variables).value) }
@@ -200,6 +203,14 @@ public struct DeployPlanner: Sendable {
         case .devicectl:
             // On Linux an iOS 17+ device still installs over usbmuxd; launch needs pymobiledevice3.
             return (host == .macOS ? .devicectl : .pymobiledevice3(route), .available)
+        case .mac:
+            return (
+                .mac,
+                host == .macOS
+                    ? .available
+                    : .notOnThisHost(
+                        reason: "the Mac Catalyst app runs on this machine only when it is a Mac")
+            )
         }
     }
 
@@ -211,7 +222,11 @@ public struct DeployPlanner: Sendable {
             PlanStep(
                 id, summary, deadline: StepDeadlines.deadline(id, overrides: overrides), retries: retries)
         }
-        var steps: [PlanStep] = [step(.connect, "connect over \(backend)", retries: 2)]
+        var steps: [PlanStep] = [
+            backend == .mac
+                ? step(.connect, "check this Mac (sw_vers, uname -m)")
+                : step(.connect, "connect over \(backend)", retries: 2)
+        ]
         switch backend {
         case .usb where device.iosMajor < 17:
             steps.append(step(.mount, "mount the Developer Disk Image if it is not mounted", retries: 1))
@@ -246,6 +261,14 @@ public struct DeployPlanner: Sendable {
             install =
                 "install \(build) unless unchanged (an upgrade in place when installed: the app's data is kept)"
             launch = "launch with the arguments above"
+        case .mac:
+            install =
+                "copy \(build) (ditto) into \(MacAppLocations.installRootDisplay)/<bundle id>/ unless unchanged, "
+                + "two renames swap it in, the copy it replaces kept in previous/"
+            launch =
+                "quit the running app (osascript quit, killall when it has not quit in time), merge the launch "
+                + "settings into the app's defaults domain (defaults export, then defaults import with the plist "
+                + "on stdin: the token is on no command line), open the installed copy"
         }
         steps.append(step(.install, install, retries: 1))
         if context.verify && verification.loadedEvent && device.launch {
@@ -255,7 +278,11 @@ public struct DeployPlanner: Sendable {
         guard device.launch else { return steps }
         steps.append(step(.launch, launch, retries: 1))
         if context.verify {
-            var evidence = ["the app's log (Documents/ha-log.txt)"]
+            var evidence = [
+                backend == .mac
+                    ? "the app's log (~/Documents/ha-log.txt; in its container if it is sandboxed)"
+                    : "the app's log (Documents/ha-log.txt)"
+            ]
             if verification.homeAssistant { evidence.append("its mobile_app entry in Home Assistant") }
             if verification.loadedEvent { evidence.append("the ha_dashboard_loaded event") }
             steps.append(
@@ -266,9 +293,15 @@ public struct DeployPlanner: Sendable {
         }
         steps.append(step(.crashCheck, "check for crash reports newer than the launch"))
         if context.options.screenshots {
-            if case .devicectl = backend {
+            switch backend {
+            case .devicectl:
                 // devicectl has no screenshot command; the plan says so rather than failing later.
-            } else {
+                break
+            case .mac:
+                // screencapture takes the whole desktop (other windows, notifications) and needs the
+                // Screen Recording permission: no screenshot of the Mac goes into a report.
+                break
+            default:
                 steps.append(step(.screenshot, "take a screenshot for the report"))
             }
         }

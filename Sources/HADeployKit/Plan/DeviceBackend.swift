@@ -51,6 +51,8 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
     case devicectl
     /// iOS 17+ from Linux: install over usbmuxd, launch and screenshot through pymobiledevice3's tunnel.
     case pymobiledevice3(USBRoute)
+    /// This Mac running the Mac Catalyst build: `defaults`, `osascript`, `killall`, `open` (macOS).
+    case mac
 
     public var name: String {
         switch self {
@@ -60,6 +62,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         case .rosettaSim: return "rosettasim"
         case .devicectl: return "devicectl"
         case .pymobiledevice3: return "pymobiledevice3"
+        case .mac: return "mac"
         }
     }
 
@@ -68,7 +71,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         switch self {
         case .usb(let route, _), .pymobiledevice3(let route): return route
         case .ssh(let fallback): return fallback
-        case .simctl, .rosettaSim, .devicectl: return nil
+        case .simctl, .rosettaSim, .devicectl, .mac: return nil
         }
     }
 
@@ -81,6 +84,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         case .rosettaSim: return "rosettasim-ctl"
         case .devicectl: return "xcrun devicectl"
         case .pymobiledevice3(let route): return "pymobiledevice3 (install via \(route))"
+        case .mac: return "this Mac (Mac Catalyst)"
         }
     }
 
@@ -106,7 +110,7 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
             try container.encode(lookup, forKey: .lookup)
         case .pymobiledevice3(let route): try container.encode(route, forKey: .usbmuxd)
         case .ssh(let fallback): try container.encodeIfPresent(fallback, forKey: .fallback)
-        case .simctl, .rosettaSim, .devicectl: break
+        case .simctl, .rosettaSim, .devicectl, .mac: break
         }
     }
 }

@@ -16,7 +16,8 @@ public enum PlanPrinter {
                     !build.enabled
                     ? " [--no-build: existing artifact]" : build.buildHost.map { " [built on \($0)]" } ?? ""
                 lines.append(
-                    "  \(build.flavour): \(build.archs.joined(separator: "+")), iOS \(build.deploymentTarget)+, "
+                    "  \(build.flavour): \(build.archs.joined(separator: "+")), "
+                        + (build.deploymentTarget.isEmpty ? "" : "iOS \(build.deploymentTarget)+, ")
                         + "\(build.sdk), \(build.configuration), Xcode \(build.xcode) → \(build.devices.joined(separator: ", "))\(state)"
                 )
             }
@@ -24,7 +25,9 @@ public enum PlanPrinter {
         for device in plan.devices {
             lines.append("")
             lines.append(
-                "\(device.name) [\(device.id)] — iOS \(device.ios) \(device.arch), \(device.kind.rawValue)")
+                "\(device.name) [\(device.id)] — "
+                    + (device.backend == .mac ? "macOS" : "iOS \(device.ios)")
+                    + " \(device.arch), \(device.kind.rawValue)")
             lines.append("  flavour:   \(device.flavour)")
             lines.append("  backend:   \(device.backend)")
             if let udid = device.udid { lines.append("  udid:      \(udid)") }

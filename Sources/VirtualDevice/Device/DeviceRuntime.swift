@@ -164,6 +164,10 @@ actor DeviceRuntime {
         faultBox.withLockedValue { $0.contains { $0 == .stall(at: point) } }
     }
 
+    nonisolated func garbles(at point: VirtualStallPoint) -> Bool {
+        faultBox.withLockedValue { $0.contains { $0 == .garble(at: point) } }
+    }
+
     nonisolated func closesConnection(at point: VirtualStallPoint) -> Bool {
         faultBox.withLockedValue { $0.contains { $0 == .closeConnection(at: point) } }
     }

@@ -21,6 +21,10 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// The connection is closed at the given point without a word, as when usbmuxd is killed or
     /// the cable pulled (supported at `install`: after the first progress message).
     case closeConnection(at: VirtualStallPoint)
+    /// The device answers at the given point with bytes that are not its protocol, then goes
+    /// silent with the connection open, as a port answered by something else would (supported at
+    /// `lockdown`: a frame announcing 1,024 bytes of which a 43-byte HTML fragment comes).
+    case garble(at: VirtualStallPoint)
     /// `VerifyingApplication` takes this many seconds with nothing sent meanwhile, as a real device
     /// checking a large app's signature (clients must tell a quiet device from a lost one).
     case slowVerification(seconds: Double)
@@ -36,6 +40,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .pairingDialogPending: return "pairingDialogPending"
         case .passcodeLocked: return "passcodeLocked"
         case .closeConnection: return "closeConnection"
+        case .garble: return "garble"
         case .slowVerification: return "slowVerification"
         }
     }

@@ -9,12 +9,22 @@ struct LockdownService {
     /// lockdownd drops an idle client after this long (the clients wait 30 s per reply).
     static let idleTimeout: TimeAmount = .seconds(120)
 
+    /// What the `garble` fault sends: a length that promises more than comes, then not a plist.
+    static let garbledReply: [UInt8] =
+        [0, 0, 4, 0] + Array("<html><body>502 Bad Gateway</body></html>\r\n".utf8)
+
     func run() async throws {
         var sessionID: String?
         while true {
             let request = try await stream.readDictionary(timeout: Self.idleTimeout)
             if runtime.isStalled(at: .lockdown) {
                 runtime.logger.info("stall fault: lockdownd not answering")
+                await stallUntilClosed()
+                return
+            }
+            if runtime.garbles(at: .lockdown) {
+                runtime.logger.info("garble fault: lockdownd answering with a broken frame")
+                try await stream.write(Self.garbledReply)
                 await stallUntilClosed()
                 return
             }

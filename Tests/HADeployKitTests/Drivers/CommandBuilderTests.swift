@@ -27,6 +27,57 @@ import Testing
         #expect(simctl.listDevices().environment.isEmpty)
     }
 
+    /// The `mac` flavour of the committed matrix builds exactly as the app's `scripts/build.sh mac`:
+    /// the destination picks the Mac Catalyst variant, Debug, arm64 only, development signing with
+    /// the team (plus hadeploy's own derived-data and result-bundle paths).
+    @Test func theMacFlavourBuildsAsTheAppsScriptDoes() throws {
+        let (_, _, matrix) = try DriverTestPlans.plan("mac")
+        let flavour = try #require(matrix.flavour(named: "mac"))
+        let builder = BuildCommandBuilder(
+            variables: ["APPLE_TEAM_ID": "ABCDE12345", "ASC_KEY_PATH": "/secret/AuthKey.p8"],
+            version: .init(
+                marketingVersion: "1.2.5", buildNumber: 158, tag: "v1.2.5", commitsSinceTag: 0, dirty: false,
+                shallow: false))
+        let command = builder.xcodebuild(flavour)
+        #expect(command.executable == "xcodebuild")
+        #expect(
+            command.arguments == [
+                "build", "-project", "HADashboard.xcodeproj", "-scheme", "HADashboard", "-configuration",
+                "Debug",
+                "-destination", "platform=macOS,variant=Mac Catalyst",
+                "-derivedDataPath", ".hadeploy/build/mac/DerivedData",
+                "-resultBundlePath", ".hadeploy/build/mac/mac-158.xcresult",
+                "ARCHS=arm64", "ONLY_ACTIVE_ARCH=YES", "MARKETING_VERSION=1.2.5",
+                "CURRENT_PROJECT_VERSION=158",
+                "CODE_SIGN_IDENTITY=Apple Development", "CODE_SIGN_STYLE=Automatic",
+                "DEVELOPMENT_TEAM=ABCDE12345",
+            ])
+        #expect(command.environment == ["DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer"])
+        #expect(builder.commands(flavour).map(\.executable) == ["xcodegen", "xcodebuild"])
+    }
+
+    @Test func macArgumentVectors() {
+        let mac = MacCommands()
+        #expect(mac.productVersion().arguments == ["-productVersion"])
+        #expect(
+            mac.copy("/b/HA Dashboard.app", to: "/i/HA Dashboard.app").arguments == [
+                "/b/HA Dashboard.app", "/i/HA Dashboard.app",
+            ])
+        #expect(
+            mac.exportDefaults("com.hadashboard.app").arguments == ["export", "com.hadashboard.app", "-"])
+        let imported = mac.importDefaults(
+            "com.hadashboard.app", plist: Data("<plist/>".utf8), secrets: ["tok"])
+        #expect(imported.arguments == ["import", "com.hadashboard.app", "-"])
+        #expect(imported.standardInput == Data("<plist/>".utf8))
+        #expect(
+            mac.quit("com.hadashboard.app").arguments == [
+                "-e",
+                "if application id \"com.hadashboard.app\" is running then tell application id \"com.hadashboard.app\" to quit",
+            ])
+        #expect(mac.kill("HA Dashboard").arguments == ["HA Dashboard"])
+        #expect(mac.open("/i/HA Dashboard.app").executable == "open")
+    }
+
     @Test func simctlLaunchPassesEnvironmentAsSimctlChildAndRedactsSecrets() {
         let command = SimctlCommands(developerDir: "/Applications/Xcode.app/Contents/Developer").launch(
             udid, bundleID: "com.example.hadashboard",

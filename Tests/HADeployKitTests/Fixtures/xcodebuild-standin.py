@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # A STAND-IN for xcodebuild on Linux (Xcode cannot run here). It honours the arguments hadeploy
-# passes that decide the output: -derivedDataPath, -configuration, -sdk and ARCHS=..., and writes an
+# passes that decide the output: -derivedDataPath, -configuration, -sdk (or the Mac Catalyst
+# -destination) and ARCHS=..., and writes an
 # .app whose executable has a Mach-O header per architecture. STANDIN_FAIL=1 makes it fail like a
 # compile error.
 # Control files in the working directory (the app repo): STANDIN_FAIL makes it fail
@@ -69,12 +70,19 @@ else:
     for a in archs:
         binary = binary.ljust(len(binary) + (-len(binary)) % 16384, b"\0") + thin(a)
 
+# `-destination 'platform=macOS,variant=Mac Catalyst'` (no -sdk) builds the Mac variant: Xcode
+# writes it to <configuration>-maccatalyst/ as a macOS bundle (Contents/Info.plist,
+# Contents/MacOS/<executable>).
+catalyst = value("-destination") == "platform=macOS,variant=Mac Catalyst"
+platform = "maccatalyst" if catalyst else value("-sdk")
 app = os.path.join(value("-derivedDataPath"), "Build", "Products",
-                   f"{value('-configuration')}-{value('-sdk')}", "HADashboard.app")
-os.makedirs(app, exist_ok=True)
-with open(os.path.join(app, "HADashboard"), "wb") as f:
+                   f"{value('-configuration')}-{platform}", "HADashboard.app")
+contents = os.path.join(app, "Contents") if catalyst else app
+executable_dir = os.path.join(contents, "MacOS") if catalyst else app
+os.makedirs(executable_dir, exist_ok=True)
+with open(os.path.join(executable_dir, "HADashboard"), "wb") as f:
     f.write(binary)
-with open(os.path.join(app, "Info.plist"), "wb") as f:
+with open(os.path.join(contents, "Info.plist"), "wb") as f:
     plistlib.dump({"CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "HADashboard",
                    "CFBundleShortVersionString": settings.get("MARKETING_VERSION", "0.0.0"),
                    "CFBundleVersion": settings.get("CURRENT_PROJECT_VERSION", "0")}, f)

@@ -1,0 +1,86 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// `hadeploy rollback mac`: puts back the Mac Catalyst app the last deploy replaced (hadeploy keeps
+/// it in `previous/` beside the installed copy), reopens it and reads its log for a loaded dashboard.
+public struct MacRollback: Sendable {
+    public struct Outcome: Sendable {
+        /// The restored copy (its path and version).
+        public var restored: Artifact
+        /// The log lines of the relaunch that prove (or disprove) a loaded dashboard.
+        public var evidence: [String]
+        public var loaded: Bool
+    }
+
+    let driver: MacDriver
+    let bundleID: String
+    let verificationTimeout: Double
+
+    /// Resolves `device` in devices.yaml; it must be the `mac` device. The bundle id is `bundleID`,
+    /// else `.env`'s `BUNDLE_ID`.
+    public init(
+        matrix: DeviceMatrix, variables: [String: String], device: String, bundleID: String?,
+        host: HostPlatform, runner: any ProcessRunner
+    ) throws {
+        guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
+            target.transport == .mac
+        else { throw TransportUnavailable(device: device, transport: "mac", reason: "not the Mac") }
+        guard let bundle = bundleID ?? variables["BUNDLE_ID"], !bundle.isEmpty else {
+            throw TransportUnavailable(
+                device: device, transport: "mac",
+                reason: "no bundle id: pass --bundle-id or set BUNDLE_ID in .env")
+        }
+        let home = URL(
+            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
+        self.driver = MacDriver(
+            configuration: .init(
+                label: target.name, host: host, home: home,
+                deadlines: DriverDeadlines(overrides: target.timeouts)),
+            runner: runner)
+        self.bundleID = bundle
+        self.verificationTimeout = target.verificationTimeout
+    }
+
+    init(driver: MacDriver, bundleID: String, verificationTimeout: Double) {
+        self.driver = driver
+        self.bundleID = bundleID
+        self.verificationTimeout = verificationTimeout
+    }
+
+    /// The version kept in `previous/`, if any.
+    public func previous() async throws -> Artifact? {
+        try await driver.previousInstall(bundleID: bundleID)
+    }
+
+    /// Restores, reopens, then waits (up to the device's verification timeout) for a new log session
+    /// to show the dashboard loaded or failing.
+    public func run(now: @Sendable () -> Date = Date.init) async throws -> Outcome {
+        let probe = Artifact(
+            path: "", bundleID: bundleID, executable: "", marketingVersion: "", buildNumber: "", flavour: "",
+            archs: [], platform: .macCatalyst)
+        func log() async throws -> Data? {
+            try await driver.appDataFile(probe, relativePath: AppLogEvidence.path)
+        }
+        try await driver.requireMacOS("rollback")
+        let before = try await log().map(AppLogEvidence.sessions) ?? 0
+        let restored = try await driver.rollback(bundleID: bundleID)
+        let deadline = now().addingTimeInterval(verificationTimeout)
+        var evidence = AppLogEvidence(text: "")
+        // A failure seen twice is final: the app logs a failed fetch just before its fallback.
+        var failedBefore = false
+        while now() < deadline {
+            if let data = try await log() {
+                evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
+                let verdict = evidence.sessionCount > before ? evidence.verdict : nil
+                if verdict == true || (verdict == false && failedBefore) { break }
+                failedBefore = verdict == false
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let fresh = evidence.sessionCount > before
+        return Outcome(
+            restored: restored, evidence: fresh ? evidence.lastSessionHighlights : [],
+            loaded: fresh && evidence.verdict == true)
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The one owner of a libimobiledevice client handle (`afc_client_t`, `screenshotr_client_t`, …):
+/// made by the library's `*_new`, freed by its `*_free` on the device's worker, because the C
+/// clients are not thread-safe, and only then may the device handle it was made from go.
+final class ClientHandle<Raw>: @unchecked Sendable {
+    let raw: Raw
+    let device: DeviceHandle
+    private let release: (Raw) -> Void
+
+    /// Calls `make` (the library's `*_new`, given where to put the handle) and keeps what it made;
+    /// any other code than `success` is turned into the error to throw by `failure`.
+    init<Code: Equatable>(
+        device: DeviceHandle, success: Code, make: (UnsafeMutablePointer<Raw?>) -> Code,
+        failure: (Code) -> MobileDeviceError, release: @escaping (Raw) -> Void
+    ) throws {
+        var made: Raw?
+        let code = make(&made)
+        guard code == success, let made else { throw failure(code) }
+        self.raw = made
+        self.device = device
+        self.release = release
+    }
+
+    /// Owns a handle made some other way (AFC on a connection that house_arrest vended).
+    init(raw: Raw, device: DeviceHandle, release: @escaping (Raw) -> Void) {
+        self.raw = raw
+        self.device = device
+        self.release = release
+    }
+
+    deinit {
+        let work = Unchecked((raw, release))
+        let device = device
+        device.worker.queue.async {
+            work.value.1(work.value.0)
+            _ = device
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if canImport(Glibc)
+    private let systemSend = Glibc.send
+#elseif canImport(Darwin)
+    private let systemSend = Darwin.send
+#endif
+
+/// A blocking socket of our own, with a receive/send timeout, for the probes that ask a daemon
+/// again when libusbmuxd or libimobiledevice reduced its answer to an error code. Closed on deinit.
+final class ProbeSocket {
+    let fd: Int32
+
+    private init(fd: Int32, timeout: Double) {
+        self.fd = fd
+        var limit = timeval()
+        limit.tv_sec = .init(timeout.rounded(.down))
+        limit.tv_usec = .init((timeout - timeout.rounded(.down)) * 1e6)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    enum Opening {
+        case success(ProbeSocket)
+        case failure(String)
+    }
+
+    /// Connects to `UNIX:/path`, `/path` or `host:port` (as libusbmuxd reads `USBMUXD_SOCKET_ADDRESS`).
+    static func open(_ address: String, timeout: Double) -> Opening {
+        var path = address
+        if address.hasPrefix("UNIX:") { path = String(address.dropFirst(5)) }
+        if path.hasPrefix("/") { return openUnix(path, timeout: timeout) }
+        guard let colon = path.lastIndex(of: ":"), let port = UInt16(path[path.index(after: colon)...]) else {
+            return .failure("'\(address)' is neither UNIX:/path nor host:port")
+        }
+        return openTCP(host: String(path[..<colon]), port: port, timeout: timeout)
+    }
+
+    static func openTCP(host: String, port: UInt16, timeout: Double) -> Opening {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, "\(port)", &hints, &list) == 0, let first = list else {
+            return .failure("cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard fd >= 0 else { return .failure(errnoText(errno)) }
+        let socket = ProbeSocket(fd: fd, timeout: timeout)
+        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            return .failure(errnoText(errno))
+        }
+        return .success(socket)
+    }
+
+    private static func openUnix(_ path: String, timeout: Double) -> Opening {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return .failure(errnoText(errno)) }
+        let socket = ProbeSocket(fd: fd, timeout: timeout)
+        var socketAddress = sockaddr_un()
+        socketAddress.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: socketAddress.sun_path) else {
+            return .failure("the socket path is too long")
+        }
+        withUnsafeMutableBytes(of: &socketAddress.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { return .failure(errnoText(errno)) }
+        return .success(socket)
+    }
+
+    /// Sends all of `data`; false when the peer closed or the send timed out.
+    func sendAll(_ data: Data) -> Bool {
+        #if os(Linux)
+            let flags = Int32(MSG_NOSIGNAL)
+        #else
+            let flags: Int32 = 0
+        #endif
+        let sent = data.withUnsafeBytes { systemSend(fd, $0.baseAddress, $0.count, flags) }
+        return sent == data.count
+    }
+
+    /// Up to `count` bytes; `failed` when a read ended in an error or the timeout (else the peer
+    /// closed the connection, or all bytes came).
+    func receive(count: Int) -> (data: Data, failed: Bool) {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: min(max(count, 1), 65_536))
+        while data.count < count {
+            let wanted = min(buffer.count, count - data.count)
+            let got = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, wanted, 0) }
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { return (data, true) }
+            if got == 0 { return (data, false) }
+            data.append(contentsOf: buffer[0..<got])
+        }
+        return (data, false)
+    }
+
+    /// The first bytes of `data` in hex, for saying what a broken peer sent.
+    static func hex(_ data: Data) -> String {
+        let shown = data.prefix(24).map { String(format: "%02x", $0) }.joined(separator: " ")
+        return data.count > 24 ? shown + " …" : shown
+    }
+
+    static func errnoText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}
