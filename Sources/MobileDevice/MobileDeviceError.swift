@@ -96,6 +96,17 @@ public struct MobileDeviceError: Error, Sendable, CustomStringConvertible {
         "Is Wi-Fi sync on for this computer (Finder or iTunes: \"Show this iPad when on Wi-Fi\"), is the "
         + "device on the same network as this computer, and is it awake (unlocked, not asleep)? "
         + "`idevice_id -n` lists the Wi-Fi devices usbmuxd sees."
+        + usbmuxdWithoutNetwork
+
+    /// libimobiledevice's usbmuxd (Debian's 1.1.1, and upstream still) lists USB devices only; Wi-Fi
+    /// devices come from Apple's usbmuxd or a replacement that discovers them.
+    #if os(Linux)
+        static let usbmuxdWithoutNetwork =
+            " On Linux, Debian's usbmuxd lists USB devices only: Wi-Fi devices need usbmuxd2 or netmuxd in "
+            + "its place."
+    #else
+        static let usbmuxdWithoutNetwork = ""
+    #endif
 
     /// The same error for a device reached over Wi-Fi: a lost or missing connection is about the
     /// network, not a cable.
