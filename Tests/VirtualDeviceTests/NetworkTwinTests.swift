@@ -110,6 +110,18 @@ extension VirtualDeviceSuite {
             try await emulator.daemon.setOnNetwork(true, udid: udid)
             let back = try await emulator.run("ideviceinfo", ["-n", "-u", udid, "-k", "ProductType"])
             #expect(back.status == 0 && back.stdout == "iPad5,1\n", "\(back)")
+
+            // The same through the control socket (what `hadeploy virtual` users have).
+            let replies = try ControlAndEventsTests.control(
+                emulator.directory,
+                [
+                    #"{"command":"setOnNetwork","udid":"mini4","onNetwork":false}"#,
+                    #"{"command":"setOnNetwork","udid":"mini4"}"#,
+                ])
+            #expect(replies.first == #"{"ok":true}"#, "\(replies)")
+            #expect(replies.last?.contains("needs") == true, "\(replies)")
+            let gone = try await emulator.run("idevice_id", ["-n"])
+            #expect(!gone.stdout.contains(udid), "\(gone)")
         }
     }
 }

@@ -54,6 +54,7 @@ final class ControlServer: Sendable {
         let udid: String?
         let fault: VirtualFault?
         let kind: String?
+        let onNetwork: Bool?
     }
 
     private func serve(_ stream: ByteStream) async {
@@ -96,6 +97,12 @@ final class ControlServer: Sendable {
                 try await daemon.clearFaults(udid: try udid(request), kind: request.kind)
             case "reboot":
                 try await daemon.reboot(udid: try udid(request))
+            case "setOnNetwork":
+                // A network twin leaves Wi-Fi (false) or comes back (true).
+                guard let onNetwork = request.onNetwork else {
+                    return failure("setOnNetwork needs \"onNetwork\"")
+                }
+                try await daemon.setOnNetwork(onNetwork, udid: try udid(request))
             case "installedApps":
                 reply["apps"] = AnyEncodable(try await daemon.installedApps(udid: try udid(request)))
             case "runningApp":
