@@ -92,21 +92,24 @@ public struct MobileDeviceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What to check when a Wi-Fi device cannot be found or stops answering.
-    static let networkNextStep =
+    static var networkNextStep: String {
         "Is Wi-Fi sync on for this computer (Finder or iTunes: \"Show this iPad when on Wi-Fi\"), is the "
-        + "device on the same network as this computer, and is it awake (unlocked, not asleep)? "
-        + "`idevice_id -n` lists the Wi-Fi devices usbmuxd sees."
-        + usbmuxdWithoutNetwork
+            + "device on the same network as this computer, and is it awake (unlocked, not asleep)? "
+            + "`idevice_id -n` lists the Wi-Fi devices usbmuxd sees." + usbmuxdWithoutNetwork
+    }
 
     /// libimobiledevice's usbmuxd (Debian's 1.1.1, and upstream still) lists USB devices only; Wi-Fi
-    /// devices come from Apple's usbmuxd or a replacement that discovers them.
-    #if os(Linux)
-        static let usbmuxdWithoutNetwork =
-            " On Linux, Debian's usbmuxd lists USB devices only: Wi-Fi devices need usbmuxd2 or netmuxd in "
-            + "its place."
-    #else
-        static let usbmuxdWithoutNetwork = ""
-    #endif
+    /// devices come from Apple's usbmuxd or a replacement that discovers them. Said only when the
+    /// system's own usbmuxd is the one asked.
+    private static var usbmuxdWithoutNetwork: String {
+        #if os(Linux)
+            guard UsbmuxDirectory.address == "/var/run/usbmuxd" else { return "" }
+            return " On Linux, Debian's usbmuxd lists USB devices only: Wi-Fi devices need usbmuxd2 or "
+                + "netmuxd in its place."
+        #else
+            return ""
+        #endif
+    }
 
     /// The same error for a device reached over Wi-Fi: a lost or missing connection is about the
     /// network, not a cable.

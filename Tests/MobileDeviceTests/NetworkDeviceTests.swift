@@ -186,4 +186,26 @@ import VirtualDevice
                 $0.bundleIdentifier == spec.bundleID
             })
     }
+
+    /// A real Developer Disk Image is tens of megabytes: over Wi-Fi it goes up whole too, and the
+    /// screenshot service answers over the network as well.
+    @Test func aLargeDeveloperImageMountsOverWiFi() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let udid = await emulator.udid(SharedEmulator.Device.wifi)
+        let images = try TestApps.temporaryDirectory("wifi-ddi")
+        defer { try? FileManager.default.removeItem(at: images) }
+        let folder = images.appendingPathComponent("15.8")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(repeating: 0x5A, count: 20 * 1_048_576).write(
+            to: folder.appendingPathComponent("DeveloperDiskImage.dmg"))
+        try Data(repeating: 0xA5, count: 128).write(
+            to: folder.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        let device = try await USBTransport.connect(
+            udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator))
+        let status = try await device.mountDeveloperImageIfNeeded(searchDirectories: [images])
+        #expect(status != .alreadyMounted, "\(status)")
+        #expect(await emulator.daemon.devices().first { $0.udid == udid }?.developerImageMounted == true)
+        let png = try await device.screenshotPNG()
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+    }
 }
