@@ -56,6 +56,40 @@ import Versioning
         #expect(try Self.plan(host: .macOS, targets: ["all"]).devices.contains { $0.id == "mac" })
     }
 
+    /// On virtual twins the Mac has none: its row says what it is (mac), not the twins' usbmuxd.
+    @Test func aMacWithoutATwinIsReportedAsTheMacNotAsUSB() async throws {
+        let matrix = try SpecLoader().load(
+            contentsOf: DriverTestPlans.root.appendingPathComponent("devices.yaml"),
+            displayName: "devices.yaml")
+        let twins = VirtualTwins(
+            address: "UNIX:/tmp/v/usbmuxd.sock", udids: [:],
+            unavailable: ["mac": "the Mac has no virtual twin"])
+        let plan = try DeployPlanner(
+            matrix: matrix, variables: [:], topology: Topology(host: .linux, virtual: twins)
+        )
+        .plan(
+            options: DeployOptions(targets: ["mac"], verify: false),
+            version: GitVersion(
+                marketingVersion: "1.2.5", buildNumber: 158, tag: "v1.2.5", commitsSinceTag: 0, dirty: false,
+                shallow: false), deployID: "d-virtual")
+        let folder = try TemporaryFolder()
+        let environment = DeployEnvironment(
+            driver: { _ in
+                MacDriver(
+                    configuration: .init(label: "Mac", host: .linux, home: folder.url),
+                    runner: FailingRunner())
+            },
+            verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
+            reporter: PlainReporter(output: RecordingOutputSink()), reportDirectory: nil,
+            lockDirectory: folder.path("locks"))
+        let report = await DeployExecutor(plan: plan, environment: environment).run()
+        let result = try #require(report.results.first)
+        #expect(result.outcome == .notAvailable)
+        #expect(result.transport == "mac")
+        let row = SummaryTable.render(report).split(separator: "\n")[1].split(separator: " ")
+        #expect(row.prefix(3) == ["mac", "macOS", "mac"], "\(row)")
+    }
+
     /// A Mac Catalyst bundle inspected by the one artifact reader.
     static func macArtifact(in folder: TemporaryFolder) throws -> Artifact {
         let build = folder.path("build/Debug-maccatalyst/HA Dashboard.app")

@@ -26,8 +26,11 @@ struct DevicePipeline: Sendable {
         let start = environment.now()
         let recorder = Recorder()
         func result(_ outcome: DeviceOutcome, reason: String?, failedStep: String? = nil) -> DeviceResult {
-            DeviceResult(
-                id: device.id, name: device.name, ios: device.ios, transport: device.backend.label,
+            // A device not available here was given no backend of its own: say what it is configured as.
+            let transport =
+                outcome == .notAvailable ? device.transport.rawValue : device.backend.label
+            return DeviceResult(
+                id: device.id, name: device.name, ios: device.ios, transport: transport,
                 version: plan.version.description, outcome: outcome, reason: reason, failedStep: failedStep,
                 install: recorder.install, verification: recorder.verification, steps: recorder.steps,
                 screenshot: recorder.screenshot, crashReports: recorder.crashReports,
