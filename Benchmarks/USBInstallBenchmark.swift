@@ -29,6 +29,9 @@ struct USBInstallBenchmark: AsyncParsableCommand {
     @Option(help: "Rounds of the side-by-side comparison (env HADEPLOY_USB_BENCH_ROUNDS, default 3).")
     var rounds: Int?
 
+    @Flag(help: "Reach the device through usbmuxd's network lookup (Wi-Fi; the tool runs with -n).")
+    var network = false
+
     @Flag(help: "Only our install, once, forced (for /usr/bin/time -v).")
     var installOnly = false
 
@@ -44,10 +47,11 @@ struct USBInstallBenchmark: AsyncParsableCommand {
             fileURLWithPath: BenchEnvironment.value(state, "HADEPLOY_USB_BENCH_STATE")
                 ?? "/tmp/hadeploy-usb-bench-state")
         USBTransport.setUsbmuxdAddress(socket)
+        var options = USBDeviceOptions(
+            stateDirectory: state, logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose))
+        options.network = network
         let device = try await USBTransport.connect(
-            udid: udid, deadline: .now + .seconds(30),
-            options: USBDeviceOptions(
-                stateDirectory: state, logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose)))
+            udid: udid, deadline: .now + .seconds(30), options: options)
         if installOnly {
             let clock = ContinuousClock()
             let start = clock.now
@@ -73,7 +77,8 @@ struct USBInstallBenchmark: AsyncParsableCommand {
             _ = try await device.uninstall(bundleID: app.bundleIdentifier)
             let toolStart = clock.now
             let result = try await ToolProcess.run(
-                "ideviceinstaller", ["-u", udid, "-i", ipa.path], socket: socket, timeout: .seconds(900))
+                "ideviceinstaller", (network ? ["-n"] : []) + ["-u", udid, "-i", ipa.path], socket: socket,
+                timeout: .seconds(900))
             tool.append(clock.now - toolStart)
             guard result.status == 0, !result.timedOut, result.output.contains("Install: Complete") else {
                 throw BenchFailure(
@@ -100,7 +105,8 @@ struct USBInstallBenchmark: AsyncParsableCommand {
         func median(_ values: [Duration]) -> String { seconds(values.sorted()[values.count / 2]) }
         let megabytes = Double(app.uploadSize) / 1_048_576
         print(
-            "BENCH ipa=\(Timing.fixed(megabytes, digits: 0)) MiB rounds=\(rounds)\n"
+            "BENCH ipa=\(Timing.fixed(megabytes, digits: 0)) MiB rounds=\(rounds)"
+                + (network ? " over the network lookup (-n)" : "") + "\n"
                 + "BENCH ideviceinstaller -i: \(list(tool)) s (median \(median(tool)))\n"
                 + "BENCH hadeploy install:    \(list(ours)) s (median \(median(ours)))\n"
                 + "BENCH unchanged redeploy:  \(list(unchanged)) s (median \(median(unchanged)))")
