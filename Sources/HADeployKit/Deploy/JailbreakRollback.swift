@@ -24,14 +24,11 @@ public struct JailbreakRollback: Sendable {
         matrix: DeviceMatrix, variables: [String: String], environment: [String: String], device: String,
         bundleID: String?, stateDirectory: URL
     ) throws {
-        guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
-            target.ssh != nil || target.transport == .ssh
-        else { throw TransportUnavailable(device: device, transport: "ssh", reason: "not reached over SSH") }
-        guard let bundle = bundleID ?? variables["BUNDLE_ID"], !bundle.isEmpty else {
-            throw TransportUnavailable(
-                device: device, transport: "ssh",
-                reason: "no bundle id: pass --bundle-id or set BUNDLE_ID in .env")
-        }
+        let resolved = try RollbackTarget(
+            matrix: matrix, variables: variables, device: device, bundleID: bundleID, transport: "ssh",
+            rejection: "not reached over SSH"
+        ) { $0.ssh != nil || $0.transport == .ssh }
+        let (target, bundle) = (resolved.device, resolved.bundleID)
         let plan = try DeployPlanner(
             matrix: matrix, variables: variables, topology: .current(environment: environment)
         ).plan(

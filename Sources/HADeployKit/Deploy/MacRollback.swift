@@ -23,14 +23,11 @@ public struct MacRollback: Sendable {
         matrix: DeviceMatrix, variables: [String: String], device: String, bundleID: String?,
         host: HostPlatform, runner: any ProcessRunner
     ) throws {
-        guard let target = try TargetResolver(matrix: matrix).resolve([device]).first,
-            target.transport == .mac
-        else { throw TransportUnavailable(device: device, transport: "mac", reason: "not the Mac") }
-        guard let bundle = bundleID ?? variables["BUNDLE_ID"], !bundle.isEmpty else {
-            throw TransportUnavailable(
-                device: device, transport: "mac",
-                reason: "no bundle id: pass --bundle-id or set BUNDLE_ID in .env")
-        }
+        let resolved = try RollbackTarget(
+            matrix: matrix, variables: variables, device: device, bundleID: bundleID, transport: "mac",
+            rejection: "not the Mac"
+        ) { $0.transport == .mac }
+        let (target, bundle) = (resolved.device, resolved.bundleID)
         let home = URL(
             fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
         self.driver = MacDriver(
