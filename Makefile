@@ -21,7 +21,8 @@ deps:
 peers:
 	@scripts/bootstrap.sh --with-peers
 	@for s in scripts/tools-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
-	  if [ -x $$s ]; then case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; fi; done
+	  [ -x $$s ] || { echo "make peers: $$s is missing or not executable" >&2; exit 1; }; \
+	  case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; done
 
 # The demo needs the build dependencies (virtual devices are in-process) and, unless HA_SERVER and
 # HA_TOKEN name one, a Home Assistant on loopback (scripts/demo.sh installs and starts the test peer).

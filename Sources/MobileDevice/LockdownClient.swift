@@ -35,6 +35,17 @@ final class LockdownClient: @unchecked Sendable {
             failure: { LockdownErrors.error($0, step: step, device: identity) },
             release: { _ = lockdownd_client_free($0) })
         BlockingSends.restore(handle.raw, depth: 3, on: device)
+        if !handshake {
+            // lockdownd_client_new only logs a failed QueryType, and the next request then waits out
+            // the library's 30 s receive timeout: check the answer here, where the caller's
+            // `LockdownWatchdog` sees a failure or a wait.
+            var type: UnsafeMutablePointer<CChar>?
+            let result = lockdownd_query_type(handle.raw, &type)
+            free(type)
+            guard result == LOCKDOWN_E_SUCCESS else {
+                throw LockdownErrors.error(result, step: "lockdownd_query_type", device: identity)
+            }
+        }
         return LockdownClient(handle: handle, identity: identity)
     }
 

@@ -6,12 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-#if canImport(Glibc)
-    private let systemSend = Glibc.send
-#elseif canImport(Darwin)
-    private let systemSend = Darwin.send
-#endif
-
 /// A blocking socket of our own, with a receive/send timeout, for the probes that ask a daemon
 /// again when libusbmuxd or libimobiledevice reduced its answer to an error code. Closed on deinit.
 final class ProbeSocket {
@@ -91,7 +85,7 @@ final class ProbeSocket {
         #else
             let flags: Int32 = 0
         #endif
-        let sent = data.withUnsafeBytes { systemSend(fd, $0.baseAddress, $0.count, flags) }
+        let sent = data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, flags) }
         return sent == data.count
     }
 

@@ -49,15 +49,10 @@ public enum USBTransport {
         var timeouts = options.timeouts
         timeouts.handshake = min(timeouts.handshake, max(deadline - .now, .milliseconds(1)))
         let session = try await DeviceSession.open(identity: anonymous, timeouts: timeouts, network: network)
-        // Name first (given without pairing), so a pairing problem names the device. The plain
-        // client succeeds even when QueryType got nonsense back, so the first request is watched too.
-        let name = try await LockdownWatchdog.watch(
-            "lockdownd_get_value DeviceName", device: anonymous, budget: timeouts.request
-        ) { [timeouts] in
-            let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
-            return try? await session.run("lockdownd_get_value DeviceName", within: timeouts.request) {
-                try plain.value(key: "DeviceName")?.string
-            }
+        // Name first (given without pairing), so a pairing problem names the device.
+        let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
+        let name = try? await session.run("lockdownd_get_value DeviceName", within: timeouts.request) {
+            try plain.value(key: "DeviceName")?.string
         }
         let identity = DeviceIdentity(name: name ?? nil, udid: udid)
         let named = try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
@@ -163,19 +158,14 @@ public enum USBTransport {
         do {
             let session = try await DeviceSession.open(
                 identity: identity, timeouts: timeouts, network: entry.isNetwork)
-            values = try await LockdownWatchdog.watch(
-                "lockdownd_get_value", device: identity, budget: timeouts.request
-            ) {
-                let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
-                return try await session.run("lockdownd_get_value", within: timeouts.request) {
-                    var found: [String: String] = [:]
-                    for key in [
-                        "DeviceName", "ProductType", "ProductVersion", "BuildVersion", "CPUArchitecture",
-                    ] {
-                        if let value = try plain.value(key: key)?.string { found[key] = value }
-                    }
-                    return found
+            let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
+            values = try await session.run("lockdownd_get_value", within: timeouts.request) {
+                var found: [String: String] = [:]
+                for key in ["DeviceName", "ProductType", "ProductVersion", "BuildVersion", "CPUArchitecture"]
+                {
+                    if let value = try plain.value(key: key)?.string { found[key] = value }
                 }
+                return found
             }
             identity.name = values["DeviceName"]
             let hasRecord = try await session.run("usbmuxd_read_pair_record", within: timeouts.usbmuxd) {

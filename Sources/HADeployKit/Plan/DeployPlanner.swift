@@ -260,7 +260,8 @@ public struct DeployPlanner: Sendable {
             // installation_proxy Upgrade when the app is there: its data container is kept.
             install =
                 "install \(build) unless unchanged (an upgrade in place when installed: the app's data is kept)"
-            launch = "launch with the arguments above"
+            // debugserver hands them to the app itself: on no command line of this computer.
+            launch = "launch with the arguments above (through debugserver, as the app's own arguments)"
         case .mac:
             install =
                 "copy \(build) (ditto) into \(MacAppLocations.installRootDisplay)/<bundle id>/ unless unchanged, "
