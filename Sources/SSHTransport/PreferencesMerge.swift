@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Turns launch arguments into the app's preferences: `-Key value` → plist key `Key`, merged into what
 /// the device already has, written back as a binary plist (the format iOS's `cfprefsd` writes).
@@ -35,6 +36,6 @@ enum PreferencesMerge {
             guard !key.isEmpty else { continue }
             dictionary[key] = value(for: key, argument.value)
         }
-        return try PropertyListSerialization.data(fromPropertyList: dictionary, format: .binary, options: 0)
+        return try PropertyListValue.encode(dictionary, .binary)
     }
 }

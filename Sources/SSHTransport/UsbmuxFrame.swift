@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// One usbmuxd message: a 16-byte little-endian header (length incl. header, version, message type,
 /// tag) and a payload; type 8 carries an XML plist (PROTOCOL.md §1.2).
@@ -53,7 +54,7 @@ struct UsbmuxFrame: Equatable {
     /// A plist frame; replies must be XML, libusbmuxd parses nothing else (PROTOCOL.md §1.2).
     static func plist(_ dictionary: [String: Any], tag: UInt32) -> UsbmuxFrame {
         let payload =
-            (try? PropertyListSerialization.data(fromPropertyList: dictionary, format: .xml, options: 0))
+            (try? PropertyListValue.encode(dictionary, .xml))
             ?? Data()
         return UsbmuxFrame(version: 1, message: plistMessage, tag: tag, payload: payload)
     }

@@ -7,8 +7,41 @@ public enum HADeployBinary {
     public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The archive under test: `make test` builds the release archive once (as `make dist` does) and
+    /// names it in `HADEPLOY_DIST_ARCHIVE`; every suite that runs the binary then runs the one users
+    /// install (static Swift runtime and Foundation), extracted from that archive.
+    public static var distArchive: String? {
+        let value = ProcessInfo.processInfo.environment["HADEPLOY_DIST_ARCHIVE"] ?? ""
+        return value.isEmpty ? nil : value
+    }
+
+    /// Where the archive's `bin/hadeploy` was extracted to (removed when the test process exits).
+    private static func extract(_ archive: String) async throws -> String {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("hadeploy-under-test-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        RemoveAtExit.register(folder)
+        _ = try await LiveProcessRunner().checked(
+            ProcessCommand("tar", ["-C", folder.path, "-xzf", archive]), timeout: .seconds(120))
+        let entries = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        guard let top = entries.first(where: { $0.hasPrefix("hadeploy-") }) else {
+            throw ArchiveProblem(description: "\(archive) holds no hadeploy-<version>-<os>-<arch> folder")
+        }
+        let binary = folder.appendingPathComponent(top).appendingPathComponent("bin/hadeploy").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw ArchiveProblem(description: "\(archive) holds no executable bin/hadeploy")
+        }
+        return binary
+    }
+
+    public struct ArchiveProblem: Error, CustomStringConvertible {
+        public let description: String
+    }
+
     /// `swift test` builds every product before it runs tests, and puts the test bundle next to them.
     private static let located = Task<String, any Error> {
+        if let archive = distArchive { return try await extract(archive) }
         var candidates = [Bundle.main.bundleURL]
         if let executable = Bundle.main.executableURL {
             candidates.append(executable.deletingLastPathComponent())
@@ -62,5 +95,24 @@ public enum HADeployBinary {
                 workingDirectory: directory.path),
             timeout: timeout)
         return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
+    }
+}
+
+/// Removes the extracted archives when the test process exits.
+enum RemoveAtExit {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var folders: [URL] = []
+
+    static func register(_ folder: URL) {
+        lock.lock()
+        defer { lock.unlock() }
+        if folders.isEmpty { atexit { RemoveAtExit.removeAll() } }
+        folders.append(folder)
+    }
+
+    private static func removeAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        for folder in folders { try? FileManager.default.removeItem(at: folder) }
     }
 }

@@ -42,7 +42,7 @@ public struct DemoAppBuilder: Sendable {
             "UIDeviceFamily": [1, 2],
             "HADeployDemoBundle": true,
         ]
-        let plist = try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
+        let plist = try PropertyListValue.encode(info, .xml)
         try plist.write(to: app.appendingPathComponent("Info.plist"))
         try MachOWriter.executable(archs: flavour.archs).write(to: app.appendingPathComponent(executableName))
         try Data("APPL????".utf8).write(to: app.appendingPathComponent("PkgInfo"))

@@ -199,7 +199,7 @@ public actor DevicectlDriver: DeviceDriver {
             merged = existing
         }
         for (key, value) in values { merged[key] = value }
-        let plist = try PropertyListSerialization.data(fromPropertyList: merged, format: .binary, options: 0)
+        let plist = try PropertyListValue.encode(merged, .binary)
         _ = FileManager.default.createFile(
             atPath: local.path, contents: nil, attributes: [.posixPermissions: 0o600])
         try plist.write(to: local)

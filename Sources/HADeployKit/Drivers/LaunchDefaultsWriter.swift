@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Hands launch arguments to an app that cannot receive them: writes `-Key value` pairs into the app's
 /// preferences plist in its simulator data container, where NSUserDefaults reads them at startup
@@ -54,7 +55,7 @@ struct LaunchDefaultsWriter: Sendable {
             values = existing
         }
         for (key, value) in Self.defaults(from: arguments) { values[key] = value }
-        let data = try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
+        let data = try PropertyListValue.encode(values, .binary)
         try data.write(to: file, options: .atomic)
         // It holds the access token: readable by this user only (the simulator runs as this user).
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)

@@ -301,7 +301,7 @@ public actor MacDriver: DeviceDriver {
         let values = Self.settings(arguments)
         for key in Self.launchKeys where values[key] == nil { merged[key] = nil }
         for (key, value) in values { merged[key] = value }
-        let plist = try PropertyListSerialization.data(fromPropertyList: merged, format: .xml, options: 0)
+        let plist = try PropertyListValue.encode(merged, .xml)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(domain, plist: plist, secrets: secrets), step: "launch",
             timeout: limit, fix: "can this user write \(domain)'s preferences?")

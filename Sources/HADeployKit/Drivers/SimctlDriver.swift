@@ -201,7 +201,7 @@ public actor SimctlDriver: DeviceDriver {
             merged = existing
         }
         for (key, value) in values { merged[key] = value }
-        let plist = try PropertyListSerialization.data(fromPropertyList: merged, format: .xml, options: 0)
+        let plist = try PropertyListValue.encode(merged, .xml)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(
                 sim.udid, bundleID: bundleID, plist: plist, secrets: secrets),

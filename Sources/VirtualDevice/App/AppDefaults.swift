@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// `NSUserDefaults` as the HA Dashboard app sees it: the argument domain (`-Key value` launch
 /// arguments, never saved) searched before the app's own domain, which lives in
@@ -78,8 +79,7 @@ struct AppDefaults {
     func save() throws {
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let data = try PropertyListSerialization.data(
-            fromPropertyList: persistent, format: .binary, options: 0)
+        let data = try PropertyListValue.encode(persistent, .binary)
         try data.write(to: file, options: .atomic)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// The app's keychain items (server URL, token, webhook id). A real keychain lives outside the
 /// data container, so this one does too: a plist beside it that a container read never returns.
@@ -26,7 +27,7 @@ struct AppKeychain {
     func save() throws {
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let data = try PropertyListSerialization.data(fromPropertyList: items, format: .binary, options: 0)
+        let data = try PropertyListValue.encode(items, .binary)
         try data.write(to: file, options: .atomic)
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
     }

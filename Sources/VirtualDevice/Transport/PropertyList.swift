@@ -1,7 +1,8 @@
 import Foundation
+import HADeployCore
 import NIOCore
 
-/// Property-list encoding helpers (Foundation's PropertyListSerialization).
+/// Property-list helpers: reading with PropertyListSerialization, writing through PropertyListValue.
 enum PropertyList {
     static func dictionary(from data: Data) throws -> [String: Any] {
         let object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -17,11 +18,11 @@ enum PropertyList {
 
     /// XML encoding: libusbmuxd parses usbmuxd replies with the XML parser only (PROTOCOL.md §1.2).
     static func xml(_ object: Any) throws -> Data {
-        try PropertyListSerialization.data(fromPropertyList: object, format: .xml, options: 0)
+        try PropertyListValue.encode(object, .xml)
     }
 
     static func binary(_ object: Any) throws -> Data {
-        try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
+        try PropertyListValue.encode(object, .binary)
     }
 }
 

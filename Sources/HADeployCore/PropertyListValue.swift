@@ -1,0 +1,151 @@
+import Foundation
+
+/// A property-list value as a typed tree, and the one way hadeploy writes property lists.
+///
+/// Foundation's `PropertyListSerialization.data(fromPropertyList:)` refuses Swift arrays of `Any` in a
+/// statically linked Foundation on Linux (the `make install` / `make dist` binary): "property lists
+/// cannot contain objects of type 'Not A Type'". `PropertyListEncoder` with `Encodable` values works in
+/// every build (dynamic, static, macOS), so every plist hadeploy and its twins write goes through this
+/// type. Reading stays with `PropertyListSerialization.propertyList(from:)`, which works everywhere.
+public enum PropertyListValue: Sendable, Equatable, Encodable {
+    case string(String)
+    case integer(Int64)
+    case unsignedInteger(UInt64)
+    case real(Double)
+    case bool(Bool)
+    case data(Data)
+    case date(Date)
+    case array([PropertyListValue])
+    case dictionary([String: PropertyListValue])
+
+    public enum Format: Sendable {
+        case xml
+        case binary
+    }
+
+    /// A value that cannot be a property list (nil, a type Foundation does not store), with its path.
+    public struct Unrepresentable: Error, CustomStringConvertible {
+        public let path: String
+        public let type: String
+        public var description: String { "\(path): a \(type) cannot be stored in a property list" }
+    }
+
+    /// Converts what Swift code builds (`[String: Any]` literals) and what `PropertyListSerialization`
+    /// reads (NSNumber, `[AnyHashable: Any]`, Data, Date) into the typed tree.
+    public init(_ object: Any) throws {
+        self = try Self.convert(object, path: "")
+    }
+
+    private static func convert(_ object: Any, path: String) throws -> PropertyListValue {
+        switch object {
+        case let value as PropertyListValue: return value
+        case let value as String: return .string(value)
+        case let value as Substring: return .string(String(value))
+        case let value as Data: return .data(value)
+        case let value as Date: return .date(value)
+        default: break
+        }
+        if let number = scalar(object) { return number }
+        if let dictionary = object as? [String: Any] {
+            var result: [String: PropertyListValue] = [:]
+            for (key, value) in dictionary { result[key] = try convert(value, path: path + "/" + key) }
+            return .dictionary(result)
+        }
+        if let dictionary = object as? [AnyHashable: Any] {
+            var result: [String: PropertyListValue] = [:]
+            for (key, value) in dictionary {
+                guard let name = key.base as? String else {
+                    throw Unrepresentable(path: path + "/<key>", type: "\(Swift.type(of: key.base)) key")
+                }
+                result[name] = try convert(value, path: path + "/" + name)
+            }
+            return .dictionary(result)
+        }
+        if let array = object as? [Any] {
+            return .array(try array.enumerated().map { try convert($1, path: path + "/\($0)") })
+        }
+        throw Unrepresentable(path: path.isEmpty ? "/" : path, type: "\(Swift.type(of: object))")
+    }
+
+    /// Booleans first (an NSNumber 1 also casts to Bool: only a real Bool or a boolean NSNumber is one),
+    /// then integers of every width, then floating point.
+    private static func scalar(_ object: Any) -> PropertyListValue? {
+        if let flag = object as? Bool {
+            if Swift.type(of: object) == Bool.self { return .bool(flag) }
+            if let number = object as? NSNumber, String(cString: number.objCType) == "c" {
+                return .bool(flag)
+            }
+        }
+        switch object {
+        case let value as Int: return .integer(Int64(value))
+        case let value as Int64: return .integer(value)
+        case let value as Int32: return .integer(Int64(value))
+        case let value as Int16: return .integer(Int64(value))
+        case let value as Int8: return .integer(Int64(value))
+        case let value as UInt64:
+            return value <= UInt64(Int64.max) ? .integer(Int64(value)) : .unsignedInteger(value)
+        case let value as UInt:
+            return UInt64(value) <= UInt64(Int64.max)
+                ? .integer(Int64(value)) : .unsignedInteger(UInt64(value))
+        case let value as UInt32: return .integer(Int64(value))
+        case let value as UInt16: return .integer(Int64(value))
+        case let value as UInt8: return .integer(Int64(value))
+        case let value as Double: return .real(value)
+        case let value as Float: return .real(Double(value))
+        default: break
+        }
+        if let number = object as? NSNumber {
+            switch String(cString: number.objCType) {
+            case "f", "d": return .real(number.doubleValue)
+            case "Q", "L", "I", "S", "C":
+                return number.uint64Value <= UInt64(Int64.max)
+                    ? .integer(number.int64Value) : .unsignedInteger(number.uint64Value)
+            default: return .integer(number.int64Value)
+            }
+        }
+        return nil
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(value) }
+        case .dictionary(let values):
+            try values.encode(to: encoder)
+        case .string(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .integer(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .unsignedInteger(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .real(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .bool(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .data(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .date(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        }
+    }
+
+    /// The encoded property list.
+    public func encoded(_ format: Format) throws -> Data {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = format == .xml ? .xml : .binary
+        return try encoder.encode(self)
+    }
+
+    /// Converts and encodes in one step: `try PropertyListValue.encode(["Key": 1], .xml)`.
+    public static func encode(_ object: Any, _ format: Format) throws -> Data {
+        try PropertyListValue(object).encoded(format)
+    }
+}
