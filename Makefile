@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path .build-release --product hadeploy
 RELEASE_BIN = .build-release/release/hadeploy
 
-.PHONY: all deps peers peers-demo build demo test lint format bench clean release install dist test-install
+.PHONY: all deps peers peers-demo build demo test lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
@@ -20,7 +20,7 @@ deps:
 
 peers:
 	@scripts/bootstrap.sh --with-peers
-	@for s in scripts/tools-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
+	@for s in scripts/tools-venv.sh scripts/workflow-lint-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
 	  [ -x $$s ] || { echo "make peers: $$s is missing or not executable" >&2; exit 1; }; \
 	  case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; done
 
@@ -79,8 +79,14 @@ dist: release
 test-install:
 	scripts/test-install.sh
 
-lint:
+lint: lint-workflows
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
+
+# Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor (pinned in
+# .venv-workflow-lint): no finding of medium or high severity, no ignore comment honoured.
+lint-workflows:
+	@scripts/workflow-lint-venv.sh
+	.venv-workflow-lint/bin/zizmor --offline --strict-collection --no-ignores --min-severity medium Templates/ci/*.yml
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift

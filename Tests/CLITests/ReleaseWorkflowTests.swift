@@ -61,8 +61,9 @@ struct ReleaseWorkflowTests {
         try #require((try workflow()["jobs"] as? [String: Any])?[name] as? [String: Any], "job \(name)")
     }
 
-    /// Installed, not built from source in every job: the release archive on Linux, a release build
-    /// cached between runs on macOS (Linux archives do not run there).
+    /// Installed before use: the release archive on Linux, a release build of the pinned tag on macOS
+    /// (Linux archives do not run there) — never restored from a cache, which any workflow run on the
+    /// default branch can write, in jobs that hold the App Store Connect key or the signing certificate.
     @Test func everyJobThatRunsHadeployInstallsItFirst() throws {
         for (name, steps) in try jobs() {
             let runs = steps.map { $0["run"] as? String ?? "" }
@@ -76,8 +77,9 @@ struct ReleaseWorkflowTests {
             let runner = "\(try job(name)["runs-on"] ?? "")"
             if runner.contains("macos") || runner.contains("matrix.runner") {
                 #expect(script.contains("install PREFIX="), "job \(name): a release build (make install)")
-                let cache = steps.firstIndex { ($0["uses"] as? String)?.hasPrefix("actions/cache@") == true }
-                #expect(cache.map { $0 < install! } == true, "job \(name) restores the cached build first")
+                #expect(script.contains("--branch \"v$HADEPLOY_VERSION\""), "job \(name): the pinned tag")
+                let cached = steps.contains { ($0["uses"] as? String)?.hasPrefix("actions/cache") == true }
+                #expect(!cached, "job \(name) runs hadeploy from a cache (cache poisoning)")
             } else {
                 #expect(script.contains("linux-x86_64.tar.gz") && script.contains("tar -xz"), "job \(name)")
             }
@@ -153,5 +155,29 @@ struct ReleaseWorkflowTests {
         let checkouts = text.components(separatedBy: "actions/checkout@").count - 1
         let fullHistory = text.components(separatedBy: "fetch-depth: 0").count - 1
         #expect(checkouts > 0 && checkouts == fullHistory)
+    }
+
+    /// What the security linter zizmor (`make lint-workflows`) checks, stated for this template: every
+    /// action pinned to a full commit (the comment names its tag), no token permissions by default and
+    /// a block per job, no checkout leaving the token in .git/config.
+    @Test func actionsArePinnedAndTokensHeldToWhatEachJobNeeds() throws {
+        let text = try String(contentsOf: Self.template, encoding: .utf8)
+        let uses = text.split(separator: "\n").filter { $0.contains("uses: ") }
+        #expect(uses.count >= 8)
+        for line in uses {
+            #expect(
+                line.wholeMatch(of: #/\s*(- )?uses: [\w-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+/#) != nil,
+                "not pinned to a commit: \(line)")
+        }
+        #expect(try workflow()["permissions"] as? [String: Any] != nil, "no default token permissions")
+        #expect((try workflow()["permissions"] as? [String: Any])?.isEmpty == true)
+        for (name, steps) in try jobs() {
+            let permissions = try #require(try job(name)["permissions"] as? [String: String], "job \(name)")
+            #expect(permissions == ["contents": name == "release" ? "write" : "read"], "job \(name)")
+            for step in steps where (step["uses"] as? String)?.hasPrefix("actions/checkout@") == true {
+                #expect(
+                    (step["with"] as? [String: Any])?["persist-credentials"] as? Bool == false, "job \(name)")
+            }
+        }
     }
 }
