@@ -5,6 +5,10 @@ import HADeployKit
 import Logging
 import VirtualDevice
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Virtual twins started for one run (`--virtual`): the running usbmuxd, what the planner needs to
 /// know about it, and the Developer Disk Images the twins accept. The CLI starts it before planning
 /// and stops it after the deploy; the Kit only ever sees the `VirtualTwins` value.
@@ -14,31 +18,38 @@ public struct VirtualTwinsRun: Sendable {
     let usbmuxd: VirtualUsbmuxd
     let jailbroken: [JailbreakTwinProcess]
 
-    /// Starts a twin for each of `devices` that a virtual device can stand for.
+    /// Starts a twin for each of `devices` that a virtual device can stand for. A twin this host cannot
+    /// run (the jailbroken twin without root, its script or its packages) makes the devices that need
+    /// it "not available" with the reason and the fix; every other device still gets its twin.
     public static func start(
         matrix: DeviceMatrix, devices: [Device], variables: [String: String], stateDirectory: URL,
-        logger: Logger
+        logger: Logger, isRoot: Bool = getuid() == 0
     ) async throws -> VirtualTwinsRun {
-        // SSH devices (the iPad 2) get a jailbroken twin reached over SSH when this host can run one.
+        // SSH devices (the iPad 2) get a jailbroken twin reached over SSH, as the real device is — never
+        // a USB twin in its place, which would show a path the real deploy does not take.
         var processes: [String: JailbreakTwinProcess] = [:]
-        if let script = JailbreakTwinProcess.script(
-            environment: ProcessInfo.processInfo.environment,
-            projectDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-        {
-            for device in devices where device.transport == .ssh {
-                do {
-                    processes[device.id] = try await JailbreakTwinProcess.start(
-                        script: script,
-                        directory: stateDirectory.appendingPathComponent("jailbreak/\(device.id)"),
-                        runner: LiveProcessRunner())
-                } catch {
-                    for process in processes.values { process.stop() }
-                    throw error
+        var unavailable: [String: String] = [:]
+        let sshDevices = devices.filter { $0.transport == .ssh }
+        if !sshDevices.isEmpty {
+            switch jailbreakScript(isRoot: isRoot) {
+            case .missing(let reason):
+                for device in sshDevices { unavailable[device.id] = reason }
+            case .found(let script):
+                for device in sshDevices {
+                    let directory = stateDirectory.appendingPathComponent("jailbreak/\(device.id)")
+                    do {
+                        processes[device.id] = try await JailbreakTwinProcess.start(
+                            script: script, directory: directory, runner: LiveProcessRunner())
+                    } catch {
+                        logger.warning("the jailbroken twin of \(device.id) did not start: \(error)")
+                        unavailable[device.id] = twinFailure(
+                            error, log: directory.appendingPathComponent("twin.log"))
+                    }
                 }
             }
         }
         let virtual = VirtualMatrix(
-            matrix: matrix, devices: devices.filter { processes[$0.id] == nil }, variables: variables)
+            matrix: matrix, devices: devices.filter { $0.transport != .ssh }, variables: variables)
         let usbmuxd: VirtualUsbmuxd
         let address: String
         do {
@@ -51,7 +62,6 @@ public struct VirtualTwinsRun: Sendable {
         let infos = await usbmuxd.devices()
         var udids: [String: String] = [:]
         for info in infos { udids[info.name] = info.udid }
-        var unavailable: [String: String] = [:]
         for (device, reason) in virtual.skipped { unavailable[device.id] = reason }
         let images: URL
         do {
@@ -75,6 +85,64 @@ public struct VirtualTwinsRun: Sendable {
     public func stop() async {
         await usbmuxd.stop()
         for process in jailbroken { process.stop() }
+    }
+
+    enum JailbreakScript {
+        case found(String)
+        case missing(reason: String)
+    }
+
+    /// The jailbroken twin's script, or why this host cannot run a twin.
+    static func jailbreakScript(isRoot: Bool) -> JailbreakScript {
+        guard isRoot else {
+            return .missing(
+                reason: "the jailbroken twin needs root (chroot, namespaces): run as root or with sudo")
+        }
+        guard
+            let script = JailbreakTwinProcess.script(
+                environment: ProcessInfo.processInfo.environment,
+                projectDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        else {
+            return .missing(
+                reason:
+                    "the jailbroken twin's script (scripts/jailbreak-twin/twin.sh) is not here: run from a "
+                    + "hadeploy checkout or set HADEPLOY_JAILBREAK_TWIN")
+        }
+        return .found(script)
+    }
+
+    /// One line for the table: what the twin said last, the fix, and where its whole log is.
+    static func twinFailure(_ error: any Error, log: URL) -> String {
+        let logText = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let errorText = (error as? TransportUnavailable)?.reason ?? "\(error)"
+        func finalLine(_ text: String) -> String? {
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.last { !$0.isEmpty }
+        }
+        let lastLine = finalLine(logText) ?? finalLine(errorText) ?? "\(error)"
+        let detail = logText + "\n" + errorText
+        let said = lastLine.count > 160 ? String(lastLine.prefix(157)) + "..." : lastLine
+        let seen = detail.lowercased()
+        let missing = seen.contains("no such file") || seen.contains("not found") || seen.contains("missing")
+        let fix: String
+        if missing && seen.contains("sshd") {
+            fix = "install the OpenSSH server (apt-get install openssh-server; make peers-demo does)"
+        } else if missing && seen.contains("ssh-keygen") {
+            fix = "install the OpenSSH client (apt-get install openssh-client; make peers-demo does)"
+        } else if missing && seen.contains("python3") {
+            fix = "install python3 (apt-get install python3; make peers-demo does)"
+        } else if missing && (seen.contains("unshare") || seen.contains("setpriv")) {
+            fix = "install util-linux (apt-get install util-linux; make peers-demo does)"
+        } else {
+            fix = "make peers-demo installs what the twin needs"
+        }
+        let logNote = FileManager.default.fileExists(atPath: log.path) ? "; log: \(relative(log.path))" : ""
+        return "the jailbroken twin did not start (\(said)): \(fix)\(logNote)"
+    }
+
+    /// `path` from the current directory when it is below it (shorter in the table).
+    static func relative(_ path: String) -> String {
+        let here = FileManager.default.currentDirectoryPath + "/"
+        return path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
     }
 
     /// Virtual devices mount any image; the files only need to exist where a real one would be.
