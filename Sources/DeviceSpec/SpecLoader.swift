@@ -51,6 +51,12 @@ public struct SpecLoader: Sendable {
     }
 
     public func load(yaml text: String, file: String) throws -> DeviceMatrix {
+        // Before Yams builds the tree: an alias bomb would take minutes there.
+        if let bomb = YAMLAliasGuard.check(text) {
+            throw SpecValidationError(problems: [
+                SpecProblem(SourceLocation(file: file, line: bomb.line, column: bomb.column), bomb.message)
+            ])
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)

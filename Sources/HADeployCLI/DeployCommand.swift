@@ -41,6 +41,9 @@ struct DeployCommand: AsyncParsableCommand {
     )
     var jobs: Int?
 
+    /// More devices at once than any matrix has (each device is a task, a connection and a lock).
+    static let maxJobs = 256
+
     @Flag(name: .customLong("fail-fast"), help: "Stop the remaining devices after the first failure.")
     var failFast = false
 
@@ -67,7 +70,11 @@ struct DeployCommand: AsyncParsableCommand {
         if arguments.targets.isEmpty {
             throw ValidationError("name at least one target, e.g. `hadeploy all` or `hadeploy mini4`")
         }
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let jobs, !(1...DeployCommand.maxJobs).contains(jobs) {
+            throw ValidationError(
+                "--jobs \(jobs) is out of range: give how many devices may deploy at once, from 1 to "
+                    + "\(DeployCommand.maxJobs) (leave it out for every device at once)")
+        }
         if artifact != nil && artifacts != nil {
             throw ValidationError("--artifact and --artifacts conflict")
         }

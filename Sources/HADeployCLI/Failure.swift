@@ -13,7 +13,10 @@ enum Failure {
         let message = "\(error)"
         context.message("error: \(message)")
         if context.environment["GITHUB_ACTIONS"] == "true" {
-            for line in GitHubAnnotation.lines(for: error, message: message) { context.message(line) }
+            // hadeploy's own workflow commands: the only lines that may start with `::`.
+            for line in GitHubAnnotation.lines(for: error, message: message) {
+                context.output.writeControl(line + "\n", to: .standardError)
+            }
         }
         return ExitCode(status.rawValue)
     }
@@ -46,10 +49,13 @@ enum GitHubAnnotation {
         return ["::error title=hadeploy::\(data(message))"]
     }
 
-    /// The message part: `%`, CR and LF escaped (one line per command).
+    /// The message part: control characters made visible, then `%`, CR and LF escaped (one line per
+    /// command).
     static func data(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        PrintableText.neutralised(text).replacingOccurrences(of: "%", with: "%25").replacingOccurrences(
+            of: "\r", with: "%0D"
+        )
+        .replacingOccurrences(of: "\n", with: "%0A")
     }
 
     /// A property value: also `:` and `,`, which end it.

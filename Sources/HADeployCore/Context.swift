@@ -1,22 +1,32 @@
 import Foundation
 
 /// Where a command's output goes: results on stdout, human messages on stderr.
+///
+/// `write` is for text, which may quote the outside world: the sinks neutralise it
+/// (``PrintableText``). `writeControl` is for hadeploy's own terminal control sequences and GitHub
+/// workflow commands, written as they are.
 public protocol OutputSink: Sendable {
     func write(_ text: String, to stream: OutputChannel)
+    func writeControl(_ sequence: String, to stream: OutputChannel)
 }
 
 public enum OutputChannel: Sendable {
     case standardOutput, standardError
 }
 
-/// Writes to the real stdout/stderr, with URL credentials redacted (the last stop before a terminal
-/// or a CI log, whatever produced the text).
+/// Writes to the real stdout/stderr, with URL credentials redacted and control characters and
+/// workflow commands neutralised (the last stop before a terminal or a CI log, whatever produced the
+/// text).
 public struct StandardOutputSink: OutputSink {
     public init() {}
 
     public func write(_ text: String, to stream: OutputChannel) {
+        writeControl(PrintableText.neutralised(URLCredentials.redact(text)), to: stream)
+    }
+
+    public func writeControl(_ sequence: String, to stream: OutputChannel) {
         let handle = stream == .standardOutput ? FileHandle.standardOutput : FileHandle.standardError
-        handle.write(Data(URLCredentials.redact(text).utf8))
+        handle.write(Data(URLCredentials.redact(sequence).utf8))
     }
 }
 
@@ -29,7 +39,11 @@ public final class RecordingOutputSink: OutputSink, @unchecked Sendable {
     public init() {}
 
     public func write(_ text: String, to stream: OutputChannel) {
-        let text = URLCredentials.redact(text)
+        writeControl(PrintableText.neutralised(URLCredentials.redact(text)), to: stream)
+    }
+
+    public func writeControl(_ sequence: String, to stream: OutputChannel) {
+        let text = URLCredentials.redact(sequence)
         lock.withLock {
             if stream == .standardOutput { out += text } else { err += text }
         }

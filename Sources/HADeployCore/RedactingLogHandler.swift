@@ -1,7 +1,9 @@
 import Logging
 
 /// A log handler that removes URL credentials from messages and metadata before another handler
-/// writes them: library logs (HTTP clients, connection errors) quote the URLs they were given.
+/// writes them: library logs (HTTP clients, connection errors) quote the URLs they were given. It
+/// also neutralises control characters and workflow commands (``PrintableText``): they quote what
+/// servers and devices answered.
 public struct RedactingLogHandler: LogHandler {
     private var wrapped: any LogHandler
 
@@ -24,8 +26,10 @@ public struct RedactingLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var cleaned = event
-        cleaned.message = "\(URLCredentials.redact(event.message.description))"
-        cleaned.metadata = event.metadata?.mapValues { .string(URLCredentials.redact("\($0)")) }
+        cleaned.message = "\(PrintableText.neutralised(URLCredentials.redact(event.message.description)))"
+        cleaned.metadata = event.metadata?.mapValues {
+            .string(PrintableText.neutralised(URLCredentials.redact("\($0)")))
+        }
         wrapped.log(event: cleaned)
     }
 }

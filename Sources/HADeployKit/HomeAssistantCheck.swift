@@ -44,8 +44,12 @@ public struct HomeAssistantCheck: Sendable {
         lines.append("  token:      \(report.tokenAccepted ? "accepted" : "not accepted")")
         if let version = report.homeAssistantVersion { lines.append("  version:    \(version)") }
         if let check = report.dashboard {
-            lines.append(
-                "  dashboard:  \(check.urlPath ?? "(default)") \(check.exists ? "found" : "not found")")
+            // "not found" only when Home Assistant said so: a request that failed checked nothing.
+            let found =
+                check.exists
+                ? "found"
+                : report.issues.contains { $0.code == "dashboard_not_found" } ? "not found" : "not checked"
+            lines.append("  dashboard:  \(check.urlPath ?? "(default)") \(found)")
             if !check.exists && !check.availableDashboards.isEmpty {
                 lines.append("  dashboards that exist: \(check.availableDashboards.joined(separator: ", "))")
             }

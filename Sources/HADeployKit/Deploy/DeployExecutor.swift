@@ -92,7 +92,8 @@ public struct DeployExecutor: Sendable {
         let collector = ResultCollector(order: plan.devices.map(\.id))
         let delegated = Set(environment.workers.flatMap(\.devices))
         let local = plan.devices.filter { !delegated.contains($0.id) }
-        let limit = max(1, environment.jobs ?? local.count)
+        // Never more slots than devices: a huge --jobs must not mean a huge loop.
+        let limit = max(1, min(environment.jobs ?? local.count, local.count))
         await withTaskGroup(of: Void.self) { group in
             // Other USB routes: one worker process each, side by side with the devices here.
             if let runner = env.runner {

@@ -108,7 +108,7 @@ public final class TerminalReporter: DeployReporter, @unchecked Sendable {
 
     private func clear() {
         guard drawn > 0 else { return }
-        output.write("\u{1B}[\(drawn)A\u{1B}[J", to: .standardError)
+        output.writeControl("\u{1B}[\(drawn)A\u{1B}[J", to: .standardError)
         drawn = 0
     }
 

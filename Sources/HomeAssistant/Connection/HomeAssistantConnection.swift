@@ -38,6 +38,8 @@ public actor HomeAssistantConnection {
     private var handshakeOutcome: Result<String, HomeAssistantError>?
     private var handshakeWaiter: CheckedContinuation<String, any Error>?
     private var reconnectTask: Task<Void, Never>?
+    /// Why the socket is being closed when the server broke a limit or the protocol.
+    private var brokenBy: String?
 
     private static let encoder = JSONEncoder()
 
@@ -139,7 +141,13 @@ public actor HomeAssistantConnection {
 
     private func handshakeTimedOut(generation timedOut: Int) {
         guard timedOut == generation, handshakeOutcome == nil else { return }
-        finishHandshake(.failure(.timedOut(serverName, "the authentication", after: options.connectTimeout)))
+        finishHandshake(
+            .failure(
+                HomeAssistantError(
+                    .timedOut, server: serverName,
+                    message: "Home Assistant at \(serverName) opened the WebSocket but did not finish the "
+                        + "authentication within \(options.connectTimeout.secondsText): it is stalled (still "
+                        + "starting, overloaded, or stuck). Check its log or restart it, then try again")))
         socket?.close(promise: nil)
     }
 
@@ -364,6 +372,8 @@ public actor HomeAssistantConnection {
     private func receive(_ frame: SocketFrame, generation received: Int) {
         guard received == generation else { return }
         switch frame {
+        case .failed(let reason):
+            brokenBy = reason
         case .closed(let code):
             socketEnded(code: code)
         case .text(let data):
@@ -429,6 +439,21 @@ public actor HomeAssistantConnection {
     private func socketEnded(code: String) {
         socket = nil
         generation += 1
+        if let reason = brokenBy {
+            // Not a network fault that reconnecting mends: the same server would do it again.
+            brokenBy = nil
+            let error = HomeAssistantError(
+                .invalidResponse, server: serverName,
+                message: "stopped reading from Home Assistant at \(serverName): \(reason). Is this Home "
+                    + "Assistant, and is nothing in front of it (a proxy) altering its answers?")
+            finishHandshake(.failure(error))
+            guard state == .connected || state == .connecting else { return }
+            state = .closed
+            reconnectTask?.cancel()
+            reconnectTask = nil
+            failEverything(error)
+            return
+        }
         if handshakeOutcome == nil {
             finishHandshake(
                 .failure(
@@ -470,7 +495,9 @@ public actor HomeAssistantConnection {
                 logger.info("reconnected to Home Assistant", metadata: ["ha.attempts": "\(attempt + 1)"])
                 resendAfterConnect()
                 return
-            } catch let error as HomeAssistantError where error.kind == .tokenRefused {
+            } catch let error as HomeAssistantError
+                where error.kind == .tokenRefused || error.kind == .invalidResponse
+            {
                 state = .closed
                 socket?.close(promise: nil)
                 socket = nil

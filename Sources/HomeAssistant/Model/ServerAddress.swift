@@ -14,7 +14,21 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
     public let pathPrefix: String
 
     public init(_ string: String) throws {
-        let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = string.trimmingCharacters(in: .whitespaces)
+        // A CR or LF (a CRLF .env, a pasted header) would end up in the HTTP request line.
+        if let control = trimmed.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            let shown =
+                control == "\r"
+                ? "a carriage return (CR)"
+                : control == "\n"
+                    ? "a line feed (LF)"
+                    : "the control character U+\(String(control.value, radix: 16, uppercase: true))"
+            throw HomeAssistantError(
+                .invalidServerURL, server: trimmed.debugDescription,
+                message: "the server URL \(trimmed.debugDescription) contains \(shown): remove it (a .env "
+                    + "saved with Windows line endings ends every value in CR), e.g. http://homeassistant.local:8123/"
+            )
+        }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
         else {
@@ -32,6 +46,12 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
         }
         // URLComponents keeps the brackets of an IPv6 literal on some platforms and not on others.
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if let port = components.port, !(1...65535).contains(port) {
+            throw HomeAssistantError(
+                .invalidServerURL, server: trimmed,
+                message: "'\(trimmed)' has port \(port), which is not a TCP port: use one from 1 to 65535 "
+                    + "(Home Assistant's default is 8123), or none for \(isSecure ? 443 : 80)")
+        }
         self.port = components.port ?? (isSecure ? 443 : 80)
         var path = components.path
         for suffix in ["/api/websocket", "/api/websocket/", "/api/", "/api"] where path.hasSuffix(suffix) {

@@ -52,6 +52,30 @@ public struct Preflight: Sendable {
         report.reachable = true
         report.tokenAccepted = true
         report.homeAssistantVersion = await connection.haVersion
+        // A server that authenticates and then answers nothing (its event loop stuck, paused, or
+        // still starting) would otherwise cost every request's full deadline and read as a missing
+        // dashboard: a ping says it plainly, within the connect deadline.
+        let deadline = options.connectTimeout
+        do {
+            try await connection.send(PingRequest(), timeout: deadline)
+        } catch let error as HomeAssistantError where error.kind == .timedOut {
+            report.issues.append(
+                PreflightIssue(
+                    .error, code: "stalled",
+                    message:
+                        "Home Assistant at \(options.server.baseURL) accepted the connection and the token, "
+                        + "then stopped answering (no reply to a ping within \(deadline.secondsText)): it is "
+                        + "stalled (still starting, overloaded, or stuck). Check its log or restart it, then "
+                        + "try again"))
+            report.passed = false
+            report.durationSeconds = (clock.now - start).seconds
+            return report
+        } catch {
+            report.issues.append(PreflightIssue(.error, code: issueCode(error), message: "\(error)"))
+            report.passed = false
+            report.durationSeconds = (clock.now - start).seconds
+            return report
+        }
         if dashboard != .none {
             await checkDashboard(dashboard, on: connection, into: &report)
         }

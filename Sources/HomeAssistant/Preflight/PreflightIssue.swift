@@ -5,7 +5,7 @@ public struct PreflightIssue: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     public let severity: Severity
-    /// Stable machine-readable code: `unreachable`, `token_refused`, `timed_out`, `request_failed`,
+    /// Stable machine-readable code: `unreachable`, `token_refused`, `timed_out`, `stalled`, `request_failed`,
     /// `dashboard_not_found`, `dashboard_not_saved`, `dashboard_not_parsed`, `entity_missing`.
     public let code: String
     public let message: String
