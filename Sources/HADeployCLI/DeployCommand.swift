@@ -122,6 +122,8 @@ struct DeployCommand: AsyncParsableCommand {
                 failFast: failFast, force: arguments.force,
                 worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID))
             settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
+            // `rollback DEVICE` later needs to know which app a deploy installed (twins are gone by then).
+            if !arguments.virtual { settings.deployRecords = .project(context) }
             let session = DeploySession(
                 context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
                 settings: settings, reporter: reporter)

@@ -44,7 +44,9 @@ struct RollbackCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The app's bundle id (default: BUNDLE_ID from .env).", valueName: "id"))
+        help: ArgumentHelp(
+            "The app's bundle id (default: the app the last deploy from here installed, else BUNDLE_ID "
+                + "from .env, else the app the device keeps backups of).", valueName: "id"))
     var bundleID: String?
 
     @Flag(name: .long, help: "List the backups on the device and change nothing.")
@@ -63,7 +65,7 @@ struct RollbackCommand: AsyncParsableCommand {
             let rollback = try JailbreakRollback(
                 matrix: matrix, variables: variables, environment: context.environment,
                 device: device, bundleID: bundleID,
-                stateDirectory: context.url(for: ".hadeploy"))
+                stateDirectory: context.url(for: ".hadeploy"), records: .project(context))
             if list {
                 let names = try await rollback.backups()
                 context.print(names.isEmpty ? "no backups on \(device)" : names.joined(separator: "\n"))
@@ -87,7 +89,7 @@ struct RollbackCommand: AsyncParsableCommand {
         }
         let rollback = try MacRollback(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, host: .current,
-            runner: context.runner)
+            runner: context.runner, records: .project(context))
         if list {
             let previous = try await rollback.previous()
             context.print(

@@ -20,6 +20,27 @@ extension JailbreakDeployer {
         return output.stdoutText.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.sorted()
     }
 
+    /// The apps with a complete backup on the device (`HADashboard-backups/<bundle id>/<time>/`), each
+    /// with its newest backup's name, newest first: what a rollback can put back when nothing here
+    /// remembers which app the last deploy installed.
+    public func backedUpApps() async throws -> [(bundleID: String, newest: String)] {
+        let root = ShellQuote.quote(config.mobileDirectory + "/Library/HADashboard-backups")
+        let output = try await withConnection { connection in
+            try await connection.run(
+                "cd \(root) 2>/dev/null || exit 0; for d in */*; do [ -f \"$d/complete\" ] && echo \"$d\"; done; exit 0",
+                step: "listing backed-up apps")
+        }
+        var newest: [String: String] = [:]
+        for line in output.stdoutText.split(separator: "\n") {
+            let parts = line.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2, ArtifactNames.bundleIdentifierProblem(parts[0]) == nil else { continue }
+            if parts[1] > newest[parts[0], default: ""] { newest[parts[0]] = parts[1] }
+        }
+        return newest.map { (bundleID: $0.key, newest: $0.value) }.sorted {
+            ($0.newest, $0.bundleID) > ($1.newest, $1.bundleID)
+        }
+    }
+
     /// Puts back the app and the preferences of a backup (the newest, or `name`) byte for byte, by the
     /// same atomic swap as a deploy, then stops the running app, refreshes icons and opens it again.
     public func rollback(bundleID: String, backup name: String? = nil) async throws -> RollbackReport {

@@ -29,6 +29,9 @@ public struct DeploySession: Sendable {
         public var worker: WorkerLauncher?
         /// Jailbroken twins of SSH devices (`--virtual`), by device id.
         public var jailbrokenTwins: [String: JailbrokenTwinEndpoint] = [:]
+        /// Where each device's installed bundle id is remembered for `rollback` (nil: not at all, as
+        /// for virtual twins, which are gone after the run).
+        public var deployRecords: DeployRecords?
 
         public init(
             artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
@@ -233,6 +236,12 @@ public struct DeploySession: Sendable {
             workers: workers, runner: context.runner)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
+        do {
+            try settings.deployRecords?.record(report, plan: plan, artifacts: artifacts)
+        } catch {
+            reporter.handle(
+                .message("warning: could not remember the deployed bundle ids for rollback: \(error)"))
+        }
         return report
     }
 

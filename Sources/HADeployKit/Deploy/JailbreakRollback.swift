@@ -15,20 +15,23 @@ public struct JailbreakRollback: Sendable {
     }
 
     let driver: SSHDriver
-    let bundleID: String
+    let device: String
+    /// nil: nothing here named the app; the device's backups are asked (`bundleID()`).
+    let knownBundleID: String?
     let verificationTimeout: Double
 
     /// Resolves `device` in devices.yaml; it must be reached over SSH. The bundle id is `bundleID`, else
-    /// `.env`'s `BUNDLE_ID` (the key the old scripts used).
+    /// the app the last deploy from here installed (`records`), else `.env`'s `BUNDLE_ID` (the key the
+    /// old scripts used), else the app the device keeps backups of.
     public init(
         matrix: DeviceMatrix, variables: [String: String], environment: [String: String], device: String,
-        bundleID: String?, stateDirectory: URL
+        bundleID: String?, stateDirectory: URL, records: DeployRecords? = nil
     ) throws {
         let resolved = try RollbackTarget(
-            matrix: matrix, variables: variables, device: device, bundleID: bundleID, transport: "ssh",
-            rejection: "not reached over SSH"
+            matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
+            transport: "ssh", rejection: "not reached over SSH"
         ) { $0.ssh != nil || $0.transport == .ssh }
-        let (target, bundle) = (resolved.device, resolved.bundleID)
+        let target = resolved.device
         let plan = try DeployPlanner(
             matrix: matrix, variables: variables, topology: .current(environment: environment)
         ).plan(
@@ -43,12 +46,23 @@ public struct JailbreakRollback: Sendable {
         self.driver = SSHDriver(
             deployer: JailbreakDeployer(config: config), plan: devicePlan,
             workDirectory: stateDirectory.appendingPathComponent("ssh"))
-        self.bundleID = bundle
+        self.device = device
+        self.knownBundleID = resolved.bundleID
         self.verificationTimeout = devicePlan.verification.timeout
     }
 
+    /// The app to roll back: the one named here, else the one whose backup on the device is the newest
+    /// (`/var/mobile/Library/HADashboard-backups/<bundle id>/<time>/`).
+    public func bundleID() async throws -> String {
+        if let knownBundleID { return knownBundleID }
+        guard let newest = try await driver.deployer.backedUpApps().first else {
+            throw RollbackTarget.noBundleID(device, transport: "ssh", asked: "the device keeps no backup")
+        }
+        return newest.bundleID
+    }
+
     public func backups() async throws -> [String] {
-        try await driver.backups(bundleID: bundleID)
+        try await driver.backups(bundleID: try await bundleID())
     }
 
     /// Restores, relaunches, then waits (up to the device's verification timeout) for the new log
@@ -56,7 +70,7 @@ public struct JailbreakRollback: Sendable {
     public func run(backup: String?, now: @Sendable () -> Date = Date.init) async throws -> Outcome {
         let before =
             try await driver.deployer.mobileFile(AppLogEvidence.path).map(AppLogEvidence.sessions) ?? 0
-        let report = try await driver.rollback(bundleID: bundleID, backup: backup)
+        let report = try await driver.rollback(bundleID: try await bundleID(), backup: backup)
         let deadline = now().addingTimeInterval(verificationTimeout)
         var evidence = AppLogEvidence(text: "")
         // A failure seen twice is final: the app logs a failed fetch just before its fallback.

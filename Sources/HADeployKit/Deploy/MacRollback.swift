@@ -18,16 +18,19 @@ public struct MacRollback: Sendable {
     let verificationTimeout: Double
 
     /// Resolves `device` in devices.yaml; it must be the `mac` device. The bundle id is `bundleID`,
-    /// else `.env`'s `BUNDLE_ID`.
+    /// else the last deploy's (`records`), else `.env`'s `BUNDLE_ID`.
     public init(
         matrix: DeviceMatrix, variables: [String: String], device: String, bundleID: String?,
-        host: HostPlatform, runner: any ProcessRunner
+        host: HostPlatform, runner: any ProcessRunner, records: DeployRecords? = nil
     ) throws {
         let resolved = try RollbackTarget(
-            matrix: matrix, variables: variables, device: device, bundleID: bundleID, transport: "mac",
-            rejection: "not the Mac"
+            matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
+            transport: "mac", rejection: "not the Mac"
         ) { $0.transport == .mac }
-        let (target, bundle) = (resolved.device, resolved.bundleID)
+        guard let bundle = resolved.bundleID else {
+            throw RollbackTarget.noBundleID(device, transport: "mac")
+        }
+        let target = resolved.device
         let home = URL(
             fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
         self.driver = MacDriver(

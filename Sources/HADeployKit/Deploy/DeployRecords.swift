@@ -1,0 +1,65 @@
+import Foundation
+import HADeployCore
+
+/// What the last deploy from this project installed on each device
+/// (`.hadeploy/deployed/<device id>.json`), so `hadeploy rollback DEVICE` knows which app to put
+/// back without `--bundle-id` or `BUNDLE_ID` (a deploy with `--artifact` needs neither).
+public struct DeployRecords: Sendable {
+    public struct Record: Codable, Sendable, Equatable {
+        public var bundleID: String
+        public var marketingVersion: String
+        public var buildNumber: String
+        public var deployID: String
+        public var deployedAt: Date
+    }
+
+    public let directory: URL
+
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// The project's records: `<project>/.hadeploy/deployed`.
+    public static func project(_ context: HADeployContext) -> DeployRecords {
+        DeployRecords(directory: context.url(for: ".hadeploy/deployed"))
+    }
+
+    func file(_ device: String) -> URL? {
+        guard ArtifactNames.pathComponentProblem(device, what: "device id") == nil else { return nil }
+        return directory.appendingPathComponent("\(device).json")
+    }
+
+    public func read(device: String) -> Record? {
+        guard let file = file(device), let data = try? Data(contentsOf: file) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(Record.self, from: data)
+    }
+
+    public func write(_ record: Record, device: String) throws {
+        guard let file = file(device) else { return }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(record).write(to: file, options: .atomic)
+    }
+
+    /// Records every device of `report` whose install step ran (installed or unchanged): the app on it
+    /// is that flavour's artifact, whatever happened after.
+    func record(_ report: DeployReport, plan: DeployPlan, artifacts: [String: Artifact]) throws {
+        let flavours = Dictionary(
+            plan.devices.map { ($0.id, $0.flavour) }, uniquingKeysWith: { first, _ in first })
+        for result in report.results where result.install != nil {
+            guard let flavour = flavours[result.id], let artifact = artifacts[flavour],
+                !artifact.bundleID.isEmpty
+            else { continue }
+            try write(
+                Record(
+                    bundleID: artifact.bundleID, marketingVersion: artifact.marketingVersion,
+                    buildNumber: artifact.buildNumber, deployID: report.deployID,
+                    deployedAt: report.finishedAt),
+                device: result.id)
+        }
+    }
+}
