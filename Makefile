@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path .build-release --product hadeploy
 RELEASE_BIN = .build-release/release/hadeploy
 
-.PHONY: all deps peers peers-demo build demo test lint lint-workflows format bench clean release install dist test-install
+.PHONY: all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
@@ -24,16 +24,25 @@ peers:
 	  [ -x $$s ] || { echo "make peers: $$s is missing or not executable" >&2; exit 1; }; \
 	  case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; done
 
-# The demo needs the build dependencies (virtual devices are in-process) and, unless HA_SERVER and
-# HA_TOKEN name one, a Home Assistant on loopback (scripts/demo.sh installs and starts the test peer).
+# Everything `make demo` uses and nothing else, on a fresh machine (apt-get as root, through sudo
+# otherwise): the build dependencies (the USB/Wi-Fi twins are in-process), the jailbroken iPad twin's
+# packages (OpenSSH server, python3, openssl, util-linux) and the Home Assistant venv the demo starts
+# on loopback (scripts/ha-peer.sh; not when HA_SERVER and HA_TOKEN name one). What it installs is
+# listed in scripts/bootstrap.sh (demo_packages) and scripts/demo.sh --peers: pymobiledevice3 for the
+# iOS 17 twins goes there when the demo uses it.
 peers-demo:
-	@scripts/bootstrap.sh
+	@scripts/demo.sh --peers
 
 build: deps
 	$(SWIFT) build
 
 demo: peers-demo build
 	scripts/demo.sh $(BIN) all --kiosk --virtual --report report --allow-shallow
+
+# `make demo` as a newcomer runs it: a clone of HEAD with a fresh HOME (no caches, no venvs), its own
+# build; checks that the Wi-Fi and jailbroken twins end verified (scripts/check-fresh.sh; ~15 minutes).
+check-fresh:
+	scripts/check-fresh.sh
 
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages hadeploy builds against and the real peers its tests use.
+# Installs the system packages hadeploy builds against (no option), plus what `make demo` runs
+# (--demo), or plus the real peers the tests use (--with-peers).
 # Idempotent: does nothing when everything is already installed. Runs apt-get directly as root,
 # through sudo otherwise.
 set -euo pipefail
@@ -9,6 +10,12 @@ set -euo pipefail
 build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libssh-dev libpng-dev libtiff-dev)
 peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sftp-server openssh-client
   dropbear-bin git python3-venv openssl man-db util-linux)
+# Demo (`make demo`, --demo): what the demo itself runs beyond the build. The jailbroken iPad twin: its
+# sshd and sftp-server, ssh-keygen (its keys), python3 (its springboard and app), openssl (the twin's
+# SHA-256 tool: it has no sha256sum, like iOS 9), unshare/setpriv (util-linux: its namespaces).
+# Home Assistant on loopback: python3-venv (scripts/ha-peer.sh makes the venv). git: the version.
+# pymobiledevice3 for the iOS 17 twins, when the demo uses it, goes here (python3-venv already is).
+demo_packages=(openssh-server openssh-sftp-server openssh-client python3 python3-venv openssl util-linux git)
 
 # macOS (a build Mac, or simulators/devicectl): Homebrew has the same C libraries; the peers are
 # only needed for the tests, which run on Linux.
@@ -28,7 +35,10 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 fi
 
 want=("${build_packages[@]}")
-if [ "${1:-}" = "--with-peers" ]; then want+=("${peer_packages[@]}"); fi
+case "${1:-}" in
+  --with-peers) want+=("${peer_packages[@]}") ;;
+  --demo) want+=("${demo_packages[@]}") ;;
+esac
 
 missing=()
 for package in "${want[@]}"; do
@@ -51,4 +61,9 @@ echo "bootstrap: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The Debian openssh-server package starts a system sshd on port 22; tests run their own on loopback.
+# The Debian openssh-server package starts a system sshd on port 22; tests and twins run their own.
+case " ${missing[*]} " in
+  *" openssh-server "*)
+    echo "bootstrap: note: Debian's openssh-server also starts the system sshd on port 22;" \
+      "hadeploy does not need it (sudo systemctl disable --now ssh turns it off)" >&2 ;;
+esac

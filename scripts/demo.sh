@@ -8,18 +8,30 @@
 # hadeploy's environment; it is never printed.
 #
 #   scripts/demo.sh BIN [hadeploy arguments…]
+#   scripts/demo.sh --peers    install what the demo uses (`make peers-demo`): the system packages
+#                              (scripts/bootstrap.sh --demo) and, unless HA_SERVER and HA_TOKEN name a
+#                              Home Assistant, the venv of the one it starts (scripts/ha-peer.sh install)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
-bin="${1:?usage: scripts/demo.sh BIN [arguments…]}"
+bin="${1:?usage: scripts/demo.sh BIN [arguments…] | scripts/demo.sh --peers}"
 shift
 
 from_env_file() {
     [ -f "$repo/.env" ] && grep -E "^(export +)?$1=." "$repo/.env" >/dev/null 2>&1
 }
+own_home_assistant() {
+    ! { { [ -n "${HA_SERVER:-}" ] || from_env_file HA_SERVER; } && { [ -n "${HA_TOKEN:-}" ] || from_env_file HA_TOKEN; }; }
+}
 
-if { [ -n "${HA_SERVER:-}" ] || from_env_file HA_SERVER; } && { [ -n "${HA_TOKEN:-}" ] || from_env_file HA_TOKEN; }; then
+if [ "$bin" = "--peers" ]; then
+    "$here/bootstrap.sh" --demo
+    if own_home_assistant; then "$here/ha-peer.sh" install; fi
+    exit 0
+fi
+
+if ! own_home_assistant; then
     echo "demo: using the Home Assistant in HA_SERVER"
     exec "$bin" "$@"
 fi

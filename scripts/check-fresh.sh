@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# `make check-fresh`: the README's first command as a newcomer runs it. Clones this checkout's
+# committed HEAD into a temporary folder and runs `make demo` there with a fresh HOME — no SwiftPM or
+# pip cache, no .build, no venv of this checkout; only the system packages are shared, which is what a
+# fresh machine has once the demo installed them — then checks the demo's report/summary.json:
+#  - `make demo` ended with exit 0 and no device failed;
+#  - mini4 (the Wi-Fi twin) ended succeeded, its dashboard load verified;
+#  - as root, ipad2, ipad3 and ipad4 (jailbroken twins over SSH) ended succeeded and verified; as
+#    another user they end "not available" saying the jailbroken twin needs root.
+#
+#   scripts/check-fresh.sh [--keep]     --keep leaves the temporary folder (its path is printed)
+#
+# Minutes (a full debug build, the SwiftPM packages and the Home Assistant venv fetched anew).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+keep=no
+[ "${1:-}" = "--keep" ] && keep=yes
+fail() { echo "check-fresh: FAIL: $*" >&2; exit 1; }
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/hadeploy-fresh.XXXXXX")"
+cleanup() {
+    # A demo stopped half-way may leave its Home Assistant running: stop it before removing its folder.
+    [ -x "$tmp/hadeploy/scripts/ha-peer.sh" ] && "$tmp/hadeploy/scripts/ha-peer.sh" stop \
+        "$tmp/hadeploy/.hadeploy/demo-ha" >/dev/null 2>&1 || true
+    if [ "$keep" = yes ]; then echo "check-fresh: kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+commit="$(git -C "$repo" rev-parse HEAD)"
+if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
+    echo "check-fresh: note: uncommitted changes in $repo are not part of the check (HEAD $commit)" >&2
+fi
+git clone -q --no-local "$repo" "$tmp/hadeploy"
+git -C "$tmp/hadeploy" checkout -q --detach "$commit"
+mkdir -p "$tmp/home"
+
+# A login's environment and nothing of this shell's: no HA_SERVER/HA_TOKEN (the demo starts its own
+# Home Assistant), no HADEPLOY_* settings, no venv on PATH. Proxies stay (a newcomer behind one has them).
+env_vars=(HOME="$tmp/home" PATH="$PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb USER="$(id -un)"
+    LOGNAME="$(id -un)")
+for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+    [ -n "${!name:-}" ] && env_vars+=("$name=${!name}")
+done
+case "$PATH" in *"$repo"*) fail "PATH names the checkout ($repo): run from a plain shell" ;; esac
+
+echo "check-fresh: make demo in $tmp/hadeploy (HEAD $commit, HOME $tmp/home)"
+start=$SECONDS
+set +e
+(cd "$tmp/hadeploy" && env -i "${env_vars[@]}" make demo) > "$tmp/demo.log" 2>&1
+status=$?
+set -e
+minutes=$(((SECONDS - start) / 60))
+seconds=$(((SECONDS - start) % 60))
+echo "check-fresh: make demo took ${minutes}m${seconds}s, exit $status"
+summary="$tmp/hadeploy/report/summary.json"
+if [ "$status" -ne 0 ] || [ ! -f "$summary" ]; then
+    tail -n 60 "$tmp/demo.log" >&2
+    keep=yes
+    fail "make demo ended with exit $status$([ -f "$summary" ] || echo ", no report/summary.json")"
+fi
+# The closing table, as the newcomer saw it.
+sed -n '/^DEVICE /,/ device(s): /p' "$tmp/demo.log"
+
+root=no
+[ "$(id -u)" -eq 0 ] && root=yes
+python3 - "$summary" "$root" <<'PY' || { keep=yes; fail "the demo's report (above)"; }
+import json
+import sys
+
+summary, root = sys.argv[1], sys.argv[2] == "yes"
+results = {r["id"]: r for r in json.load(open(summary))["results"]}
+problems = []
+
+
+def verified(device, transport=None):
+    r = results.get(device)
+    if r is None:
+        problems.append(f"{device}: not in the report")
+    elif r["outcome"] != "succeeded" or "loaded" not in r["verification"]:
+        problems.append(f"{device}: {r['outcome']}, {r['verification']} ({r.get('reason') or ''})")
+    elif transport and r["transport"] != transport:
+        problems.append(f"{device}: verified over {r['transport']}, not {transport}")
+
+
+for r in results.values():
+    if r["outcome"] in ("failed", "cancelled", "not started"):
+        problems.append(f"{r['id']}: {r['outcome']} ({r.get('reason') or ''})")
+verified("mini4")
+for device in ("ipad2", "ipad3", "ipad4"):
+    if root:
+        verified(device, "ssh")
+    else:
+        r = results.get(device, {})
+        if r.get("outcome") != "not available" or "needs root" not in (r.get("reason") or ""):
+            problems.append(f"{device}: as a user, expected 'not available' (needs root), got {r}")
+for problem in problems:
+    print(f"check-fresh: {problem}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
+echo "check-fresh: ok — the Wi-Fi twin (mini4) and, $([ $root = yes ] && echo "as root, the jailbroken twins (ipad2, ipad3, ipad4) verified" || echo "not as root, the jailbroken twins not available (needs root)")"
