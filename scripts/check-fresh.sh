@@ -35,14 +35,15 @@ git clone -q --no-local "$repo" "$tmp/hadeploy"
 git -C "$tmp/hadeploy" checkout -q --detach "$commit"
 mkdir -p "$tmp/home"
 
-# A login's environment and nothing of this shell's: no HA_SERVER/HA_TOKEN (the demo starts its own
-# Home Assistant), no HADEPLOY_* settings, no venv on PATH. Proxies stay (a newcomer behind one has them).
-env_vars=(HOME="$tmp/home" PATH="$PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb USER="$(id -un)"
-    LOGNAME="$(id -un)")
+# A newcomer's login and nothing of this shell's: the system PATH and Swift's directory (no venv,
+# pyenv or checkout on it), no HA_SERVER/HA_TOKEN (the demo starts its own Home Assistant), no
+# HADEPLOY_* settings. Proxies stay (a newcomer behind one has them).
+swift_bin="$(dirname "$(command -v swift)")" || fail "swift is not on PATH"
+env_vars=(HOME="$tmp/home" PATH="$swift_bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb USER="$(id -un)" LOGNAME="$(id -un)")
 for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
     [ -n "${!name:-}" ] && env_vars+=("$name=${!name}")
 done
-case "$PATH" in *"$repo"*) fail "PATH names the checkout ($repo): run from a plain shell" ;; esac
 
 echo "check-fresh: make demo in $tmp/hadeploy (HEAD $commit, HOME $tmp/home)"
 start=$SECONDS
