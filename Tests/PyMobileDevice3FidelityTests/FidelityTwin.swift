@@ -72,16 +72,23 @@ struct FidelityTwin {
 
     /// Starts `pymobiledevice3 ARGS --udid UDID`. pymobiledevice3 reads USBMUXD_SOCKET_ADDRESS too,
     /// but as a bare path or HOST:PORT: the `UNIX:` prefix libusbmuxd uses would be taken for a host.
-    func startPMD3(_ arguments: [String]) throws -> ClientProcess {
+    /// Commands without a `--udid` option (`remote rsd-info`) name the device in
+    /// PYMOBILEDEVICE3_UDID instead (`udidOption: false`).
+    func startPMD3(_ arguments: [String], udidOption: Bool = true) throws -> ClientProcess {
         let path = socket.hasPrefix("UNIX:") ? String(socket.dropFirst(5)) : socket
         return try ClientProcess(
-            Self.pymobiledevice3, arguments + ["--udid", udid],
-            environment: ["USBMUXD_SOCKET_ADDRESS": path, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"],
+            Self.pymobiledevice3, arguments + (udidOption ? ["--udid", udid] : []),
+            environment: [
+                "USBMUXD_SOCKET_ADDRESS": path, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200",
+                "PYMOBILEDEVICE3_UDID": udid,
+            ],
             directory: directory)
     }
 
-    func pmd3(_ arguments: [String], deadline: Double = 60) async throws -> ClientProcess.Result {
-        try await startPMD3(arguments).finish(deadline: deadline)
+    func pmd3(_ arguments: [String], udidOption: Bool = true, deadline: Double = 60) async throws
+        -> ClientProcess.Result
+    {
+        try await startPMD3(arguments, udidOption: udidOption).finish(deadline: deadline)
     }
 
     /// Starts a Debian libimobiledevice tool (`/usr/bin/TOOL -u UDID ARGS`).

@@ -17,11 +17,13 @@ enum ServiceKind: Sendable, Equatable {
     case diagnosticsRelay
     case springBoardServices
     case heartbeat
+    /// `com.apple.internal.devicecompute.CoreDeviceProxy` (iOS 17.4+): the developer tunnel.
+    case coreDeviceProxy
 
     /// Whether the service connection starts with a TLS handshake (`EnableServiceSSL`).
     var usesTLS: Bool {
         if case .debugserver(let secure) = self { return secure }
-        return false
+        return self == .coreDeviceProxy
     }
 
     /// Whether it needs the Developer disk image (PROTOCOL.md §6.2).
@@ -54,6 +56,7 @@ enum ServiceKind: Sendable, Equatable {
         // The secure proxy exists from iOS 14 (PROTOCOL.md §7.1); older devices answer InvalidService.
         case "com.apple.debugserver.DVTSecureSocketProxy":
             return major >= 14 ? .debugserver(secure: true) : nil
+        case CoreDeviceProxyService.serviceName: return major >= 17 ? .coreDeviceProxy : nil
         default: return nil
         }
     }

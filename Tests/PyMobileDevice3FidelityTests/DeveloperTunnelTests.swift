@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import VirtualDevice
+
+extension FidelitySuite {
+    /// pymobiledevice3 11.45 on the iOS 17.4+ developer path, as a user runs it today: no root, no
+    /// tunneld. Each command builds its own userspace tunnel (CoreDeviceProxy over lockdown, TCP in
+    /// the client's own stack), finds the services through RSD and drives DVT; the twin's app then
+    /// runs as it does after a USB launch.
+    @Suite("pymobiledevice3's iOS 17.4+ developer tunnel against the virtual devices")
+    struct DeveloperTunnelTests {
+        @Test("rsd-info, dvt launch/proclist/screenshot/kill on the iOS 18 twin (iPhone 16 Pro Max, USB)")
+        func iPhoneOverUSB() async throws {
+            try await run(VirtualDeviceProfile.preset(productType: "iPhone17,2", iOSVersion: "18.6.2")!)
+        }
+
+        @Test("rsd-info, dvt launch/proclist/screenshot/kill on the iOS 26 twin (iPad mini 5, USB)")
+        func miniOverUSB() async throws {
+            try await run(VirtualDeviceProfile.preset(productType: "iPad11,1", iOSVersion: "26.0")!)
+        }
+
+        func run(_ profile: VirtualDeviceProfile) async throws {
+            let twin = try await FidelityTwin.start(profile, behaviour: HADashboardAppBehaviour())
+            do {
+                try await exercise(twin, profile)
+            } catch {
+                await twin.stop()
+                throw error
+            }
+            await twin.stop()
+        }
+
+        func exercise(_ twin: FidelityTwin, _ profile: VirtualDeviceProfile) async throws {
+            let label = "iOS \(profile.productVersion) \(profile.connection == .usb ? "USB" : "Wi-Fi") tunnel"
+            let score = FidelityScore(label)
+            var timings: [String] = []
+            defer {
+                print(score.summary)
+                print("TIMING \(label): " + timings.joined(separator: ", "))
+            }
+            let udid = twin.udid
+            let bundleID = "io.hadeploy.tunnel"
+
+            func check(_ name: String, _ result: ClientProcess.Result, _ passed: Bool) {
+                timings.append("\(name) \(String(format: "%.1f", result.seconds)) s")
+                #expect(score.record("pymobiledevice3", name, passed), "\(result)")
+            }
+            func ran(_ result: ClientProcess.Result) -> Bool {
+                result.succeeded && !result.output.contains("Traceback") && !result.output.contains(" ERROR ")
+            }
+
+            // The app goes on over plain lockdown, as on iOS 16.
+            let ipa = try twin.makeIPA(bundleID: bundleID, name: "HADashboard")
+            let install = try await twin.pmd3(["apps", "install", ipa.path], deadline: 120)
+            check("apps install", install, ran(install))
+
+            // RSD through the userspace tunnel (rsd-info has no --udid: the tunnel's target comes
+            // from PYMOBILEDEVICE3_UDID).
+            let info = try await twin.pmd3(["remote", "rsd-info"], udidOption: false)
+            check(
+                "remote rsd-info", info,
+                ran(info) && info.stdout.contains("\"UniqueDeviceID\": \"\(udid)\"")
+                    && info.stdout.contains("\"OSVersion\": \"\(profile.productVersion)\"")
+                    && info.stdout.contains("\"com.apple.instruments.dtservicehub\"")
+                    && info.stdout.contains("\"com.apple.mobile.lockdown.remote.trusted\""))
+
+            // Launch with arguments and environment: the app runs and logs as after a USB launch.
+            let launch = try await twin.pmd3([
+                "developer", "dvt", "launch", "\(bundleID) -HADashboard lobby -HADemoMode YES",
+                "--env", "HA_TUNNEL_PROBE=1", "--kill-existing",
+            ])
+            let pid = launch.stdout.components(separatedBy: "Process launched with pid ").last
+                .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let running = try await twin.daemon.runningApp(udid: udid)
+            check(
+                "developer dvt launch", launch,
+                ran(launch) && pid != nil && running?.bundleIdentifier == bundleID
+                    && Array(running?.arguments.dropFirst() ?? []) == [
+                        "-HADashboard", "lobby", "-HADemoMode", "YES",
+                    ]
+                    && running?.environment.contains("HA_TUNNEL_PROBE=1") == true)
+            let log = try await twin.daemon.appDataContainer(udid: udid, bundleIdentifier: bundleID)
+                .appendingPathComponent("Documents/ha-log.txt")
+            var logText = ""
+            for _ in 0..<50 where !logText.contains("Loading demo data") {
+                try await Task.sleep(for: .milliseconds(100))
+                logText = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            }
+            #expect(
+                logText.contains("didFinishLaunching START") && logText.contains("Loading demo data"),
+                "\(logText)")
+
+            let processes = try await twin.pmd3(["developer", "dvt", "proclist"])
+            check(
+                "developer dvt proclist", processes,
+                ran(processes) && pid.map { processes.stdout.contains("\"pid\": \($0),") } == true
+                    && processes.stdout.contains("\"bundleIdentifier\": \"\(bundleID)\"")
+                    && processes.stdout.contains("\"name\": \"SpringBoard\""))
+
+            // The screenshot is what the app shows: the same image the twin renders for its screen.
+            let file = twin.directory.appendingPathComponent("tunnel-screen.png")
+            let shot = try await twin.pmd3(["developer", "dvt", "screenshot", file.path])
+            let png = (try? Data(contentsOf: file)) ?? Data()
+            let expected = try await twin.daemon.screenshot(udid: udid)
+            check(
+                "developer dvt screenshot", shot,
+                ran(shot) && png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+                    && Self.pngSize(png).map { $0 == (profile.screenWidth, profile.screenHeight) } == true
+                    && png == expected)
+            let screen = try await twin.daemon.screen(udid: udid)
+            #expect(screen.title != profile.deviceName, "the screenshot shows the home screen: \(screen)")
+
+            let kill = try await twin.pmd3(["developer", "dvt", "kill", String(pid ?? 0)])
+            let afterKill = try await twin.daemon.runningApp(udid: udid)
+            check("developer dvt kill", kill, ran(kill) && afterKill == nil)
+            let processesAfter = try await twin.pmd3(["developer", "dvt", "proclist"])
+            check(
+                "developer dvt proclist after kill", processesAfter,
+                ran(processesAfter)
+                    && !processesAfter.stdout.contains("\"bundleIdentifier\": \"\(bundleID)\""))
+        }
+
+        /// Width and height from a PNG's IHDR chunk.
+        static func pngSize(_ data: Data) -> (Int, Int)? {
+            guard data.count >= 24 else { return nil }
+            let bytes = [UInt8](data.prefix(24))
+            func number(_ offset: Int) -> Int { bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) } }
+            return (number(16), number(20))
+        }
+    }
+}
