@@ -17,8 +17,9 @@ struct DeployCommand: AsyncParsableCommand {
               hadeploy all --dry-run                  print the plan, touch nothing
               hadeploy all --kiosk --virtual --report out/     (virtual devices)
               hadeploy all --no-build --artifacts dist/ --report out/ --json
-            Exit codes: 0 every device succeeded, 1 some device failed, 2 build failed,
-            64 usage, 78 config.
+            Exit codes: 0 every device succeeded, 1 some device failed (or the report could not
+            be written), 2 build failed, 64 usage, 78 config, 130 interrupted (Ctrl-C),
+            143 terminated (SIGTERM).
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -87,6 +88,10 @@ struct DeployCommand: AsyncParsableCommand {
         try await withContext { context in
             let workspace = Workspace(
                 context: context, configPath: project.config, envFilePath: project.envFile)
+            // Before any device (or twin) is touched: a report that cannot be written is found now.
+            if let report, !dryRun, !worker {
+                try ReportWriter.checkWritable(context.url(for: report), displayName: report)
+            }
             let inputs = try await PlanInputs.make(
                 workspace: workspace, arguments: arguments, screenshots: report != nil, deployID: deployID)
             let plan = inputs.plan
@@ -140,16 +145,31 @@ struct DeployCommand: AsyncParsableCommand {
                 // gets a report saying so for every device.
                 if let directory = report, !worker {
                     let stopped = DeployReport.notStarted(
-                        plan, reason: "\(error)", startedAt: started, finishedAt: Date())
-                    try? ReportWriter(directory: context.url(for: directory)).write(stopped)
-                    context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
+                        plan, reason: SystemErrorText.message(error), startedAt: started, finishedAt: Date())
+                    do {
+                        try ReportWriter(directory: context.url(for: directory)).write(stopped)
+                        context.message(
+                            "report: \((directory as NSString).appendingPathComponent("index.html"))")
+                    } catch {
+                        context.message(
+                            "error: could not write the report to \(directory): \(SystemErrorText.describe(error))"
+                        )
+                    }
+                }
+                // Ctrl-C or SIGTERM: 130 or 143, not the failure a device's fault gives.
+                if let signal = signals.received {
+                    throw Interrupted(signal: signal, cause: error)
                 }
                 throw error
             }
             await inputs.twins?.stop()
             if let directory = report, !worker {
-                context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
+                // Named only when it exists: the executor said why it does not.
+                if result.reportProblem == nil {
+                    context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
+                }
             }
+            if let signal = signals.received { throw ExitCode(ExitStatus.stopped(by: signal).rawValue) }
             if result.exitCode != 0 { throw ExitCode(result.exitCode) }
         }
     }
@@ -160,22 +180,24 @@ struct DeployCommand: AsyncParsableCommand {
         let executable = Bundle.main.executableURL?.path ?? CommandLine.arguments[0]
         let directory = context.currentDirectory.path
         let base = [
-            "--config", context.url(for: project.config).path, "--env-file",
-            context.url(for: project.envFile).path,
+            "--config=\(context.url(for: project.config).path)",
+            "--env-file=\(context.url(for: project.envFile).path)",
         ]
+        // `--option=value`, and the devices after `--`: a value that starts with `-` (a dashboard
+        // named `-X`) must reach the worker as the value it is, as this process read it.
         var options: [String] = []
-        if let dashboard = arguments.dashboard { options += ["--dashboard", dashboard] }
+        if let dashboard = arguments.dashboard { options.append("--dashboard=\(dashboard)") }
         if arguments.defaultDashboard { options.append("--default") }
-        if let server = arguments.server { options += ["--server", server] }
+        if let server = arguments.server { options.append("--server=\(server)") }
         if let kiosk = arguments.kiosk { options.append(kiosk ? "--kiosk" : "--no-kiosk") }
         if arguments.noVerify { options.append("--no-verify") }
         if arguments.force { options.append("--force") }
         if arguments.reset { options.append("--reset") }
         if arguments.demo { options.append("--demo") }
         if arguments.allowShallow { options.append("--allow-shallow") }
-        options += ["--state", context.url(for: arguments.state).path]
-        if let report { options += ["--report", context.url(for: report).path] }
-        if let jobs { options += ["--jobs", String(jobs)] }
+        options.append("--state=\(context.url(for: arguments.state).path)")
+        if let report { options.append("--report=\(context.url(for: report).path)") }
+        if let jobs { options.append("--jobs=\(jobs)") }
         var environment: [String: String] = [:]
         if let token = arguments.token { environment["HA_TOKEN"] = token }
         let secrets: Set<String> = arguments.token.map { [$0] } ?? []
@@ -184,10 +206,26 @@ struct DeployCommand: AsyncParsableCommand {
         return WorkerLauncher { _, devices, manifest in
             ProcessCommand(
                 executable,
-                ["deploy"] + devices + base + fixedOptions + [
-                    "--no-build", "--worker", "--artifact-manifest", manifest.path, "--deploy-id", deployID,
-                ],
+                ["deploy"] + base + fixedOptions + [
+                    "--no-build", "--worker", "--artifact-manifest=\(manifest.path)",
+                    "--deploy-id=\(deployID)",
+                    "--",
+                ] + devices,
                 environment: fixedEnvironment, workingDirectory: directory, secretValues: secrets)
         }
     }
+}
+
+/// A deploy stopped by SIGINT or SIGTERM while it was starting (before the devices): the reason it
+/// gave, and the exit status of the signal (130, 143).
+struct Interrupted: Error, CustomStringConvertible, ExitStatusProviding {
+    var signal: Int32
+    var cause: any Error
+
+    var description: String {
+        let name = signal == SIGTERM ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)"
+        return "\(name) before any device was deployed: \(cause)"
+    }
+
+    var exitStatus: ExitStatus { .stopped(by: signal) }
 }

@@ -10,7 +10,8 @@ enum Failure {
         // a usage error, as it is when ArgumentParser finds it.
         let status =
             (error as? any ExitStatusProviding)?.exitStatus ?? (error is ValidationError ? .usage : .failure)
-        let message = "\(error)"
+        // Foundation's own errors ("Error Domain=NSCocoaErrorDomain Code=513 …") in words.
+        let message = SystemErrorText.message(error)
         context.message("error: \(message)")
         if context.environment["GITHUB_ACTIONS"] == "true" {
             // hadeploy's own workflow commands: the only lines that may start with `::`.

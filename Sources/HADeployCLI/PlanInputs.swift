@@ -13,6 +13,8 @@ struct PlanInputs {
     var variables: [String: String]
     var plan: DeployPlan
     var twins: VirtualTwinsRun?
+    /// Held while the twins run (until this value is gone): one run per state folder.
+    var stateLock: StateFolderLock?
 
     static func make(
         workspace: Workspace, arguments: DeployArguments, screenshots: Bool, deployID: String? = nil,
@@ -26,8 +28,12 @@ struct PlanInputs {
         // `plan --as-host macos`: what a Mac would do, from Linux (the simulator builds included).
         if let host { topology.host = host }
         var twins: VirtualTwinsRun?
+        var stateLock: StateFolderLock?
         if arguments.virtual {
             let devices = try TargetResolver(matrix: matrix).resolve(arguments.targets)
+            // Before the twins touch the folder: a second run would reset the first one's twins.
+            stateLock = try StateFolderLock.acquire(
+                context.url(for: arguments.state), displayName: arguments.state)
             var logger = Logger(label: "hadeploy.virtual")
             logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
             let run = try await VirtualTwinsRun.start(
@@ -41,7 +47,8 @@ struct PlanInputs {
                 options: arguments.options(screenshots: screenshots), version: version,
                 deployID: deployID ?? UUID().uuidString.lowercased())
             return PlanInputs(
-                workspace: workspace, matrix: matrix, variables: variables, plan: plan, twins: twins)
+                workspace: workspace, matrix: matrix, variables: variables, plan: plan, twins: twins,
+                stateLock: stateLock)
         } catch {
             await twins?.stop()
             throw error

@@ -13,6 +13,10 @@ final class SignalCancellation: @unchecked Sendable {
     private var sources: [any DispatchSourceSignal] = []
     private let lock = NSLock()
     private var count = 0
+    private var first: Int32?
+
+    /// The first SIGINT or SIGTERM received, if any: the run's exit status says which (130, 143).
+    var received: Int32? { lock.withLock { first } }
 
     init(onSignal: @escaping @Sendable () -> Void) {
         for number in [SIGINT, SIGTERM] {
@@ -22,9 +26,10 @@ final class SignalCancellation: @unchecked Sendable {
                 guard let self else { return }
                 let seen = self.lock.withLock {
                     self.count += 1
+                    if self.first == nil { self.first = number }
                     return self.count
                 }
-                if seen > 1 { exit(130) }
+                if seen > 1 { exit(128 + number) }
                 FileHandle.standardError.write(
                     Data("\ninterrupted: stopping cleanly (press Ctrl-C again to quit at once)\n".utf8))
                 onSignal()

@@ -68,6 +68,7 @@ struct VirtualCommand: AsyncParsableCommand {
             if let port { address = .tcp(port: port) }
             var logger = Logger(label: "hadeploy.virtual")
             logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .warning : .debug
+            let lock = try StateFolderLock.acquire(context.url(for: state), displayName: state)
             let (usbmuxd, value) = try await virtual.start(
                 stateDirectory: context.url(for: state), address: address, logger: logger)
             for info in await usbmuxd.devices() {
@@ -85,6 +86,7 @@ struct VirtualCommand: AsyncParsableCommand {
             await waiter.value
             signals.cancel()
             await usbmuxd.stop()
+            withExtendedLifetime(lock) {}
         }
     }
 }

@@ -10,6 +10,15 @@ public enum ExitStatus: Int32, Sendable {
     case usage = 64
     /// A configuration file or `.env` was wrong (EX_CONFIG).
     case config = 78
+    /// Stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports a process the signal ended.
+    case interrupted = 130
+    /// Stopped by SIGTERM (a CI job cancelled, a timeout): 128 + 15.
+    case terminated = 143
+
+    /// The status for a run stopped by `signal` (SIGINT or SIGTERM).
+    public static func stopped(by signal: Int32) -> ExitStatus {
+        signal == 15 ? .terminated : .interrupted
+    }
 }
 
 /// An error that knows which exit code it should end the program with.

@@ -64,6 +64,16 @@ public struct TextFileReader: Sendable {
     public func read(_ path: String, relativeTo base: URL? = nil, displayName: String? = nil) throws -> String
     {
         let name = displayName ?? path
+        return try Self.decode(readData(path, relativeTo: base, displayName: displayName), name: name)
+    }
+
+    /// The file's bytes, with the same checks as ``read(_:relativeTo:displayName:)`` (a regular file,
+    /// at most `limit` bytes) and no decoding: for the small files hadeploy keeps itself (install
+    /// records, lock owners), which a damaged or planted file must not make huge.
+    public func readData(_ path: String, relativeTo base: URL? = nil, displayName: String? = nil) throws
+        -> Data
+    {
+        let name = displayName ?? path
         guard !path.isEmpty else {
             throw TextFileError(path: name, reason: "the path is empty; give the file's path")
         }
@@ -103,7 +113,7 @@ public struct TextFileReader: Sendable {
         guard data.count <= limit else {
             throw TextFileError(path: name, reason: "is larger than \(limit) bytes")
         }
-        return try Self.decode(data, name: name)
+        return data
     }
 
     /// UTF-8 text, or an error at the line and column of the first byte that is not.

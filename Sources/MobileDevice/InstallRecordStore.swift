@@ -17,8 +17,16 @@ struct InstallRecord: Codable, Equatable, Sendable {
 struct InstallRecordStore: Sendable {
     let directory: URL
 
+    /// A record is a few hundred bytes; anything far larger is not one of ours (read no further).
+    static let maxRecordBytes = 64 << 10
+
+    /// The record, or nil when there is none or it is not a record (too large, damaged): then the app
+    /// is installed again, which is always safe.
     func record(udid: String, bundleIdentifier: String) -> InstallRecord? {
-        guard let data = try? Data(contentsOf: url(udid: udid, bundleIdentifier: bundleIdentifier)) else {
+        guard
+            let data = try? TextFileReader(limit: Self.maxRecordBytes).readData(
+                url(udid: udid, bundleIdentifier: bundleIdentifier).path)
+        else {
             return nil
         }
         let decoder = JSONDecoder()

@@ -147,7 +147,7 @@ public struct DeployExecutor: Sendable {
                 < (plan.devices.firstIndex { $0.id == b.id } ?? 0)
         }
         let failed = results.contains { !$0.succeeded }
-        let report = DeployReport(
+        var report = DeployReport(
             deployID: plan.deployID, version: plan.version.description, startedAt: started,
             finishedAt: environment.now(), verify: plan.verify, interrupted: interrupted, results: results,
             exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
@@ -155,8 +155,16 @@ public struct DeployExecutor: Sendable {
             do {
                 try ReportWriter(directory: directory).write(report)
             } catch {
+                // The folder was checked before the first device; it can still fill up or go away.
+                // A report CI will not find is a failed run, whatever the devices did.
+                let problem =
+                    "could not write the report to \(directory.path): \(SystemErrorText.describe(error))"
+                report.reportProblem = problem
+                report.exitCode = ExitStatus.failure.rawValue
                 env.reporter.handle(
-                    .message("warning: could not write the report to \(directory.path): \(error)"))
+                    .message(
+                        "error: \(problem) (the results are in the table below; free space or choose "
+                            + "another --report folder)"))
             }
         }
         env.reporter.handle(.runFinished(report))

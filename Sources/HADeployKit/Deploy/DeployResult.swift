@@ -72,6 +72,9 @@ public struct DeployReport: Sendable, Codable {
     public var interrupted: Bool
     public var results: [DeviceResult]
     public var exitCode: Int32
+    /// Why summary.json, junit.xml and index.html could not be written (nil: written, or not asked
+    /// for); such a run exits non-zero even when every device succeeded.
+    public var reportProblem: String? = nil
 }
 
 extension DeployReport {

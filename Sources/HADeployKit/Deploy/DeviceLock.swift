@@ -38,7 +38,11 @@ public final class DeviceLock: Sendable {
     }
 
     public static func acquire(device: String, key: String, directory: URL) throws -> DeviceLock {
-        try PrivateFiles.createDirectory(directory)
+        do {
+            try PrivateFiles.createDirectory(directory)
+        } catch {
+            throw DeviceLockUnusable(lockFile: directory.path, reason: SystemErrorText.describe(error))
+        }
         let safe = key.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }
         let path = directory.appendingPathComponent(String(safe) + ".lock").path
         // Each round ends with the lock, a busy error, or a file that was replaced under us.
@@ -79,18 +83,25 @@ public final class DeviceLock: Sendable {
     }
 
     private static func owner(_ path: String) -> Int32 {
-        guard let data = FileManager.default.contents(atPath: path), data.count < 64,
+        // At most 64 bytes are read: a pid is a few digits, whatever the file has become.
+        guard let data = try? TextFileReader(limit: 64).readData(path),
             let text = String(data: data, encoding: .utf8)
         else { return 0 }
         return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
     private static func failure(_ code: Int32, _ path: String) -> Error {
-        CocoaError(
-            .fileWriteUnknown,
-            userInfo: [
-                NSFilePathErrorKey: path,
-                NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(code)),
-            ])
+        DeviceLockUnusable(lockFile: path, reason: SystemErrorText.posix(code))
+    }
+}
+
+/// The lock file could not be created or locked (a read-only cache, a full disk).
+public struct DeviceLockUnusable: Error, CustomStringConvertible {
+    public var lockFile: String
+    public var reason: String
+
+    public var description: String {
+        "cannot lock the device for this run: \(lockFile): \(reason). Check that the folder is writable "
+            + "(XDG_CACHE_HOME or ~/.cache)"
     }
 }

@@ -72,7 +72,7 @@ struct DevicePipeline: Sendable {
                 device: device.name, key: device.udid?.value ?? device.id,
                 directory: environment.lockDirectory)
         } catch {
-            return result(.failed, reason: "\(error)", failedStep: "lock")
+            return result(.failed, reason: SystemErrorText.message(error), failedStep: "lock")
         }
         defer { lock.release() }
 
@@ -85,7 +85,7 @@ struct DevicePipeline: Sendable {
         } catch is CancellationError {
             return result(.cancelled, reason: "interrupted")
         } catch {
-            return result(.failed, reason: "\(error)")
+            return result(.failed, reason: SystemErrorText.message(error))
         }
         if Task.isCancelled { return result(.cancelled, reason: "interrupted") }
         if !device.steps.contains(where: { $0.id == .launch }) {
@@ -131,7 +131,7 @@ struct DevicePipeline: Sendable {
                 let seconds = environment.now().timeIntervalSince(began)
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let transient = (error as? any TransientClassifying)?.isTransient ?? false
-                let message = redact("\(error)")
+                let message = redact(SystemErrorText.message(error))
                 recorder.record(StepRecord(name: name, seconds: seconds, status: "failed", detail: message))
                 environment.reporter.handle(
                     .stepFinished(
@@ -167,7 +167,7 @@ struct DevicePipeline: Sendable {
         do {
             driver = try environment.driver(device)
         } catch {
-            throw StepFailure(step: StepID.connect.rawValue, reason: redact("\(error)"))
+            throw StepFailure(step: StepID.connect.rawValue, reason: redact(SystemErrorText.message(error)))
         }
         let appBytes = DriverDeadlines.size(of: artifact.path)
         let deviceID = device.id

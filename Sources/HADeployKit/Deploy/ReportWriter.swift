@@ -2,12 +2,68 @@ import Foundation
 import HADeployCore
 import Templating
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `--report DIR` cannot be written: found before the first device.
+public struct ReportFolderUnusable: Error, CustomStringConvertible, ExitStatusProviding {
+    public var folder: String
+    public var reason: String
+
+    public var description: String {
+        "cannot write the report to \(folder): \(reason). Nothing was deployed: choose another --report "
+            + "folder, or fix this one"
+    }
+
+    public var exitStatus: ExitStatus { .failure }
+}
+
 /// Writes `summary.json`, `junit.xml` and `index.html` (a contact sheet viewable offline) into the
 /// report directory; screenshots and crash logs are already there, written by the pipeline.
 public struct ReportWriter: Sendable {
     public var directory: URL
 
     public init(directory: URL) { self.directory = directory }
+
+    /// Checks, before any device is touched, that the report can be written here: the folder is
+    /// created (with its parents) and a probe file is written, flushed and removed. A file in the
+    /// way, a read-only folder or a full disk is found now, not after every device was deployed.
+    /// `displayName` is the folder as the user gave it.
+    public static func checkWritable(_ directory: URL, displayName: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+            !isDirectory.boolValue
+        {
+            throw ReportFolderUnusable(folder: displayName, reason: "it is a file, not a folder")
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ReportFolderUnusable(
+                folder: displayName, reason: "it cannot be created (\(SystemErrorText.describe(error)))")
+        }
+        let probe = directory.appendingPathComponent(".hadeploy-probe-\(getpid())").path
+        let fd = open(probe, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ReportFolderUnusable(
+                folder: displayName,
+                reason: "a file cannot be created in it (\(SystemErrorText.posix(errno)))")
+        }
+        defer { unlink(probe) }
+        // As much as a small report: a full disk refuses it (a zero-byte file would still fit).
+        let block = [UInt8](repeating: 0x20, count: 64 << 10)
+        let written = block.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+        let writeError = written == block.count ? 0 : (written < 0 ? errno : ENOSPC)
+        let syncError = writeError == 0 && fsync(fd) != 0 ? errno : 0
+        let closeError = close(fd) != 0 ? errno : 0
+        if let code = [writeError, syncError, closeError].first(where: { $0 != 0 }) {
+            throw ReportFolderUnusable(
+                folder: displayName, reason: "writing a file in it failed (\(SystemErrorText.posix(code)))")
+        }
+    }
 
     public func write(_ report: DeployReport) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

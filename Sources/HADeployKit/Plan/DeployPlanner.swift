@@ -1,6 +1,19 @@
 import DeviceSpec
 import HADeployCore
+import HomeAssistant
 import Versioning
+
+/// `--server` or HA_SERVER is not a usable Home Assistant URL.
+public struct InvalidServerURL: Error, CustomStringConvertible, ExitStatusProviding {
+    public var fromCommandLine: Bool
+    public var detail: String
+
+    public var description: String {
+        "\(fromCommandLine ? "--server" : "HA_SERVER (.env or the environment)"): \(detail)"
+    }
+
+    public var exitStatus: ExitStatus { fromCommandLine ? .usage : .config }
+}
 
 /// Turns command-line options, the matrix, `.env` values, the version and the topology into a
 /// `DeployPlan`. Pure: no files, processes or clock — everything comes in as parameters. What it
@@ -48,6 +61,15 @@ public struct DeployPlanner: Sendable {
         let sendsCredentials = !options.reset && !options.demo && (verify || haConfigured)
         if !sendsCredentials && !haConfigured && !options.reset && !options.demo {
             warnings.append("HA_SERVER/HA_TOKEN not set: the app keeps the server and token it has")
+        }
+        // The URL reaches the app's launch arguments and the checks' requests: refused now when it is
+        // not one (a CR or LF in it, port 0 or 99999), before any device is touched.
+        if let url = server.value, verify || sendsCredentials {
+            do {
+                _ = try ServerAddress(url)
+            } catch {
+                throw InvalidServerURL(fromCommandLine: options.server != nil, detail: "\(error)")
+            }
         }
         let context = Context(
             options: options, server: server, token: token, deployID: deployID, version: version,

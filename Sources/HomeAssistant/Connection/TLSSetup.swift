@@ -1,3 +1,4 @@
+import Foundation
 import NIOSSL
 
 /// TLS for https/wss: the system's roots plus, for a self-signed server or a private CA, the
@@ -6,15 +7,22 @@ enum TLSSetup {
     static func configuration(caFile: String?, server: String) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
-            do {
-                let certificates = try NIOSSLCertificate.fromPEMFile(caFile)
-                tls.additionalTrustRoots = [.certificates(certificates)]
-            } catch {
+            // Why the file is unusable, in words: NIOSSL only says `failedToLoadCertificate`.
+            if access(caFile, R_OK) != 0 {
+                let reason = String(cString: strerror(errno)).lowercased()
                 throw HomeAssistantError(
                     .invalidServerURL, server: server,
-                    message: "cannot read the CA file \(caFile) for \(server): \(error). "
-                        + "Pass a PEM file holding the server's certificate or its CA")
+                    message: "cannot read the CA file \(caFile) for \(server) (\(reason)): check HA_CA_FILE, "
+                        + "or pass a PEM file holding the server's certificate or its CA")
             }
+            let certificates = (try? NIOSSLCertificate.fromPEMFile(caFile)) ?? []
+            guard !certificates.isEmpty else {
+                throw HomeAssistantError(
+                    .invalidServerURL, server: server,
+                    message: "the CA file \(caFile) for \(server) holds no PEM certificate (-----BEGIN "
+                        + "CERTIFICATE-----): pass a PEM file holding the server's certificate or its CA")
+            }
+            tls.additionalTrustRoots = [.certificates(certificates)]
         }
         return tls
     }
