@@ -2,7 +2,7 @@
 # One-file-change redeploy to a jailbroken iPad over a 2 MB/s link: hadeploy (changed files only)
 # against the app's old script (tar.gz of the whole .app + scp), side by side in one run.
 #   scripts/bench-jailbreak.sh [ROUNDS] [release]
-# Needs root (the twin is a chroot in a mount namespace) and scripts/ssh-peers.sh run once (test keys).
+# Needs root (the twin lives in its own mount and PID namespace) and scripts/ssh-peers.sh run once (test keys).
 # The twin: scripts/jailbreak-twin/twin.sh with legacy OpenSSH algorithms, like an iOS 9 OpenSSH;
 # in front of it scripts/jailbreak-twin/throttle.py at 2,000,000 bytes/s each way.
 set -eu
@@ -25,10 +25,14 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 TWIN_PORT=$(free_port); PROXY_PORT=$(free_port)
-sh scripts/jailbreak-twin/twin.sh "$WORK/root" "$TWIN_PORT" openssh --legacy --authorized-key "$KEY.pub" \
-    >"$WORK/twin.log" 2>&1 &
+# The twin ends with this script even when it is SIGKILLed and its trap never runs: a parent-death
+# signal (this shell is single-threaded), which unshare --kill-child passes on to the twin's namespace.
+setpriv --pdeathsig KILL sh scripts/jailbreak-twin/twin.sh "$WORK/root" "$TWIN_PORT" openssh --legacy \
+    --authorized-key "$KEY.pub" >"$WORK/twin.log" 2>&1 &
 TWIN_PID=$!
 python3 scripts/jailbreak-twin/throttle.py "$PROXY_PORT" "$TWIN_PORT" "$RATE" &
 PROXY_PID=$!

@@ -7,20 +7,30 @@ import HADeployKit
 #endif
 
 /// The jailbroken twin `--virtual` gives an SSH device (the iPad 2): `scripts/jailbreak-twin/twin.sh`,
-/// a real sshd chrooted into an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the virtual
-/// app, on 127.0.0.1. It needs root (chroot, mount namespace) and the script from a checkout of this
+/// a real sshd in an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the virtual app, on
+/// 127.0.0.1. It needs root (mount and PID namespaces) and the script from a checkout of this
 /// repository; without them the device keeps its USB twin.
+///
+/// Safe on a shared machine: root logs in with a key made for this run only (no password), kept in a
+/// 0700 folder; the server runs pivoted into the twin's root with reduced capabilities (twin.sh); and
+/// the twin's stdin is a FIFO only this process holds open for writing, so the twin ends with it
+/// however it ends (`--lifeline`), SIGKILL included.
 final class JailbreakTwinProcess: @unchecked Sendable {
     let port: Int
     let keyPath: String
     let knownHostsPath: String
     private let process: Process
+    /// The write end of the twin's stdin: closing it (or this process ending) ends the twin.
+    private let lifeline: FileHandle
+    private let stopped = NSLock()
+    private var isStopped = false
 
-    private init(port: Int, keyPath: String, knownHostsPath: String, process: Process) {
+    private init(port: Int, keyPath: String, knownHostsPath: String, process: Process, lifeline: FileHandle) {
         self.port = port
         self.keyPath = keyPath
         self.knownHostsPath = knownHostsPath
         self.process = process
+        self.lifeline = lifeline
     }
 
     /// The twin script: `HADEPLOY_JAILBREAK_TWIN`, else the checkout this binary was built in, else the
@@ -44,7 +54,16 @@ final class JailbreakTwinProcess: @unchecked Sendable {
     {
         let manager = FileManager.default
         try? manager.removeItem(at: directory)
-        try manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Private to root: the per-run key, and the twin's host keys and files under root/.
+        for folder in [directory.deletingLastPathComponent(), directory] {
+            try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+            guard chmod(folder.path, 0o700) == 0 else {
+                throw TransportUnavailable(
+                    device: "jailbreak twin", transport: "ssh",
+                    reason:
+                        "cannot make \(folder.path) private (chmod 700): \(String(cString: strerror(errno)))")
+            }
+        }
         let key = directory.appendingPathComponent("id_ed25519").path
         _ = try await runner.checked(
             ProcessCommand("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]), timeout: .seconds(30))
@@ -53,19 +72,37 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             script, directory.appendingPathComponent("root").path, String(port), "openssh",
-            "--authorized-key",
-            key + ".pub",
+            "--authorized-key", key + ".pub", "--lifeline",
         ]
         let log = directory.appendingPathComponent("twin.log")
         _ = manager.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        // The lifeline: a FIFO in the private folder that this process holds open for writing, opened
+        // close-on-exec in one step, so no other child of this process ever holds it; the twin reads it
+        // as its stdin and sees its end of file when this process closes it or ends, however.
+        let fifo = directory.appendingPathComponent("lifeline").path
+        let writer = mkfifo(fifo, 0o600) == 0 ? open(fifo, O_RDWR | O_CLOEXEC) : -1
+        guard writer >= 0, let readEnd = FileHandle(forReadingAtPath: fifo) else {
+            if writer >= 0 { close(writer) }
+            throw TransportUnavailable(
+                device: "jailbreak twin", transport: "ssh",
+                reason: "cannot make the twin's lifeline \(fifo): \(String(cString: strerror(errno)))")
+        }
+        let lifeline = FileHandle(fileDescriptor: writer, closeOnDealloc: true)
+        process.standardInput = readEnd
+        do {
+            try process.run()
+        } catch {
+            try? lifeline.close()
+            try? readEnd.close()
+            throw error
+        }
+        try? readEnd.close()
         let twin = JailbreakTwinProcess(
             port: port, keyPath: key, knownHostsPath: directory.appendingPathComponent("known_hosts").path,
-            process: process)
+            process: process, lifeline: lifeline)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, !isListening(port) {
             guard process.isRunning else { break }
@@ -87,9 +124,18 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         return twin
     }
 
-    /// SIGKILL of the namespace holder: the server, its sessions and the apps it started go with it.
+    /// Ends the twin: the lifeline closed and SIGKILL of the namespace holder; the server, its sessions
+    /// and the apps it started go with it. Returns once the port is closed (at most 5 s).
     func stop() {
+        let first = stopped.withLock {
+            defer { isStopped = true }
+            return !isStopped
+        }
+        guard first else { return }
+        try? lifeline.close()
         kill(process.processIdentifier, SIGKILL)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, Self.isListening(port) { usleep(20_000) }
     }
 
     private static func freePort() throws -> Int {

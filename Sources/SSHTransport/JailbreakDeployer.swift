@@ -99,6 +99,9 @@ public struct JailbreakDeployer: Sendable {
             let trigger = q(temporary("take_screenshot"))
             let image = q(temporary("screenshot.png"))
             let seconds = max(1, Int(timeout.rounded(.up)))
+            let late =
+                "the app wrote no \(temporary("screenshot.png")) within \(seconds) s: it takes one after a "
+                + "dashboard rebuild, once per launch; relaunch it (deploy again) and check its log"
             output = try await connection.execute(
                 """
                 if [ ! -s \(image) ] && [ ! -e \(trigger) ]; then touch \(trigger) || exit 1; fi
@@ -108,8 +111,7 @@ public struct JailbreakDeployer: Sendable {
                   sleep 1; i=$((i + 1))
                 done
                 rm -f \(trigger)
-                echo 'the app wrote no \(temporary("screenshot.png")) within \(seconds) s: it takes one after a \
-                dashboard rebuild, once per launch; relaunch it (deploy again) and check its log' >&2
+                echo \(q(late)) >&2
                 exit 4
                 """, timeout: timeout + 30, step: step)
         } else if template.contains("{output}") {
@@ -278,8 +280,9 @@ public struct JailbreakDeployer: Sendable {
             config.commands.refreshIcons, values, field: "refresh icons")
 
         try await connection.run(
-            "test -d \(q(config.installDirectory)) || { echo \"install directory \(config.installDirectory) does not "
-                + "exist\" >&2; exit 1; }\n" + JailbreakScripts.recover(target: target, staging: staging),
+            "test -d \(q(config.installDirectory)) || { echo "
+                + q("install directory \(config.installDirectory) does not exist")
+                + " >&2; exit 1; }\n" + JailbreakScripts.recover(target: target, staging: staging),
             step: "checking the install directory")
         let backup = try await backup(info: info, on: connection)
 

@@ -51,10 +51,10 @@ enum JailbreakScripts {
         """
         \(hashFunction)
         fail() { rm -rf \(q(directory)); echo "$1" >&2; exit 1; }
-        mkdir -p \(q(directory)) || fail 'cannot create \(directory)'
+        mkdir -p \(q(directory)) || fail \(q("cannot create \(directory)"))
         if [ -d \(q(installDirectory + "/" + appDirectory)) ]; then
           tar czf \(q(directory + "/" + archive)) -C \(q(installDirectory)) \(q(appDirectory)) \
-            || fail 'cannot archive \(installDirectory)/\(appDirectory)'
+            || fail \(q("cannot archive \(installDirectory)/\(appDirectory)"))
         fi
         if [ -f \(q(preferences)) ]; then
           cp -p \(q(preferences)) \(q(directory + "/preferences-before.plist")) || fail 'cannot copy the preferences'

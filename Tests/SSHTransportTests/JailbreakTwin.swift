@@ -7,8 +7,10 @@ import TestSupport
 #endif
 
 /// A jailbroken iPad twin (scripts/jailbreak-twin/twin.sh): a real sshd or dropbear on 127.0.0.1 whose
-/// sessions are chrooted into `root`, an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the
-/// virtual app. The test reads and changes `root` directly from the host.
+/// sessions run pivoted into `root`, an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the
+/// virtual app. The test reads and changes `root` directly from the host. Started as hadeploy starts
+/// its twins: key-only (a password only when a test asks for one), in a 0700 folder, and with a
+/// lifeline — the twin ends when this test process does, however it ends.
 final class JailbreakTwin: @unchecked Sendable {
     enum Server: String, Sendable {
         case openssh
@@ -21,6 +23,8 @@ final class JailbreakTwin: @unchecked Sendable {
     let port: Int
     private var pid: pid_t?
     private let logPath: String
+    /// The write end of the twin's stdin (twin.sh --lifeline); -1 once closed.
+    private var lifeline: Int32 = -1
 
     private init(server: Server, legacy: Bool, root: URL, port: Int, logPath: String) {
         self.server = server
@@ -34,30 +38,48 @@ final class JailbreakTwin: @unchecked Sendable {
         TestEnvironment.repoRoot.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path
     }
 
-    /// Starts a twin; throws (the test fails) if it does not come up.
-    static func start(_ server: Server = .openssh, legacy: Bool = false) async throws -> JailbreakTwin {
+    /// Starts a twin; throws (the test fails) if it does not come up. `password`: root may also log in
+    /// with it (handed over in a 0600 file, never on a command line).
+    static func start(_ server: Server = .openssh, legacy: Bool = false, password: String? = nil) async throws
+        -> JailbreakTwin
+    {
         try TestEnvironment.requireSetup()
         let directory = try TestEnvironment.makeDirectory("hadeploy-twin")
+        chmod(directory.path, 0o700)
         let twin = JailbreakTwin(
             server: server, legacy: legacy, root: directory.appendingPathComponent("root"),
             port: try FreePort.pick(), logPath: directory.appendingPathComponent("server.log").path)
-        try await twin.launch()
+        try await twin.launch(password: password)
         return twin
     }
 
-    private func launch() async throws {
+    private func launch(password: String?) async throws {
         var arguments = [
             Self.script, root.path, String(port), server.rawValue, "--authorized-key",
-            (legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key) + ".pub",
+            (legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key) + ".pub", "--lifeline",
         ]
         if legacy { arguments.append("--legacy") }
-        let pid = try TestEnvironment.spawn("/bin/sh", arguments, outputPath: logPath)
+        if let password {
+            let file = root.deletingLastPathComponent().appendingPathComponent("password").path
+            let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            guard fd >= 0 else { throw TestEnvironment.SetupMissing(description: "cannot write \(file)") }
+            _ = Array((password + "\n").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            arguments += ["--password-file", file]
+        }
+        // The lifeline: a FIFO this process holds open for writing, close-on-exec from the start so no
+        // other child (the tests spawn many at once) holds it; the twin reads it as stdin.
+        let fifo = root.deletingLastPathComponent().appendingPathComponent("lifeline").path
+        lifeline = mkfifo(fifo, 0o600) == 0 ? open(fifo, O_RDWR | O_CLOEXEC) : -1
+        guard lifeline >= 0 else { throw TestEnvironment.SetupMissing(description: "cannot make \(fifo)") }
+        let pid = try TestEnvironment.spawn("/bin/sh", arguments, stdinPath: fifo, outputPath: logPath)
         self.pid = pid
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 self.pid = nil
+                stop()
                 throw TestEnvironment.SetupMissing(description: "the jailbreak twin exited at start: \(log)")
             }
             if TestEnvironment.isListening(port: port) { return }
@@ -89,14 +111,23 @@ final class JailbreakTwin: @unchecked Sendable {
     /// Kills the session processes only (the connection drops, the server keeps running).
     func dropSessions() {
         guard let pid else { return }
-        // unshare → namespace init (the server) → sessions.
+        // unshare → the namespace's init → the server (and the lifeline's watcher) → sessions.
         let descendants = TestEnvironment.descendants(of: pid)
-        guard let server = descendants.first else { return }
+        guard
+            let server = descendants.first(where: {
+                let name = (try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8)) ?? ""
+                return ["sshd\n", "dropbear\n"].contains(name)
+            })
+        else { return }
         for session in TestEnvironment.descendants(of: server) { kill(session, SIGKILL) }
     }
 
-    /// SIGKILL of the namespace holder: the server, sessions and apps die with it.
+    /// The lifeline closed and SIGKILL of the namespace holder: the server, sessions and apps die with it.
     func stop() {
+        if lifeline >= 0 {
+            close(lifeline)
+            lifeline = -1
+        }
         guard let pid else { return }
         kill(pid, SIGKILL)
         _ = TestEnvironment.wait(pid, timeout: 10)

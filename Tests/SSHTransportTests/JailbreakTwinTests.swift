@@ -292,11 +292,13 @@ struct JailbreakTwinTests {
         "the .env password under the old scripts' key logs in as root; refused connects are transient, a bad login is not"
     )
     func passwordAndTransientFaults() async throws {
-        let twin = try await JailbreakTwin.start(.dropbear)
+        // A real iPad 2 takes `alpine`; the twin takes a password only when asked, one made for this test.
+        let secret = "pw-" + UUID().uuidString
+        let twin = try await JailbreakTwin.start(.dropbear, password: secret)
         defer { twin.stopAndClean() }
         // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
         let password = try #require(
-            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": "alpine"]))
+            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": secret]))
         #expect(
             SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""])
                 == nil)

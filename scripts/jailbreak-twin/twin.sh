@@ -1,48 +1,95 @@
 #!/bin/sh
-# A jailbroken iPad twin: a real OpenSSH sshd or dropbear on 127.0.0.1 whose sessions run chrooted in an
+# A jailbroken iPad twin: a real OpenSSH sshd or dropbear on 127.0.0.1 whose sessions run in an
 # iOS-like root (/Applications, /var/mobile, /var/root, /tmp) with the tools an iOS 9 jailbreak has
 # (sh, tar, gzip, find, cp, openssl — no sha256sum, no python in PATH) and twins of `open`, `uicache`,
 # `ldid` and `killall` (springboard.py) that start the virtual HA Dashboard app (app.py).
 #
-#   twin.sh ROOT PORT [openssh|dropbear] [--legacy] [--password PASS] [--authorized-key FILE.pub]
+#   twin.sh ROOT PORT [openssh|dropbear] [--legacy] [--authorized-key FILE.pub] [--password-file FILE]
+#           [--lifeline]
 #
-# Runs in the foreground as root: the server lives in its own mount and PID namespace, so killing this
-# process (unshare --kill-child) ends the server, its sessions and every app it started, and the
-# namespace's bind mounts vanish with it. ROOT stays on disk for inspection.
+# Logins: root with the key of --authorized-key only. A password login exists only when
+# --password-file names a file (mode 0600, not group/world readable) holding one; the password never
+# appears on a command line. The real iPad 2 takes `alpine` over SSH; this twin never does by default.
+#
+# Containment: the server lives in its own mount and PID namespace. ROOT becomes its root by pivot_root
+# (the host's root is unmounted there, so no chroot escape leads anywhere), with the host's /usr
+# read-only and nosuid at /host/usr, a /dev of a few character devices (null, zero, full, random,
+# urandom, tty) and a private devpts, and a read-only /proc of the namespace. The server and everything
+# it starts run with a reduced capability bounding set: uid 0 as the app's tools expect, without
+# CAP_SYS_ADMIN (no mount), CAP_MKNOD, CAP_SYS_PTRACE, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH,
+# CAP_NET_ADMIN, CAP_NET_RAW... ROOT's parent must be closed to other users (mode 0700).
+#
+# Lifetime: killing this process (unshare --kill-child) ends the server, its sessions and every app it
+# started, and the namespace's mounts vanish with it. With --lifeline, stdin is the starter's lifeline
+# (a pipe whose write end the starter keeps): at its end of file — the starter exited or was killed,
+# however — the twin ends too. ROOT stays on disk for inspection.
 set -eu
 
-[ "$(id -u)" -eq 0 ] || { echo "twin.sh: run as root (chroot and mount namespaces)" >&2; exit 1; }
-[ $# -ge 2 ] || { echo "usage: twin.sh ROOT PORT [openssh|dropbear] [--legacy] [--password P] [--authorized-key F]" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "twin.sh: run as root (mount and PID namespaces)" >&2; exit 1; }
+USAGE="usage: twin.sh ROOT PORT [openssh|dropbear] [--legacy] [--authorized-key F.pub] [--password-file F] [--lifeline]"
+[ $# -ge 2 ] || { echo "$USAGE" >&2; exit 2; }
 ROOT=$1; PORT=$2; shift 2
 SERVER=openssh
 LEGACY=no
-PASSWORD=alpine
+PASSWORD_FILE=
 KEYFILE=
+LIFELINE=no
 while [ $# -gt 0 ]; do
     case "$1" in
         openssh|dropbear) SERVER=$1 ;;
         --legacy) LEGACY=yes ;;
-        --password) PASSWORD=$2; shift ;;
-        --authorized-key) KEYFILE=$2; shift ;;
-        *) echo "twin.sh: unknown argument $1" >&2; exit 2 ;;
+        --password)
+            echo "twin.sh: --password is gone (a command line is visible to every user in ps): put the" \
+                "password in a file of mode 0600 and pass --password-file FILE" >&2
+            exit 2 ;;
+        --password-file) [ $# -ge 2 ] || { echo "$USAGE" >&2; exit 2; }; PASSWORD_FILE=$2; shift ;;
+        --authorized-key) [ $# -ge 2 ] || { echo "$USAGE" >&2; exit 2; }; KEYFILE=$2; shift ;;
+        --lifeline) LIFELINE=yes ;;
+        *) echo "twin.sh: unknown argument $1" >&2; echo "$USAGE" >&2; exit 2 ;;
     esac
     shift
 done
+case "$PORT" in ''|*[!0-9]*) echo "twin.sh: PORT must be a number, not $PORT" >&2; exit 2 ;; esac
+if [ -n "$PASSWORD_FILE" ]; then
+    case "$(stat -L -c %a "$PASSWORD_FILE" 2>/dev/null)" in
+        '') echo "twin.sh: cannot read the password file $PASSWORD_FILE" >&2; exit 2 ;;
+        400|600) ;;
+        *) echo "twin.sh: $PASSWORD_FILE is readable by other users: chmod 600 it" >&2; exit 2 ;;
+    esac
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 PYTHON=$(readlink -f /usr/bin/python3)
 [ -x "$PYTHON" ] || { echo "twin.sh: /usr/bin/python3 is missing (the twin's tools are python)" >&2; exit 1; }
+# The namespace's set-up runs these from the host's /usr (after pivot_root: /host/usr).
+for tool in unshare mount umount pivot_root setpriv; do
+    path=$(command -v "$tool" 2>/dev/null || true)
+    case "$(readlink -f "$path" 2>/dev/null)" in
+        /usr/*) ;;
+        *) echo "twin.sh: $tool is missing from /usr (util-linux): apt-get install util-linux mount" >&2; exit 1 ;;
+    esac
+done
+UMOUNT=/host$(readlink -f "$(command -v umount)")
+SETPRIV=/host$(readlink -f "$(command -v setpriv)")
 
 mkdir -p "$ROOT"
+ROOT=$(cd "$ROOT" && pwd -P)
+PARENT=$(dirname "$ROOT")
+case "$(stat -c %a "$PARENT")" in
+    *00) ;;
+    *) echo "twin.sh: $PARENT (ROOT's parent) is open to other users; make it mode 0700 (the twin's" \
+        "host keys and its root's files are in ROOT)" >&2; exit 1 ;;
+esac
 cd "$ROOT"
+chmod 0755 .
 mkdir -p Applications var/mobile/Library/Preferences var/mobile/Library/Caches var/mobile/Documents \
     var/mobile/tmp var/root/.ssh var/run/twin tmp etc/ssh etc/dropbear dev proc run/sshd host/usr \
     usr/bin usr/sbin usr/libexec/twin
 chmod 0777 tmp   # iOS: /tmp -> /private/var/tmp, drwxrwxrwx without the sticky bit (the app removes root's trigger)
-[ -e bin ] || ln -s usr/bin bin
-[ -e lib ] || ln -s usr/lib lib
-[ -e lib64 ] || ln -s /host/usr/lib64 lib64
-[ -e usr/lib ] || ln -s /host/usr/lib usr/lib
-[ -e var/tmp ] || ln -s ../tmp var/tmp
+ln -sfn usr/bin bin
+ln -sfn usr/lib lib
+ln -sfn /host/usr/lib64 lib64
+ln -sfn /host/usr/lib usr/lib
+ln -sfn ../tmp var/tmp
 
 # Busybox-ish userland of an iOS 9 jailbreak (Cydia bootstrap + OpenSSH's openssl).
 for tool in sh bash tar gzip gunzip find cp mv rm mkdir rmdir chmod chown cat ls sed grep sort head tail \
@@ -62,8 +109,10 @@ for tool in open uicache ldid killall; do
 done
 
 # Accounts as on iOS: root (home /var/root) and mobile 501:501; sshd's privilege separation user.
+# Root's password: `*` (no password matches) unless --password-file gave one; read from the file on stdin.
 SSHD_UID=$(id -u sshd 2>/dev/null || echo 101)
-HASH=$(openssl passwd -6 "$PASSWORD")
+HASH='*'
+[ -z "$PASSWORD_FILE" ] || HASH=$(head -n 1 "$PASSWORD_FILE" | openssl passwd -6 -stdin)
 cat > etc/passwd <<PASSWD
 root:x:0:0:System Administrator:/var/root:/bin/sh
 mobile:x:501:501:Mobile User:/var/mobile:/bin/sh
@@ -76,7 +125,8 @@ admin:x:80:root
 mobile:x:501:
 nogroup:x:65534:
 GROUP
-printf 'root:%s:19000:0:99999:7:::\nmobile:*:19000:0:99999:7:::\nsshd:*:19000:0:99999:7:::\n' "$HASH" > etc/shadow
+( umask 077; printf 'root:%s:19000:0:99999:7:::\nmobile:*:19000:0:99999:7:::\nsshd:*:19000:0:99999:7:::\n' \
+    "$HASH" > etc/shadow )
 chmod 600 etc/shadow
 printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' > etc/nsswitch.conf
 printf '127.0.0.1 localhost\n' > etc/hosts
@@ -84,10 +134,11 @@ cp /etc/ld.so.cache etc/ld.so.cache
 echo "iPad2,1 9.3.5 13G36" > etc/twin-device
 chown -R 501:501 var/mobile
 chmod 1777 var/run/twin
+rm -f etc/ssh/authorized_keys var/root/.ssh/authorized_keys
 if [ -n "$KEYFILE" ]; then
     cp "$KEYFILE" etc/ssh/authorized_keys
     cp "$KEYFILE" var/root/.ssh/authorized_keys
-    chmod 600 var/root/.ssh/authorized_keys
+    chmod 600 etc/ssh/authorized_keys var/root/.ssh/authorized_keys
 fi
 
 if [ "$SERVER" = openssh ]; then
@@ -98,12 +149,26 @@ if [ "$SERVER" = openssh ]; then
         echo "HostKey /etc/ssh/ssh_host_rsa_key"
         [ "$LEGACY" = yes ] || echo "HostKey /etc/ssh/ssh_host_ed25519_key"
         echo "PidFile /run/sshd.pid"
-        echo "PermitRootLogin yes"
         echo "StrictModes no"
         echo "UsePAM no"
-        echo "PasswordAuthentication yes"
+        if [ -n "$PASSWORD_FILE" ]; then
+            echo "PermitRootLogin yes"
+            echo "PasswordAuthentication yes"
+        else
+            echo "PermitRootLogin prohibit-password"
+            echo "PasswordAuthentication no"
+            echo "AuthenticationMethods publickey"
+        fi
         echo "KbdInteractiveAuthentication no"
+        echo "HostbasedAuthentication no"
+        echo "PermitEmptyPasswords no"
+        echo "AllowUsers root"
         echo "AuthorizedKeysFile /etc/ssh/authorized_keys"
+        echo "AllowTcpForwarding no"
+        echo "AllowStreamLocalForwarding no"
+        echo "AllowAgentForwarding no"
+        echo "X11Forwarding no"
+        echo "PermitTunnel no"
         echo "MaxStartups 50"
         echo "LogLevel VERBOSE"
         echo "Subsystem sftp /usr/lib/openssh/sftp-server"
@@ -116,19 +181,67 @@ if [ "$SERVER" = openssh ]; then
             echo "PubkeyAcceptedAlgorithms ssh-rsa"
         fi
     } > etc/ssh/sshd_config
-    SERVE="/usr/sbin/sshd -D -e -f /etc/ssh/sshd_config -p $PORT"
+    set -- /usr/sbin/sshd -D -e -f /etc/ssh/sshd_config -p "$PORT"
 else
     [ -f etc/dropbear/dropbear_rsa_host_key ] || dropbearkey -t rsa -s 2048 -f etc/dropbear/dropbear_rsa_host_key >/dev/null
-    SERVE="/usr/sbin/dropbear -F -E -p 127.0.0.1:$PORT -r /etc/dropbear/dropbear_rsa_host_key -P /run/dropbear.pid"
+    # -j -k: no port forwarding; -s: no password logins unless a password was given.
+    set -- /usr/sbin/dropbear -F -E -j -k -p "127.0.0.1:$PORT" -r /etc/dropbear/dropbear_rsa_host_key -P /run/dropbear.pid
+    [ -n "$PASSWORD_FILE" ] || set -- "$@" -s
 fi
 
-exec unshare --mount --pid --fork --kill-child --propagation private sh -c '
-    set -e
-    cd "$1"
+# What the server and everything it starts may still do as uid 0: files (chown, modes, other users'
+# files), switching users (sshd's privilege separation, the app as mobile), chroot (sshd's privilege
+# separation), signals (killall of the app), audit records. Nothing else.
+CAPS=-all,+chown,+dac_override,+fowner,+fsetid,+kill,+setuid,+setgid,+sys_chroot,+audit_write
+[ "$PORT" -ge 1024 ] || CAPS=$CAPS,+net_bind_service
+
+# Step 1, as the namespace's pid 1 with the host's view: the twin's mounts, then pivot_root into ROOT
+# and the host's root unmounted.
+# shellcheck disable=SC2016
+SETUP='
+    set -eu
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin
+    root=$1; umount=$2; setpriv=$3; caps=$4; shift 4
+    mount --bind "$root" "$root"
+    mount -o remount,bind,nosuid,nodev "$root"
+    cd "$root"
     mount --bind /usr host/usr
-    mount -o remount,bind,ro host/usr
-    mount --rbind /dev dev
-    mount -t proc proc proc
-    shift
-    exec chroot . "$@"
-' twin "$ROOT" $SERVE
+    mount -o remount,bind,ro,nosuid,nodev host/usr
+    mount -t tmpfs -o nosuid,nodev,noexec,mode=0755,size=1m twin-dev dev
+    for node in null zero full random urandom tty; do
+        : > "dev/$node"
+        mount --bind "/dev/$node" "dev/$node"
+    done
+    mkdir dev/pts
+    mount -t devpts -o newinstance,nosuid,noexec,ptmxmode=0666,mode=0620 devpts dev/pts
+    ln -s pts/ptmx dev/ptmx
+    ln -s /proc/self/fd dev/fd
+    ln -s /proc/self/fd/0 dev/stdin
+    ln -s /proc/self/fd/1 dev/stdout
+    ln -s /proc/self/fd/2 dev/stderr
+    mount -t proc -o ro,nosuid,nodev,noexec proc proc
+    mkdir -p .host-root
+    pivot_root . .host-root
+    cd /
+    "$umount" -l /.host-root
+    rmdir /.host-root
+    exec "$setpriv" --bounding-set "$caps" --inh-caps -all --no-new-privs -- /bin/sh /usr/libexec/twin/init "$@"
+'
+# Step 2, pid 1 inside the twin with the reduced capabilities (usr/libexec/twin/init): runs the server
+# (stdin /dev/null) and, with a lifeline, a watcher that kills it at the lifeline's end of file. When the
+# server ends, pid 1 exits and the kernel kills whatever is left in the namespace. pid 1 also reaps the
+# apps `open` detached.
+cat > usr/libexec/twin/init <<'INIT'
+PATH=/usr/bin:/bin
+lifeline=$1; shift
+exec 3<&0 </dev/null
+"$@" 3<&- &
+server=$!
+if [ "$lifeline" = yes ]; then
+    { cat >/dev/null; kill -KILL "$server"; } <&3 3<&- &
+fi
+exec 3<&-
+wait "$server"
+INIT
+exec unshare --mount --pid --fork --kill-child --propagation private \
+    sh -c "$SETUP" twin "$ROOT" "$UMOUNT" "$SETPRIV" "$CAPS" "$LIFELINE" "$@"

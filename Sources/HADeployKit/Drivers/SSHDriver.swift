@@ -135,7 +135,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         let connection = try await SSHConnection.connect(deployer.config.connection)
         defer { Task { await connection.close() } }
         let listing = try await connection.execute(
-            "ls -1 \(crashDirectory) 2>/dev/null", step: "listing crash reports")
+            "ls -1 \(ProcessCommand.quote(crashDirectory)) 2>/dev/null", step: "listing crash reports")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd-HHmmss"
@@ -146,7 +146,9 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             guard let date = formatter.date(from: String(stamp)), date >= since.addingTimeInterval(-60) else {
                 continue
             }
-            let output = try await connection.run("cat '\(crashDirectory)/\(name)'", step: "copying \(name)")
+            // The name comes from the device (a file the app, running as mobile, may have named): quoted.
+            let output = try await connection.run(
+                "cat \(ProcessCommand.quote(crashDirectory + "/" + name))", step: "copying \(name)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let local = directory.appendingPathComponent(name)
             try output.stdout.write(to: local)
