@@ -7,8 +7,9 @@ BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)/hadeploy
 PREFIX ?= /usr/local
 # The release build: the Swift runtime and Foundation linked in, so the binary needs only the Debian
 # libraries of libimobiledevice, libssh, libpng and libtiff (see scripts/dist.sh). One scratch path
-# shared by install, dist and test-install.
-RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path .build-release --product hadeploy
+# shared by install, dist and test-install. Linked stripped (-s: no symbol table; sizes in
+# BENCHMARKS.md), so what `make release` leaves is already the binary that ships.
+RELEASE_FLAGS = -c release --static-swift-stdlib -Xlinker -s --scratch-path .build-release --product hadeploy
 RELEASE_BIN = .build-release/release/hadeploy
 
 .PHONY: all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install

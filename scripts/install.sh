@@ -8,9 +8,18 @@ prefix="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
   "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
-# Stripped: the symbol table is for debuggers (half the size of a static release build).
+# Stripped: the symbol table is for debuggers; messages, exit codes and error texts do not use it
+# (Swift prints types from their metadata). `make release` links with -s already; a binary built
+# otherwise is stripped here, with binutils' strip or the Swift toolchain's llvm-objcopy.
 install -m 755 "$bin" "$prefix/bin/hadeploy"
-if command -v strip > /dev/null; then strip "$prefix/bin/hadeploy"; fi
+toolchain_objcopy="$(dirname "$(readlink -f "$(command -v swift 2>/dev/null || echo /nonexistent)")")/llvm-objcopy"
+if command -v strip > /dev/null; then
+  strip "$prefix/bin/hadeploy"
+elif [ -x "$toolchain_objcopy" ]; then
+  "$toolchain_objcopy" --strip-all "$prefix/bin/hadeploy"
+else
+  echo "install: warning: no strip (binutils) or llvm-objcopy: $prefix/bin/hadeploy keeps its symbols" >&2
+fi
 installed="$prefix/bin/hadeploy"
 "$installed" --generate-completion-script bash > "$prefix/share/bash-completion/completions/hadeploy"
 "$installed" --generate-completion-script zsh > "$prefix/share/zsh/site-functions/_hadeploy"
