@@ -36,6 +36,8 @@ actor DeviceRuntime {
     private var tlsContextCache: (pem: String, context: NIOSSLContext)?
     private var launchCounter = 0
     private(set) var lastUpload: VirtualUploadStatistics?
+    /// Until when the user taps "Trust" for a host that asks to pair (`acceptNextPairing`).
+    private var trustNextHostUntil: ContinuousClock.Instant?
 
     /// Fixed pids of the system daemons that write to the device log.
     static let springBoardPID = 57
@@ -223,6 +225,21 @@ actor DeviceRuntime {
 
     func isTrusted(hostID: String) -> Bool {
         state.trustedHosts.contains { $0.hostID == hostID }
+    }
+
+    /// Whether a `Pair` from `hostID` is accepted: a host trusted already, any host while the profile
+    /// pairs on first contact, or the next host once the user was told to trust it (one pairing).
+    func mayPair(hostID: String) -> Bool {
+        if isTrusted(hostID: hostID) || profile.pairing == .hostPairs { return true }
+        guard let until = trustNextHostUntil, ContinuousClock.now < until else { return false }
+        trustNextHostUntil = nil
+        return true
+    }
+
+    /// The user will tap "Trust" on the next pairing dialog (within `window`).
+    func acceptNextPairing(within window: Duration) {
+        trustNextHostUntil = ContinuousClock.now + window
+        logger.info("the next host to pair will be trusted")
     }
 
     func trust(hostID: String, systemBUID: String?) {

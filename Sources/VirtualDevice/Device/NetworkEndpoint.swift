@@ -68,7 +68,8 @@ actor NetworkEndpoint {
     func openService(_ kind: ServiceKind, runtime: DeviceRuntime) async -> UInt16 {
         for _ in 0..<16 {
             let port = await runtime.openService(kind)
-            guard let host else { return port }
+            // Off the network (stopped): no new listener at the address.
+            guard let host, lockdown != nil else { return port }
             do {
                 let channel = try await bind(host, port: Int(port)) { stream in
                     await self.markInUse(port)
@@ -138,8 +139,16 @@ actor NetworkEndpoint {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let stream = try ByteStream(channel: channel)
+                    let stream = try ByteStream(channel: channel, overNetwork: true)
                     Task {
+                        // The "network" is this host's loopback: only the user running the twins
+                        // reaches it (another user's process could take a service port first).
+                        if let client = channel.remoteAddress?.port, let server = channel.localAddress?.port,
+                            !LoopbackPeer.isSameUser(clientPort: client, serverPort: server)
+                        {
+                            stream.close()
+                            return
+                        }
                         await self.track(stream)
                         await serve(stream)
                         await self.untrack(stream)

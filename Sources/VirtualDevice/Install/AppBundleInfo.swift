@@ -11,6 +11,15 @@ struct AppBundleInfo {
     let architectures: [String]
     let diskUsage: Int
 
+    /// A bundle identifier the device can name folders after.
+    static func isValidIdentifier(_ identifier: String) -> Bool {
+        !identifier.isEmpty && !identifier.hasPrefix(".") && identifier.count <= 255
+            && identifier.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                    || $0 == "-" || $0 == "_" || $0 == "."
+            }
+    }
+
     /// Inspects `bundleURL` (an `X.app` directory) for installation on `profile`.
     static func inspect(
         _ bundleURL: URL, for profile: VirtualDeviceProfile, chipID: Int, expectedIdentifier: String?
@@ -27,6 +36,15 @@ struct AppBundleInfo {
             throw InstallError(
                 "MissingBundleIdentifier",
                 "Bundle at path \(bundleURL.lastPathComponent) has no CFBundleIdentifier")
+        }
+        // The identifier names the app's folders on the device (and here on the host): letters,
+        // digits, '-', '_' and '.', never a path.
+        guard Self.isValidIdentifier(identifier) else {
+            throw InstallError(
+                "PackageInspectionFailed",
+                "Bundle at path \(bundleURL.lastPathComponent) has an invalid CFBundleIdentifier "
+                    + "(only letters, digits, '-', '_' and '.' are allowed)",
+                detail: 0xE800_8015)
         }
         if let expectedIdentifier, expectedIdentifier != identifier {
             throw InstallError(

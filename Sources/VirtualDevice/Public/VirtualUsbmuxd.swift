@@ -180,6 +180,15 @@ public actor VirtualUsbmuxd {
     }
 
     private func serveClient(_ stream: ByteStream) async {
+        if case .tcp = address, let client = stream.channel.remoteAddress?.port,
+            let server = stream.channel.localAddress?.port,
+            !LoopbackPeer.isSameUser(clientPort: client, serverPort: server)
+        {
+            // Pair records are read through here: only the user running the twins may connect.
+            logger.warning("refused a usbmuxd connection from port \(client): another user's process")
+            stream.close()
+            return
+        }
         await UsbmuxConnection(stream: stream, daemon: self, logger: logger).run()
     }
 
@@ -205,6 +214,13 @@ public actor VirtualUsbmuxd {
     /// Adds a fault to a device (one per kind: a new one replaces the old).
     public func inject(_ fault: VirtualFault, udid: String) async throws {
         try await runtime(udid: udid).inject(fault)
+    }
+
+    /// The device's user taps "Trust" for the next host that asks to pair within `window` (one
+    /// pairing). Otherwise a twin pairs only with the hosts it trusts already (its pre-made pair
+    /// record) unless its profile says `hostPairs`; never over the network.
+    public func acceptNextPairing(udid: String, within window: Duration = .seconds(120)) async throws {
+        try await runtime(udid: udid).acceptNextPairing(within: window)
     }
 
     /// Removes all faults of a device, or only those of one kind (`VirtualFault.kind`).

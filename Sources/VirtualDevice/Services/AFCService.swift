@@ -1,14 +1,30 @@
 import Foundation
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Apple File Conduit over a directory (PROTOCOL.md §4): `com.apple.afc` serves the media root,
 /// `com.apple.crashreportcopymobile` the crash-report directory.
 ///
 /// FileWrite payloads are streamed to disk as they arrive; a 1 MiB packet is never held whole.
+///
+/// Every path is resolved inside the service root by `ConfinedRoot`, links followed: a path, or a
+/// link, that leads out of the root is refused with Permission denied, and MakeLink refuses to make
+/// such a link (an absolute target names a path from the service root, as on a device).
 struct AFCService {
-    let root: URL
+    let root: ConfinedRoot
     let runtime: DeviceRuntime
     let stream: ByteStream
+
+    init(root: URL, runtime: DeviceRuntime, stream: ByteStream) {
+        self.root = ConfinedRoot(root)
+        self.runtime = runtime
+        self.stream = stream
+    }
 
     enum Operation: UInt64 {
         case status = 1
@@ -53,10 +69,8 @@ struct AFCService {
 
     final class OpenFile {
         let handle: FileHandle
-        let url: URL
-        init(handle: FileHandle, url: URL) {
+        init(handle: FileHandle) {
             self.handle = handle
-            self.url = url
         }
     }
 
@@ -147,76 +161,76 @@ struct AFCService {
         _ operation: Operation, _ data: inout ByteBuffer, packet: UInt64, files: inout [UInt64: OpenFile],
         nextHandle: inout UInt64
     ) async throws {
-        let fileManager = FileManager.default
         switch operation {
         case .getFileInfo:
-            guard let url = resolve(Self.string(&data)) else {
-                return try await replyStatus(.permissionDenied, packet: packet)
-            }
-            guard let info = Self.fileInfo(url) else {
-                return try await replyStatus(.objectNotFound, packet: packet)
+            let info: [(String, String)]
+            do {
+                info = Self.fileInfo(try root.attributes(Self.string(&data)))
+            } catch {
+                return try await replyStatus(Self.code(error, otherwise: .objectNotFound), packet: packet)
             }
             try await replyData(Self.pairs(info), packet: packet)
         case .readDirectory:
-            guard let url = resolve(Self.string(&data)) else {
-                return try await replyStatus(.permissionDenied, packet: packet)
-            }
-            guard let names = try? fileManager.contentsOfDirectory(atPath: url.path) else {
-                return try await replyStatus(
-                    Self.exists(url) ? .objectIsDirectory : .objectNotFound, packet: packet)
+            let path = Self.string(&data)
+            let names: [String]
+            do {
+                names = try root.contentsOfDirectory(path)
+            } catch ConfinedRoot.Failure.notDirectory {
+                // A file where a directory was asked for.
+                let exists = (try? root.attributes(path)) != nil
+                return try await replyStatus(exists ? .objectIsDirectory : .objectNotFound, packet: packet)
+            } catch {
+                return try await replyStatus(Self.code(error, otherwise: .objectNotFound), packet: packet)
             }
             try await replyData(Self.nulTerminated([".", ".."] + names.sorted()), packet: packet)
         case .makeDirectory:
-            guard let url = resolve(Self.string(&data)) else {
-                return try await replyStatus(.permissionDenied, packet: packet)
-            }
             do {
-                try fileManager.createDirectory(at: url, withIntermediateDirectories: true)
+                try root.makeDirectory(Self.string(&data))
                 try await replyStatus(.success, packet: packet)
             } catch {
-                try await replyStatus(.objectExists, packet: packet)
+                try await replyStatus(Self.code(error, otherwise: .objectExists), packet: packet)
             }
         case .removePath, .removePathAndContents:
-            guard let url = resolve(Self.string(&data)), url.path != root.path else {
-                return try await replyStatus(.permissionDenied, packet: packet)
-            }
-            guard Self.exists(url) else { return try await replyStatus(.objectNotFound, packet: packet) }
-            if operation == .removePath,
-                let contents = try? fileManager.contentsOfDirectory(atPath: url.path),
-                !contents.isEmpty
-            {
-                // The client turns code 1 into "directory not empty" (PROTOCOL.md §4.1).
-                return try await replyStatus(.unknown, packet: packet)
-            }
             do {
-                try fileManager.removeItem(at: url)
+                try root.remove(Self.string(&data), recursive: operation == .removePathAndContents)
                 try await replyStatus(.success, packet: packet)
+            } catch ConfinedRoot.Failure.notEmpty {
+                // The client turns code 1 into "directory not empty" (PROTOCOL.md §4.1).
+                try await replyStatus(.unknown, packet: packet)
             } catch {
-                try await replyStatus(.permissionDenied, packet: packet)
+                try await replyStatus(Self.code(error, otherwise: .permissionDenied), packet: packet)
             }
         case .renamePath:
             let from = Self.string(&data)
             let to = Self.string(&data)
-            guard let source = resolve(from), let destination = resolve(to) else {
-                return try await replyStatus(.permissionDenied, packet: packet)
-            }
             do {
-                if Self.exists(destination) { try fileManager.removeItem(at: destination) }
-                try fileManager.moveItem(at: source, to: destination)
+                try root.rename(from, to: to)
                 try await replyStatus(.success, packet: packet)
             } catch {
-                try await replyStatus(Self.exists(source) ? .ioError : .objectNotFound, packet: packet)
+                try await replyStatus(Self.code(error, otherwise: .ioError), packet: packet)
             }
         case .makeLink:
             let type = data.readInteger(endianness: .little, as: UInt64.self) ?? 0
             let target = Self.string(&data)
             let linkName = Self.string(&data)
-            // ideviceinstaller 1.1.1 sends the *host* path as the link name (PROTOCOL.md §4.4);
-            // a real device then fails quietly inside its sandbox. Create it only when it resolves here.
-            if type == 2, let link = resolve(linkName), !Self.exists(link) {
-                try? fileManager.createSymbolicLink(atPath: link.path, withDestinationPath: target)
+            guard type == 1 || type == 2 else {
+                return try await replyStatus(.invalidArgument, packet: packet)
             }
-            try await replyStatus(.success, packet: packet)
+            do {
+                try root.makeLink(type == 1 ? .hard : .symbolic, target: target, at: linkName)
+                try await replyStatus(.success, packet: packet)
+            } catch ConfinedRoot.Failure.outside {
+                runtime.logger.info(
+                    "AFC MakeLink refused: \(linkName) -> \(target) leads out of the service root")
+                try await replyStatus(.permissionDenied, packet: packet)
+            } catch ConfinedRoot.Failure.notFound where type == 2, ConfinedRoot.Failure.exists where type == 2
+            {
+                // ideviceinstaller 1.1.1 sends the *host* path as the link name (PROTOCOL.md §4.4); a
+                // real device then fails quietly inside its sandbox, and so does this one.
+                try await replyStatus(.success, packet: packet)
+            } catch {
+                try await replyStatus(Self.code(error, otherwise: .ioError), packet: packet)
+            }
         case .getDeviceInfo:
             // The device's data partition (the same figures lockdown's disk_usage domain gives),
             // not the disk of the host the twin runs on.
@@ -227,22 +241,27 @@ struct AFCService {
                     ("FSFreeBytes", "\(storage.dataAvailable)"), ("FSBlockSize", "4096"),
                 ]), packet: packet)
         case .fileOpen:
-            let mode = data.readInteger(endianness: .little, as: UInt64.self) ?? 0
-            guard let url = resolve(Self.string(&data)) else {
-                return try await replyStatus(.permissionDenied, packet: packet)
+            let rawMode = data.readInteger(endianness: .little, as: UInt64.self) ?? 0
+            let mode: ConfinedRoot.OpenMode
+            switch rawMode {
+            case 1: mode = .read  // r
+            case 2: mode = .update  // r+
+            case 3, 4: mode = .truncate  // w, w+
+            case 5, 6: mode = .append  // a, a+
+            default: return try await replyStatus(.invalidArgument, packet: packet)
             }
-            let opened: Result<FileHandle, Code> = Self.open(url, mode: mode)
-            switch opened {
-            case .failure(let code):
-                try await replyStatus(code, packet: packet)
-            case .success(let handle):
-                let number = nextHandle
-                nextHandle += 1
-                files[number] = OpenFile(handle: handle, url: url)
-                var body = ByteBuffer()
-                body.writeInteger(number, endianness: .little)
-                try await reply(.fileOpenResult, body: body, packet: packet)
+            let handle: FileHandle
+            do {
+                handle = try root.openFile(Self.string(&data), mode)
+            } catch {
+                return try await replyStatus(Self.code(error, otherwise: .permissionDenied), packet: packet)
             }
+            let number = nextHandle
+            nextHandle += 1
+            files[number] = OpenFile(handle: handle)
+            var body = ByteBuffer()
+            body.writeInteger(number, endianness: .little)
+            try await reply(.fileOpenResult, body: body, packet: packet)
         case .fileRead:
             let number = data.readInteger(endianness: .little, as: UInt64.self) ?? 0
             let length = Int(data.readInteger(endianness: .little, as: UInt64.self) ?? 0)
@@ -301,58 +320,32 @@ struct AFCService {
 
     // MARK: paths and files
 
-    /// Maps an AFC path (relative, or absolute from the service root) into `root`; nil if it would escape.
-    private func resolve(_ path: String) -> URL? {
-        var components: [String] = []
-        for part in path.split(separator: "/") {
-            switch part {
-            case ".", "": continue
-            case "..":
-                guard !components.isEmpty else { return nil }
-                components.removeLast()
-            default: components.append(String(part))
+    /// The AFC status for a failure to resolve or act on a path.
+    private static func code(_ error: any Error, otherwise: Code) -> Code {
+        guard let failure = error as? ConfinedRoot.Failure else { return otherwise }
+        switch failure {
+        case .outside: return .permissionDenied
+        case .notFound, .notDirectory: return .objectNotFound
+        case .isDirectory: return .objectIsDirectory
+        case .exists: return .objectExists
+        case .notEmpty: return .unknown
+        case .tooManyLinks: return .ioError
+        case .system(let number):
+            switch number {
+            case EACCES, EPERM, ELOOP: return .permissionDenied
+            case ENOENT: return .objectNotFound
+            case EEXIST: return .objectExists
+            case EISDIR: return .objectIsDirectory
+            default: return otherwise
             }
-        }
-        return components.reduce(root) { $0.appendingPathComponent($1) }
-    }
-
-    private static func exists(_ url: URL) -> Bool {
-        (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
-    }
-
-    private static func open(_ url: URL, mode: UInt64) -> Result<FileHandle, Code> {
-        let fileManager = FileManager.default
-        var isDirectory: ObjCBool = false
-        let exists = fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory)
-        if exists && isDirectory.boolValue { return .failure(.objectIsDirectory) }
-        switch mode {
-        case 1:  // r
-            guard exists, let handle = try? FileHandle(forReadingFrom: url) else {
-                return .failure(.objectNotFound)
-            }
-            return .success(handle)
-        case 2:  // r+
-            guard exists, let handle = try? FileHandle(forUpdating: url) else {
-                return .failure(.objectNotFound)
-            }
-            return .success(handle)
-        case 3, 4, 5, 6:  // w, w+, a, a+
-            if !exists || mode == 3 || mode == 4 {
-                guard fileManager.createFile(atPath: url.path, contents: nil) else {
-                    return .failure(.objectNotFound)
-                }
-            }
-            guard let handle = try? FileHandle(forUpdating: url) else { return .failure(.permissionDenied) }
-            if mode >= 5 { _ = try? handle.seekToEnd() }
-            return .success(handle)
-        default:
-            return .failure(.invalidArgument)
         }
     }
 
     /// GetFileInfo keys (PROTOCOL.md §4.2); times in nanoseconds since 1970.
-    private static func fileInfo(_ url: URL) -> [(String, String)]? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+    private static func fileInfo(
+        _ item: (attributes: [FileAttributeKey: Any], linkTarget: String?)
+    ) -> [(String, String)] {
+        let attributes = item.attributes
         let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
         let type = attributes[.type] as? FileAttributeType
         let kind: String
@@ -369,11 +362,7 @@ struct AFCService {
             ("st_ifmt", kind), ("st_mtime", "\(Int64(modified.timeIntervalSince1970 * 1_000_000_000))"),
             ("st_birthtime", "\(Int64(created.timeIntervalSince1970 * 1_000_000_000))"),
         ]
-        if type == .typeSymbolicLink,
-            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path)
-        {
-            info.append(("LinkTarget", target))
-        }
+        if let target = item.linkTarget { info.append(("LinkTarget", target)) }
         return info
     }
 

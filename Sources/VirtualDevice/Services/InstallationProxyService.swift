@@ -127,12 +127,13 @@ struct InstallationProxyService {
         guard let packagePath, !packagePath.isEmpty else {
             return try await fail(InstallError("MissingPackagePath", "No PackagePath given"))
         }
-        let media = runtime.paths.media
-        let relative = packagePath.split(separator: "/").filter { $0 != "." && $0 != ".." }.joined(
-            separator: "/")
-        let package = media.appendingPathComponent(relative)
+        // The package is where an AFC client put it: resolved inside the media root like AFC's own
+        // paths, links followed there and never out of it.
+        let relative = ConfinedRoot.components(packagePath).joined(separator: "/")
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: package.path, isDirectory: &isDirectory) else {
+        guard let package = try? ConfinedRoot(runtime.paths.media).hostURL(packagePath),
+            FileManager.default.fileExists(atPath: package.path, isDirectory: &isDirectory)
+        else {
             return try await fail(
                 InstallError(
                     "PackageInspectionFailed", "Failed to open package path /var/mobile/Media/\(relative)",

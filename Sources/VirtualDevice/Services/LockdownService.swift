@@ -222,7 +222,17 @@ struct LockdownService {
         return nil
     }
 
+    /// Pairing is for the host the device's user trusts (PROTOCOL.md §2.10). Over Wi-Fi a device
+    /// never pairs (`PairingProhibitedOverThisConnection`: pairing needs the cable). Over USB a host it
+    /// already trusts may pair again; another host gets the "Trust this computer?" dialog, which the
+    /// twin's user answers "Don't Trust" (`UserDeniedPairing`) unless the profile pairs on first
+    /// contact (`hostPairs`) or the user was told to trust the next host (`acceptNextPairing`).
     private func pair(_ request: [String: Any], into reply: inout [String: Any]) async {
+        if stream.overNetwork {
+            runtime.logger.info("refused a Pair request over the network")
+            reply["Error"] = "PairingProhibitedOverThisConnection"
+            return
+        }
         guard let record = request["PairRecord"] as? [String: Any], let hostID = record["HostID"] as? String
         else {
             reply["Error"] = "InvalidPairRecord"
@@ -232,12 +242,18 @@ struct LockdownService {
             reply["Error"] = refusal
             return
         }
-        // The host builds the DeviceCertificate from our DevicePublicKey; anything else is not a
-        // pairing with this device.
-        if let data = record["DeviceCertificate"] as? Data, let pem = String(data: data, encoding: .utf8),
-            !PairingCertificateFactory.certificate(pem, carries: runtime.deviceKey.publicKey)
-        {
+        // The host builds the DeviceCertificate from our DevicePublicKey and sends its own
+        // certificates with it; anything else is not a pairing with this device.
+        guard let data = record["DeviceCertificate"] as? Data, let pem = String(data: data, encoding: .utf8),
+            PairingCertificateFactory.certificate(pem, carries: runtime.deviceKey.publicKey),
+            record["HostCertificate"] is Data, record["RootCertificate"] is Data
+        else {
             reply["Error"] = "InvalidPairRecord"
+            return
+        }
+        guard await runtime.mayPair(hostID: hostID) else {
+            runtime.logger.info("the user did not trust host \(hostID): pairing denied")
+            reply["Error"] = "UserDeniedPairing"
             return
         }
         await runtime.trust(hostID: hostID, systemBUID: record["SystemBUID"] as? String)

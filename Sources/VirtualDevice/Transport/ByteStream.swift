@@ -16,6 +16,8 @@ final class ByteStream: Sendable {
     private let bridge: ByteStreamHandler
     /// The device link this connection rides on (throttle fault); nil = unlimited.
     private let link: NIOLockedValueBox<NIOLockedValueBox<LinkThrottle?>?>
+    /// Accepted at a network twin's own address (Wi-Fi), not tunnelled through usbmuxd.
+    let overNetwork: Bool
 
     /// Stop reading from the socket once this much is buffered (the client then blocks in send()).
     static let highWaterMark = 4 * 1024 * 1024
@@ -36,8 +38,9 @@ final class ByteStream: Sendable {
     }
 
     /// Installs the bridge handler on `channel` (must be called on its event loop).
-    init(channel: Channel) throws {
+    init(channel: Channel, overNetwork: Bool = false) throws {
         self.channel = channel
+        self.overNetwork = overNetwork
         let state = NIOLockedValueBox(State())
         self.state = state
         self.bridge = ByteStreamHandler(state: state)
