@@ -24,6 +24,7 @@
 # (a pipe whose write end the starter keeps): at its end of file — the starter exited or was killed,
 # however — the twin ends too. ROOT stays on disk for inspection.
 set -eu
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 
 [ "$(id -u)" -eq 0 ] || { echo "twin.sh: run as root (mount and PID namespaces)" >&2; exit 1; }
 USAGE="usage: twin.sh ROOT PORT [openssh|dropbear] [--legacy] [--authorized-key F.pub] [--password-file F] [--lifeline]"
@@ -209,6 +210,7 @@ SETUP='
     mount -o remount,bind,ro,nosuid,nodev host/usr
     mount -t tmpfs -o nosuid,nodev,noexec,mode=0755,size=1m twin-dev dev
     for node in null zero full random urandom tty; do
+        [ -c "/dev/$node" ] || continue
         : > "dev/$node"
         mount --bind "/dev/$node" "dev/$node"
     done
