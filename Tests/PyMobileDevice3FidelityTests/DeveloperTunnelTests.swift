@@ -19,6 +19,20 @@ extension FidelitySuite {
             try await run(VirtualDeviceProfile.preset(productType: "iPad11,1", iOSVersion: "26.0")!)
         }
 
+        @Test("the same over Wi-Fi on the iOS 18 twin (lockdown through usbmuxd's Network entry)")
+        func iPhoneOverWiFi() async throws {
+            var profile = VirtualDeviceProfile.preset(productType: "iPhone17,2", iOSVersion: "18.6.2")!
+            profile.connection = .network
+            try await run(profile)
+        }
+
+        @Test("the same over Wi-Fi on the iOS 26 twin")
+        func miniOverWiFi() async throws {
+            var profile = VirtualDeviceProfile.preset(productType: "iPad11,1", iOSVersion: "26.0")!
+            profile.connection = .network
+            try await run(profile)
+        }
+
         func run(_ profile: VirtualDeviceProfile) async throws {
             let twin = try await FidelityTwin.start(profile, behaviour: HADashboardAppBehaviour())
             do {
@@ -53,6 +67,23 @@ extension FidelitySuite {
             let ipa = try twin.makeIPA(bundleID: bundleID, name: "HADashboard")
             let install = try await twin.pmd3(["apps", "install", ipa.path], deadline: 120)
             check("apps install", install, ran(install))
+
+            // Developer Mode on, the personalized image mounted (the twin stands for a device whose
+            // image was mounted at boot: a real mount needs Apple's signing server).
+            let developerMode = try await twin.pmd3(["amfi", "developer-mode-status"])
+            check(
+                "amfi developer-mode-status", developerMode,
+                ran(developerMode)
+                    && developerMode.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "true")
+            let lookup = try await twin.pmd3(["mounter", "lookup", "Personalized"])
+            check(
+                "mounter lookup Personalized", lookup,
+                ran(lookup) && !lookup.output.contains("is not mounted") && !lookup.stdout.isEmpty)
+            let images = try await twin.pmd3(["mounter", "list"])
+            check(
+                "mounter list", images,
+                ran(images) && images.stdout.contains("\"DiskImageType\": \"Personalized\"")
+                    && images.stdout.contains("\"MountPath\": \"/System/Developer\""))
 
             // RSD through the userspace tunnel (rsd-info has no --udid: the tunnel's target comes
             // from PYMOBILEDEVICE3_UDID).
@@ -118,6 +149,15 @@ extension FidelitySuite {
                 "developer dvt proclist after kill", processesAfter,
                 ran(processesAfter)
                     && !processesAfter.stdout.contains("\"bundleIdentifier\": \"\(bundleID)\""))
+
+            // Without the image, RSD lists no developer service and pymobiledevice3 says to mount it.
+            let unmount = try await twin.pmd3(["mounter", "umount-personalized"])
+            check("mounter umount-personalized", unmount, ran(unmount))
+            let withoutImage = try await twin.pmd3(["developer", "dvt", "proclist"])
+            check(
+                "developer dvt proclist without the image (refused)", withoutImage,
+                withoutImage.status != 0 && withoutImage.output.contains("mounter auto-mount")
+                    && !withoutImage.output.contains("Traceback"))
         }
 
         /// Width and height from a PNG's IHDR chunk.

@@ -26,7 +26,9 @@ struct CoreDeviceProxyService {
         let requested = request["mtu"] as? Int ?? Self.minimumMTU
         let mtu = min(max(requested, Self.minimumMTU), Self.maximumMTU)
         let (device, host) = TunnelAddress.tunnelPair()
-        let table = RSDServiceTable.make()
+        let boot = await runtime.bootCount
+        let table = RSDServiceTable.make(
+            developerServices: PersonalizedImages.isMounted(udid: runtime.udid, boot: boot))
         let reply: [String: Any] = [
             "type": "serverHandshakeResponse",
             "clientParameters": [

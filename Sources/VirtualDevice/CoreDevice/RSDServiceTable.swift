@@ -27,8 +27,9 @@ struct RSDServiceTable: Sendable {
     let entries: [Entry]
 
     /// The services an iOS 18/26 device lists (a subset of the ~100 names, including every one
-    /// pymobiledevice3 and hadeploy use), with ports from a random base.
-    static func make() -> RSDServiceTable {
+    /// pymobiledevice3 and hadeploy use), with ports from a random base. The developer services
+    /// (instruments, testmanagerd, debugproxy…) are listed only with the Developer disk image mounted.
+    static func make(developerServices: Bool) -> RSDServiceTable {
         var port = UInt16.random(in: 49_152...56_000)
         func nextPort() -> UInt16 {
             port &+= UInt16.random(in: 1...40)
@@ -157,8 +158,19 @@ struct RSDServiceTable: Sendable {
                 name: name, entitlement: entitlement, port: nextPort(), usesRemoteXPC: xpc,
                 handler: .listedOnly)
         }
+        if !developerServices {
+            entries.removeAll { Self.developerServiceNames.contains($0.name) }
+        }
         return RSDServiceTable(rsdPort: rsdPort, entries: entries)
     }
+
+    /// What the Developer disk image brings.
+    static let developerServiceNames: Set<String> = [
+        "com.apple.instruments.dtservicehub", "com.apple.dt.remoteFetchSymbols",
+        "com.apple.dt.testmanagerd.remote",
+        "com.apple.dt.testmanagerd.remote.automation", "com.apple.internal.dt.remote.debugproxy",
+        "com.apple.dt.ViewHierarchyAgent.remote",
+    ]
 
     /// `Services` of the RSD handshake: name → entitlement, port (a string, as devices send it),
     /// properties.

@@ -15,6 +15,10 @@ struct ImageMounterService {
     func run() async throws {
         var receivedImage = false
         let major = runtime.profile.majorVersion
+        // iOS 17 replaced the Developer disk image with the personalized one.
+        if major >= 17 {
+            return try await PersonalizedImageMounterService(runtime: runtime, stream: stream).run()
+        }
         while true {
             let request = try await stream.readDictionary(timeout: .seconds(120))
             switch request["Command"] as? String ?? "" {
