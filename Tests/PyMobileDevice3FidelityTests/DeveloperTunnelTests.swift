@@ -95,6 +95,21 @@ extension FidelitySuite {
                     && info.stdout.contains("\"com.apple.instruments.dtservicehub\"")
                     && info.stdout.contains("\"com.apple.mobile.lockdown.remote.trusted\""))
 
+            // A lockdown service behind RSD (AFC's shim), both ways, more than the windows hold.
+            let bulk = twin.directory.appendingPathComponent("tunnel-bulk.bin")
+            var generator = SystemRandomNumberGenerator()
+            let bytes = Data((0..<4_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            try bytes.write(to: bulk)
+            let push = try await twin.pmd3([
+                "afc", "push", bulk.path, "/Downloads/tunnel-bulk.bin", "--userspace",
+            ])
+            check("afc push (tunnel, 4 MB)", push, ran(push))
+            let back = twin.directory.appendingPathComponent("tunnel-bulk-back.bin")
+            let pull = try await twin.pmd3([
+                "afc", "pull", "/Downloads/tunnel-bulk.bin", back.path, "--userspace",
+            ])
+            check("afc pull (tunnel, 4 MB)", pull, ran(pull) && (try? Data(contentsOf: back)) == bytes)
+
             // Launch with arguments and environment: the app runs and logs as after a USB launch.
             let launch = try await twin.pmd3([
                 "developer", "dvt", "launch", "\(bundleID) -HADashboard lobby -HADemoMode YES",
