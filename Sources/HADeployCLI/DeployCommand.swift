@@ -17,9 +17,9 @@ struct DeployCommand: AsyncParsableCommand {
               hadeploy all --dry-run                  print the plan, touch nothing
               hadeploy all --kiosk --virtual --report out/     (virtual devices)
               hadeploy all --no-build --artifacts dist/ --report out/ --json
-            Exit codes: 0 every device succeeded, 1 some device failed (or the report could not
-            be written), 2 build failed, 64 usage, 78 config, 130 interrupted (Ctrl-C),
-            143 terminated (SIGTERM).
+            Exit codes: 0 every device succeeded, 1 some device failed (or the report
+            could not be written), 2 build failed, 64 usage, 78 config, 130 interrupted
+            (Ctrl-C), 143 terminated (SIGTERM).
             """)
 
     @OptionGroup var project: ProjectOptions
