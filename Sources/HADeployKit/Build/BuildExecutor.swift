@@ -116,7 +116,8 @@ public struct BuildExecutor: Sendable {
             throw error
         } catch {
             throw BuildFailure(
-                flavour: flavour.name, reason: "preparing \(machine.name): \(error)", errors: [], logPath: nil
+                flavour: flavour.name, reason: "preparing \(machine.name): \(SystemErrorText.message(error))",
+                errors: [], logPath: nil
             )
         }
 
@@ -170,7 +171,8 @@ public struct BuildExecutor: Sendable {
                 productsPath, into: directory.appendingPathComponent("fetched"))
         } catch {
             throw BuildFailure(
-                flavour: flavour.name, reason: "fetching \(appName).app from \(machine.name): \(error)",
+                flavour: flavour.name,
+                reason: "fetching \(appName).app from \(machine.name): \(SystemErrorText.message(error))",
                 errors: [], logPath: logURL.path)
         }
         var artifact = try ArtifactInspector().inspect(products, flavour: flavour.name)

@@ -240,7 +240,9 @@ public struct DeploySession: Sendable {
             try settings.deployRecords?.record(report, plan: plan, artifacts: artifacts)
         } catch {
             reporter.handle(
-                .message("warning: could not remember the deployed bundle ids for rollback: \(error)"))
+                .message(
+                    "warning: could not remember the deployed bundle ids for rollback: \(SystemErrorText.message(error))"
+                ))
         }
         return report
     }

@@ -333,7 +333,7 @@ struct DevicePipeline: Sendable {
         } catch let failure as StepFailure {
             recorder.warnings.append("no screenshot: \(failure.reason)")
         } catch {
-            recorder.warnings.append("no screenshot: \(error)")
+            recorder.warnings.append("no screenshot: \(SystemErrorText.message(error))")
         }
     }
 }

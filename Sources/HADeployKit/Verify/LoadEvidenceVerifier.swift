@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import HomeAssistant
 
 /// Decides whether one device loaded its dashboard from the evidence the real app leaves:
@@ -227,7 +228,7 @@ public struct LoadEvidenceVerifier: Sendable {
         } catch let error as AppDataUnavailable {
             return .unavailable(error.reason)
         } catch {
-            return .pending("the app's log could not be read: \(error)")
+            return .pending("the app's log could not be read: \(SystemErrorText.message(error))")
         }
         guard let session = prepared.baseline.newestSession(in: text, launchedAt: launchedAt) else {
             return .pending("no log session started after the launch")
