@@ -3,6 +3,10 @@ import Logging
 import Testing
 import VirtualDevice
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension FidelitySuite {
     /// The twins as an attack surface (issue 25 item 2), driven by pymobiledevice3 as a hostile
     /// client would drive them: no AFC path or link leads out of a service root, only the host the
@@ -112,6 +116,16 @@ extension FidelitySuite {
                 // A link's target is shown from the service root, wherever the link was moved to.
                 #expect(Self.text(steps["stat moved link"]).contains("/Downloads/probe/inside.txt"))
             }
+            // An app whose CFBundleIdentifier is a path: installd names folders after it.
+            let victim = twin.directory.appendingPathComponent("victim")
+            try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
+            try Data("keep".utf8).write(to: victim.appendingPathComponent("keep.txt"))
+            let ipa = try twin.makeIPA(bundleID: "../../../victim")
+            let install = try await twin.pmd3(["apps", "install", ipa.path])
+            #expect(!install.succeeded && install.output.contains("invalid CFBundleIdentifier"), "\(install)")
+            #expect(
+                FileManager.default.fileExists(atPath: victim.appendingPathComponent("keep.txt").path),
+                "installing removed a folder outside the twin: \(install)")
             #expect(try String(contentsOf: secret, encoding: .utf8) == secretText)
             #expect(try FileManager.default.contentsOfDirectory(atPath: secretFolder.path) == ["secret.txt"])
         }
@@ -225,6 +239,33 @@ extension FidelitySuite {
             let query = try await Self.probe(twin, ["query", host], environment: environment, asUser: 65534)
             #expect(Self.failed(query.steps["query type"]), "\(query.result)")
             await daemon.stop()
+
+            // The UNIX sockets (usbmuxd, control) are the owner's alone, whatever the umask says.
+            let folder = directory.appendingPathComponent("unix")
+            let socket = folder.appendingPathComponent("usbmuxd.sock").path
+            // As `hadeploy virtual` makes its state folder: open to others to look into.
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            let unixDaemon = try VirtualUsbmuxd(
+                profiles: [profile], stateDirectory: folder, address: .unixSocket(socket),
+                logger: Logger(label: "pmd3-confinement", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let previous = umask(0)
+            do {
+                _ = try await unixDaemon.start()
+            } catch {
+                umask(previous)
+                throw error
+            }
+            umask(previous)
+            for path in [socket, folder.appendingPathComponent("control.sock").path] {
+                let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+                #expect(mode == 0o600, "\(path): \(String(mode ?? 0, radix: 8))")
+            }
+            let viaUnix = try await Self.probe(
+                twin, ["usbmux-list"], environment: ["USBMUXD_SOCKET_ADDRESS": socket, "HOME": home.path],
+                asUser: 65534)
+            #expect(Self.failed(viaUnix.steps["list devices"]), "\(viaUnix.result)")
+            await unixDaemon.stop()
         }
 
         /// The hostile client: pymobiledevice3's own API, step by step (each step's outcome is kept).

@@ -37,6 +37,7 @@ final class ControlServer: Sendable {
             }
         let bound = try await bootstrap.bind(unixDomainSocketPath: socketPath).get()
         channel.withLockedValue { $0 = bound }
+        SocketFile.restrictToOwner(socketPath)
         file.withLockedValue { $0 = SocketFile.bound(socketPath) }
     }
 

@@ -6,8 +6,11 @@ struct DevicePaths: Sendable {
     let root: URL
 
     init(stateDirectory: URL, name: String) {
-        let safe = name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" }
-        root = stateDirectory.appendingPathComponent("devices").appendingPathComponent(String(safe))
+        var safe = String(
+            name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+        // "", "." and ".." would name the devices folder itself or its parent.
+        if safe.allSatisfy({ $0 == "." }) { safe = "_" + safe }
+        root = stateDirectory.appendingPathComponent("devices").appendingPathComponent(safe)
     }
 
     var stateFile: URL { root.appendingPathComponent("state.json") }

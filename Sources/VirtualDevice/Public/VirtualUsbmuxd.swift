@@ -128,6 +128,7 @@ public actor VirtualUsbmuxd {
                 // A stale socket file from a previous run would make bind fail; a live one is refused.
                 try SocketFile.prepare(path)
                 channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+                SocketFile.restrictToOwner(path)
                 socketFile = SocketFile.bound(path)
                 result = "UNIX:\(path)"
             case .tcp(let port):

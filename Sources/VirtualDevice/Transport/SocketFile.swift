@@ -27,6 +27,13 @@ struct SocketFile: Sendable, Equatable {
         unlink(path)
     }
 
+    /// Makes a socket just bound at `path` connectable by its owner only (connecting needs write
+    /// permission): the usbmuxd socket hands out pair records, the control socket injects faults.
+    /// Without it the mode would follow the umask, and a umask of 0 would open them to every user.
+    static func restrictToOwner(_ path: String) {
+        chmod(path, 0o600)
+    }
+
     /// The file now at `path` (after binding), to recognise it when stopping.
     static func bound(_ path: String) -> SocketFile? {
         var info = stat()
