@@ -107,22 +107,31 @@ extension JailbreakDeployer {
         let infoPlaceholder = AppBundleInfo(
             directoryName: appDirectory, infoPlist: Data(), bundleID: bundleID)
         let (target, staging, hashFile) = paths(infoPlaceholder)
-        try await connection.run(
-            JailbreakScripts.recover(target: target, staging: staging)
-                + "\nmkdir -m 700 \(q(staging)) && tar xzf \(q(directory + "/" + archive)) -C \(q(staging))",
-            timeout: config.connection.timeouts.transfer, step: "unpacking backup \(name)")
-        let plist = try await connection.run(
-            "cat \(q(staging + "/" + appDirectory + "/Info.plist"))", step: "reading the restored Info.plist")
-        let info = AppBundleInfo(directoryName: appDirectory, infoPlist: plist.stdout, bundleID: bundleID)
-        if let problem = ArtifactNames.pathComponentProblem(info.executable, what: "CFBundleExecutable") {
-            throw SSHError.rollbackUnavailable(
-                device: device, reason: "the app in backup \(name): \(problem)")
+        let info: AppBundleInfo
+        // The unpacked app (as big as the app) leaves the device however this ends (a broken archive,
+        // a cut connection, Ctrl-C); the swap removes it when all went well.
+        do {
+            try await connection.run(
+                JailbreakScripts.recover(target: target, staging: staging)
+                    + "\nmkdir -m 700 \(q(staging)) && tar xzf \(q(directory + "/" + archive)) -C \(q(staging))",
+                timeout: config.connection.timeouts.transfer, step: "unpacking backup \(name)")
+            let plist = try await connection.run(
+                "cat \(q(staging + "/" + appDirectory + "/Info.plist"))",
+                step: "reading the restored Info.plist")
+            info = AppBundleInfo(directoryName: appDirectory, infoPlist: plist.stdout, bundleID: bundleID)
+            if let problem = ArtifactNames.pathComponentProblem(info.executable, what: "CFBundleExecutable") {
+                throw SSHError.rollbackUnavailable(
+                    device: device, reason: "the app in backup \(name): \(problem)")
+            }
+            try await connection.run(
+                JailbreakScripts.swap(
+                    target: target, staged: staging + "/" + appDirectory, staging: staging, sidecar: hashFile,
+                    record: "restored \(name)"),
+                step: "moving the restored app into place")
+        } catch {
+            _ = await discardStaging(target: target, staging: staging, after: connection)
+            throw error
         }
-        try await connection.run(
-            JailbreakScripts.swap(
-                target: target, staged: staging + "/" + appDirectory, staging: staging, sidecar: hashFile,
-                record: "restored \(name)"),
-            step: "moving the restored app into place")
         let preferences = preferencesPath(bundleID: bundleID)
         let restorePreferences =
             hasPreferences

@@ -328,20 +328,67 @@ public struct JailbreakDeployer: Sendable {
         let delta = installedExists && !force
         let sent = delta ? tree.keeping(files: Set(changed)) : tree
         let method: TransferMethod
+        var signedRecord: (path: String, local: String, signed: String)?
+        // From here the device holds a staging copy as big as the app. However this ends before the
+        // swap removes it — the upload cut, a later step failing, the task cancelled (Ctrl-C) — it is
+        // removed before the error goes up; what even that cannot reach goes with the next deploy.
         do {
-            method = try await upload(
-                tree: sent, into: staging, name: delta ? "delta" : info.directoryName, on: &connection,
-                progress: progress)
-        } catch let error as SSHError {
-            if case .localFileFailed = error {
-                _ = try? await connection.execute("rm -rf \(q(staging))", timeout: 15)
-                throw error
+            do {
+                method = try await upload(
+                    tree: sent, into: staging, name: delta ? "delta" : info.directoryName, on: &connection,
+                    progress: progress)
+            } catch let error as SSHError {
+                if case .localFileFailed = error { throw error }
+                let removedStaging = await discardStaging(target: target, staging: staging, after: connection)
+                throw SSHError.transferInterrupted(
+                    device: device, app: info.directoryName, installed: target, temporary: staging,
+                    temporaryRemoved: removedStaging, reason: error.description)
             }
-            let removedStaging = await removeStaging(staging, after: connection)
-            throw SSHError.transferInterrupted(
-                device: device, app: info.directoryName, installed: target, temporary: staging,
-                temporaryRemoved: removedStaging, reason: error.description)
+            signedRecord = try await finishStaged(
+                info: info, staged: staged, staging: staging, delta: delta, removed: removed,
+                localHashes: localHashes, permissions: permissions, on: connection)
+            try await connection.run(
+                JailbreakScripts.swap(
+                    target: target, staged: staged, staging: staging, sidecar: hashFile,
+                    record: Sidecar(contentHash: hash, executable: signedRecord).text),
+                step: "moving the app into place")
+        } catch {
+            if case SSHError.transferInterrupted = error { throw error }
+            _ = await discardStaging(target: target, staging: staging, after: connection)
+            throw error
         }
+        _ = try? await stop(info: info, on: connection)
+        try await connection.run(
+            refresh, timeout: config.refreshIconsTimeout, step: "refreshing the icon cache")
+        try await connection.run(
+            JailbreakScripts.clearCaches(mobile: config.mobileDirectory, bundleID: info.bundleID),
+            step: "clearing the app's caches")
+        var report = InstallReport(
+            installedPath: target, changed: true, method: method,
+            bytesSent: sent.totalBytes, contentHash: hash, seconds: Date().timeIntervalSince(started))
+        report.filesSent =
+            delta
+            ? changed.sorted()
+            : tree.entries.compactMap {
+                if case .file = $0.kind { return $0.path }
+                return nil
+            }
+        report.filesRemoved = removed
+        report.backup = backup
+        report.signed = signedRecord != nil
+        return report
+    }
+
+    /// Completes the staged app after the upload: a delta assembled with the installed app, ownership
+    /// and modes, `ldid -S` on the executable (the jailbroken kernel only runs pseudo-signed code).
+    /// Returns what the sidecar records of the signing.
+    private func finishStaged(
+        info: AppBundleInfo, staged: String, staging: String, delta: Bool, removed: [String],
+        localHashes: [String: String], permissions: String, on connection: SSHConnection
+    ) async throws -> (path: String, local: String, signed: String)? {
+        let (target, _, _) = paths(info)
+        let q = ShellQuote.quote
+        let values = placeholders(info)
         if delta {
             try await connection.run(
                 JailbreakScripts.assemble(target: target, staged: staged, delta: "\(staging)/delta"),
@@ -371,31 +418,7 @@ public struct JailbreakDeployer: Sendable {
                 }
             }
         }
-        try await connection.run(
-            JailbreakScripts.swap(
-                target: target, staged: staged, staging: staging, sidecar: hashFile,
-                record: Sidecar(contentHash: hash, executable: signedRecord).text),
-            step: "moving the app into place")
-        _ = try? await stop(info: info, on: connection)
-        try await connection.run(
-            refresh, timeout: config.refreshIconsTimeout, step: "refreshing the icon cache")
-        try await connection.run(
-            JailbreakScripts.clearCaches(mobile: config.mobileDirectory, bundleID: info.bundleID),
-            step: "clearing the app's caches")
-        var report = InstallReport(
-            installedPath: target, changed: true, method: method,
-            bytesSent: sent.totalBytes, contentHash: hash, seconds: Date().timeIntervalSince(started))
-        report.filesSent =
-            delta
-            ? changed.sorted()
-            : tree.entries.compactMap {
-                if case .file = $0.kind { return $0.path }
-                return nil
-            }
-        report.filesRemoved = removed
-        report.backup = backup
-        report.signed = signedRecord != nil
-        return report
+        return signedRecord
     }
 
     /// Sends the tree as `parent/name`, SFTP first when allowed; returns the method used.
@@ -443,21 +466,31 @@ public struct JailbreakDeployer: Sendable {
         return .scp
     }
 
-    /// Best effort, bounded: removes the staging directory, over a new connection if the old one died.
-    private func removeStaging(_ staging: String, after connection: SSHConnection) async -> Bool {
-        let command = "rm -rf \(ShellQuote.quote(staging))"
-        if connection.executor.abortedReason == nil,
-            (try? await connection.execute(command, timeout: 15))?.succeeded == true
-        {
-            return true
-        }
+    /// Best effort, bounded: removes this run's staging copy after a failure (first putting back an app
+    /// a cut swap parked there), over `connection` while it works, else over a new one. Not cancelled
+    /// with the install: Ctrl-C cancels the install's task, and the device must be cleaned all the
+    /// same. About 30 s at most; a device that cannot be reached keeps it until the next deploy.
+    func discardStaging(target: String, staging: String, after connection: SSHConnection) async
+        -> Bool
+    {
+        let command = JailbreakScripts.discard(target: target, staging: staging)
         var quick = config.connection
-        quick.timeouts.connect = min(quick.timeouts.connect, 10)
-        quick.timeouts.authentication = min(quick.timeouts.authentication, 10)
-        guard let fresh = try? await SSHConnection.connect(quick) else { return false }
-        let removed = (try? await fresh.execute(command, timeout: 15))?.succeeded == true
-        await fresh.close()
-        return removed
+        quick.timeouts.connect = min(quick.timeouts.connect, 5)
+        quick.timeouts.authentication = min(quick.timeouts.authentication, 5)
+        return await Task.detached {
+            if connection.executor.abortedReason == nil,
+                (try? await connection.execute(command, timeout: 8, step: "removing the staging copy"))?
+                    .succeeded == true
+            {
+                return true
+            }
+            guard let fresh = try? await SSHConnection.connect(quick) else { return false }
+            let removed =
+                (try? await fresh.execute(command, timeout: 8, step: "removing the staging copy"))?
+                .succeeded == true
+            await fresh.close()
+            return removed
+        }.value
     }
 
     // MARK: launch / stop

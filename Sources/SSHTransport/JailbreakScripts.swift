@@ -19,14 +19,37 @@ enum JailbreakScripts {
         }
         """
 
-    /// Puts the old app back if a swap was cut between its two renames, then drops what a stopped deploy
-    /// left behind.
+    /// At the start of a deploy or rollback: drops what earlier runs left in the install directory (the
+    /// folder of `staging`): every `.hadeploy-staging-<Name>.app` — this app's (`target`) and any other's
+    /// (a renamed app, another flavour) — after putting back an app whose swap was cut between its two
+    /// renames (parked there as `.previous`, `<Name>.app` missing). A link there is removed, never
+    /// followed. Runs on one device never overlap (hadeploy holds the device's lock for the run), so
+    /// each of them is an earlier, stopped run's.
     static func recover(target: String, staging: String) -> String {
+        let root = q(String(staging[..<(staging.lastIndex(of: "/") ?? staging.startIndex)]))
+        return """
+            for staging in \(root)/.hadeploy-staging-*; do
+              if [ -L "$staging" ]; then rm -f "$staging" || exit 1; continue; fi
+              [ -d "$staging" ] || continue
+              app=\(root)/"${staging##*/.hadeploy-staging-}"
+              if [ ! -e "$app" ] && [ ! -L "$app" ] && [ -d "$staging/.previous" ] && [ ! -L "$staging/.previous" ]; then
+                mv "$staging/.previous" "$app" || exit 1
+              fi
+              rm -rf "$staging" || { echo "cannot remove $staging, left by an earlier deploy" >&2; exit 1; }
+            done
+            """
+    }
+
+    /// After a failed install: this run's staging copy goes (an app a cut swap parked in it put back
+    /// first), deaf to the hang-up of a dropping connection; tried twice, as a cut transfer's last write
+    /// can land while the first removal runs.
+    static func discard(target: String, staging: String) -> String {
         """
+        trap '' HUP INT TERM PIPE
         if [ ! -e \(q(target)) ] && [ -d \(q(staging + "/.previous")) ]; then
           mv \(q(staging + "/.previous")) \(q(target)) || exit 1
         fi
-        rm -rf \(q(staging))
+        rm -rf \(q(staging)) 2>/dev/null || { sleep 1; rm -rf \(q(staging)); }
         """
     }
 
