@@ -1,7 +1,7 @@
 /// Text from outside hadeploy (a Home Assistant error, an artifact or device name, a peer tool's
 /// words) made safe to print on a terminal or into a CI log.
 ///
-/// Every control character except newline and tab is shown as an escape (`ESC` becomes `\u{1B}`,
+/// Every control character except newline and tab is shown as an escape (`ESC` becomes `\u001B`,
 /// CR `\r`), so a message can neither move the cursor, recolour or retitle the terminal, nor hide
 /// text behind a carriage return; bidirectional overrides are shown the same way. A line that would
 /// start (after its indentation) with a GitHub Actions workflow command (`::error …`, the older
@@ -86,8 +86,9 @@ public enum PrintableText {
         switch scalar {
         case "\r": return "\\r"
         default:
+            // `\u001B`: readable, and a valid escape inside a JSON string (what `--json` prints).
             let hex = String(scalar.value, radix: 16, uppercase: true)
-            return "\\u{\(hex.count < 2 ? "0" + hex : hex)}"
+            return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         }
     }
 }

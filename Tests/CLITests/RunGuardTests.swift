@@ -32,7 +32,7 @@ import Testing
                 arguments, in: project.url, environment: environment, timeout: .seconds(120))
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
             let printed = result.stdout + result.stderr
-            #expect(printed.contains("\\u{1B}[31mred alert"), "\(arguments): \(printed)")
+            #expect(printed.contains("\\u001B[31mred alert"), "\(arguments): \(printed)")
             #expect(!printed.contains("\u{1B}") && !printed.contains("\r") && !printed.contains("\u{07}"))
             // The only workflow command is hadeploy's own annotation of the failure (deploy).
             let commands = Self.workflowCommands(printed)

@@ -6,12 +6,12 @@ import Testing
 /// clear the terminal, retitle it, hide text behind a CR, or become a GitHub annotation.
 struct PrintableTextTests {
     @Test func controlCharactersBecomeVisible() {
-        #expect(PrintableText.neutralised("\u{1B}[31mred\u{1B}[0m") == "\\u{1B}[31mred\\u{1B}[0m")
+        #expect(PrintableText.neutralised("\u{1B}[31mred\u{1B}[0m") == "\\u001B[31mred\\u001B[0m")
         #expect(PrintableText.neutralised("a\rb") == "a\\rb")
-        #expect(PrintableText.neutralised("bell\u{07}") == "bell\\u{07}")
-        #expect(PrintableText.neutralised("csi\u{9B}2J") == "csi\\u{9B}2J")
-        #expect(PrintableText.neutralised("rtl\u{202E}txt") == "rtl\\u{202E}txt")
-        #expect(PrintableText.neutralised("nul\u{0}") == "nul\\u{00}")
+        #expect(PrintableText.neutralised("bell\u{07}") == "bell\\u0007")
+        #expect(PrintableText.neutralised("csi\u{9B}2J") == "csi\\u009B2J")
+        #expect(PrintableText.neutralised("rtl\u{202E}txt") == "rtl\\u202Etxt")
+        #expect(PrintableText.neutralised("nul\u{0}") == "nul\\u0000")
     }
 
     @Test func workflowCommandsAtALineStartAreNeutralised() {
@@ -40,6 +40,6 @@ struct PrintableTextTests {
         sink.writeControl("\u{1B}[2A::error title=hadeploy::ours\n", to: .standardError)
         #expect(
             sink.standardError
-                == "\\u{1B}]0;title\\u{07}\n\\::error::x\n\u{1B}[2A::error title=hadeploy::ours\n")
+                == "\\u001B]0;title\\u0007\n\\::error::x\n\u{1B}[2A::error title=hadeploy::ours\n")
     }
 }

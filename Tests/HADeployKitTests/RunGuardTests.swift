@@ -10,7 +10,8 @@ import Testing
 extension DeployExecutorTests {
     struct HostileFailure: Error, CustomStringConvertible {
         var description: String {
-            "\u{1B}[2J\u{1B}[31mred\u{1B}[0m\r\n::error file=devices.yaml,line=1::injected\n  ##[error]old"
+            "\u{1B}[2J\u{1B}[31mred\u{1B}[0m\r\n::error file=devices.yaml,line=1::injected\n  ##[error]old "
+                + "\u{9B}2J\u{202E}"
         }
     }
 
@@ -63,7 +64,7 @@ extension DeployExecutorTests {
             let report = await DeployExecutor(plan: try makePlan(), environment: env).run()
             #expect(report.results[1].outcome == .failed)
             let printed = sink.standardOutput + sink.standardError
-            #expect(printed.contains("\\u{1B}[31mred"), "\(printed)")
+            #expect(printed.contains("\\u001B[31mred"), "\(printed)")
             #expect(
                 !printed.contains("\u{1B}[31m") && !printed.contains("\u{1B}[2J") && !printed.contains("\r"))
             for line in printed.split(separator: "\n") {
@@ -78,6 +79,30 @@ extension DeployExecutorTests {
             let junit = try String(contentsOf: directory.appendingPathComponent("junit.xml"), encoding: .utf8)
             #expect(!junit.contains("\u{1B}"))
         }
+    }
+
+    /// `--json` stays one valid JSON object per line with the same reason (the sink's escapes are
+    /// JSON escapes), and the reason decodes to what the device said.
+    @Test func hostileReasonsKeepJSONLinesValid() async throws {
+        let root = try temporaryDirectory()
+        let sink = RecordingOutputSink()
+        var env = environment(
+            drivers: [
+                "a": ScriptedDriver(), "b": ScriptedDriver(installError: HostileFailure()),
+                "c": ScriptedDriver(),
+            ],
+            report: nil, locks: root)
+        env.reporter = JSONLinesReporter(output: sink)
+        _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
+        var reasons: [String] = []
+        for line in sink.standardOutput.split(separator: "\n") {
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if let result = object["result"] as? [String: Any], let reason = result["reason"] as? String {
+                reasons.append(reason)
+            }
+        }
+        #expect(reasons.contains { $0.contains("::error file=devices.yaml") && $0.contains("red") })
     }
 
     /// Before: nothing stopped a second `--virtual` run from resetting the first one's twins.
