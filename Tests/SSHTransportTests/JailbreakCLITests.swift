@@ -167,18 +167,23 @@ struct JailbreakCLITests {
         let v2 = try project.app(build: 2, extraBytes: 6 << 20)
         var arguments =
             ["-i"] + project.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        // In the project's checkout (its devices.yaml and .env): `sh` changes there and execs hadeploy.
+        arguments += ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", project.root.path]
         arguments += [try await HADeployBinary.path] + project.deployArguments(v2)
         let output = project.root.appendingPathComponent("killed.log").path
         let pid = try TestEnvironment.spawn("/usr/bin/env", arguments, outputPath: output)
+        var midUpload = false
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        while Date() < deadline, !midUpload {
             let staging = project.twin.url("/Applications/.hadeploy-staging-HADashboard.app/delta")
             let sent = (try? FileManager.default.attributesOfItem(atPath: staging.path + "/payload.bin"))?[
                 .size]
-            if let size = sent as? NSNumber, size.intValue > 1 << 20 { break }
-            try await Task.sleep(for: .milliseconds(50))
+            midUpload = ((sent as? NSNumber)?.intValue ?? 0) > 1 << 20
+            if !midUpload { try await Task.sleep(for: .milliseconds(50)) }
         }
-        // `env` exec'd hadeploy: same pid.
+        #expect(
+            midUpload, "never mid-upload: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+        // `env` exec'd `sh`, which exec'd hadeploy: same pid.
         kill(pid, SIGKILL)
         _ = await TestEnvironment.waitAsync(pid, timeout: 10)
         try await Task.sleep(for: .seconds(1))
