@@ -169,6 +169,9 @@ public struct SpecLoader: Sendable {
         for (key, value) in mapping {
             guard let name = reader.string(key, "flavour name") else { continue }
             let context = "flavour '\(name)'"
+            if let problem = PathNames.problem(name, what: "flavour name") {
+                reader.problem(key, problem)
+            }
             let entries = reader.entries(value, allowed: Self.flavourKeys, context: context)
             var archs: [Arch] = []
             if let archNode = entries["archs"]?.value {
@@ -235,6 +238,10 @@ public struct SpecLoader: Sendable {
         for (key, value) in mapping {
             guard let id = reader.string(key, "device name") else { continue }
             let context = "device '\(id)'"
+            // The id names this device's folders and files (twin state, screenshots, crash reports).
+            if let problem = PathNames.problem(id, what: "device name") {
+                reader.problem(key, problem)
+            }
             let entries = reader.entries(value, allowed: Self.deviceKeys, context: context)
             func required(_ field: String, _ example: String) -> Node? {
                 if let node = entries[field]?.value { return node }

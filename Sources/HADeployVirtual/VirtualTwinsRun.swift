@@ -36,7 +36,9 @@ public struct VirtualTwinsRun: Sendable {
                 for device in sshDevices { unavailable[device.id] = reason }
             case .found(let script):
                 for device in sshDevices {
-                    let directory = stateDirectory.appendingPathComponent("jailbreak/\(device.id)")
+                    // The id names the folder the twin empties first: one plain component, whatever it is.
+                    let directory = stateDirectory.appendingPathComponent("jailbreak")
+                        .appendingPathComponent(PathNames.component(device.id))
                     do {
                         processes[device.id] = try await JailbreakTwinProcess.start(
                             script: script, directory: directory, runner: LiveProcessRunner())

@@ -20,6 +20,8 @@ public struct AppArtifact: Sendable, Equatable {
     public let shortVersion: String?
     /// CFBundleVersion (build number).
     public let bundleVersion: String
+    /// MinimumOSVersion (iOS) from Info.plist: the oldest iOS the app runs on; nil when it names none.
+    public let minimumOSVersion: String?
     public let executable: String
     /// Slices of the main executable ("armv7", "arm64"…).
     public let architectures: [String]
@@ -44,16 +46,62 @@ public struct AppArtifact: Sendable, Equatable {
     }
 
     /// Reads identity, versions and slices only (capped reads; the content is not hashed).
+    /// The artifact is then known by its real path (`url`): a symbolic link to an `.app` or `.ipa` is
+    /// followed here, once, so every device gets what was read.
     public static func inspect(_ url: URL, hashing: Bool) throws -> AppArtifact {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw invalid(url, "it does not exist", next: "Build the app first, or fix the path.")
-        }
-        let app = isDirectory.boolValue ? try inspectAppDirectory(url) : try inspectIPA(url)
+        let (real, isDirectory) = try resolve(url)
+        let app = isDirectory ? try inspectAppDirectory(real, shown: url) : try inspectIPA(real, shown: url)
         return hashing ? try app.hashed() : app
     }
 
-    private static func inspectAppDirectory(_ url: URL) throws -> AppArtifact {
+    /// The real path of `url` and whether it is a directory. Anything but a regular file or a directory
+    /// (a FIFO would block the first read, a device never end) is refused before it is opened.
+    static func resolve(_ url: URL) throws -> (URL, isDirectory: Bool) {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR {
+                throw invalid(url, "it does not exist", next: "Build the app first, or fix the path.")
+            }
+            throw invalid(
+                url, "it cannot be read (\(String(cString: strerror(code))))",
+                next: "Check the path and its permissions.")
+        }
+        let isDirectory: Bool
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR: isDirectory = true
+        case S_IFREG: isDirectory = false
+        case S_IFIFO:
+            throw invalid(
+                url, "it is a FIFO (named pipe), not an .ipa file or an .app folder",
+                next: "Pass the .ipa or .app the build produced.")
+        default:
+            throw invalid(
+                url, "it is not a regular file or a folder (a device or a socket)",
+                next: "Pass the .ipa or .app the build produced.")
+        }
+        guard let real = realpath(url.path, nil) else {
+            throw invalid(url, "its real path cannot be resolved", next: "Check the path.")
+        }
+        defer { free(real) }
+        return (URL(fileURLWithPath: String(cString: real), isDirectory: isDirectory), isDirectory)
+    }
+
+    private static func inspectAppDirectory(_ url: URL, shown: URL) throws -> AppArtifact {
+        // Walked first: links that leave the bundle, and FIFOs where the Info.plist or the executable
+        // should be, are found before anything is opened.
+        let entries: [AppDirectoryEntry]
+        do {
+            entries = try AppDirectoryWalker.entries(of: url)
+        } catch {
+            throw invalid(
+                shown, "its files cannot be listed (\(error))", next: "Check the folder's permissions.")
+        }
+        if let problem = BundleLinks.problem(in: entries, root: url) {
+            throw invalid(
+                shown, problem,
+                next: "Replace the link by what it points to (cp -RL), or rebuild the app.")
+        }
         // A Mac bundle keeps everything under Contents/; an iOS one has no such folder.
         let mac = url.appendingPathComponent("Contents/Info.plist")
         let platform: Platform =
@@ -61,30 +109,36 @@ public struct AppArtifact: Sendable, Equatable {
             ? .macCatalyst : .iOS
         let infoURL = platform == .macCatalyst ? mac : url.appendingPathComponent("Info.plist")
         // Only a regular file of sane size: a FIFO would block, a device or a huge file never end.
-        guard let values = try? infoURL.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),
-            values.isRegularFile == true, let infoData = try? Data(contentsOf: infoURL)
+        let relativeInfo = platform == .macCatalyst ? "Contents/Info.plist" : "Info.plist"
+        guard let infoEntry = entries.first(where: { $0.relativePath == relativeInfo }),
+            case .file(let infoSize) = infoEntry.kind
         else {
-            throw invalid(url, "it has no Info.plist", next: "Pass the .app bundle the build produced.")
+            throw invalid(shown, "it has no Info.plist", next: "Pass the .app bundle the build produced.")
         }
-        if (values.fileSize ?? 0) > infoPlistLimit {
+        if infoSize > infoPlistLimit {
             throw invalid(
-                url, "its Info.plist is larger than \(infoPlistLimit >> 20) MB: not a real app",
+                shown, "its Info.plist is larger than \(infoPlistLimit >> 20) MB: not a real app",
                 next: "Pass the .app bundle the build produced.")
         }
-        let info = try parseInfo(infoData, artifact: url)
-        let executableURL =
-            platform == .macCatalyst
-            ? url.appendingPathComponent("Contents/MacOS").appendingPathComponent(info.executable)
-            : url.appendingPathComponent(info.executable)
-        guard let reader = try? ChunkedFileReader(url: executableURL) else {
-            let path = platform == .macCatalyst ? "Contents/MacOS/" + info.executable : info.executable
-            throw invalid(url, "its executable \(path) is missing", next: "Rebuild the app.")
+        guard let infoData = try? Data(contentsOf: infoURL) else {
+            throw invalid(shown, "its Info.plist cannot be read", next: "Check the bundle's permissions.")
+        }
+        let info = try parseInfo(infoData, artifact: shown)
+        let relativeExecutable =
+            platform == .macCatalyst ? "Contents/MacOS/" + info.executable : info.executable
+        let executableURL = url.appendingPathComponent(relativeExecutable)
+        guard
+            entries.contains(where: {
+                if case .file = $0.kind { return $0.relativePath == relativeExecutable }
+                return false
+            }), let reader = try? ChunkedFileReader(url: executableURL)
+        else {
+            throw invalid(shown, "its executable \(relativeExecutable) is missing", next: "Rebuild the app.")
         }
         var header = [UInt8](repeating: 0, count: MachOSlices.headerBytesNeeded)
         let count = try header.withUnsafeMutableBytes { try reader.read(into: $0) }
         let slices = try architectures(
-            Array(header.prefix(count)), executable: info.executable, artifact: url)
-        let entries = try AppDirectoryWalker.entries(of: url)
+            Array(header.prefix(count)), executable: info.executable, artifact: shown)
         let size = entries.reduce(0) { total, entry in
             if case .file(let size) = entry.kind { return total + size }
             return total
@@ -92,44 +146,25 @@ public struct AppArtifact: Sendable, Equatable {
         return AppArtifact(
             url: url, kind: .appDirectory, platform: platform, bundleIdentifier: info.bundleIdentifier,
             shortVersion: info.shortVersion,
-            bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
+            bundleVersion: info.bundleVersion, minimumOSVersion: info.minimumOSVersion,
+            executable: info.executable, architectures: slices,
             uploadSize: size, contentHash: "", fingerprint: nil)
     }
 
-    private static func inspectIPA(_ url: URL) throws -> AppArtifact {
-        let archive: Archive
-        do {
-            archive = try Archive(url: url, accessMode: .read)
-        } catch {
-            throw invalid(
-                url, "it is not a readable zip archive (\(error))", next: "Rebuild or re-export the .ipa.")
-        }
-        // Payload/<Name>.app/Info.plist, exactly one level below Payload (plug-ins have their own).
-        let infoEntry = archive.first { entry in
-            let parts = entry.path.split(separator: "/", omittingEmptySubsequences: false)
-            return parts.count == 3 && parts[0] == "Payload" && parts[1].hasSuffix(".app")
-                && parts[2] == "Info.plist"
-        }
-        guard let infoEntry else {
-            throw invalid(
-                url, "it has no Payload/<App>.app/Info.plist", next: "Export the .ipa again from the archive."
-            )
-        }
-        let appFolder = String(infoEntry.path.dropLast("Info.plist".count))
-        let appName = String(infoEntry.path.split(separator: "/")[1])
-        if let problem = ArtifactNames.pathComponentProblem(appName, what: "app folder name") {
-            throw invalid(url, problem, next: "Export the .ipa again from the archive.")
-        }
+    private static func inspectIPA(_ url: URL, shown: URL) throws -> AppArtifact {
+        let archive = try IPAArchive.open(url, shown: shown)
+        let app = try IPAArchive.application(in: archive, limits: .standard, shown: shown)
+        let infoEntry = app.infoPlist
         let infoData = try extract(
-            infoEntry, from: archive, limit: infoPlistLimit, whole: true, artifact: url)
-        let info = try parseInfo(infoData, artifact: url)
-        guard let executableEntry = archive[appFolder + info.executable] else {
+            infoEntry, from: archive, limit: infoPlistLimit, whole: true, artifact: shown)
+        let info = try parseInfo(infoData, artifact: shown)
+        guard let executableEntry = archive[app.folder + info.executable] else {
             throw invalid(
-                url, "its executable \(appFolder + info.executable) is missing", next: "Rebuild the app.")
+                shown, "its executable \(app.folder + info.executable) is missing", next: "Rebuild the app.")
         }
         let header = try extract(
-            executableEntry, from: archive, limit: MachOSlices.headerBytesNeeded, artifact: url)
-        let slices = try architectures([UInt8](header), executable: info.executable, artifact: url)
+            executableEntry, from: archive, limit: MachOSlices.headerBytesNeeded, artifact: shown)
+        let slices = try architectures([UInt8](header), executable: info.executable, artifact: shown)
         let attributes = (try? FileManager.default.attributesOfItem(atPath: url.path)) ?? [:]
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
@@ -137,7 +172,8 @@ public struct AppArtifact: Sendable, Equatable {
         return AppArtifact(
             url: url, kind: .ipa, platform: .iOS, bundleIdentifier: info.bundleIdentifier,
             shortVersion: info.shortVersion,
-            bundleVersion: info.bundleVersion, executable: info.executable, architectures: slices,
+            bundleVersion: info.bundleVersion, minimumOSVersion: info.minimumOSVersion,
+            executable: info.executable, architectures: slices,
             uploadSize: size,
             contentHash: "", fingerprint: "\(size)-\(modified)-\(inode)")
     }
@@ -148,7 +184,7 @@ public struct AppArtifact: Sendable, Equatable {
 
     /// At most `limit` bytes of an entry, decompressing no further; with `whole`, an entry longer
     /// than that is an error instead of being cut.
-    private static func extract(
+    static func extract(
         _ entry: Entry, from archive: Archive, limit: Int, whole: Bool = false, artifact: URL
     ) throws -> Data {
         struct Enough: Error {}
@@ -174,6 +210,7 @@ public struct AppArtifact: Sendable, Equatable {
         let bundleIdentifier: String
         let shortVersion: String?
         let bundleVersion: String
+        let minimumOSVersion: String?
         let executable: String
     }
 
@@ -204,7 +241,8 @@ public struct AppArtifact: Sendable, Equatable {
         }
         return Info(
             bundleIdentifier: identifier, shortVersion: plist["CFBundleShortVersionString"]?.string,
-            bundleVersion: version, executable: executable)
+            bundleVersion: version, minimumOSVersion: plist["MinimumOSVersion"]?.string,
+            executable: executable)
     }
 
     private static func architectures(_ header: [UInt8], executable: String, artifact: URL) throws -> [String]
@@ -218,7 +256,7 @@ public struct AppArtifact: Sendable, Equatable {
         }
     }
 
-    private static func invalid(_ url: URL, _ reason: String, next: String) -> MobileDeviceError {
+    static func invalid(_ url: URL, _ reason: String, next: String) -> MobileDeviceError {
         MobileDeviceError(
             .invalidArtifact, step: "read app \(url.lastPathComponent)", device: nil,
             reason: "\(url.path): \(reason)", nextStep: next)

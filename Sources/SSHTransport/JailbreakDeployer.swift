@@ -267,7 +267,8 @@ public struct JailbreakDeployer: Sendable {
         progress: (@Sendable (UploadProgress) -> Void)?
     ) async throws -> InstallReport {
         let started = Date()
-        let (app, cleanup) = try prepared(original)
+        // A link to the bundle: the bundle itself is what is copied and sent.
+        let (app, cleanup) = try prepared(original.resolvingSymlinksInPath())
         defer { cleanup() }
         let tree = try LocalTree(root: app)
         let hash = try tree.contentHash()

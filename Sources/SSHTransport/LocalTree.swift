@@ -50,7 +50,10 @@ struct LocalTree: Sendable {
         }
     }
 
-    init(root: URL) throws {
+    init(root given: URL) throws {
+        // A link to the bundle is followed once: listing the link itself would find nothing and
+        // install an empty app.
+        let root = given.resolvingSymlinksInPath()
         self.root = root
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -95,6 +98,10 @@ struct LocalTree: Sendable {
             default:
                 throw SSHError.localFileFailed(path: full, reason: "not a file, directory or symbolic link")
             }
+        }
+        if !entries.contains(where: { $0.path == "Info.plist" || $0.path == "Contents/Info.plist" }) {
+            throw SSHError.localFileFailed(
+                path: given.path, reason: "not an app bundle (no Info.plist in it): nothing to install")
         }
         self.entries = entries
     }

@@ -45,6 +45,43 @@ import Testing
             ])
     }
 
+    /// A device id names its twin's state folder (which a --virtual run empties), its screenshot and
+    /// its crash-report folder: `../../x` once made a run delete a folder outside the state folder.
+    @Test(arguments: [
+        ("\"../../x\"", "'../../x' must start with a letter or a digit"),
+        ("a/b", "'a/b' may only contain letters, digits, '-', '_' and '.' (it names files and folders)"),
+        ("\".\"", "'.' must start with a letter or a digit"),
+        ("\"..\"", "'..' must start with a letter or a digit"),
+        ("\"\"", "the device name is empty"),
+        ("-rf", "'-rf' must start with a letter or a digit"),
+        ("\"tab\\there\"", "may only contain letters, digits"),
+        (String(repeating: "k", count: 65), "is longer than 64 characters"),
+    ])
+    func aDeviceKeyThatIsNoPlainNameIsRefusedAtItsPlace(key: String, says: String) {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  a:\n", with: "  \(key):\n")
+        let found = problems(yaml)
+        #expect(
+            found.contains {
+                $0.hasPrefix("devices.yaml:10:3: error: the device name ") && $0.contains(says)
+            },
+            "\(found)")
+    }
+
+    @Test func aFlavourNameIsAFolderNameToo() {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(of: "modern", with: "../modern")
+        let found = problems(yaml)
+        #expect(
+            found.contains(
+                "devices.yaml:3:3: error: the flavour name '../modern' must start with a letter or a digit"),
+            "\(found)")
+    }
+
+    @Test func plainNamesStayValid() throws {
+        let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  a:\n", with: "  iPad_2.kitchen-1:\n")
+        #expect(
+            try SpecLoader().load(yaml: yaml, file: "devices.yaml").devices.first?.id == "iPad_2.kitchen-1")
+    }
+
     @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    trasport: usb")

@@ -93,7 +93,7 @@ struct ArtifactTests {
         #expect {
             try ArtifactInspector().inspect(bogus, flavour: "modern")
         } throws: { error in
-            "\(error)".contains("broken.ipa: it is not a readable zip archive")
+            "\(error)".contains("broken.ipa: it is not a zip archive")
         }
     }
 }

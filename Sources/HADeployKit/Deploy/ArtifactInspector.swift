@@ -27,9 +27,10 @@ public struct ArtifactInspector: Sendable {
                     ? String(error.reason.dropFirst(url.path.count + 2)) + " (nothing was installed anywhere)"
                     : error.reason)
         }
+        // The real path: a link to the artifact is followed once, here, and every device gets that.
         return Artifact(
-            path: url.path, bundleID: app.bundleIdentifier, executable: app.executable,
+            path: app.url.path, bundleID: app.bundleIdentifier, executable: app.executable,
             marketingVersion: app.shortVersion ?? "0.0.0", buildNumber: app.bundleVersion, flavour: flavour,
-            archs: app.architectures, platform: app.platform)
+            archs: app.architectures, platform: app.platform, minimumOSVersion: app.minimumOSVersion)
     }
 }

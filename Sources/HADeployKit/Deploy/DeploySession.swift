@@ -82,7 +82,18 @@ public struct DeploySession: Sendable {
     }
 
     public func run() async throws -> DeployReport {
-        let (artifacts, checked) = try await prepareArtifacts()
+        let (inspected, checked) = try await prepareArtifacts()
+        // Installs over SSH take a bundle: each .ipa is unpacked once, now, and removed at the end.
+        let staging = try ArtifactStaging.prepare(
+            inspected,
+            needingBundles: Set(
+                plan.devices.filter {
+                    guard $0.availability == .available, case .ssh = $0.backend else { return false }
+                    return true
+                }.map(\.flavour)),
+            under: settings.stateDirectory.appendingPathComponent("artifacts"), runID: plan.deployID)
+        defer { staging.remove() }
+        let artifacts = staging.artifacts
         let routes = self.routes
         // The first route runs here; the others in workers.
         let here = routes.first

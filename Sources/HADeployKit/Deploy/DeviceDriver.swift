@@ -30,10 +30,15 @@ public struct Artifact: Sendable, Hashable, Codable {
     public var archs: [String]
     /// `iOS` (devices and simulators) or `macCatalyst` (this Mac): an app runs on one only.
     public var platform: AppPlatform
+    /// Info.plist's MinimumOSVersion: a device on an older iOS is refused before it is touched.
+    public var minimumOSVersion: String?
+    /// The `.app` unpacked from this `.ipa` for this run (by `ArtifactStaging`, before any device
+    /// starts): what installs that take a bundle (SSH) send, the same for every device.
+    public var bundlePath: String?
 
     public init(
         path: String, bundleID: String, executable: String, marketingVersion: String, buildNumber: String,
-        flavour: String, archs: [String], platform: AppPlatform = .iOS
+        flavour: String, archs: [String], platform: AppPlatform = .iOS, minimumOSVersion: String? = nil
     ) {
         self.path = path
         self.bundleID = bundleID
@@ -43,10 +48,12 @@ public struct Artifact: Sendable, Hashable, Codable {
         self.flavour = flavour
         self.archs = archs
         self.platform = platform
+        self.minimumOSVersion = minimumOSVersion
     }
 
     enum CodingKeys: String, CodingKey {
         case path, bundleID, executable, marketingVersion, buildNumber, flavour, archs, platform
+        case minimumOSVersion
     }
 
     /// Build records written before Mac builds existed carry no platform: they are iOS builds.
@@ -60,6 +67,7 @@ public struct Artifact: Sendable, Hashable, Codable {
         flavour = try container.decode(String.self, forKey: .flavour)
         archs = try container.decode([String].self, forKey: .archs)
         platform = try container.decodeIfPresent(AppPlatform.self, forKey: .platform) ?? .iOS
+        minimumOSVersion = try container.decodeIfPresent(String.self, forKey: .minimumOSVersion)
     }
 }
 

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import MobileDevice
 
 /// Runs one device's plan: the lock, then exactly the plan's steps in the plan's order, each under
 /// its deadline and retry rule. Never throws: every path ends in a `DeviceResult`.
@@ -66,6 +67,11 @@ struct DevicePipeline: Sendable {
                 failedStep: "install")
         }
 
+        // An app for a newer iOS than the device's, refused before the device is even reached.
+        if let reason = tooOld(iOS: device.ios, artifact: artifact) {
+            return result(.failed, reason: reason, failedStep: "install")
+        }
+
         let lock: DeviceLock
         do {
             lock = try DeviceLock.acquire(
@@ -101,6 +107,17 @@ struct DevicePipeline: Sendable {
         case .notLoaded(let reason):
             return result(.failed, reason: reason, failedStep: "verify")
         }
+    }
+
+    /// Why `artifact` cannot run on iOS `version` (Info.plist's MinimumOSVersion is newer), or nil.
+    func tooOld(iOS version: String, artifact: Artifact) -> String? {
+        guard device.backend != .mac, artifact.platform == .iOS, let minimum = artifact.minimumOSVersion,
+            !minimum.isEmpty, !version.isEmpty, version != "0",
+            IOSVersion(version) < IOSVersion(minimum)
+        else { return nil }
+        return "\(artifact.path) needs iOS \(minimum) or later (its MinimumOSVersion); \(device.name) runs "
+            + "iOS \(version) — nothing was touched. Build the app with a deployment target of iOS "
+            + "\(version) or older for this device's flavour (\(device.flavour))"
     }
 
     /// Runs one step under its deadline, reporting it; transient errors are retried (after `reprobe`).
@@ -189,6 +206,12 @@ struct DevicePipeline: Sendable {
                         planned, recorder: recorder,
                         detail: { [system] in "\($0.name), \(system) \($0.iosVersion)" }
                     ) { try await driver.connect() }
+                    // The version the device itself reports, when devices.yaml's is out of date.
+                    if let reported = connected?.iosVersion, reported != device.ios,
+                        let reason = tooOld(iOS: reported, artifact: artifact)
+                    {
+                        throw StepFailure(step: "install", reason: reason)
+                    }
                 case .mount:
                     try await step(planned, recorder: recorder) { try await driver.prepare() }
                 case .install:
@@ -235,7 +258,8 @@ struct DevicePipeline: Sendable {
                         (environment.reportDirectory
                         ?? FileManager.default.temporaryDirectory
                         .appendingPathComponent("hadeploy-\(plan.deployID)"))
-                        .appendingPathComponent("crashes").appendingPathComponent(device.id)
+                        .appendingPathComponent("crashes").appendingPathComponent(
+                            PathNames.component(device.id))
                     let since = (launchedAt ?? environment.now()).addingTimeInterval(-2)
                     crashes = try await step(planned, recorder: recorder) {
                         try await driver.crashReports(of: artifact, since: since, into: directory)
@@ -324,12 +348,13 @@ struct DevicePipeline: Sendable {
         guard let directory = environment.reportDirectory else { return }
         do {
             let png = try await step(planned, recorder: recorder) { try await driver.screenshot() }
-            let url = directory.appendingPathComponent("screenshots").appendingPathComponent(
-                "\(device.id).png")
+            // The id names the file: the same rule as devices.yaml's, safe even for an id that skipped it.
+            let name = PathNames.component(device.id) + ".png"
+            let url = directory.appendingPathComponent("screenshots").appendingPathComponent(name)
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try png.write(to: url, options: .atomic)
-            recorder.screenshot = "screenshots/\(device.id).png"
+            recorder.screenshot = "screenshots/\(name)"
         } catch let failure as StepFailure {
             recorder.warnings.append("no screenshot: \(failure.reason)")
         } catch {

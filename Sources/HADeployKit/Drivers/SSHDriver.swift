@@ -2,7 +2,6 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import SSHTransport
-import ZIPFoundation
 
 /// The `DeviceDriver` for jailbroken devices over SSH (libssh), as the app's old deploy script did it:
 /// backup on the device first, only the changed files sent, `ldid -S`, atomic rename into
@@ -85,21 +84,20 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
 
     public func prepare() async throws {}
 
-    /// The `.app` directory to send: an `.ipa` is unpacked first (jailbroken installs take a bundle).
+    /// The `.app` directory to send: an `.ipa`'s bundle as the run unpacked it before any device
+    /// started (`ArtifactStaging`), the same for every device; never unpacked here, per device.
     func appDirectory(_ artifact: Artifact) throws -> URL {
-        let url = URL(fileURLWithPath: artifact.path)
-        guard url.pathExtension == "ipa" else { return url }
-        let target = workDirectory.appendingPathComponent("unpacked-\(artifact.flavour)")
-        try? FileManager.default.removeItem(at: target)
-        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
-        try FileManager.default.unzipItem(at: url, to: target)
-        let payload = target.appendingPathComponent("Payload")
-        guard
-            let app = try FileManager.default.contentsOfDirectory(atPath: payload.path).first(where: {
-                $0.hasSuffix(".app")
-            })
-        else { throw ArtifactError(path: artifact.path, problem: "no Payload/<Name>.app in the .ipa") }
-        return payload.appendingPathComponent(app)
+        if let bundle = artifact.bundlePath { return URL(fileURLWithPath: bundle) }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: artifact.path, isDirectory: &isDirectory),
+            isDirectory.boolValue
+        {
+            return URL(fileURLWithPath: artifact.path)
+        }
+        throw ArtifactError(
+            path: artifact.path,
+            problem: "an .ipa is sent over SSH as the bundle the run unpacks before the devices start, "
+                + "and none was unpacked for it; nothing was installed")
     }
 
     public func install(

@@ -1,0 +1,110 @@
+import Foundation
+import HADeployCore
+import MobileDevice
+
+/// The `.app` bundles unpacked for one run. Installs over SSH take a bundle, not an `.ipa`: each
+/// `.ipa` those devices need is unpacked once, before any device starts, into a folder of its own
+/// under `<state>/artifacts/<deploy id>/`, checked against what was inspected, and every device of
+/// the run sends that same bundle; the folder is removed when the run ends. (Each device unpacking
+/// into one shared folder let devices of one flavour wipe each other's bundle mid-upload.)
+public struct ArtifactStaging: Sendable {
+    /// The run's folder; nil when nothing had to be unpacked.
+    public let folder: URL?
+    /// The artifacts, with `bundlePath` set where an `.ipa` was unpacked.
+    public let artifacts: [String: Artifact]
+
+    /// Unpacks the `.ipa` of every flavour in `needingBundles` (each distinct file once).
+    public static func prepare(
+        _ artifacts: [String: Artifact], needingBundles: Set<String>, under base: URL, runID: String,
+        limits: IPAArchive.Limits = .standard
+    ) throws -> ArtifactStaging {
+        var result = artifacts
+        var unpacked: [String: String] = [:]
+        var folder: URL?
+        do {
+            for flavour in artifacts.keys.sorted() where needingBundles.contains(flavour) {
+                guard let artifact = artifacts[flavour], !isDirectory(artifact.path) else { continue }
+                if let bundle = unpacked[artifact.path] {
+                    result[flavour]?.bundlePath = bundle
+                    continue
+                }
+                let runFolder: URL
+                if let folder {
+                    runFolder = folder
+                } else {
+                    runFolder = try makeRunFolder(under: base, runID: runID)
+                    folder = runFolder
+                }
+                let bundle = try unpack(
+                    artifact, into: runFolder.appendingPathComponent("app-\(unpacked.count + 1)"),
+                    limits: limits)
+                unpacked[artifact.path] = bundle
+                result[flavour]?.bundlePath = bundle
+            }
+        } catch {
+            if let folder { try? FileManager.default.removeItem(at: folder) }
+            throw error
+        }
+        return ArtifactStaging(folder: folder, artifacts: result)
+    }
+
+    /// Removes the run's unpacked bundles.
+    public func remove() {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            && isDirectory.boolValue
+    }
+
+    /// `<base>/<run id>/` with this process's id in it; folders of runs whose process is gone (a
+    /// SIGKILL leaves them) are removed first.
+    static func makeRunFolder(under base: URL, runID: String) throws -> URL {
+        try PrivateFiles.createDirectory(base)
+        let manager = FileManager.default
+        for name in (try? manager.contentsOfDirectory(atPath: base.path)) ?? [] {
+            let candidate = base.appendingPathComponent(name)
+            let owner =
+                (try? String(contentsOf: candidate.appendingPathComponent("owner.pid"), encoding: .utf8))
+                .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if let owner, owner > 0, kill(owner, 0) != 0, errno == ESRCH {
+                try? manager.removeItem(at: candidate)
+            }
+        }
+        let folder = base.appendingPathComponent(PathNames.component(runID))
+        try? manager.removeItem(at: folder)
+        try PrivateFiles.createDirectory(folder)
+        try PrivateFiles.write(Data("\(getpid())\n".utf8), to: folder.appendingPathComponent("owner.pid"))
+        return folder
+    }
+
+    /// Unpacks one `.ipa` and checks that the bundle is the app its inspection read.
+    static func unpack(_ artifact: Artifact, into folder: URL, limits: IPAArchive.Limits) throws -> String {
+        let ipa = URL(fileURLWithPath: artifact.path)
+        let app: AppArtifact
+        do {
+            let bundle = try IPAArchive.unpack(ipa, into: folder, limits: limits)
+            app = try AppArtifact.inspect(bundle, hashing: false)
+        } catch let error as MobileDeviceError {
+            let reason =
+                error.reason.hasPrefix(ipa.path + ": ")
+                ? String(error.reason.dropFirst(ipa.path.count + 2)) : error.reason
+            throw ArtifactError(path: ipa.path, problem: reason + " (nothing was installed anywhere)")
+        }
+        // Changed between the inspection and the unpack (rewritten in place): not what was inspected.
+        if app.bundleIdentifier != artifact.bundleID || app.executable != artifact.executable
+            || app.bundleVersion != artifact.buildNumber
+            || (app.shortVersion ?? "0.0.0") != artifact.marketingVersion
+        {
+            throw ArtifactError(
+                path: ipa.path,
+                problem: "the app unpacked from it (\(app.bundleIdentifier) \(app.shortVersion ?? "") "
+                    + "(\(app.bundleVersion))) is not the one inspected a moment before (\(artifact.bundleID) "
+                    + "\(artifact.marketingVersion) (\(artifact.buildNumber))): the file changed during the "
+                    + "run; nothing was installed anywhere")
+        }
+        return app.url.path
+    }
+}

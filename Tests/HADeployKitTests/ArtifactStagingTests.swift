@@ -1,0 +1,77 @@
+import DeviceSpec
+import Foundation
+import Testing
+import ZIPFoundation
+
+@testable import HADeployKit
+
+/// Each `.ipa` that SSH devices need is unpacked once per run, into a folder of its own, and removed
+/// when the run ends.
+struct ArtifactStagingTests {
+    func ipa(in root: URL, minimumOS: String = "9.0") throws -> Artifact {
+        let flavour = Flavour(
+            name: "legacy", xcode: nil, archs: [.armv7, .arm64], deploymentTarget: minimumOS, sdk: "iphoneos",
+            configuration: "Release", scheme: nil, settings: [:],
+            location: .init(file: "devices.yaml", line: 1))
+        let built = try DemoAppBuilder().build(
+            flavour: flavour, marketingVersion: "2.0", buildNumber: 3,
+            into: root.appendingPathComponent("build"))
+        let payload = root.appendingPathComponent("ipa/Payload")
+        try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: built.path), to: payload.appendingPathComponent("HADashboard.app"))
+        let ipa = root.appendingPathComponent("HADashboard.ipa")
+        try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
+        return try ArtifactInspector().inspect(ipa, flavour: "legacy")
+    }
+
+    @Test func oneIpaForTwoFlavoursIsUnpackedOnceAndRemovedAtTheEnd() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "staging-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let artifact = try ipa(in: root)
+        #expect(artifact.minimumOSVersion == "9.0")
+        var other = artifact
+        other.flavour = "modern"
+        let base = root.appendingPathComponent("state/artifacts")
+        // A run SIGKILLed earlier left its folder; its process is gone.
+        let stale = base.appendingPathComponent("old-run")
+        try FileManager.default.createDirectory(
+            at: stale.appendingPathComponent("app-1"), withIntermediateDirectories: true)
+        try Data("999999999\n".utf8).write(to: stale.appendingPathComponent("owner.pid"))
+
+        let staging = try ArtifactStaging.prepare(
+            ["legacy": artifact, "modern": other, "usb-only": artifact],
+            needingBundles: ["legacy", "modern"],
+            under: base, runID: "run-1")
+        let bundle = try #require(staging.artifacts["legacy"]?.bundlePath)
+        #expect(staging.artifacts["modern"]?.bundlePath == bundle)
+        #expect(staging.artifacts["usb-only"]?.bundlePath == nil)
+        #expect(bundle.hasPrefix(base.appendingPathComponent("run-1").path + "/"))
+        #expect(FileManager.default.fileExists(atPath: bundle + "/Info.plist"))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: base.appendingPathComponent("run-1").path)
+                .sorted()
+                == ["app-1", "owner.pid"])
+        #expect(!FileManager.default.fileExists(atPath: stale.path), "the dead run's folder is removed")
+        staging.remove()
+        #expect(!FileManager.default.fileExists(atPath: base.appendingPathComponent("run-1").path))
+    }
+
+    @Test func anAppDirectoryIsSentAsItIs() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "staging-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let flavour = Flavour(
+            name: "legacy", xcode: nil, archs: [.armv7], deploymentTarget: "9.0", sdk: "iphoneos",
+            configuration: "Release", scheme: nil, settings: [:],
+            location: .init(file: "devices.yaml", line: 1))
+        let app = try DemoAppBuilder().build(
+            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root)
+        let staging = try ArtifactStaging.prepare(
+            ["legacy": app], needingBundles: ["legacy"], under: root.appendingPathComponent("artifacts"),
+            runID: "r")
+        #expect(staging.folder == nil)
+        #expect(staging.artifacts["legacy"]?.bundlePath == nil)
+    }
+}
