@@ -14,7 +14,8 @@ peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sf
 # sshd and sftp-server, ssh-keygen (its keys), python3 (its springboard and app), openssl (the twin's
 # SHA-256 tool: it has no sha256sum, like iOS 9), unshare/setpriv (util-linux: its namespaces).
 # Home Assistant on loopback: python3-venv (scripts/ha-peer.sh makes the venv). git: the version.
-# pymobiledevice3 for the iOS 17 twins, when the demo uses it, goes here (python3-venv already is).
+# pymobiledevice3 for the iOS 17 twins: its pinned venv (scripts/pmd3-venv.sh, run by demo.sh --peers)
+# needs only python3-venv, listed here.
 demo_packages=(openssh-server openssh-sftp-server openssh-client python3 python3-venv openssl util-linux git)
 
 # macOS (a build Mac, or simulators/devicectl): Homebrew has the same C libraries; the peers are

@@ -10,7 +10,8 @@
 #   scripts/demo.sh BIN [hadeploy arguments…]
 #   scripts/demo.sh --peers    install what the demo uses (`make peers-demo`): the system packages
 #                              (scripts/bootstrap.sh --demo) and, unless HA_SERVER and HA_TOKEN name a
-#                              Home Assistant, the venv of the one it starts (scripts/ha-peer.sh install)
+#                              Home Assistant, the venv of the one it starts (scripts/ha-peer.sh install);
+#                              pymobiledevice3 for the iOS 17+ twins (scripts/pmd3-venv.sh)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,8 +28,15 @@ own_home_assistant() {
 
 if [ "$bin" = "--peers" ]; then
     "$here/bootstrap.sh" --demo
+    # pymobiledevice3 (pinned, in .venv-pmd3) drives the iOS 17+ twins (iphone, mini5).
+    "$here/pmd3-venv.sh"
     if own_home_assistant; then "$here/ha-peer.sh" install; fi
     exit 0
+fi
+
+# The iOS 17+ twins are driven through the pinned pymobiledevice3 (unless PYMOBILEDEVICE3 names one).
+if [ -z "${PYMOBILEDEVICE3:-}" ] && [ -x "$repo/.venv-pmd3/bin/pymobiledevice3" ]; then
+    export PYMOBILEDEVICE3="$repo/.venv-pmd3/bin/pymobiledevice3"
 fi
 
 if ! own_home_assistant; then

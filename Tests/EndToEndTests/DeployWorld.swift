@@ -26,6 +26,8 @@ final class DeployWorld: Sendable {
         var deviceName: String?
         /// A Wi-Fi-synced device: a network twin, `network: true` in devices.yaml.
         var network = false
+        /// devices.yaml's transport (`devicectl`: an iOS 17+ device, pymobiledevice3 on Linux).
+        var transport = "usb"
     }
 
     let root: URL
@@ -99,7 +101,7 @@ final class DeployWorld: Sendable {
                     ios: "\(twin.ios)"
                     arch: \(twin.arch)
                     flavour: \(twin.flavour)
-                    transport: usb
+                    transport: \(twin.transport)
                     network: \(twin.network)
                     udid: ${\(key)}
                     loaded_event: \(twin.loadedEvent)

@@ -121,7 +121,7 @@ public struct AppleDeviceDiscovery: Sendable {
                 pymobiledevice3.listDevices(), step: "list", timeout: timeout,
                 missing: (
                     "pymobiledevice3 is not installed, so iOS 17+ devices cannot be launched from Linux",
-                    "\(PyMobileDevice3Driver.installHint) then \(PyMobileDevice3Driver.tunneldHint)"
+                    "\(PyMobileDevice3Driver.installHint) (no root, no tunneld: its own userspace tunnel)"
                 ))
             for device in try PyMobileDevice3Parser.devices(output.standardOutput)
             where device.majorVersion >= 17 {

@@ -1,8 +1,9 @@
 import Foundation
 import HADeployCore
 
-/// An iOS 17+ device on Linux: install and crash reports over usbmuxd (libimobiledevice), launch and
-/// screenshots through pymobiledevice3's developer tunnel when it is installed and tunneld is up.
+/// An iOS 17+ device on Linux: install, crash reports and the app's files over usbmuxd (lockdown),
+/// the image mount, launch and screenshots through pymobiledevice3's developer tunnel (its own
+/// userspace tunnel: no root, no tunneld) when it is installed.
 /// Without them the device ends "installed only", with exactly what is missing.
 public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
     let usb: any DeviceDriver
@@ -15,7 +16,12 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
 
     public func connect() async throws -> ConnectedDevice { try await usb.connect() }
 
-    public func prepare() async throws {}
+    /// The planned mount step: the personalized Developer Disk Image, looked up and mounted when it is
+    /// not (pymobiledevice3). Without pymobiledevice3 nothing is mounted: launch says what is missing.
+    public func prepare() async throws {
+        guard (try? await tunnel.version()) ?? nil != nil else { return }
+        try await tunnel.prepare()
+    }
 
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void

@@ -14,7 +14,8 @@ public struct PyMobileDevice3Readiness: Sendable, Hashable {
 }
 
 /// Drives an iOS 17+ device from Linux with pymobiledevice3: install over usbmuxd, launch with
-/// arguments and screenshots through the developer tunnel that `tunneld` keeps open.
+/// arguments and screenshots through pymobiledevice3's own userspace tunnel (no root, no tunneld),
+/// or the one a running `tunneld` keeps to the device when it has one.
 public actor PyMobileDevice3Driver: DeviceDriver {
     public struct Configuration: Sendable {
         public var label: String
@@ -40,7 +41,10 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     }
 
     static let installHint = "`pip install pymobiledevice3`"
-    static let tunneldHint = "`sudo python3 -m pymobiledevice3 remote tunneld`"
+    /// What a failed mount needs when pymobiledevice3 could not fetch or sign the image.
+    static let mountFix =
+        "connect this host to the internet once per device boot: pymobiledevice3 mounter auto-mount needs "
+        + "Apple's signing server"
 
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
@@ -55,17 +59,36 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         self.tunneld = tunneld
     }
 
-    /// The driver for a `devicectl` device on Linux. `PYMOBILEDEVICE3` in `.env` may name the executable.
+    /// The driver for a `devicectl` device on Linux. `PYMOBILEDEVICE3` in `.env` may name the executable;
+    /// else the pinned venv of this checkout (`.venv-pmd3`, scripts/pmd3-venv.sh) when there is one, else
+    /// `pymobiledevice3` on PATH. Every command talks to the plan's usbmuxd.
     public static func make(
-        plan: DevicePlan, variables: [String: String], runner: any ProcessRunner, scratchDirectory: URL
+        plan: DevicePlan, variables: [String: String], runner: any ProcessRunner, scratchDirectory: URL,
+        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     ) -> PyMobileDevice3Driver {
-        let executable = variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 } ?? "pymobiledevice3"
+        let venv = workingDirectory.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
+        let executable =
+            variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (FileManager.default.isExecutableFile(atPath: venv) ? venv : "pymobiledevice3")
+        // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
+        var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]
+        switch plan.backend.usbRoute {
+        case .local(let address?), .virtual(let address):
+            environment["USBMUXD_SOCKET_ADDRESS"] = Self.pythonUsbmuxdAddress(address)
+        default: break
+        }
         return PyMobileDevice3Driver(
             configuration: Configuration(
                 label: plan.name, udid: plan.udid?.value ?? plan.name,
-                commands: PyMobileDevice3Commands(executable: executable), scratchDirectory: scratchDirectory,
+                commands: PyMobileDevice3Commands(executable: executable, environment: environment),
+                scratchDirectory: scratchDirectory,
                 deadlines: DriverDeadlines(overrides: plan.timeouts)),
             runner: runner)
+    }
+
+    /// libimobiledevice's `UNIX:/path` as pymobiledevice3 reads it (a path; `HOST:PORT` for TCP).
+    static func pythonUsbmuxdAddress(_ address: String) -> String {
+        address.uppercased().hasPrefix("UNIX:") ? String(address.dropFirst(5)) : address
     }
 
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
@@ -78,7 +101,10 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     /// `step needs pymobiledevice3 ...`: the words for a missing tool, per step.
     static func missing(_ step: String, tunnel: Bool) -> (reason: String, fix: String) {
         tunnel
-            ? ("\(step) needs pymobiledevice3 and a running tunneld", "\(installHint) then \(tunneldHint)")
+            ? (
+                "\(step) needs pymobiledevice3",
+                "\(installHint) (its own userspace tunnel: no root, no tunneld)"
+            )
             : (
                 "\(step) needs pymobiledevice3",
                 "\(installHint), or use the usb transport (libimobiledevice) to install"
@@ -111,29 +137,19 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             version: version, tunneld: state, launch: missing, screenshot: screenshot)
     }
 
-    /// The sentence saying what `step` lacks (tool, tunneld, or a tunnel to this device), or nil.
+    /// The sentence saying what `step` lacks (pymobiledevice3 itself), or nil. The tunnel needs
+    /// nothing else: pymobiledevice3 builds its own in user space; tunneld is only used when it runs.
     func tunnelProblem(step: String, version: String?, state: TunneldState) async throws -> String? {
         guard version != nil else {
             let (reason, fix) = Self.missing(step, tunnel: true)
             return "\(reason): \(fix)"
         }
-        switch state {
-        case .notRunning:
-            return
-                "\(step) needs a running tunneld (nothing answers on \(tunneld.address)): \(Self.tunneldHint)"
-        case .running(let udids):
-            guard udids.contains(configuration.udid) else {
-                return
-                    "\(step) needs a tunnel to \(configuration.udid), but tunneld (\(tunneld.address)) has "
-                    + (udids.isEmpty ? "none" : "only \(udids.sorted().joined(separator: ", "))")
-                    + ": connect the device by USB, unlock it and trust this computer, then retry"
-            }
-            return nil
-        }
+        return nil
     }
 
-    /// Throws the precise "what is missing" error before a tunnel step.
-    func requireTunnel(_ step: String) async throws {
+    /// Throws the precise "what is missing" error before a tunnel step, else the tunnel to use: a
+    /// running tunneld's when it has one to this device, pymobiledevice3's userspace tunnel otherwise.
+    func requireTunnel(_ step: String) async throws -> PyMobileDevice3Commands.TunnelRoute {
         let version = try await version()
         let state = await tunneld.state()
         if let problem = try await tunnelProblem(step: step, version: version, state: state) {
@@ -141,6 +157,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
                 version == nil ? .toolMissing : .unavailable, step: step, device: configuration.label,
                 reason: problem)
         }
+        if case .running(let udids) = state, udids.contains(configuration.udid) { return .tunneld }
+        return .userspace
     }
 
     public func connect() async throws -> ConnectedDevice {
@@ -170,14 +188,38 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             iosVersion: device.productVersion ?? "", arch: nil)
     }
 
-    /// Mounts the Developer Disk Image that launch and screenshot need (pymobiledevice3 personalizes it
-    /// for iOS 17+ through Apple's signing server, so this needs internet access).
+    /// Whether the personalized Developer Disk Image is mounted (`mounter lookup Personalized`).
+    public func imageMounted() async throws -> Bool {
+        let output = try await invoker().checked(
+            configuration.commands.lookupPersonalized(udid: configuration.udid), step: "mount",
+            timeout: configuration.deadlines.limit("mount"),
+            missing: Self.missing("mounting the Developer Disk Image", tunnel: false))
+        let printed = output.stdout + output.stderr
+        return !output.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            && !printed.contains("is not mounted")
+    }
+
+    /// Mounts the Developer Disk Image that launch and screenshot need, when it is not mounted yet.
+    /// Looked up first: `auto-mount` fetches the image and asks Apple's signing server before it checks,
+    /// so it fails without internet even on a device whose image is mounted.
     public func prepare() async throws {
-        _ = try await invoker().checked(
+        if try await imageMounted() { return }
+        let output = try await invoker().run(
             configuration.commands.autoMount(udid: configuration.udid), step: "mount",
             timeout: configuration.deadlines.limit("mount"),
-            missing: Self.missing("mounting the Developer Disk Image", tunnel: false),
-            fix: "check Developer Mode is on and this host can reach Apple's signing server (tss.apple.com)")
+            missing: Self.missing("mounting the Developer Disk Image", tunnel: false))
+        guard output.status == 0 else {
+            let said =
+                (output.stderr + "\n" + output.stdout).split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.last { !$0.isEmpty } ?? ""
+            let shown = said.count > 160 ? String(said.prefix(157)) + "..." : said
+            throw AppleDriverError(
+                .failed, step: "mount", device: configuration.label,
+                reason:
+                    "the Developer Disk Image is not mounted and pymobiledevice3 mounter auto-mount failed"
+                    + (shown.isEmpty ? "" : " (\(shown))"),
+                fix: Self.mountFix)
+        }
     }
 
     public func install(
@@ -214,7 +256,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     }
 
     public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-        try await requireTunnel("launch")
+        let route = try await requireTunnel("launch")
         let launcher: PyMobileDevice3Launcher
         do {
             launcher =
@@ -230,7 +272,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let output = try await invoker(secrets: secrets).checked(
             configuration.commands.launch(
                 udid: configuration.udid, bundleID: artifact.bundleID, arguments: arguments, secrets: secrets,
-                interpreter: launcher.interpreter, script: launcher.script),
+                interpreter: launcher.interpreter, script: launcher.script, route: route),
             step: "launch", timeout: configuration.deadlines.limit("launch"),
             missing: Self.missing("launch", tunnel: true),
             fix: "run `pymobiledevice3 mounter auto-mount` if the Developer Disk Image is not mounted")
@@ -256,13 +298,14 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     }
 
     public func screenshot() async throws -> Data {
-        try await requireTunnel("screenshot")
+        let route = try await requireTunnel("screenshot")
         let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
         try FileManager.default.createDirectory(
             at: configuration.scratchDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: file) }
         _ = try await invoker().checked(
-            configuration.commands.screenshot(udid: configuration.udid, to: file.path), step: "screenshot",
+            configuration.commands.screenshot(udid: configuration.udid, to: file.path, route: route),
+            step: "screenshot",
             timeout: configuration.deadlines.limit("screenshot"),
             missing: Self.missing("screenshot", tunnel: true))
         return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)

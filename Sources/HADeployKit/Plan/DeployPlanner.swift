@@ -196,6 +196,11 @@ public struct DeployPlanner: Sendable {
             if twins.jailbroken[device.id] != nil { return (.ssh(fallback: nil), .available) }
             // A network device's twin is a network twin: the same lookup reaches it.
             if twins.udids[device.id] != nil {
+                // An iOS 17+ (devicectl) device's twin speaks the iOS 17.4 developer path: it is driven as
+                // the real device is from Linux, through pymobiledevice3 (its userspace tunnel).
+                if device.transport == .devicectl {
+                    return (.pymobiledevice3(.virtual(address: twins.address)), .available)
+                }
                 return (.usb(.virtual(address: twins.address), lookup: lookup), .available)
             }
             let reason =

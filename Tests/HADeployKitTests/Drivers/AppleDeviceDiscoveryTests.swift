@@ -68,6 +68,6 @@ import Testing
         #expect(report.notes[1].contains("pymobiledevice3 is not installed"))
         #expect(
             report.notes[1].contains(
-                "`pip install pymobiledevice3` then `sudo python3 -m pymobiledevice3 remote tunneld`"))
+                "`pip install pymobiledevice3` (no root, no tunneld: its own userspace tunnel)"))
     }
 }

@@ -171,7 +171,15 @@ import Testing
         #expect(tool.autoMount(udid: udid).arguments == ["mounter", "auto-mount", "--udid", udid])
         #expect(
             tool.screenshot(udid: udid, to: "/t/s.png").arguments == [
+                "developer", "dvt", "screenshot", "--userspace", "--udid", udid, "/t/s.png",
+            ])
+        #expect(
+            tool.screenshot(udid: udid, to: "/t/s.png", route: .tunneld).arguments == [
                 "developer", "dvt", "screenshot", "--tunnel", udid, "/t/s.png",
+            ])
+        #expect(
+            tool.lookupPersonalized(udid: udid).arguments == [
+                "mounter", "lookup", "Personalized", "--udid", udid,
             ])
         #expect(
             tool.pullCrashReports(udid: udid, into: "/t/c").arguments == [
@@ -183,7 +191,7 @@ import Testing
     @Test func pymobiledevice3LaunchQuotesForShlex() throws {
         let arguments = ["-HADashboard", "Living room", "-HAAccessToken", "tok'123", "-HAKioskMode", "YES"]
         let expected = [
-            "developer", "dvt", "launch", "--tunnel", "U1", "--kill-existing",
+            "developer", "dvt", "launch", "--userspace", "--udid", "U1", "--kill-existing",
             "com.example.hadashboard -HADashboard 'Living room' -HAAccessToken 'tok'\"'\"'123' -HAKioskMode YES",
         ]
         let tool = PyMobileDevice3Commands()

@@ -39,7 +39,10 @@ struct FakeTunneld: TunneldProbing {
             .init(
                 executable: tool, arguments: ["usbmux", "list"],
                 stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json")),
-            .init(executable: tool, arguments: ["mounter", "auto-mount", "--udid", udid]),
+            // Mounted already: looked up, and no auto-mount (which would need Apple's server).
+            .init(
+                executable: tool, arguments: ["mounter", "lookup", "Personalized", "--udid", udid],
+                stdout: "{\"ImageSignature\": \"AAAA\"}\n"),
             .init(executable: tool, arguments: ["apps", "install", "--udid", udid, app]),
             .init(
                 executable: tool, arguments: ["apps", "list", "--udid", udid],
@@ -99,30 +102,65 @@ struct FakeTunneld: TunneldProbing {
         }
     }
 
-    @Test func launchWithoutTunneldSaysExactlyWhatToRun() async throws {
+    /// No tunneld: pymobiledevice3's own userspace tunnel (no root), `--userspace --udid`.
+    @Test func launchWithoutTunneldGoesThroughTheUserspaceTunnel() async throws {
         let folder = try TemporaryFolder()
-        let runner = ScriptedRunner([.init(executable: tool, arguments: ["version"], stdout: "4.14.6\n")])
-        await #expect {
-            try await driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
-                .launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
-        } throws: { error in
-            (error as? AppleDriverError)?.reason
-                == "launch needs a running tunneld (nothing answers on 127.0.0.1:49151): `sudo python3 -m pymobiledevice3 remote tunneld`"
-        }
+        let runner = ScriptedRunner([
+            .init(executable: tool, arguments: ["version"], stdout: "11.45.0\n"),
+            .init(
+                executable: python, arguments: ["-c", ScriptedRunner.any, script],
+                stdout: "Process launched with pid 3141\n",
+                effect: { command in
+                    let input = try #require(command.standardInput)
+                    let argv = try #require(try JSONSerialization.jsonObject(with: input) as? [String])
+                    #expect(
+                        argv.prefix(7) == [
+                            "developer", "dvt", "launch", "--userspace", "--udid", udid, "--kill-existing",
+                        ])
+                }),
+        ])
+        try await driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
+            .launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
         #expect(runner.remaining == 0)
     }
 
-    @Test func tunneldWithoutThisDeviceSaysSo() async throws {
+    @Test func tunneldWithoutThisDeviceLeavesItToTheUserspaceTunnel() async throws {
         let folder = try TemporaryFolder()
-        let runner = ScriptedRunner([.init(executable: tool, arguments: ["version"], stdout: "4.14.6\n")])
+        let runner = ScriptedRunner([
+            .init(executable: tool, arguments: ["version"], stdout: "11.45.0\n"),
+            .init(
+                executable: tool,
+                arguments: [
+                    "developer", "dvt", "screenshot", "--userspace", "--udid", udid, ScriptedRunner.any,
+                ],
+                effect: AppleFixture.writesPNG),
+        ])
+        let png = try await driver(
+            runner, folder: folder, tunneld: .running(udids: ["00008020-000A1B2C3D4E002E"])
+        ).screenshot()
+        #expect(png.starts(with: ScreenshotFile.pngSignature))
+    }
+
+    /// Not mounted and no internet: the device ends at the mount step with the reason and the fix.
+    @Test func anImageThatCannotBeMountedSaysWhy() async throws {
+        let folder = try TemporaryFolder()
+        let runner = ScriptedRunner([
+            .init(
+                executable: tool, arguments: ["mounter", "lookup", "Personalized", "--udid", udid],
+                stderr: "ERROR Disk image of type: Personalized is not mounted\n"),
+            .init(
+                executable: tool, arguments: ["mounter", "auto-mount", "--udid", udid],
+                status: 1, stderr: "ERROR failed to query manifest: Cannot connect to host tss.apple.com\n"),
+        ])
         await #expect {
-            try await driver(runner, folder: folder, tunneld: .running(udids: ["00008020-000A1B2C3D4E002E"]))
-                .screenshot()
+            try await driver(runner, folder: folder, tunneld: .notRunning(reason: "refused")).prepare()
         } throws: { error in
-            (error as? AppleDriverError)?.reason
-                == "screenshot needs a tunnel to \(udid), but tunneld (127.0.0.1:49151) has only 00008020-000A1B2C3D4E002E: "
-                + "connect the device by USB, unlock it and trust this computer, then retry"
+            let error = error as? AppleDriverError
+            return error?.reason.contains("pymobiledevice3 mounter auto-mount failed") == true
+                && error?.reason.contains("tss.apple.com") == true
+                && error?.fix == PyMobileDevice3Driver.mountFix
         }
+        #expect(runner.remaining == 0)
     }
 
     /// With the real runner and no such program installed: what a Linux host without pymobiledevice3 says.
@@ -136,14 +174,14 @@ struct FakeTunneld: TunneldProbing {
                 TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
         } throws: { error in
             "\(error)"
-                == "iPhone 16 Pro Max: launch: launch needs pymobiledevice3 and a running tunneld: "
-                + "`pip install pymobiledevice3` then `sudo python3 -m pymobiledevice3 remote tunneld`"
+                == "iPhone 16 Pro Max: launch: launch needs pymobiledevice3: "
+                + "`pip install pymobiledevice3` (its own userspace tunnel: no root, no tunneld)"
         }
         await #expect {
             try await device.screenshot()
         } throws: { error in
             "\(error)".contains(
-                "screenshot needs pymobiledevice3 and a running tunneld: `pip install pymobiledevice3` then")
+                "screenshot needs pymobiledevice3: `pip install pymobiledevice3` (its own userspace tunnel")
         }
         await #expect {
             try await device.install(TestApp.artifact(), force: false) { _ in }
@@ -154,7 +192,7 @@ struct FakeTunneld: TunneldProbing {
         }
         let readiness = await device.readiness()
         #expect(readiness.version == nil)
-        #expect(readiness.launch?.hasPrefix("launch needs pymobiledevice3 and a running tunneld") == true)
+        #expect(readiness.launch?.hasPrefix("launch needs pymobiledevice3: ") == true)
     }
 }
 

@@ -1,0 +1,73 @@
+import Foundation
+import HADeployKit
+import TestSupport
+import Testing
+import VirtualDevice
+
+/// The iOS 17+ devices (the iPhone on iOS 18, the iPad mini 5 on iOS 26) deployed from Linux as a
+/// user has it: `hadeploy iphone mini5 --virtual` drives their twins through pymobiledevice3 (the
+/// pinned venv) — its own userspace tunnel, no root, no tunneld — and a real Home Assistant sees
+/// both dashboards load.
+@Suite(.serialized)
+struct ModernDeviceEndToEndTests {
+    static let twins = [
+        DeployWorld.Twin(
+            id: "iphone", productType: "iPhone17,2", ios: "18.6", arch: "arm64", flavour: "modern",
+            transport: "devicectl"),
+        DeployWorld.Twin(
+            id: "mini5", productType: "iPad11,1", ios: "26.0", arch: "arm64", flavour: "modern",
+            transport: "devicectl"),
+    ]
+
+    /// scripts/pmd3-venv.sh: the pinned pymobiledevice3 (idempotent).
+    static func pymobiledevice3() throws -> String {
+        let root = HADeployBinary.repositoryRoot
+        let script = Process()
+        script.executableURL = root.appendingPathComponent("scripts/pmd3-venv.sh")
+        script.standardOutput = FileHandle.nullDevice
+        try script.run()
+        script.waitUntilExit()
+        let path = root.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
+        #expect(script.terminationStatus == 0, "scripts/pmd3-venv.sh failed")
+        #expect(FileManager.default.isExecutableFile(atPath: path), "no \(path)")
+        return path
+    }
+
+    @Test func theIPhoneAndTheMini5AreVerifiedThroughPymobiledevice3WithoutRootOrTunneld() async throws {
+        let pymobiledevice3 = try Self.pymobiledevice3()
+        let world = try await DeployWorld(twins: Self.twins)
+        defer { Task { await world.shutdown() } }
+        let arguments = [
+            "iphone", "mini5", "--kiosk", "--virtual", "--no-build", "--report", "report-virtual",
+        ]
+        // No tunneld runs here and the test is not root: pymobiledevice3's userspace tunnel must do.
+        let environment = ["USBMUXD_SOCKET_ADDRESS": "", "PYMOBILEDEVICE3": pymobiledevice3]
+        let plan = try await world.deploy(["plan"] + arguments + ["--json"], environment: environment)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        for id in ["iphone", "mini5"] {
+            let backend = try WiFiDeployEndToEndTests.backend(plan.stdout, id)
+            #expect(backend["kind"] as? String == "pymobiledevice3", "\(id): \(backend)")
+        }
+
+        let sampler = ProcessListSampler(secrets: [world.ha.token])
+        let run = try await world.deploy(arguments, environment: environment, timeout: .seconds(420))
+        let (leaks, samples) = sampler.stop()
+        #expect(run.status == 0, "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        #expect(samples > 50)
+        #expect(leaks.isEmpty, "\(leaks.count) command lines held the token: \(leaks.prefix(2))")
+
+        let report = try world.report("report-virtual")
+        #expect(Set(report.results.map(\.id)) == ["iphone", "mini5"])
+        for device in report.results {
+            #expect(device.outcome == .succeeded, "\(device.id): \(device.reason ?? "")")
+            guard case .loaded = device.verification else {
+                Issue.record("\(device.id) not loaded: \(device.verification) (\(device.reason ?? ""))")
+                continue
+            }
+            #expect(device.steps.map(\.name).contains("mount"), "\(device.id): \(device.steps.map(\.name))")
+            let png = try Data(
+                contentsOf: world.root.appendingPathComponent("report-virtual/screenshots/\(device.id).png"))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(device.id)'s screenshot is a PNG")
+        }
+    }
+}
