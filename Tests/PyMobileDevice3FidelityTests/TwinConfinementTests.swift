@@ -188,7 +188,10 @@ extension FidelitySuite {
                 Self.text(denied.steps["pair over usb"]).contains("UserDeniedPairing"), "\(denied.result)")
             #expect(try trustedHosts() == 1)
             // …unless the user is there to trust it; then its record is the one the Debian tools use.
-            try await twin.daemon.acceptNextPairing(udid: twin.udid)
+            let control = twin.directory.appendingPathComponent("control.sock").path
+            let tapped = try await Self.probe(
+                twin, ["control", control, #"{"command":"acceptNextPairing","udid":"\#(twin.udid)"}"#])
+            #expect(Self.text(tapped.steps["control"]).contains(#""ok":true"#), "\(tapped.result)")
             let accepted = try await Self.probe(twin, ["usb-pair", twin.udid, strangerID], environment: usb)
             #expect(Self.succeeded(accepted.steps["pair over usb"]), "\(accepted.result)")
             let validate = try await twin.debian("idevicepair", ["validate"])
@@ -416,6 +419,19 @@ extension FidelitySuite {
                         return [device.serial for device in await usbmux.list_devices()]
 
                     await attempt("list devices", listed)
+                elif command == "control":
+                    # One JSON line to the twins' control socket, one reply line back.
+                    path, line = sys.argv[2:4]
+
+                    async def control():
+                        reader, writer = await asyncio.open_unix_connection(path)
+                        writer.write(line.encode() + b"\n")
+                        await writer.drain()
+                        reply = await reader.readline()
+                        writer.close()
+                        return reply.decode().strip()
+
+                    await attempt("control", control)
                 elif command == "query":
                     host = sys.argv[2]
 

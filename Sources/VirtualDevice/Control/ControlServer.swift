@@ -12,6 +12,7 @@ import NIOPosix
 /// {"command":"inject","udid":"<UDID or name>","fault":{"throttle":{"bytesPerSecond":35000000}}}
 /// {"command":"clearFaults","udid":"…","kind":"throttle"}      (kind optional)
 /// {"command":"reboot","udid":"…"}
+/// {"command":"acceptNextPairing","udid":"…"}   (the user taps "Trust" for the next host, 120 s)
 /// {"command":"installedApps","udid":"…"}  {"command":"runningApp","udid":"…"}
 /// ```
 /// Replies: `{"ok":true,…}` or `{"ok":false,"error":"…"}`.
@@ -98,6 +99,8 @@ final class ControlServer: Sendable {
                 try await daemon.clearFaults(udid: try udid(request), kind: request.kind)
             case "reboot":
                 try await daemon.reboot(udid: try udid(request))
+            case "acceptNextPairing":
+                try await daemon.acceptNextPairing(udid: try udid(request))
             case "setOnNetwork":
                 // A network twin leaves Wi-Fi (false) or comes back (true).
                 guard let onNetwork = request.onNetwork else {
