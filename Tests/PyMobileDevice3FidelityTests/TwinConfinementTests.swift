@@ -92,13 +92,16 @@ extension FidelitySuite {
                     "hard link escape", "read hard link", "read host file through /",
                     "read absolute host file link", "write through absolute link", "read dotdot path",
                     "list dotdot path", "stat dotdot path", "read planted absolute link",
-                    "read planted relative link", "list planted relative link",
+                    "read planted relative link", "list planted relative link", "rename link up",
+                    "rename folder up", "read link up", "read folder up",
                 ] {
                     #expect(
                         Self.failed(steps[refused]), "\(service): \(refused): \(Self.text(steps[refused]))")
                 }
                 for allowed in [
-                    "link to /", "read inside through /", "link inside", "read link inside", "rename link up",
+                    "link to /", "read inside through /", "link inside", "read link inside", "link deep",
+                    "read deep link",
+                    "remove deep link", "rename folder",
                     "read moved link", "stat moved link", "push", "pull", "list", "rename", "read renamed",
                     "remove file", "remove link", "inside still there", "remove tree", "tree gone",
                 ] {
@@ -107,14 +110,15 @@ extension FidelitySuite {
                     )
                 }
                 for read in [
-                    "read inside through /", "read link inside", "read moved link", "inside still there",
+                    "read inside through /", "read link inside", "read deep link", "read moved link",
+                    "inside still there",
                 ] {
                     #expect(Self.text(steps[read]) == "inside the root\n", "\(service): \(read)")
                 }
                 #expect(Self.text(steps["pull"]) == "pushed\n")
                 #expect(!Self.text(steps["tree gone"]).contains("probe"), "\(Self.text(steps["tree gone"]))")
-                // A link's target is shown from the service root, wherever the link was moved to.
-                #expect(Self.text(steps["stat moved link"]).contains("/Downloads/probe/inside.txt"))
+                // A relative target is shown as made; an absolute one from the service root.
+                #expect(Self.text(steps["stat moved link"]).contains("'LinkTarget': '../../inside.txt'"))
             }
             // An app whose CFBundleIdentifier is a path: installd names folders after it.
             let victim = twin.directory.appendingPathComponent("victim")
@@ -340,12 +344,20 @@ extension FidelitySuite {
                 await attempt("read planted absolute link", lambda: read(afc, "/Downloads/planted-absolute" + host_file))
                 await attempt("read planted relative link", lambda: read(afc, "/Downloads/planted-relative" + host_file))
                 await attempt("list planted relative link", lambda: afc.listdir("/Downloads/planted-relative"))
-                # A link made inside, then moved where its relative target would lead out.
+                # A relative link made inside, then moved (alone, or in its folder) where it would lead out.
                 await attempt("link inside", lambda: afc.link("../../inside.txt", "/Downloads/probe/a/b/rel"))
                 await attempt("read link inside", lambda: read(afc, "/Downloads/probe/a/b/rel"))
-                await attempt("rename link up", lambda: afc.rename("/Downloads/probe/a/b/rel", "/moved-rel"))
-                await attempt("read moved link", lambda: read(afc, "/moved-rel"))
-                await attempt("stat moved link", lambda: afc.stat("/moved-rel"))
+                await attempt("link deep", lambda: afc.link("../../../../Downloads/probe/inside.txt", "/Downloads/probe/a/b/deep"))
+                await attempt("read deep link", lambda: read(afc, "/Downloads/probe/a/b/deep"))
+                await attempt("rename link up", lambda: afc.rename("/Downloads/probe/a/b/deep", "/moved-deep"))
+                await attempt("rename folder up", lambda: afc.rename("/Downloads/probe/a", "/moved-folder"))
+                await attempt("read link up", lambda: read(afc, "/moved-deep"))
+                await attempt("read folder up", lambda: read(afc, "/moved-folder/b/deep"))
+                await attempt("remove deep link", lambda: afc.rm_single("/Downloads/probe/a/b/deep"))
+                # Moved with its folder to the same depth it still names the same file, as on a device.
+                await attempt("rename folder", lambda: afc.rename("/Downloads/probe/a/b", "/Downloads/probe/a/c"))
+                await attempt("read moved link", lambda: read(afc, "/Downloads/probe/a/c/rel"))
+                await attempt("stat moved link", lambda: afc.stat("/Downloads/probe/a/c/rel"))
                 # Normal use.
                 await attempt("push", lambda: afc.set_file_contents("/Downloads/probe/pushed.txt", b"pushed\n"))
                 await attempt("pull", lambda: afc.get_file_contents("/Downloads/probe/pushed.txt"))
@@ -353,7 +365,7 @@ extension FidelitySuite {
                 await attempt("rename", lambda: afc.rename("/Downloads/probe/pushed.txt", "/Downloads/probe/a/renamed.txt"))
                 await attempt("read renamed", lambda: read(afc, "/Downloads/probe/a/renamed.txt"))
                 await attempt("remove file", lambda: afc.rm_single("/Downloads/probe/a/renamed.txt"))
-                await attempt("remove link", lambda: afc.rm_single("/moved-rel"))
+                await attempt("remove link", lambda: afc.rm_single("/Downloads/probe/a/c/rel"))
                 await attempt("inside still there", lambda: read(afc, "/Downloads/probe/inside.txt"))
                 await attempt("remove tree", lambda: afc.rm("/Downloads/probe", force=True))
                 await attempt("tree gone", lambda: afc.listdir("/Downloads"))

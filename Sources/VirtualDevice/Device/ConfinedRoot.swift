@@ -18,10 +18,12 @@ import Foundation
 /// link, and a directory or link swapped in while it runs makes the next `openat` fail instead of
 /// being followed: there is no window between check and use.
 ///
-/// Links made here (`makeLink`) are refused when they lead outside. A symbolic link is stored with the
-/// absolute host path of what it names (`linkTarget` gives clients the root-relative form back), so
-/// host code that lets the kernel follow it — install reading a package, the app writing its log
-/// into its container — stays inside too, wherever the link is renamed to later.
+/// Links made here (`makeLink`) are refused when they lead outside, and so is a rename that would take
+/// a relative link (or a folder holding one) where it would lead outside. An absolute target is
+/// stored as the host path under the root it names (`attributes` gives clients the root-relative form
+/// back), a relative one as given: host code that lets the kernel follow links — install reading a
+/// package, the app writing its log into its container — stays inside too, and a relative link in an
+/// uploaded bundle still names its sibling once installd moved the bundle.
 struct ConfinedRoot: Sendable {
     /// The directory as configured.
     let url: URL
@@ -318,6 +320,7 @@ struct ConfinedRoot: Sendable {
         let from = try locate(source, followLast: false)
         let to = try locate(destination, followLast: false)
         guard from.name != ".", to.name != "." else { throw Failure.outside }
+        try checkLinks(from.directory, from.name, movedTo: to.components)
         if renameat(from.directory, from.name, to.directory, to.name) == 0 { return }
         var info = stat()
         guard fstatat(from.directory, from.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
@@ -332,6 +335,29 @@ struct ConfinedRoot: Sendable {
         }
     }
 
+    /// Throws `outside` when the item `name` in `directory`, moved to `components` (from the root),
+    /// is or holds a relative link that would lead out of the root from there.
+    private func checkLinks(_ directory: Int32, _ name: String, movedTo components: [String]) throws {
+        var info = stat()
+        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        switch info.st_mode & S_IFMT {
+        case S_IFLNK:
+            let target = try Self.readLink(directory, name)
+            if !target.hasPrefix("/") {
+                _ = try self.components(ofTarget: target, from: Array(components.dropLast()))
+            }
+        case S_IFDIR:
+            let descriptor = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Failure.system(errno) }
+            defer { close(descriptor) }
+            for entry in try Self.names(in: descriptor, ".") {
+                try checkLinks(descriptor, entry, movedTo: components + [entry])
+            }
+        default:
+            return
+        }
+    }
+
     /// Makes a link at `path` to `target` (absolute from the root, or relative to the link's folder).
     /// Refused (`outside`) when the target leads out of the root; a hard link needs an existing file.
     func makeLink(_ kind: LinkKind, target: String, at path: String) throws {
@@ -342,7 +368,9 @@ struct ConfinedRoot: Sendable {
         switch kind {
         case .symbolic:
             let components = try components(ofTarget: target, from: link.directoryComponents)
-            let stored = components.isEmpty ? realPath : realPath + "/" + components.joined(separator: "/")
+            let stored =
+                !target.hasPrefix("/")
+                ? target : components.isEmpty ? realPath : realPath + "/" + components.joined(separator: "/")
             guard symlinkat(stored, link.directory, link.name) == 0 else {
                 throw Failure.system(errno)
             }
