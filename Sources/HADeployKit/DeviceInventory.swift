@@ -106,6 +106,14 @@ public struct DeviceInventory: Sendable, Encodable {
                     : "listed on Wi-Fi only: plug it in, or set network: true"
             }
             if let problem = live?.problem { note = problem }
+            // iOS 17+ from Linux: what pymobiledevice3 needs, there or missing, in one line.
+            if note == nil, live != nil, case .pymobiledevice3(let route) = chosen, let udid {
+                note = await PyMobileDevice3Driver.make(
+                    label: device.name, udid: udid, route: route, variables: variables, runner: runner,
+                    scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                        "hadeploy-pymobiledevice3")
+                ).summary()
+            }
             if live == nil,
                 let found = apple.devices.first(where: {
                     $0.udid == udid

@@ -70,4 +70,24 @@ struct ModernDeviceEndToEndTests {
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(device.id)'s screenshot is a PNG")
         }
     }
+
+    /// `hadeploy devices`: per iOS 17+ device, one line of what pymobiledevice3 needs, there or missing.
+    @Test func devicesSaysWhatPymobiledevice3HasAndLacksInOneLine() async throws {
+        let pymobiledevice3 = try Self.pymobiledevice3()
+        let world = try await DeployWorld(twins: [Self.twins[0]])
+        defer { Task { await world.shutdown() } }
+        let listed = try await world.deploy(["devices"], environment: ["PYMOBILEDEVICE3": pymobiledevice3])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let line = try #require(listed.stdout.split(separator: "\n").first { $0.hasPrefix("iphone ") })
+        #expect(line.contains("pymobiledevice3"), "\(line)")
+        #expect(line.contains("Python 3."), "\(line)")
+        #expect(line.contains("pymobiledevice3 11.45.0"), "\(line)")
+        #expect(line.contains("Developer Mode on"), "\(line)")
+        #expect(line.contains("image mounted") && !line.contains("missing"), "\(line)")
+
+        let without = try await world.deploy(
+            ["devices"], environment: ["PYMOBILEDEVICE3": "/nonexistent/pymobiledevice3"])
+        let bare = try #require(without.stdout.split(separator: "\n").first { $0.hasPrefix("iphone ") })
+        #expect(bare.contains("missing: pymobiledevice3"), "\(bare)")
+    }
 }

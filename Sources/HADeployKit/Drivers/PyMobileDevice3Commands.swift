@@ -54,6 +54,11 @@ public struct PyMobileDevice3Commands: Sendable, Hashable {
         command(["apps", "install", "--udid", udid, app])
     }
 
+    /// `true` or `false`: whether Developer Mode is on.
+    public func developerModeStatus(udid: String) -> ProcessCommand {
+        command(["amfi", "developer-mode-status", "--udid", udid])
+    }
+
     /// The personalized image's signature when it is mounted; "… is not mounted" (exit 1) when not.
     public func lookupPersonalized(udid: String) -> ProcessCommand {
         command(["mounter", "lookup", "Personalized", "--udid", udid])

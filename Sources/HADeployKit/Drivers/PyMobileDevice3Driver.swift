@@ -66,24 +66,75 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         plan: DevicePlan, variables: [String: String], runner: any ProcessRunner, scratchDirectory: URL,
         workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     ) -> PyMobileDevice3Driver {
+        make(
+            label: plan.name, udid: plan.udid?.value ?? plan.name, route: plan.backend.usbRoute,
+            variables: variables, runner: runner, scratchDirectory: scratchDirectory,
+            deadlines: DriverDeadlines(overrides: plan.timeouts), workingDirectory: workingDirectory)
+    }
+
+    /// The driver for device `udid` behind `route`'s usbmuxd (see the plan's `make`).
+    public static func make(
+        label: String, udid: String, route: USBRoute?, variables: [String: String], runner: any ProcessRunner,
+        scratchDirectory: URL, deadlines: DriverDeadlines = .init(),
+        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    ) -> PyMobileDevice3Driver {
         let venv = workingDirectory.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
         let executable =
             variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (FileManager.default.isExecutableFile(atPath: venv) ? venv : "pymobiledevice3")
         // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
         var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]
-        switch plan.backend.usbRoute {
+        switch route {
         case .local(let address?), .virtual(let address):
             environment["USBMUXD_SOCKET_ADDRESS"] = Self.pythonUsbmuxdAddress(address)
         default: break
         }
         return PyMobileDevice3Driver(
             configuration: Configuration(
-                label: plan.name, udid: plan.udid?.value ?? plan.name,
+                label: label, udid: udid,
                 commands: PyMobileDevice3Commands(executable: executable, environment: environment),
-                scratchDirectory: scratchDirectory,
-                deadlines: DriverDeadlines(overrides: plan.timeouts)),
+                scratchDirectory: scratchDirectory, deadlines: deadlines),
             runner: runner)
+    }
+
+    /// One line for `hadeploy devices`: what launch and screenshots need, there or missing — Python,
+    /// pymobiledevice3's version, Developer Mode, the personalized image.
+    public func summary() async -> String {
+        guard let version = try? await version(), !version.isEmpty else {
+            return "missing: pymobiledevice3 (\(Self.installHint); no root, no tunneld needed)"
+        }
+        let limit = configuration.deadlines.limit("connect")
+        var parts: [String] = []
+        if let launcher = try? configuration.launcher
+            ?? PyMobileDevice3Launcher.locate(configuration.commands.executable),
+            let output = try? await invoker().run(
+                ProcessCommand(
+                    launcher.interpreter[0], Array(launcher.interpreter.dropFirst()) + ["--version"]),
+                step: "devices", timeout: limit),
+            output.status == 0
+        {
+            let python = (output.stdout + output.stderr).trimmingCharacters(in: .whitespacesAndNewlines)
+            parts.append(python.isEmpty ? "Python" : python)
+        } else {
+            parts.append("Python: not found for \(configuration.commands.executable)")
+        }
+        parts.append("pymobiledevice3 \(version)")
+        let mode = try? await invoker().run(
+            configuration.commands.developerModeStatus(udid: configuration.udid), step: "devices",
+            timeout: limit)
+        switch mode.map({ ($0.status, $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+        case (0, "true")?: parts.append("Developer Mode on")
+        case (0, "false")?:
+            parts.append("missing: Developer Mode (Settings > Privacy & Security > Developer Mode)")
+        default: parts.append("Developer Mode: no answer")
+        }
+        switch try? await imageMounted() {
+        case true?: parts.append("image mounted")
+        case false?:
+            parts.append("missing: image mounted (the deploy's mount step auto-mounts it; needs internet)")
+        case nil: parts.append("image: no answer")
+        }
+        return parts.joined(separator: ", ")
     }
 
     /// libimobiledevice's `UNIX:/path` as pymobiledevice3 reads it (a path; `HOST:PORT` for TCP).
