@@ -90,4 +90,39 @@ struct ModernDeviceEndToEndTests {
         let bare = try #require(without.stdout.split(separator: "\n").first { $0.hasPrefix("iphone ") })
         #expect(bare.contains("missing: pymobiledevice3"), "\(bare)")
     }
+
+    /// A device whose image is not mounted and a host without internet (Apple's signing server out
+    /// of reach, as in this test): the mount step tries auto-mount and the device ends there with the
+    /// reason and the fix, not at launch with a riddle.
+    @Test func anUnmountedImageWithoutInternetEndsAtTheMountStepWithTheFix() async throws {
+        let pymobiledevice3 = try Self.pymobiledevice3()
+        var twin = Self.twins[0]
+        twin.timeouts = "{mount: 60}"
+        let world = try await DeployWorld(twins: [twin])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["iphone"])
+        let unmount = Process()
+        unmount.executableURL = URL(fileURLWithPath: pymobiledevice3)
+        unmount.arguments = ["mounter", "umount-personalized", "--udid", udid]
+        unmount.environment = ProcessInfo.processInfo.environment.merging([
+            "USBMUXD_SOCKET_ADDRESS": world.socket.replacingOccurrences(of: "UNIX:", with: "")
+        ]) { $1 }
+        unmount.standardOutput = FileHandle.nullDevice
+        unmount.standardError = FileHandle.nullDevice
+        try unmount.run()
+        unmount.waitUntilExit()
+        #expect(unmount.terminationStatus == 0)
+
+        let run = try await world.deploy(
+            DeployEndToEndTests.arguments,
+            environment: ["PYMOBILEDEVICE3": pymobiledevice3], timeout: .seconds(300))
+        #expect(run.status != 0)
+        let iphone = try #require(try world.report().results.first)
+        #expect(iphone.outcome == .failed)
+        #expect(iphone.failedStep == "mount", "\(iphone.reason ?? "")")
+        #expect(iphone.reason?.contains("auto-mount failed") == true, "\(iphone.reason ?? "")")
+        #expect(
+            (run.stdout + run.stderr).contains("connect this host to the internet once per device boot"),
+            "\(run.stdout)\n\(run.stderr)")
+    }
 }
