@@ -267,7 +267,8 @@ public actor DevicectlDriver: DeviceDriver {
         throw AppleDriverError(
             .unavailable, step: "screenshot", device: configuration.label,
             reason: "xcrun devicectl cannot take screenshots",
-            fix: "for a screenshot of an iOS 17+ device, `pip install pymobiledevice3`, run "
-                + "`sudo python3 -m pymobiledevice3 remote tunneld`, and use pymobiledevice3")
+            fix: "for a screenshot of an iOS 17+ device, `pip install pymobiledevice3` and use "
+                + "`pymobiledevice3 developer dvt screenshot --userspace --udid UDID OUT.png` "
+                + "(its own userspace tunnel: no root, no tunneld)")
     }
 }
