@@ -85,6 +85,27 @@ import Testing
         #expect(!result.stdout.contains("-HAKioskMode NO"), "--kiosk forces it on for the iPhone too")
     }
 
+    /// `make demo` on the committed devices.yaml: under `--virtual` the iOS 17+ devices' twins stand
+    /// for them (driven through pymobiledevice3), so no IPHONE_DEVICECTL_ID from .env is needed (the
+    /// demo failed both with "needs IPHONE_DEVICECTL_ID" when they moved to pymobiledevice3).
+    @Test func theVirtualPlanNeedsNoDeviceIdForTheIOS17Twins() async throws {
+        let project = try await Project(commits: 2, tag: "v1.0.0")
+        let result = try await project.run(
+            "plan", "iphone", "mini5", "--virtual", "--json", environment: ["USBMUXD_SOCKET_ADDRESS": ""])
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let devices = try #require(plan["devices"] as? [[String: Any]])
+        #expect(devices.count == 2)
+        for device in devices {
+            let id = device["id"] as? String ?? "?"
+            #expect((device["unsetKeys"] as? [String]) == [], "\(id): \(device["unsetKeys"] ?? "")")
+            #expect(
+                "\(device["backend"] ?? "")".contains("pymobiledevice3"), "\(id): \(device["backend"] ?? "")")
+            #expect((device["udid"] as? String)?.isEmpty == false, "\(id) has the twin's UDID")
+        }
+    }
+
     @Test func theTokenNeverAppearsInAnyOutput() async throws {
         let project = try await Project(commits: 2, tag: "v1.0.0")
         try project.write(

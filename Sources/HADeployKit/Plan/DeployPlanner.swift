@@ -121,7 +121,8 @@ public struct DeployPlanner: Sendable {
         var udid = device.udid?.resolve(variables)
         var host = device.transport == .ssh ? device.host?.resolve(variables) : nil
         let (backend, availability) = self.backend(device, udid: udid)
-        if case .usb(.virtual, _) = backend {
+        if backend.isVirtualTwin {
+            // A twin stands in for the device: its UDID, not the one devices.yaml names (unset or not).
             udid = topology.virtual?.udids[device.id].map { .value($0) }
         } else if topology.virtual?.jailbroken[device.id] != nil {
             host = .value("127.0.0.1")

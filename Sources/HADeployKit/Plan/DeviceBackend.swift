@@ -65,6 +65,14 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         }
     }
 
+    /// Driven through a virtual twin's usbmuxd (`--virtual`): the twin's UDID stands for the device's.
+    public var isVirtualTwin: Bool {
+        switch self {
+        case .usb(.virtual, _), .pymobiledevice3(.virtual): return true
+        default: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .usb(let route, .usb): return "usb via \(route)"
