@@ -32,7 +32,9 @@ struct AuthenticationTests {
             kill(agent, SIGTERM)
             _ = TestEnvironment.wait(agent, timeout: 5)
         }
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        // ssh-agent makes its socket when it has started: up to 10 s on a loaded machine (2 s was not
+        // always enough while other suites built), and ssh-add exits 2 when it finds no agent there.
+        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
         let added = try await TestEnvironment.run(
             "/usr/bin/ssh-add", [TestEnvironment.rsaKey], environment: ["SSH_AUTH_SOCK": socket])
         #expect(added.status == 0)
