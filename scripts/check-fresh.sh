@@ -5,6 +5,7 @@
 # fresh machine has once the demo installed them — then checks the demo's report/summary.json:
 #  - `make demo` ended with exit 0 and no device failed;
 #  - mini4 (the Wi-Fi twin) ended succeeded, its dashboard load verified;
+#  - iphone and mini5 (iOS 18 and 26 twins) verified through pymobiledevice3's userspace tunnel;
 #  - as root, ipad2, ipad3 and ipad4 (jailbroken twins over SSH) ended succeeded and verified; as
 #    another user they end "not available" saying the jailbroken twin needs root.
 #
@@ -88,6 +89,8 @@ for r in results.values():
     if r["outcome"] in ("failed", "cancelled", "not started"):
         problems.append(f"{r['id']}: {r['outcome']} ({r.get('reason') or ''})")
 verified("mini4")
+for device in ("iphone", "mini5"):
+    verified(device, "pymobiledevice3")
 for device in ("ipad2", "ipad3", "ipad4"):
     if root:
         verified(device, "ssh")
@@ -99,4 +102,4 @@ for problem in problems:
     print(f"check-fresh: {problem}", file=sys.stderr)
 sys.exit(1 if problems else 0)
 PY
-echo "check-fresh: ok — the Wi-Fi twin (mini4) and, $([ $root = yes ] && echo "as root, the jailbroken twins (ipad2, ipad3, ipad4) verified" || echo "not as root, the jailbroken twins not available (needs root)")"
+echo "check-fresh: ok — the Wi-Fi twin (mini4), the iOS 17+ twins (iphone, mini5) through pymobiledevice3 and, $([ $root = yes ] && echo "as root, the jailbroken twins (ipad2, ipad3, ipad4) verified" || echo "not as root, the jailbroken twins not available (needs root)")"
