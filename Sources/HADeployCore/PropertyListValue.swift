@@ -2,7 +2,7 @@ import Foundation
 
 /// A property-list value as a typed tree, and the one way hadeploy writes property lists.
 ///
-/// Foundation's `PropertyListSerialization.data(fromPropertyList:)` refuses Swift arrays of `Any` in a
+/// Foundation's plist serializer, given Swift values, refuses arrays of `Any` in a
 /// statically linked Foundation on Linux (the `make install` / `make dist` binary): "property lists
 /// cannot contain objects of type 'Not A Type'". `PropertyListEncoder` with `Encodable` values works in
 /// every build (dynamic, static, macOS), so every plist hadeploy and its twins write goes through this
