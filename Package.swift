@@ -218,6 +218,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec"], swiftSettings: strict),
         .testTarget(
             name: "HADeployCoreTests",
             dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")],
