@@ -51,7 +51,7 @@ let package = Package(
             name: "HADeployKit",
             dependencies: [
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
-                "MobileDevice", "SSHTransport", "HomeAssistant",
+                "MobileDevice", "SSHTransport", "HomeAssistant", "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -54,6 +54,8 @@ public struct DeviceResult: Sendable, Hashable, Codable {
     public var seconds: Double
     /// What proved the load (app log, Home Assistant, event); nil unless verified.
     public var evidence: [LoadEvidence]? = nil
+    /// The screenshot against this device's baseline (nil: no screenshot, or no `--report`).
+    public var visual: VisualCheck? = nil
 
     /// Whether the device counts as a success for the exit code: a host limitation is not a failure.
     public var succeeded: Bool {
@@ -75,6 +77,8 @@ public struct DeployReport: Sendable, Codable {
     /// Why summary.json, junit.xml and index.html could not be written (nil: written, or not asked
     /// for); such a run exits non-zero even when every device succeeded.
     public var reportProblem: String? = nil
+    /// Devices of one screen size showing one dashboard, compared with each other.
+    public var parity: [ParityCheck]? = nil
 }
 
 extension DeployReport {

@@ -32,6 +32,8 @@ public struct DeploySession: Sendable {
         /// Where each device's installed bundle id is remembered for `rollback` (nil: not at all, as
         /// for virtual twins, which are gone after the run).
         public var deployRecords: DeployRecords?
+        /// Each screenshot against the device's baseline (nil: screenshots are not compared).
+        public var screenshotReview: ScreenshotReview?
 
         public init(
             artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
@@ -236,7 +238,7 @@ public struct DeploySession: Sendable {
                 verifier = candidate
             }
         }
-        let environment = DeployEnvironment(
+        var environment = DeployEnvironment(
             driver: { try drivers.driver(for: $0) }, verifier: verifier,
             verificationSkippedReason: plan.verificationSkipped
                 ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
@@ -245,6 +247,7 @@ public struct DeploySession: Sendable {
             lockDirectory: Self.lockDirectory(context.environment),
             jobs: settings.jobs, failFast: settings.failFast, force: settings.force, now: context.now,
             workers: workers, runner: context.runner)
+        environment.screenshotReview = settings.screenshotReview
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
         do {
