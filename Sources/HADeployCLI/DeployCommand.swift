@@ -88,9 +88,13 @@ struct DeployCommand: AsyncParsableCommand {
                 "--jobs \(jobs) is out of range: give how many devices may deploy at once, from 1 to "
                     + "\(DeployCommand.maxJobs) (leave it out for every device at once)")
         }
-        if report == nil, let flag = failOnVisualChange ? "--fail-on-visual-change" : acceptScreenshots ? "--accept-screenshots" : nil {
+        if report == nil,
+            let flag = failOnVisualChange
+                ? "--fail-on-visual-change" : acceptScreenshots ? "--accept-screenshots" : nil
+        {
             throw ValidationError(
-                "\(flag) needs --report DIR: screenshots are taken, and compared with the last ones, for the report")
+                "\(flag) needs --report DIR: screenshots are taken, and compared with the last ones, for the report"
+            )
         }
         if artifact != nil && artifacts != nil {
             throw ValidationError("--artifact and --artifacts conflict")

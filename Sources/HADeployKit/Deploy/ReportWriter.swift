@@ -199,12 +199,14 @@ public struct ReportWriter: Sendable {
         let h = xml
         let rows = parity.map { check in
             let diff = check.diff.map { "<a href=\"\(h($0))\">diff</a>" } ?? ""
-            return "<tr><td>\(h(check.reference))</td><td>\(h(check.device))</td><td>\(h(check.dashboard))</td>"
+            return
+                "<tr><td>\(h(check.reference))</td><td>\(h(check.device))</td><td>\(h(check.dashboard))</td>"
                 + "<td>\(h(check.screen))</td><td class=\"visual \(verdictStyle(check.verdict))\">"
                 + "\(h(check.verdict.rawValue))</td><td>\(String(format: "%.1f %%", check.matchPercentage))</td>"
                 + "<td>\(diff)</td></tr>"
         }.joined()
-        return "<h2>Parity: same dashboard, same screen size</h2><table class=\"parity\"><tr><th>reference</th>"
+        return
+            "<h2>Parity: same dashboard, same screen size</h2><table class=\"parity\"><tr><th>reference</th>"
             + "<th>device</th><th>dashboard</th><th>screen</th><th>verdict</th><th>alike</th><th></th></tr>"
             + rows + "</table>"
     }

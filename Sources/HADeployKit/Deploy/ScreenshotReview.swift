@@ -54,7 +54,8 @@ public struct ScreenshotReview: Sendable {
                 png = try Data(contentsOf: reportDirectory.appendingPathComponent(path))
                 image = try ImageCodec.decode(png)
             } catch {
-                warnings.append("\(result.id): the screenshot cannot be compared: \(SystemErrorText.message(error))")
+                warnings.append(
+                    "\(result.id): the screenshot cannot be compared: \(SystemErrorText.message(error))")
                 continue
             }
             var check = compare(image, device: result.id, dashboard: dashboard, into: reportDirectory)
@@ -67,11 +68,14 @@ public struct ScreenshotReview: Sendable {
                     check.baselineUpdated = true
                 } catch {
                     warnings.append(
-                        "\(result.id): could not keep the screenshot as the baseline: \(SystemErrorText.message(error))")
+                        "\(result.id): could not keep the screenshot as the baseline: \(SystemErrorText.message(error))"
+                    )
                 }
             }
             reviewed[index].visual = check
-            if failOnChange && check.verdict.isChange && result.outcome == .succeeded && !check.baselineUpdated {
+            if failOnChange && check.verdict.isChange && result.outcome == .succeeded
+                && !check.baselineUpdated
+            {
                 reviewed[index].outcome = .failed
                 reviewed[index].failedStep = "screenshot"
                 reviewed[index].reason =
@@ -142,12 +146,14 @@ public struct ScreenshotReview: Sendable {
                 var diff: String?
                 if verdict != .same, let png = try? ImageCodec.encode(difference.diff, as: .png) {
                     let name =
-                        PathNames.component(reference.device) + "--" + PathNames.component(other.device) + ".png"
+                        PathNames.component(reference.device) + "--" + PathNames.component(other.device)
+                        + ".png"
                     diff = write(png, "screenshots/parity/\(name)", into: reportDirectory)
                 }
                 checks.append(
                     ParityCheck(
-                        dashboard: reference.dashboard, screen: "\(reference.image.width)×\(reference.image.height)",
+                        dashboard: reference.dashboard,
+                        screen: "\(reference.image.width)×\(reference.image.height)",
                         reference: reference.device, device: other.device, verdict: verdict,
                         matchPercentage: difference.matchPercentage, diff: diff))
             }

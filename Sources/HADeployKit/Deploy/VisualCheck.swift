@@ -43,7 +43,8 @@ public struct VisualCheck: Sendable, Codable, Hashable {
     public var baselineUpdated: Bool
 
     public init(
-        dashboard: String, verdict: VisualVerdict, matchPercentage: Double? = nil, differingPixels: Int? = nil,
+        dashboard: String, verdict: VisualVerdict, matchPercentage: Double? = nil,
+        differingPixels: Int? = nil,
         reason: String? = nil, baseline: String? = nil, diff: String? = nil, baselineUpdated: Bool = false
     ) {
         self.dashboard = dashboard
