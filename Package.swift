@@ -192,6 +192,7 @@ let package = Package(
             name: "hadeploy-bench",
             dependencies: [
                 "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployCore",
+                "ImageCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
