@@ -38,8 +38,8 @@ let package = Package(
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "HADeployVirtual",
-                "HomeAssistant", "MobileDevice",
+                "HADeployKit", "HADeployReporting", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "DeployModel", "HADeployAdopt", "HADeployVirtual", "HomeAssistant",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -50,6 +50,7 @@ let package = Package(
         .target(
             name: "HADeployKit",
             dependencies: [
+                "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting", "HADeployAdopt",
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
@@ -58,12 +59,55 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The plan and the driver contract: values only, no I/O.
+        .target(
+            name: "DeployModel",
+            dependencies: ["HADeployCore", "DeviceSpec", "Versioning"],
+            swiftSettings: strict
+        ),
+        // How each tool family installs, launches and inspects the app (devicectl, simctl, USB,
+        // pymobiledevice3, the Mac, jailbroken devices over SSH).
+        .target(
+            name: "HADeployDrivers",
+            dependencies: [
+                "DeployModel", "HADeployCore", "DeviceSpec", "MobileDevice", "SSHTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Builds: the xcodebuild command line, local and remote (SSH) build machines, packaging.
+        .target(
+            name: "HADeployBuild",
+            dependencies: [
+                "DeployModel", "HADeployDrivers", "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice",
+                "SSHTransport",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // What a run looks like to people and CI: live terminal, JSON lines, HTML, JUnit.
+        .target(
+            name: "HADeployReporting",
+            dependencies: ["DeployModel", "HADeployCore", "Templating"],
+            swiftSettings: strict
+        ),
+        // `hadeploy init`: turning an existing Xcode project into a devices.yaml.
+        .target(
+            name: "HADeployAdopt",
+            dependencies: [
+                "DeployModel", "HADeployBuild", "HADeployDrivers", "HADeployCore", "DeviceSpec", "Templating",
+                "MobileDevice",
+            ],
+            swiftSettings: strict
+        ),
         // Starts the virtual twins for a run and hands the Kit their address (the emulator is never
         // a dependency of the Kit).
         .target(
             name: "HADeployVirtual",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "VirtualDevice",
+                "HADeployKit", "DeployModel", "HADeployCore", "DeviceSpec", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -191,7 +235,8 @@ let package = Package(
         .executableTarget(
             name: "hadeploy-bench",
             dependencies: [
-                "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployCore",
+                "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployDrivers",
+                "HADeployCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -212,7 +257,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "VirtualDevice", "HADeployKit", "HADeployVirtual", "DeviceSpec",
-                "HADeployCore", "MobileDevice",
+                "HADeployCore", "MobileDevice", "DeployModel", "HADeployBuild", "HADeployDrivers",
                 "HomeAssistant",
                 "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),
@@ -236,7 +281,8 @@ let package = Package(
         .testTarget(
             name: "HADeployKitTests",
             dependencies: [
-                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
+                "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
+                "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
                 "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
@@ -258,8 +304,9 @@ let package = Package(
         .testTarget(
             name: "SSHTransportTests",
             dependencies: [
-                "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "DeviceSpec", "TestSupport",
-                "HomeAssistant",
+                "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "HADeployDrivers",
+                "DeployModel",
+                "HADeployBuild", "HADeployReporting", "DeviceSpec", "TestSupport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
