@@ -39,7 +39,7 @@ let package = Package(
             name: "HADeployCLI",
             dependencies: [
                 "HADeployKit", "HADeployReporting", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
-                "DeployModel", "HADeployAdopt", "HADeployVirtual", "HomeAssistant",
+                "DeployModel", "HADeployAdopt", "HADeployVirtual",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -50,12 +50,10 @@ let package = Package(
         .target(
             name: "HADeployKit",
             dependencies: [
-                "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting", "HADeployAdopt",
+                "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -72,7 +70,6 @@ let package = Package(
             dependencies: [
                 "DeployModel", "HADeployCore", "DeviceSpec", "MobileDevice", "SSHTransport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -283,7 +280,7 @@ let package = Package(
             dependencies: [
                 "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
                 "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
-                "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "HomeAssistant", "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
@@ -291,12 +288,13 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "HADeployCore", "TestSupport", "HADeployCLI", .product(name: "Yams", package: "Yams"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [
-                "MobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
+                "MobileDevice", "CIMobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -311,7 +309,9 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "HomeAssistantTests", dependencies: ["HomeAssistant", "TestSupport"], swiftSettings: strict),
+            name: "HomeAssistantTests",
+            dependencies: ["HomeAssistant", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(
             name: "PyMobileDevice3FidelityTests",
             dependencies: [
@@ -325,7 +325,9 @@ let package = Package(
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
-                "VirtualDevice", "ImageCodec", "TestSupport",
+                "VirtualDevice", "ImageCodec", "TestSupport", "HomeAssistant",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
