@@ -1,6 +1,10 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
+import HADeployReporting
 import Logging
 import MobileDevice
 import SSHTransport
