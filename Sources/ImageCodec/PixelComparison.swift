@@ -170,21 +170,17 @@ struct Raster {
     /// brightest of them sits in a flat area (three identical neighbours) in both images — a smooth
     /// step between two solid colours rather than a detail of its own.
     func isAntialiased(x: Int, y: Int, other: Raster) -> Bool {
-        let left = max(x - 1, 0)
-        let right = min(x + 1, width - 1)
-        let top = max(y - 1, 0)
-        let bottom = min(y + 1, height - 1)
-        let center = (y * width + x) * 3
-        var equal = (x == left || x == right || y == top || y == bottom) ? 1 : 0
+        let around = Neighbourhood(x: x, y: y, in: self)
+        var equal = around.equalAtStart
         // own brightness minus a neighbour's: the most negative is the brightest neighbour.
         var towardsBright = 0.0
         var towardsDark = 0.0
         var brightestAt = (0, 0)
         var darkestAt = (0, 0)
-        let (r, g, b) = rgb(center)
+        let (r, g, b) = rgb(around.center)
         let own = PixelComparison.brightness(r, g, b)
-        for ny in top...bottom {
-            for nx in left...right where nx != x || ny != y {
+        for ny in around.rows {
+            for nx in around.columns where nx != x || ny != y {
                 let (nr, ng, nb) = rgb((ny * width + nx) * 3)
                 let step = own - PixelComparison.brightness(nr, ng, nb)
                 if step == 0 {
@@ -207,20 +203,36 @@ struct Raster {
     /// Whether at least three neighbours of (x, y) have exactly its colour (edges count as one).
     func isFlat(at point: (Int, Int)) -> Bool {
         let (x, y) = point
-        let left = max(x - 1, 0)
-        let right = min(x + 1, width - 1)
-        let top = max(y - 1, 0)
-        let bottom = min(y + 1, height - 1)
-        let center = (y * width + x) * 3
-        var equal = (x == left || x == right || y == top || y == bottom) ? 1 : 0
-        for ny in top...bottom {
-            for nx in left...right where nx != x || ny != y {
-                if sameColor(center, (ny * width + nx) * 3) {
+        let around = Neighbourhood(x: x, y: y, in: self)
+        var equal = around.equalAtStart
+        for ny in around.rows {
+            for nx in around.columns where nx != x || ny != y {
+                if sameColor(around.center, (ny * width + nx) * 3) {
                     equal += 1
                     if equal > 2 { return true }
                 }
             }
         }
         return false
+    }
+}
+
+/// The 3×3 block around a pixel, clipped to the image.
+struct Neighbourhood {
+    let columns: ClosedRange<Int>
+    let rows: ClosedRange<Int>
+    /// The pixel's byte offset.
+    let center: Int
+    /// A pixel on the image's border starts with one neighbour counted as equal (pixelmatch's rule:
+    /// what lies outside the image is taken as the pixel's own colour, once).
+    let equalAtStart: Int
+
+    @inline(__always) init(x: Int, y: Int, in raster: Raster) {
+        columns = max(x - 1, 0)...min(x + 1, raster.width - 1)
+        rows = max(y - 1, 0)...min(y + 1, raster.height - 1)
+        center = (y * raster.width + x) * 3
+        equalAtStart =
+            x == columns.lowerBound || x == columns.upperBound || y == rows.lowerBound || y == rows.upperBound
+            ? 1 : 0
     }
 }

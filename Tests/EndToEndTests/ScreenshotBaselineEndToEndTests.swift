@@ -22,9 +22,7 @@ struct ScreenshotBaselineEndToEndTests {
     static func save(_ ha: HomeAssistantServer, _ name: String, cards: [JSONValue], create: Bool = false)
         async throws
     {
-        let connection = HomeAssistantConnection(
-            options: ClientOptions(server: try ServerAddress(ha.url), token: AccessToken(ha.token)))
-        try await connection.connect()
+        let connection = try await ha.connected()
         defer { Task { await connection.close() } }
         if create {
             _ = try await connection.send(
@@ -158,6 +156,12 @@ struct ScreenshotBaselineEndToEndTests {
             }
             #expect(card.contains("screen: changed a little") || card.contains("screen: different"))
         }
+        // The parity list: kitchen against mini4, the same screen.
+        #expect(dom.contains("Parity: same dashboard, same screen size"))
+        #expect(
+            dom.contains("<td>mini4</td><td>kitchen</td>")
+                && dom.contains("<td class=\"visual same\">same</td>"),
+            "the parity table")
         let shot = page.deletingLastPathComponent().appendingPathComponent("sheet.png")
         _ = try await chromium(["--screenshot=\(shot.path)"])
         let image = try ImageCodec.decode(try Data(contentsOf: shot))
