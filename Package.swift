@@ -220,7 +220,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "HADeployCoreTests",
-            dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HADeployCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),

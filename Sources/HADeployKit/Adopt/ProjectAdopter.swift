@@ -87,7 +87,7 @@ public struct ProjectAdopter: Sendable {
         if !force, !plan.conflicts.isEmpty { throw AdoptionError.wouldOverwrite(plan.conflicts) }
         var written: [AdoptionPlan.PlannedFile] = []
         for file in plan.files where file.action != .unchanged {
-            try FileWriter().write(Data(file.contents.utf8), to: root.appendingPathComponent(file.path))
+            try FileWriter(fileSystem: LiveFileSystem()).write(Data(file.contents.utf8), to: root.appendingPathComponent(file.path))
             written.append(file)
         }
         return written

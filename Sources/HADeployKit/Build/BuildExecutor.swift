@@ -205,7 +205,7 @@ public struct BuildExecutor: Sendable {
             hash = try ContentHasher.hash(of: kept, isDirectory: true)
         }
         let record = Record(key: key, artifact: artifact, contentHash: hash)
-        try FileWriter().write(try JSONEncoder().encode(record), to: recordURL)
+        try FileWriter(fileSystem: LiveFileSystem()).write(try JSONEncoder().encode(record), to: recordURL)
         return Outcome(artifact: artifact, cached: false, logPath: logURL.path)
     }
 

@@ -103,11 +103,14 @@ public struct BuildRunner: Sendable {
     public func renderTemplates() throws {
         let templates = context.currentDirectory.appendingPathComponent("Templates")
         guard FileManager.default.fileExists(atPath: templates.path) else { return }
-        let files = try TemplateRenderer(templatesDirectory: templates, displayRoot: context.currentDirectory)
-            .render(values: builder.variables)
+        let files = try TemplateRenderer(
+            fileSystem: context.fileSystem, templatesDirectory: templates,
+            displayRoot: context.currentDirectory
+        )
+        .render(values: builder.variables)
         let generated = context.currentDirectory.appendingPathComponent("Generated")
         for file in files {
-            _ = try FileWriter().write(
+            _ = try FileWriter(fileSystem: LiveFileSystem()).write(
                 Data(file.contents.utf8), to: generated.appendingPathComponent(file.relativePath))
         }
     }

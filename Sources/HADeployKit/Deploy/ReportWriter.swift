@@ -67,7 +67,7 @@ public struct ReportWriter: Sendable {
 
     public func write(_ report: DeployReport) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let writer = FileWriter()
+        let writer = FileWriter(fileSystem: LiveFileSystem())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
