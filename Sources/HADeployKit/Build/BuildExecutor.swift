@@ -202,7 +202,7 @@ public struct BuildExecutor: Sendable {
                 at: kept.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: products, to: kept)
             artifact.path = kept.path
-            hash = try ContentHasher.hash(of: kept, isDirectory: true)
+            hash = try ContentHasher.hash(of: kept, isDirectory: true, in: LiveFileSystem())
         }
         let record = Record(key: key, artifact: artifact, contentHash: hash)
         try FileWriter(fileSystem: LiveFileSystem()).write(try JSONEncoder().encode(record), to: recordURL)
