@@ -34,8 +34,7 @@ public actor RemoteBuildMachine: BuildMachine {
         stepTimeout: Double = 300
     ) throws {
         var config = try SSHConnectionConfig.parse(
-            url: address, authentication: authentication, name: address)
-        config.knownHostsPath = knownHostsPath
+            url: address, authentication: authentication, knownHostsPath: knownHostsPath, name: address)
         config.timeouts = SSHTimeouts(
             connect: 20, authentication: 20, command: stepTimeout, sftpInit: 15, transfer: stepTimeout)
         if URLComponents(string: address)?.user == nil {

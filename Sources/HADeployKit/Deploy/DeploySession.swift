@@ -304,11 +304,10 @@ enum USBHostTunnel {
     static func open(_ remote: String, udids: [String], variables: [String: String]) async throws
         -> UsbmuxForwarder
     {
-        var config = try SSHConnectionConfig.parse(
+        let config = try SSHConnectionConfig.parse(
             url: remote,
             authentication: SSHLogin.authentication(keyVariable: "USB_HOST_SSH_KEY", variables: variables),
-            name: remote)
-        config.knownHostsPath = SSHLogin.knownHostsPath(variables)
+            knownHostsPath: SSHLogin.knownHostsPath(variables), name: remote)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
             ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import SSHTransport
 
 /// How hadeploy logs in to the machines it reaches over SSH on its own behalf (a USB host, a build
@@ -25,6 +26,6 @@ public enum SSHLogin {
 
     /// hadeploy's own known_hosts (`KnownHostsFile.defaultPath`: `HADEPLOY_KNOWN_HOSTS`, XDG, HOME).
     public static func knownHostsPath(_ variables: [String: String]) -> String {
-        KnownHostsFile.defaultPath(environment: variables)
+        KnownHostsFile.defaultPath(environment: variables, homeDirectory: LiveFileSystem().homeDirectory)
     }
 }
