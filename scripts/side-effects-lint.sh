@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The context owns every side effect: no `FileManager.default`, `Date()` or `ProcessInfo` in Sources
 # outside the live implementations (HADeployCore's Live* types) and the emulator's own clock.
-# Lists every offending line and fails when there is one.
+# Lists every offending line and fails when there is one. The emulator may keep its own clock behind
+# one type: list that type's file in `allowed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,62 +10,31 @@ allowed=(
     Sources/HADeployCore/LiveFileSystem.swift
     Sources/HADeployCore/WallClock.swift
     Sources/HADeployCore/SystemEnvironment.swift
-    Sources/VirtualDevice/Device/EmulatorClock.swift
 )
 
 # Files not converted yet: each must still need it (a converted file left here fails too), and the
 # list only shrinks.
 pending=(
-    Sources/HADeployKit/Adopt/HostDeviceScan.swift
-    Sources/HADeployKit/Adopt/ProjectAdopter.swift
-    Sources/HADeployKit/Build/BuildExecutor.swift
-    Sources/HADeployKit/Build/BuildMachine.swift
-    Sources/HADeployKit/Build/BuildRunner.swift
-    Sources/HADeployKit/Build/BuildSession.swift
-    Sources/HADeployKit/Build/RemoteBuildMachine.swift
-    Sources/HADeployKit/Build/SourceSnapshot.swift
+    Sources/HADeployAdopt/HostDeviceScan.swift
+    Sources/HADeployBuild/DemoAppBuilder.swift
+    Sources/HADeployBuild/RemoteBuildMachine.swift
+    Sources/HADeployBuild/SourceSnapshot.swift
+    Sources/HADeployDrivers/Drivers/AppleDeviceDiscovery.swift
+    Sources/HADeployDrivers/Drivers/CrashReportScanner.swift
+    Sources/HADeployDrivers/Drivers/DevicectlDriver.swift
+    Sources/HADeployDrivers/Drivers/DriverDeadlines.swift
+    Sources/HADeployDrivers/Drivers/LaunchDefaultsWriter.swift
+    Sources/HADeployDrivers/Drivers/MacAppLocations.swift
+    Sources/HADeployDrivers/Drivers/MacDriver.swift
+    Sources/HADeployDrivers/Drivers/PyMobileDevice3Driver.swift
+    Sources/HADeployDrivers/Drivers/RosettaSimDriver.swift
+    Sources/HADeployDrivers/Drivers/SSHDriver.swift
+    Sources/HADeployDrivers/Drivers/SimctlDriver.swift
+    Sources/HADeployDrivers/Drivers/TunneldProbe.swift
+    Sources/HADeployDrivers/Jailbreak/JailbreakDeployer.swift
+    Sources/HADeployDrivers/SSHLogin.swift
     Sources/HADeployKit/Deploy/ArtifactSource.swift
     Sources/HADeployKit/Deploy/ArtifactStaging.swift
-    Sources/HADeployKit/Deploy/DemoAppBuilder.swift
-    Sources/HADeployKit/Deploy/DeployExecutor.swift
-    Sources/HADeployKit/Deploy/DeployRecords.swift
-    Sources/HADeployKit/Deploy/DeploySession.swift
-    Sources/HADeployKit/Deploy/DevicePipeline.swift
-    Sources/HADeployKit/Deploy/ReportWriter.swift
-    Sources/HADeployKit/Deploy/Reporters.swift
-    Sources/HADeployKit/Deploy/SSHLogin.swift
-    Sources/HADeployKit/Deploy/StateFolderLock.swift
-    Sources/HADeployKit/DeviceInventory.swift
-    Sources/HADeployKit/Drivers/AppleDeviceDiscovery.swift
-    Sources/HADeployKit/Drivers/CrashReportScanner.swift
-    Sources/HADeployKit/Drivers/DevicectlDriver.swift
-    Sources/HADeployKit/Drivers/DriverDeadlines.swift
-    Sources/HADeployKit/Drivers/LaunchDefaultsWriter.swift
-    Sources/HADeployKit/Drivers/MacAppLocations.swift
-    Sources/HADeployKit/Drivers/MacDriver.swift
-    Sources/HADeployKit/Drivers/PyMobileDevice3Driver.swift
-    Sources/HADeployKit/Drivers/RosettaSimDriver.swift
-    Sources/HADeployKit/Drivers/SSHDriver.swift
-    Sources/HADeployKit/Drivers/SimctlDriver.swift
-    Sources/HADeployKit/Drivers/TunneldProbe.swift
-    Sources/HADeployVirtual/JailbreakTwinProcess.swift
-    Sources/HADeployVirtual/VirtualMatrix.swift
-    Sources/HADeployVirtual/VirtualTwinsRun.swift
-    Sources/MobileDevice/AppArtifact.swift
-    Sources/MobileDevice/AppDirectoryWalker.swift
-    Sources/MobileDevice/IPAArchive.swift
-    Sources/MobileDevice/InstallRecordStore.swift
-    Sources/MobileDevice/USBDevice+CrashReports.swift
-    Sources/MobileDevice/USBDevice+Install.swift
-    Sources/MobileDevice/USBDevice+Launch.swift
-    Sources/MobileDevice/UsbmuxDirectory.swift
-    Sources/SSHTransport/ForwardPump.swift
-    Sources/SSHTransport/JailbreakDeployer.swift
-    Sources/SSHTransport/KnownHostsFile.swift
-    Sources/SSHTransport/LocalTree.swift
-    Sources/SSHTransport/SSHConnectionConfig.swift
-    Sources/SSHTransport/SessionHandle.swift
-    Sources/SSHTransport/TCPConnector.swift
     Sources/VirtualDevice/App/AppDefaults.swift
     Sources/VirtualDevice/App/AppKeychain.swift
     Sources/VirtualDevice/App/AppLogFile.swift

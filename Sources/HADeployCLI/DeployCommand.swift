@@ -1,8 +1,10 @@
 import ArgumentParser
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployReporting
 
 struct DeployCommand: ContextCommand {
     static let configuration = CommandConfiguration(
@@ -89,7 +91,8 @@ struct DeployCommand: ContextCommand {
             context: context, configPath: project.config, envFilePath: project.envFile)
         // Before any device (or twin) is touched: a report that cannot be written is found now.
         if let report, !dryRun, !worker {
-            try ReportWriter.checkWritable(context.url(for: report), displayName: report)
+            try ReportWriter.checkWritable(
+                context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: report != nil, deployID: deployID)
@@ -103,15 +106,15 @@ struct DeployCommand: ContextCommand {
         if json || worker {
             reporter =
                 worker
-                ? JSONLinesReporter(output: context.output)
+                ? JSONLinesReporter(output: context.output, clock: context.clock)
                 : FanOutReporter([
-                    JSONLinesReporter(output: context.output),
-                    PlainReporter(output: context.output, stream: .standardError),
+                    JSONLinesReporter(output: context.output, clock: context.clock),
+                    PlainReporter(output: context.output, stream: .standardError, clock: context.clock),
                 ])
         } else if isatty(STDERR_FILENO) == 1 && context.environment["TERM"] != "dumb" {
-            reporter = TerminalReporter(output: context.output)
+            reporter = TerminalReporter(output: context.output, clock: context.clock)
         } else {
-            reporter = PlainReporter(output: context.output, stream: .standardError)
+            reporter = PlainReporter(output: context.output, stream: .standardError, clock: context.clock)
         }
         if let twins = inputs.twins {
             reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(twins.twins.address)"))
@@ -147,7 +150,8 @@ struct DeployCommand: ContextCommand {
                     plan, reason: SystemErrorText.message(error), startedAt: started,
                     finishedAt: context.clock.now())
                 do {
-                    try ReportWriter(directory: context.url(for: directory)).write(stopped)
+                    try ReportWriter(directory: context.url(for: directory), fileSystem: context.fileSystem)
+                        .write(stopped)
                     context.message(
                         "report: \((directory as NSString).appendingPathComponent("index.html"))")
                 } catch {

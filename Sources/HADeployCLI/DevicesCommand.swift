@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HADeployCore
 import HADeployKit
-import MobileDevice
 
 struct DevicesCommand: ContextCommand {
     static let configuration = CommandConfiguration(
@@ -32,7 +31,7 @@ struct DevicesCommand: ContextCommand {
         let (variables, _) = try workspace.loadVariables()
         let inventory = await DeviceInventory.gather(
             matrix: matrix, variables: variables, topology: .current(environment: context.environment),
-            runner: context.runner)
+            runner: context.runner, fileSystem: context.fileSystem)
         var result = inventory
         if let address = matrix.buildHost.flatMap({ value -> String? in
             if case .value(let text) = value.resolve(variables), !text.isEmpty { return text }
@@ -44,7 +43,7 @@ struct DevicesCommand: ContextCommand {
         context.print(json ? try PlanPrinter.json(result) : result.text)
         // A usbmuxd that is not running means no USB devices here; one that answers garbage is
         // a broken host, which a script checking the exit code must notice.
-        if result.usbmuxdError != nil, let fault = USBTransport.usbmuxdFault() {
+        if result.usbmuxdError != nil, let fault = DeviceInventory.usbmuxdFault() {
             context.message("error: \(fault)")
             throw ExitCode(ExitStatus.failure.rawValue)
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HADeployAdopt
 import HADeployCore
 import HADeployKit
 
@@ -44,7 +45,8 @@ struct InitCommand: ContextCommand {
                 rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty
             ).scan()
         }
-        let adopter = ProjectAdopter(root: context.currentDirectory, variables: variables)
+        let adopter = ProjectAdopter(
+            root: context.currentDirectory, variables: variables, fileSystem: context.fileSystem)
         let plan = try adopter.plan(seen: seen, scanNotes: notes)
         var written: [AdoptionPlan.PlannedFile]?
         if !dryRun { written = try adopter.write(plan, force: force) }

@@ -5,7 +5,6 @@ import HADeployCore
 import HADeployKit
 import HADeployVirtual
 import Logging
-import VirtualDevice
 
 struct VirtualCommand: ContextCommand {
     static let configuration = CommandConfiguration(
@@ -62,14 +61,16 @@ struct VirtualCommand: ContextCommand {
         guard !virtual.twins.isEmpty else {
             throw ValidationError("none of these devices can be virtual")
         }
-        var address: VirtualUsbmuxdAddress?
+        var address: VirtualTwinsAddress?
         if let socket { address = .unixSocket(context.url(for: socket).path) }
         if let port { address = .tcp(port: port) }
         var logger = Logger(label: "hadeploy.virtual")
         logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .warning : .debug
-        let lock = try StateFolderLock.acquire(context.url(for: state), displayName: state)
+        let lock = try StateFolderLock.acquire(
+            context.url(for: state), displayName: state, fileSystem: context.fileSystem)
         let (usbmuxd, value) = try await virtual.start(
-            stateDirectory: context.url(for: state), address: address, logger: logger)
+            stateDirectory: context.url(for: state), address: address, logger: logger,
+            fileSystem: context.fileSystem)
         for info in await usbmuxd.devices() {
             // A network twin is reached at its own address (`-n` for the Debian tools).
             let wifi = (try? await usbmuxd.networkAddress(udid: info.udid)).flatMap { $0 }

@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import MobileDevice
 import SSHTransport
 
@@ -32,14 +35,15 @@ public struct DeviceInventory: Sendable, Encodable {
     public var buildHost: BuildHostStatus?
 
     public static func gather(
-        matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner
+        matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner,
+        fileSystem: any FileSystem
     ) async -> DeviceInventory {
         let host = topology.host
         let usbmuxdAddress = topology.localUsbmuxd
         let planner = DeployPlanner(matrix: matrix, variables: variables, topology: topology)
         let apple = await AppleDeviceDiscovery(
             host: host, runner: runner, rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
-            scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+            scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                 "hadeploy-discovery")
         ).discover()
         var connected: [USBDeviceSummary] = []
@@ -110,7 +114,7 @@ public struct DeviceInventory: Sendable, Encodable {
             if note == nil, live != nil, case .pymobiledevice3(let route) = chosen, let udid {
                 note = await PyMobileDevice3Driver.make(
                     label: device.name, udid: udid, route: route, variables: variables, runner: runner,
-                    scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                    scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                         "hadeploy-pymobiledevice3")
                 ).summary()
             }
@@ -182,4 +186,10 @@ public struct DeviceInventory: Sendable, Encodable {
         if let buildHost { lines.append(buildHost.text) }
         return lines.joined(separator: "\n")
     }
+}
+
+extension DeviceInventory {
+    /// What is wrong with a usbmuxd that answers but cannot be used (nil: it works or is not
+    /// running), for `hadeploy devices` to fail on a broken host.
+    public static func usbmuxdFault() -> String? { USBTransport.usbmuxdFault() }
 }

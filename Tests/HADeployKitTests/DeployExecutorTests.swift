@@ -4,7 +4,9 @@ import HADeployCore
 import Testing
 import Versioning
 
+@testable import DeployModel
 @testable import HADeployKit
+@testable import HADeployReporting
 
 /// The orchestration logic (parallelism, deadlines, retries, locks, reports, exit codes) with a
 /// scripted in-process driver. End-to-end runs against virtual devices live in the E2E tests; this
@@ -102,9 +104,11 @@ struct DeployExecutorTests {
         return DeployEnvironment(
             driver: { plan in drivers[plan.id]! }, verifier: nil,
             verificationSkippedReason: "no Home Assistant configured",
-            artifacts: ["modern": artifact], reporter: PlainReporter(output: RecordingOutputSink()),
+            artifacts: ["modern": artifact],
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
             reportDirectory: report,
-            lockDirectory: locks, jobs: jobs, failFast: failFast)
+            lockDirectory: locks, jobs: jobs, failFast: failFast, fileSystem: LiveFileSystem(),
+            clock: LiveClock())
     }
 
     func temporaryDirectory() throws -> URL {
@@ -254,7 +258,7 @@ struct DeployExecutorTests {
                 "c": ScriptedDriver(),
             ],
             report: nil, locks: root)
-        env.reporter = JSONLinesReporter(output: sink)
+        env.reporter = JSONLinesReporter(output: sink, clock: LiveClock())
         _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
         let lines = sink.standardOutput.split(separator: "\n")
         #expect(lines.count > 10)
@@ -327,7 +331,8 @@ final class StepLog: DeployReporter, @unchecked Sendable {
             let environment = DeployEnvironment(
                 driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
                 artifacts: ["modern": artifact, "simulator": artifact], reporter: log,
-                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root)
+                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root,
+                fileSystem: LiveFileSystem(), clock: LiveClock())
             _ = await DeployExecutor(plan: plan, environment: environment).run()
             for device in plan.devices where device.availability == .available {
                 #expect(

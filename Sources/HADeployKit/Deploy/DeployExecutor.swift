@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
+import HADeployReporting
 
 /// Everything the executor needs besides the plan: how to reach devices, what to install, where to
 /// report. Injected, so the pipeline is tested with real virtual devices or, for pure logic, fakes.
@@ -20,6 +23,8 @@ public struct DeployEnvironment: Sendable {
     public var failFast: Bool
     public var force: Bool
     public var now: @Sendable () -> Date
+    /// Where reports, crash reports and screenshots are written.
+    public var fileSystem: any FileSystem
     /// Devices of other USB routes, deployed by worker processes.
     var workers: [WorkerGroup]
     var runner: (any ProcessRunner)?
@@ -29,15 +34,14 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
-        failFast: Bool = false, force: Bool = false,
-        now: @escaping @Sendable () -> Date = { Date() }
+        failFast: Bool = false, force: Bool = false, fileSystem: any FileSystem, clock: any WallClock
     ) {
         self.init(
             driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
             artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
             writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: now, workers: [],
-            runner: nil)
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: { clock.now() },
+            fileSystem: fileSystem, workers: [], runner: nil)
     }
 
     init(
@@ -45,7 +49,8 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool, force: Bool,
-        now: @escaping @Sendable () -> Date, workers: [WorkerGroup], runner: (any ProcessRunner)?
+        now: @escaping @Sendable () -> Date, fileSystem: any FileSystem, workers: [WorkerGroup],
+        runner: (any ProcessRunner)?
     ) {
         self.writeReport = writeReport
         self.workers = workers
@@ -61,6 +66,7 @@ public struct DeployEnvironment: Sendable {
         self.failFast = failFast
         self.force = force
         self.now = now
+        self.fileSystem = fileSystem
     }
 }
 
@@ -153,7 +159,7 @@ public struct DeployExecutor: Sendable {
             exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
         if let directory = environment.reportDirectory, environment.writeReport {
             do {
-                try ReportWriter(directory: directory).write(report)
+                try ReportWriter(directory: directory, fileSystem: environment.fileSystem).write(report)
             } catch {
                 // The folder was checked before the first device; it can still fill up or go away.
                 // A report CI will not find is a failed run, whatever the devices did.

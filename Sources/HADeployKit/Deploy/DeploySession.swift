@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import Logging
 import MobileDevice
 import SSHTransport
@@ -242,9 +245,9 @@ public struct DeploySession: Sendable {
                 ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
             writeReport: settings.writeReport,
-            lockDirectory: Self.lockDirectory(context.environment),
+            lockDirectory: Self.lockDirectory(context),
             jobs: settings.jobs, failFast: settings.failFast, force: settings.force, now: context.now,
-            workers: workers, runner: context.runner)
+            fileSystem: context.fileSystem, workers: workers, runner: context.runner)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
         do {
@@ -261,7 +264,7 @@ public struct DeploySession: Sendable {
     /// `{"<flavour>": "<path>"}` for the workers, in a private folder.
     func writeManifest(_ artifacts: [String: Artifact]) throws -> URL {
         let folder = settings.stateDirectory.appendingPathComponent("workers")
-        try FileManager.default.createDirectory(
+        try context.fileSystem.createDirectory(
             at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appendingPathComponent("artifacts-\(plan.deployID).json")
         let paths = artifacts.mapValues { URL(fileURLWithPath: $0.path).standardizedFileURL.path }
@@ -270,11 +273,12 @@ public struct DeploySession: Sendable {
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
-    public static func lockDirectory(_ environment: [String: String]) -> URL {
+    public static func lockDirectory(_ context: HADeployContext) -> URL {
+        let environment = context.environment
         let base =
             environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".cache") }
-            ?? FileManager.default.temporaryDirectory
+            ?? context.fileSystem.temporaryDirectory
         return base.appendingPathComponent("hadeploy/locks")
     }
 }
