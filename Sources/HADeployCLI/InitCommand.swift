@@ -42,7 +42,8 @@ struct InitCommand: ContextCommand {
         if !noScan {
             (seen, notes) = await HostDeviceScan(
                 host: .current, runner: context.runner,
-                rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty
+                rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
+                temporaryDirectory: context.fileSystem.temporaryDirectory
             ).scan()
         }
         let adopter = ProjectAdopter(

@@ -67,7 +67,8 @@ public struct DeviceInventory: Sendable, Encodable {
             let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
                 .compactMap { $0.udid?.display(variables) }
             do {
-                let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+                let forwarder = try await USBHostTunnel.open(
+                    remote, udids: udids, variables: variables, fileSystem: fileSystem)
                 USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
                 let listed = (try? await USBTransport.devices()) ?? []
                 USBTransport.setUsbmuxdAddress(usbmuxdAddress)

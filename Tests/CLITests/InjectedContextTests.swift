@@ -13,21 +13,8 @@ import Testing
 
     @Test func planReportsABadDeviceNameAtItsLineFromTheInjectedFiles() async throws {
         let files = FakeFileSystem()
-        try files.place(
-            """
-            version: 1
-            flavours:
-              legacy: {archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos}
-            devices:
-              "../x":
-                product_type: iPad2,1
-                ios: "9.3.5"
-                arch: armv7
-                flavour: legacy
-                transport: ssh
-                host: 127.0.0.1
-
-            """, at: "devices.yaml")
+        // A device key that is no plain name: a configuration error at its line (DeviceNameTests).
+        try files.place(DeviceNameTests.yaml(key: "\"../x\""), at: "devices.yaml")
         let output = RecordingOutputSink()
         let context = HADeployContext.fake(
             fileSystem: files, clock: FakeClock(now: Self.start), output: output)

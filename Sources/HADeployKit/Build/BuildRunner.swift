@@ -92,7 +92,7 @@ public struct BuildRunner: Sendable {
             return try RemoteBuildMachine(
                 address: address,
                 authentication: SSHLogin.authentication(
-                    keyVariable: "BUILD_HOST_SSH_KEY", variables: variables),
+                    keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: context.fileSystem),
                 knownHostsPath: SSHLogin.knownHostsPath(variables), localRoot: context.currentDirectory,
                 runner: context.runner,
                 localTools: builder.tools, remoteTools: remoteTools)

@@ -127,7 +127,8 @@ public struct DeploySession: Sendable {
             let udids = plan.devices.filter { $0.backend.usbRoute == here }.compactMap { $0.udid?.value }
             reporter.handle(
                 .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
-            let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+            let forwarder = try await USBHostTunnel.open(
+                remote, udids: udids, variables: variables, fileSystem: context.fileSystem)
             USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
             tunnel = forwarder
         case nil:
@@ -305,12 +306,15 @@ public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProvi
 /// as `SSHLogin` says (`USB_HOST_SSH_KEY`, the agent, `~/.ssh` keys) and checking the host key against
 /// hadeploy's known_hosts.
 enum USBHostTunnel {
-    static func open(_ remote: String, udids: [String], variables: [String: String]) async throws
+    static func open(
+        _ remote: String, udids: [String], variables: [String: String], fileSystem: any FileSystem
+    ) async throws
         -> UsbmuxForwarder
     {
         let config = try SSHConnectionConfig.parse(
             url: remote,
-            authentication: SSHLogin.authentication(keyVariable: "USB_HOST_SSH_KEY", variables: variables),
+            authentication: SSHLogin.authentication(
+                keyVariable: "USB_HOST_SSH_KEY", variables: variables, fileSystem: fileSystem),
             knownHostsPath: SSHLogin.knownHostsPath(variables), name: remote)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
