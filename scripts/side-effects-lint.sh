@@ -17,8 +17,6 @@ allowed=(
 # list only shrinks.
 pending=(
     Sources/HADeployBuild/DemoAppBuilder.swift
-    Sources/HADeployBuild/RemoteBuildMachine.swift
-    Sources/HADeployBuild/SourceSnapshot.swift
     Sources/HADeployDrivers/Drivers/AppleDeviceDiscovery.swift
     Sources/HADeployDrivers/Drivers/CrashReportScanner.swift
     Sources/HADeployDrivers/Drivers/DevicectlDriver.swift

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import SSHTransport
+import TestSupport
 import Testing
 
 @testable import HADeployBuild
@@ -50,7 +51,8 @@ struct BuildHostAddressTests {
     func machine(_ address: String, root: String = "/src/My App") throws -> RemoteBuildMachine {
         try RemoteBuildMachine(
             address: address, authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
-            localRoot: URL(fileURLWithPath: root), runner: LiveProcessRunner())
+            localRoot: URL(fileURLWithPath: root), runner: FailingRunner(), fileSystem: FakeFileSystem(),
+            localUser: "builder")
     }
 
     @Test func theWorkDirectoryComesFromThePathOrDefaultsToOnePerCheckout() async throws {
@@ -68,8 +70,7 @@ struct BuildHostAddressTests {
         #expect(first.hasPrefix(".hadeploy-builds/MyApp-"))
         #expect(try machine("ssh://mac-mini").directory == first, "the same checkout keeps its tree")
         #expect(try machine("ssh://mac-mini", root: "/other/My App").directory != first)
-        #expect(
-            try machine("ssh://mac-mini").config.user
-                == (ProcessInfo.processInfo.environment["USER"] ?? NSUserName()))
+        // No user in the address: the local account's name, as ssh does.
+        #expect(try machine("ssh://mac-mini").config.user == "builder")
     }
 }

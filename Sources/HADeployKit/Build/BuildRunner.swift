@@ -94,7 +94,7 @@ public struct BuildRunner: Sendable {
                 authentication: SSHLogin.authentication(
                     keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: context.fileSystem),
                 knownHostsPath: SSHLogin.knownHostsPath(variables), localRoot: context.currentDirectory,
-                runner: context.runner,
+                runner: context.runner, fileSystem: context.fileSystem, localUser: context.system.userName,
                 localTools: builder.tools, remoteTools: remoteTools)
         } catch {
             throw BuildHostError(address: address, reason: "\(error)")
