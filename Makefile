@@ -92,11 +92,15 @@ test-install:
 lint: lint-workflows
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 
-# Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor (pinned in
-# .venv-workflow-lint): no finding of medium or high severity, no ignore comment honoured.
+# Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor and the
+# checker actionlint (both pinned in .venv-workflow-lint): no zizmor finding of medium or high
+# severity, no ignore comment honoured, no actionlint error (syntax, expressions, contexts, runner
+# labels: Templates/ci/actionlint.yaml names the self-hosted ones). WORKFLOWS=FILE checks another.
+WORKFLOWS ?= Templates/ci/*.yml
 lint-workflows:
 	@scripts/workflow-lint-venv.sh
-	.venv-workflow-lint/bin/zizmor --offline --strict-collection --no-ignores --min-severity medium Templates/ci/*.yml
+	.venv-workflow-lint/bin/zizmor --offline --strict-collection --no-ignores --min-severity medium $(WORKFLOWS)
+	.venv-workflow-lint/bin/actionlint -config-file Templates/ci/actionlint.yaml $(WORKFLOWS)
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift
