@@ -1,7 +1,8 @@
 import ArgumentParser
+import DeployModel
 import Foundation
 import HADeployCore
-import HADeployKit
+import HADeployReporting
 
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
+import DeployModel
 import Foundation
 import HADeployCore
-import HADeployKit
 import TestSupport
 import Testing
 
