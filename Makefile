@@ -47,23 +47,35 @@ check-fresh:
 
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
-TEST_TARGETS = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HADeployKitTests CLITests \
-  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHTransportTests HomeAssistantTests EndToEndTests
+# The suites that never run the `hadeploy` binary go first, while the release build is still going
+# (BENCHMARKS.md, "`make test` wall time": on a fresh machine that build outlasts the debug one); the ones that
+# run it wait for its archive.
+TEST_TARGETS_LIBRARY = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HADeployKitTests \
+  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests
+TEST_TARGETS_BINARY = CLITests SSHTransportTests HomeAssistantTests EndToEndTests
+TEST_TARGETS = $(TEST_TARGETS_LIBRARY) $(TEST_TARGETS_BINARY)
+
+# Runs the suites named in $$suites one after another, each with its wall time; the failed ones are
+# added to $$failed.
+RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
+  $(SWIFT) test --skip-build --filter "^$$t\\." || failed="$$failed $$t"; \
+  echo "=== $$t: $$(( $$(date +%s) - start )) s"; done
 
 # What users install is what is tested: the release archive (`make dist`) is built next to the test
 # build (both at once: each leaves cores idle while it links), and every suite that runs `hadeploy`
 # runs that archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails
-# when it is not the archive's).
+# when it is not the archive's). The library suites and the lint run while the archive is built.
 test: peers
 	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 ) & dist=$$!; \
 	  $(SWIFT) build --build-tests || { wait $$dist; exit 1; }; \
-	  wait $$dist || { cat .build-release/dist.out; echo "make dist failed" >&2; exit 1; }
-	@archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; exit 1; }; \
+	  failed=""; suites="$(TEST_TARGETS_LIBRARY)"; $(RUN_SUITES); \
+	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
+	  start=$$(date +%s); wait $$dist || { cat .build-release/dist.out; echo "make dist failed" >&2; exit 1; }; \
+	  echo "=== waited $$(( $$(date +%s) - start )) s for the release archive"; \
+	  archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; exit 1; }; \
 	  export HADEPLOY_DIST_ARCHIVE="$$archive"; echo "binary under test: $$archive"; \
-	  failed=""; for t in $(TEST_TARGETS); do \
-	  echo "=== $$t"; $(SWIFT) test --skip-build --filter "^$$t\\." || failed="$$failed $$t"; done; \
+	  suites="$(TEST_TARGETS_BINARY)"; $(RUN_SUITES); \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
-	$(MAKE) lint
 	$(MAKE) --no-print-directory test-install
 
 # Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
@@ -94,11 +106,15 @@ lint: lint-workflows
 	SWIFT=$(SWIFT) scripts/check-imports.sh
 	@scripts/side-effects-lint.sh
 
-# Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor (pinned in
-# .venv-workflow-lint): no finding of medium or high severity, no ignore comment honoured.
+# Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor and the
+# checker actionlint (both pinned in .venv-workflow-lint): no zizmor finding of medium or high
+# severity, no ignore comment honoured, no actionlint error (syntax, expressions, contexts, runner
+# labels: Templates/ci/actionlint.yaml names the self-hosted ones). WORKFLOWS=FILE checks another.
+WORKFLOWS ?= Templates/ci/*.yml
 lint-workflows:
 	@scripts/workflow-lint-venv.sh
-	.venv-workflow-lint/bin/zizmor --offline --strict-collection --no-ignores --min-severity medium Templates/ci/*.yml
+	.venv-workflow-lint/bin/zizmor --offline --strict-collection --no-ignores --min-severity medium $(WORKFLOWS)
+	.venv-workflow-lint/bin/actionlint -config-file Templates/ci/actionlint.yaml $(WORKFLOWS)
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift

@@ -28,7 +28,7 @@ public struct HADeploy: AsyncParsableCommand {
             InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self,
             VersionCommand.self, RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
             RollbackCommand.self,
-            VirtualCommand.self,
+            VirtualCommand.self, ReportCommand.self,
         ],
         defaultSubcommand: DeployCommand.self
     )

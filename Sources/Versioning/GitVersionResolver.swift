@@ -23,20 +23,31 @@ public struct GitVersionResolver: Sendable {
         public var warnings: [String]
     }
 
+    /// Two git processes, at once: `git log` of HEAD (the commit count, every `v*` tag with its
+    /// commit and the parents to measure distances, and `grafted` when the clone is shallow) and
+    /// `git status` (uncommitted changes; also whether this is a repository with a commit). No one git
+    /// command answers both: the log cannot see the work tree and `describe --dirty` cannot count.
     public func resolve(allowShallow: Bool = false) async throws -> Resolution {
-        let head = try await run(["rev-parse", "--verify", "--quiet", "HEAD"], allowFailure: true)
-        if head.status != 0 {
-            let inside = try await run(["rev-parse", "--is-inside-work-tree"], allowFailure: true)
-            guard inside.status == 0 else { throw VersioningError.notARepository(path: repository.path) }
+        async let statusRun = run(
+            ["status", "--porcelain=v2", "--branch", "--untracked-files=no"], allowFailure: true)
+        async let logRun = run(
+            ["log", "--format=%H%x09%P%x09%D", "--decorate-refs=refs/tags/v*", "HEAD", "--"],
+            allowFailure: true)
+        let (status, log) = try await (statusRun, logRun)
+        guard status.status == 0 else { throw VersioningError.notARepository(path: repository.path) }
+        let statusLines = status.stdout.split(separator: "\n")
+        if statusLines.contains("# branch.oid (initial)") {
             throw VersioningError.noCommits(path: repository.path)
         }
-
-        let shallow = try await run(["rev-parse", "--is-shallow-repository"]).trimmed == "true"
-        guard let count = Int(try await run(["rev-list", "--count", "HEAD"]).trimmed) else {
-            throw VersioningError.git("`git rev-list --count HEAD` did not print a number")
+        guard log.status == 0 else {
+            throw VersioningError.git(
+                "`git log HEAD`: \(log.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
+        let dirty = statusLines.contains { !$0.hasPrefix("#") }
+        let history = History(log: log.stdout)
+        let count = history.commits.count
+        let shallow = history.grafted
         if shallow && !allowShallow { throw VersioningError.shallowClone(commitCount: count) }
-        let dirty = !(try await run(["status", "--porcelain", "--untracked-files=no"]).trimmed.isEmpty)
 
         var warnings: [String] = []
         if shallow {
@@ -44,7 +55,7 @@ public struct GitVersionResolver: Sendable {
                 "shallow clone: build number \(count) counts only the fetched commits "
                     + "(`git fetch --unshallow` for the real one)")
         }
-        guard let (tag, distance) = try await nearestReleaseTag(warnings: &warnings) else {
+        guard let (tag, distance) = history.nearestReleaseTag(warnings: &warnings) else {
             warnings.append(
                 "no release tag (v1.2.3) is reachable from HEAD; using 0.0.0. Tag a release with "
                     + "`git tag v1.0.0`.")
@@ -59,43 +70,75 @@ public struct GitVersionResolver: Sendable {
         return Resolution(version: version, warnings: warnings)
     }
 
-    /// The nearest reachable `v*` tag that is a release tag; among several on that commit, the highest.
-    private func nearestReleaseTag(warnings: inout [String]) async throws -> (ReleaseTag, Int)? {
-        var excluded: [String] = []
-        // Each round either finds a usable tag or excludes at least one unusable name, so this ends;
-        // the cap only bounds a repository with thousands of junk `v*` tags.
-        for _ in 0..<64 {
-            var arguments = ["describe", "--tags", "--long", "--match", "v*"]
-            for name in excluded { arguments += ["--exclude", name] }
-            arguments.append("HEAD")
-            let described = try await run(arguments, allowFailure: true)
-            guard described.status == 0 else { return nil }
-            // "<tag>-<distance>-g<sha>"; the tag itself may contain dashes.
-            let text = described.trimmed
-            let parts = text.split(separator: "-")
-            guard parts.count >= 3, let distance = Int(parts[parts.count - 2]) else {
-                throw VersioningError.git("unexpected `git describe` output: \(text)")
-            }
-            let describedName = parts.dropLast(2).joined(separator: "-")
-            let commit = try await run(["rev-list", "-n", "1", describedName]).trimmed
-            let onCommit = try await run(["tag", "--points-at", commit, "--list", "v*"]).stdout
-                .split(separator: "\n").map(String.init)
-            let candidates = onCommit.filter { !excluded.contains($0) }
-            let releases = candidates.compactMap(ReleaseTag.init)
-            if let best = releases.max() {
-                return (best, distance)
-            }
-            for name in candidates where !excluded.contains(name) {
-                warnings.append("ignoring tag \(name): not `v` followed by a version like v1.2.3")
-            }
-            excluded += candidates.isEmpty ? [describedName] : candidates
+    /// HEAD's history as `git log --format=%H%x09%P%x09%D --decorate-refs=refs/tags/v*` prints it.
+    struct History {
+        struct Commit {
+            var parents: [Int]
+            var tags: [String]
         }
-        return nil
+        var commits: [Commit] = []
+        /// A commit's parents were cut off (a shallow clone's boundary).
+        var grafted = false
+
+        init(log: String) {
+            var index: [Substring: Int] = [:]
+            var parents: [[Substring]] = []
+            for line in log.split(separator: "\n") {
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+                guard fields.count >= 3 else { continue }
+                index[fields[0]] = commits.count
+                parents.append(fields[1].split(separator: " "))
+                var tags: [String] = []
+                for decoration in fields[2].split(separator: ",") {
+                    let name = decoration.trimmingCharacters(in: .whitespaces)
+                    if name.hasPrefix("tag: ") {
+                        tags.append(String(name.dropFirst(5)))
+                    } else if name == "grafted" {
+                        grafted = true
+                    }
+                }
+                commits.append(Commit(parents: [], tags: tags))
+            }
+            for position in commits.indices {
+                commits[position].parents = parents[position].compactMap { index[$0] }
+            }
+        }
+
+        /// The commits reachable from `start`, itself included.
+        func ancestors(of start: Int) -> Int {
+            var seen = Set([start])
+            var stack = [start]
+            while let next = stack.popLast() {
+                for parent in commits[next].parents where seen.insert(parent).inserted {
+                    stack.append(parent)
+                }
+            }
+            return seen.count
+        }
+
+        /// What `git describe --tags --match 'v*'` finds, keeping only release tags: the tagged commit
+        /// with the fewest commits since (HEAD's commits not reachable from it; the nearer in log order
+        /// on a tie), its highest release tag, and that distance. Other `v*` names nearer than it are
+        /// named in a warning.
+        func nearestReleaseTag(warnings: inout [String]) -> (ReleaseTag, Int)? {
+            let tagged = commits.indices.filter { !commits[$0].tags.isEmpty }
+                .map { (position: $0, distance: commits.count - ancestors(of: $0)) }
+                .sorted { ($0.distance, $0.position) < ($1.distance, $1.position) }
+            for candidate in tagged {
+                let names = commits[candidate.position].tags.sorted()
+                if let best = names.compactMap(ReleaseTag.init).max() { return (best, candidate.distance) }
+                for name in names {
+                    warnings.append("ignoring tag \(name): not `v` followed by a version like v1.2.3")
+                }
+            }
+            return nil
+        }
     }
 
     private struct GitOutput {
         var status: Int32
         var stdout: String
+        var stderr: String
         var trimmed: String { stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 
@@ -114,6 +157,6 @@ public struct GitVersionResolver: Sendable {
                 "`git \(arguments.joined(separator: " "))`: "
                     + output.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        return GitOutput(status: output.status, stdout: output.stdout)
+        return GitOutput(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 }

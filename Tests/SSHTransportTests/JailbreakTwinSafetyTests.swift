@@ -82,9 +82,11 @@ struct JailbreakTwinSafetyTests {
         try yaml.write(to: root.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
         try await GitFixture.commitAll(at: root, tag: "v1.0.0")
 
-        // hadeploy as a user runs it; stopped (SIGSTOP) once its twin listens, so the twin stays up
-        // while the probes run, then SIGKILLed.
-        let variables = HADeployBinary.baseEnvironment(home: root)
+        // hadeploy as a user runs it, its twin told to hold the deploy at `uicache` (twin.sh's
+        // TWIN_HOLD): hadeploy waits there on its own twin, which stays up while the probes run however
+        // fast the rest of the deploy is; then hadeploy is SIGKILLed.
+        var variables = HADeployBinary.baseEnvironment(home: root)
+        variables["TWIN_HOLD"] = "uicache"
         let assignments = variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let hadeploy = try await HADeployBinary.path
         let state = root.appendingPathComponent(".hadeploy/virtual/jailbreak/ipad2")
@@ -101,19 +103,20 @@ struct JailbreakTwinSafetyTests {
             }
         }
         let knownHosts = state.appendingPathComponent("known_hosts")
-        var port: Int?
+        let held = state.appendingPathComponent("root/var/run/twin/held").path
         let deadline = Date().addingTimeInterval(150)
-        while Date() < deadline, port == nil {
-            if let text = try? String(contentsOf: knownHosts, encoding: .utf8),
-                let field = text.split(separator: " ").first, let colon = field.lastIndex(of: ":")
-            {
-                port = Int(field[field.index(after: colon)...])
-            }
-            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
+        while Date() < deadline, !FileManager.default.fileExists(atPath: held), kill(pid, 0) == 0 {
+            try await Task.sleep(for: .milliseconds(50))
         }
-        kill(pid, SIGSTOP)
-        let twinPort = try #require(
-            port, "the twin never listened: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let hadeployOutput = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        try #require(
+            FileManager.default.fileExists(atPath: held),
+            "the deploy never reached the twin's uicache: \(hadeployOutput())")
+        try #require(kill(pid, 0) == 0, "hadeploy ended while its twin held uicache: \(hadeployOutput())")
+        let port = (try? String(contentsOf: knownHosts, encoding: .utf8))
+            .flatMap { $0.split(separator: " ").first }
+            .flatMap { field in field.lastIndex(of: ":").flatMap { Int(field[field.index(after: $0)...]) } }
+        let twinPort = try #require(port, "no port in \(knownHosts.path): \(hadeployOutput())")
         #expect(TestEnvironment.isListening(port: twinPort))
 
         // hadeploy's own login (the run's key) works: the probes below reach a live twin.

@@ -60,6 +60,40 @@ import Versioning
         #expect(version.buildNumber == 3)
     }
 
+    /// One `git log` gives the count and the distances: through merges (a tag on a merged branch, a
+    /// release tag behind it on main), and from a linked worktree, they agree with git's own.
+    @Test func distancesThroughMergesAndFromAWorktreeAgreeWithGit() async throws {
+        let repository = try await GitRepository()
+        try await repository.commit(3)
+        try await repository.tag("v1.0.0")
+        try await repository.git("checkout", "-q", "-b", "feature")
+        try await repository.commit(4)
+        try await repository.tag("v1.1.0", annotated: true)
+        try await repository.git("checkout", "-q", "main")
+        try await repository.commit(2)
+        try await repository.git("merge", "-q", "--no-ff", "-X", "theirs", "-m", "merge", "feature")
+        try await repository.commit(1)
+
+        let described = try #require(try await repository.describe())
+        let version = try await resolve(repository).version
+        #expect(version.tag == described.tag && described.tag == "v1.1.0")
+        #expect(version.commitsSinceTag == described.distance)
+        #expect(version.buildNumber == (try await repository.commitCount()))
+
+        let linked = repository.url.deletingLastPathComponent().appendingPathComponent(
+            "linked-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: linked) }
+        try await repository.git("worktree", "add", "-q", linked.path, "HEAD~1")
+        try await repository.git("pack-refs", "--all")
+        let fromWorktree = try await GitVersionResolver(runner: LiveProcessRunner(), repository: linked)
+            .resolve().version
+        let worktreeDescribe = try await repository.git(
+            "-C", linked.path, "describe", "--tags", "--long", "--match", "v*")
+        #expect(worktreeDescribe.hasPrefix("v1.1.0-\(fromWorktree.commitsSinceTag)-g"), "\(worktreeDescribe)")
+        #expect(fromWorktree.buildNumber == version.buildNumber - 1)
+        #expect(!fromWorktree.dirty)
+    }
+
     @Test func theHighestSemanticVersionOnOneCommitWins() async throws {
         let repository = try await GitRepository()
         try await repository.commit(3)

@@ -149,8 +149,26 @@ def open_app(args):
     return 0
 
 
+def hold(tool):
+    """A test's hold (twin.sh with TWIN_HOLD=TOOL): this tool marks RUN/held and waits while RUN/hold
+    names it, at most ten minutes, so a run can be caught at a known step."""
+    path = os.path.join(RUN, "hold")
+    try:
+        with open(path) as f:
+            if f.read().strip() != tool:
+                return
+    except OSError:
+        return
+    with open(os.path.join(RUN, "held"), "w") as f:
+        f.write(tool + "\n")
+    deadline = time.time() + 600
+    while time.time() < deadline and os.path.exists(path):
+        time.sleep(0.05)
+
+
 def main():
     tool, args = sys.argv[1], sys.argv[2:]
+    hold(tool)
     return {"ldid": ldid, "uicache": uicache, "killall": killall, "open": open_app}[tool](args)
 
 

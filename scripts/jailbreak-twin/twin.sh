@@ -23,6 +23,10 @@
 # started, and the namespace's mounts vanish with it. With --lifeline, stdin is the starter's lifeline
 # (a pipe whose write end the starter keeps): at its end of file — the starter exited or was killed,
 # however — the twin ends too. ROOT stays on disk for inspection.
+#
+# A test's hold: with TWIN_HOLD=TOOL in the environment (one of open, uicache, ldid, killall), that tool
+# writes /var/run/twin/held in the twin and waits while /var/run/twin/hold exists (at most ten minutes),
+# so a test catches a deploy at a known step however fast the rest runs.
 set -eu
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 
@@ -135,6 +139,12 @@ cp /etc/ld.so.cache etc/ld.so.cache
 echo "iPad2,1 9.3.5 13G36" > etc/twin-device
 chown -R 501:501 var/mobile
 chmod 1777 var/run/twin
+rm -f var/run/twin/hold var/run/twin/held
+case "${TWIN_HOLD:-}" in
+    '') ;;
+    open|uicache|ldid|killall) echo "$TWIN_HOLD" > var/run/twin/hold ;;
+    *) echo "twin.sh: TWIN_HOLD must name open, uicache, ldid or killall, not $TWIN_HOLD" >&2; exit 2 ;;
+esac
 rm -f etc/ssh/authorized_keys var/root/.ssh/authorized_keys
 if [ -n "$KEYFILE" ]; then
     cp "$KEYFILE" etc/ssh/authorized_keys
