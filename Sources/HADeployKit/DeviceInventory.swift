@@ -63,7 +63,8 @@ public struct DeviceInventory: Sendable, Encodable {
             let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
                 .compactMap { $0.udid?.display(variables) }
             do {
-                let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+                let forwarder = try await USBHostTunnel.open(
+                    remote, udids: udids, login: nil, environment: variables)
                 USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
                 let listed = (try? await USBTransport.devices()) ?? []
                 USBTransport.setUsbmuxdAddress(usbmuxdAddress)
@@ -109,7 +110,11 @@ public struct DeviceInventory: Sendable, Encodable {
             // iOS 17+ from Linux: what pymobiledevice3 needs, there or missing, in one line.
             if note == nil, live != nil, case .pymobiledevice3(let route) = chosen, let udid {
                 note = await PyMobileDevice3Driver.make(
-                    label: device.name, udid: udid, route: route, variables: variables, runner: runner,
+                    label: device.name, udid: udid, route: route,
+                    executable: PyMobileDevice3Driver.executable(
+                        variables: variables,
+                        checkout: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)),
+                    runner: runner,
                     scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
                         "hadeploy-pymobiledevice3")
                 ).summary()

@@ -104,8 +104,11 @@ struct DeployExecutorTests {
             verificationSkippedReason: "no Home Assistant configured",
             artifacts: ["modern": artifact], reporter: PlainReporter(output: RecordingOutputSink()),
             reportDirectory: report,
-            lockDirectory: locks, jobs: jobs, failFast: failFast)
+            lockDirectory: locks, jobs: jobs, failFast: failFast, secrets: Self.secrets)
     }
+
+    /// The run's environment: the token the plans name (`env:HA_TOKEN`).
+    static let secrets = ["HA_TOKEN": "tok-SECRET-123"]
 
     func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -327,7 +330,8 @@ final class StepLog: DeployReporter, @unchecked Sendable {
             let environment = DeployEnvironment(
                 driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
                 artifacts: ["modern": artifact, "simulator": artifact], reporter: log,
-                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root)
+                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root,
+                secrets: ["HA_TOKEN": "t"])
             _ = await DeployExecutor(plan: plan, environment: environment).run()
             for device in plan.devices where device.availability == .available {
                 #expect(

@@ -81,7 +81,7 @@ import Versioning
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
             reporter: PlainReporter(output: RecordingOutputSink()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"))
+            lockDirectory: folder.path("locks"), secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         let result = try #require(report.results.first)
         #expect(result.outcome == .notAvailable)
@@ -162,7 +162,8 @@ import Versioning
         let environment = DeployEnvironment(
             driver: { _ in driver }, verifier: server, verificationSkippedReason: "",
             artifacts: ["mac": artifact], reporter: PlainReporter(output: RecordingOutputSink()),
-            reportDirectory: folder.path("report"), lockDirectory: folder.path("locks"))
+            reportDirectory: folder.path("report"), lockDirectory: folder.path("locks"),
+            secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         return (try #require(report.results.first), runner)
     }
@@ -203,7 +204,7 @@ import Versioning
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
             reporter: PlainReporter(output: RecordingOutputSink()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"))
+            lockDirectory: folder.path("locks"), secrets: Self.variables)
         let result = try #require(
             await DeployExecutor(plan: plan, environment: environment).run().results.first)
         #expect(result.outcome == .failed)

@@ -297,11 +297,13 @@ struct JailbreakTwinTests {
         let twin = try await JailbreakTwin.start(.dropbear, password: secret)
         defer { twin.stopAndClean() }
         // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
-        let password = try #require(
-            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": secret]))
+        let variables = ["IPAD2_SSH_PASS": secret]
+        let reference = try #require(SSHConfiguration.passwordReference("IPAD2_SSH_PASSWORD", in: variables))
+        #expect(reference.description == "env:IPAD2_SSH_PASS")
+        let password = try #require(reference.resolve(variables)?.reveal())
         #expect(
-            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""])
-                == nil)
+            SSHConfiguration.passwordReference(
+                "IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""]) == nil)
         let config = try await twin.connection(authentication: .password(Secret(password)))
         let connection = try await SSHConnection.connect(config)
         let whoami = try await connection.run("id -u; echo $HOME")

@@ -18,8 +18,9 @@ public struct DeployEnvironment: Sendable {
     public var lockDirectory: URL
     public var jobs: Int?
     public var failFast: Bool
-    public var force: Bool
     public var now: @Sendable () -> Date
+    /// The environment the plan's secrets are read from at the last moment (`env:HA_TOKEN`).
+    public var secrets: [String: String]
     /// Devices of other USB routes, deployed by worker processes.
     var workers: [WorkerGroup]
     var runner: (any ProcessRunner)?
@@ -29,24 +30,26 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
-        failFast: Bool = false, force: Bool = false,
-        now: @escaping @Sendable () -> Date = { Date() }
+        failFast: Bool = false, now: @escaping @Sendable () -> Date = { Date() },
+        secrets: [String: String] = [:]
     ) {
         self.init(
             driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
             artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
             writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: now, workers: [],
-            runner: nil)
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, now: now, workers: [],
+            runner: nil, secrets: secrets)
     }
 
     init(
         driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
-        reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool, force: Bool,
-        now: @escaping @Sendable () -> Date, workers: [WorkerGroup], runner: (any ProcessRunner)?
+        reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool,
+        now: @escaping @Sendable () -> Date, workers: [WorkerGroup], runner: (any ProcessRunner)?,
+        secrets: [String: String]
     ) {
+        self.secrets = secrets
         self.writeReport = writeReport
         self.workers = workers
         self.runner = runner
@@ -59,7 +62,6 @@ public struct DeployEnvironment: Sendable {
         self.lockDirectory = lockDirectory
         self.jobs = jobs
         self.failFast = failFast
-        self.force = force
         self.now = now
     }
 }

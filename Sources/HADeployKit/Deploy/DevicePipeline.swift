@@ -48,6 +48,16 @@ struct DevicePipeline: Sendable {
                 reason: "needs \(device.unsetKeys.joined(separator: ", ")) — set in .env or the environment "
                     + "(nothing was touched)", failedStep: "configure")
         }
+        // The secrets the plan names are read from this run's environment: one missing stops the device now.
+        let missing = device.secretReferences.filter { $0.resolve(environment.secrets) == nil }
+        if !missing.isEmpty {
+            return result(
+                .failed,
+                reason:
+                    "needs \(missing.map(\.variable).joined(separator: ", ")) in the environment (the plan "
+                    + "names \(missing.map(\.description).joined(separator: ", "))) — nothing was touched",
+                failedStep: "configure")
+        }
         guard let artifact = environment.artifacts[device.flavour] else {
             return result(
                 .failed, reason: "no \(device.flavour) build to install (build it, or pass --artifact)",
@@ -170,9 +180,19 @@ struct DevicePipeline: Sendable {
         }
     }
 
+    /// A planned step that does nothing on this run, said as an event with its reason (never silent).
+    private func skip(_ planned: PlanStep, reason: String, recorder: Recorder) {
+        let name = planned.id.rawValue
+        environment.reporter.handle(.stepStarted(device: device.id, step: name))
+        recorder.record(StepRecord(name: name, seconds: 0, status: "skipped", detail: reason))
+        environment.reporter.handle(
+            .stepFinished(device: device.id, step: name, seconds: 0, status: "skipped", detail: reason))
+    }
+
     private func redact(_ text: String) -> String {
         var result = text
-        for secret in device.launchArguments.secretValues {
+        let secrets = device.secretReferences.compactMap { $0.resolve(environment.secrets)?.reveal() }
+        for secret in secrets where !secret.isEmpty {
             result = result.replacingOccurrences(of: secret, with: "***")
         }
         return result
@@ -218,7 +238,7 @@ struct DevicePipeline: Sendable {
                     let reporter = environment.reporter
                     let began = environment.now()
                     let now = environment.now
-                    let force = environment.force
+                    let force = device.force
                     recorder.install = try await step(
                         planned, recorder: recorder, appBytes: appBytes,
                         reprobe: { _ = try await driver.connect() },
@@ -233,7 +253,10 @@ struct DevicePipeline: Sendable {
                         }
                     }
                 case .subscribe:
-                    guard let verifier = environment.verifier else { continue }
+                    guard let verifier = environment.verifier else {
+                        skip(planned, reason: environment.verificationSkippedReason, recorder: recorder)
+                        continue
+                    }
                     let deployID = plan.deployID
                     waiter = try await step(planned, recorder: recorder) {
                         try await verifier.expectLoaded(deployID: deployID, device: deviceID)
@@ -242,8 +265,10 @@ struct DevicePipeline: Sendable {
                     // The app's evidence is prepared before the launch: the log's size, the sensor's sentinel.
                     evidence = await prepareEvidence(driver: driver, artifact: artifact, connected: connected)
                     launchedAt = environment.now()
-                    let arguments = device.launchArguments.revealed()
-                    let secrets = device.launchArguments.secretValues
+                    // The token is read now, from this run's environment, for the device only.
+                    let resolved = try device.launch.resolved(environment.secrets)
+                    let arguments = resolved.revealed()
+                    let secrets = resolved.secretValues
                     try await step(planned, recorder: recorder) {
                         try await driver.launch(artifact, arguments: arguments, secrets: secrets)
                     }
@@ -345,7 +370,10 @@ struct DevicePipeline: Sendable {
 
     /// A screenshot is evidence, not the deploy: its absence is a warning.
     private func screenshot(_ planned: PlanStep, driver: any DeviceDriver, recorder: Recorder) async {
-        guard let directory = environment.reportDirectory else { return }
+        guard let directory = environment.reportDirectory else {
+            skip(planned, reason: "no --report folder to keep it in", recorder: recorder)
+            return
+        }
         do {
             let png = try await step(planned, recorder: recorder) { try await driver.screenshot() }
             // The id names the file: the same rule as devices.yaml's, safe even for an id that skipped it.

@@ -39,20 +39,6 @@ public actor DevicectlDriver: DeviceDriver {
         self.runner = runner
     }
 
-    /// The driver for a `devicectl` device on macOS (on Linux use `PyMobileDevice3Driver.make`).
-    public static func make(
-        plan: DevicePlan, matrix: DeviceMatrix, variables: [String: String], host: HostPlatform,
-        runner: any ProcessRunner, scratchDirectory: URL
-    ) -> DevicectlDriver {
-        DevicectlDriver(
-            configuration: Configuration(
-                label: plan.name, device: plan.udid?.value ?? plan.name, host: host,
-                commands: DevicectlCommands(
-                    developerDir: SimctlDriver.developerDir(matrix: matrix, flavour: plan.flavour, variables)),
-                scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),
-            runner: runner)
-    }
-
     /// Runs one devicectl command whose JSON file `build` names, and returns that file's `result` bytes.
     func devicectl(
         _ step: String, limit: Duration, secrets: Set<String> = [], fix: String? = nil,

@@ -60,21 +60,6 @@ public actor MacDriver: DeviceDriver {
         self.runner = runner
     }
 
-    /// The driver for a `mac` device of the matrix; `HOME` comes from `variables` (the environment).
-    public static func make(
-        plan: DevicePlan, variables: [String: String], host: HostPlatform, runner: any ProcessRunner
-    )
-        -> MacDriver
-    {
-        let home = URL(
-            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
-        return MacDriver(
-            configuration: Configuration(
-                label: plan.name, host: host, home: home, deadlines: DriverDeadlines(overrides: plan.timeouts)
-            ),
-            runner: runner)
-    }
-
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
         ToolInvoker(
             runner: runner, tool: "a macOS command line tool", device: configuration.label,

@@ -400,8 +400,9 @@ import Testing
 
     @Test func makeReadsHomeAndTheDevicesTimeouts() throws {
         let (plan, _, _) = try DriverTestPlans.plan("mac", variables: ["HOME": "/Users/dev"])
-        let driver = MacDriver.make(
-            plan: plan, variables: ["HOME": "/Users/dev"], host: .macOS, runner: FailingRunner())
+        let driver = try #require(
+            try DriverRegistry(host: .macOS, environment: [:], runner: FailingRunner()).driver(for: plan)
+                as? MacDriver)
         #expect(driver.configuration.home.path == "/Users/dev")
         #expect(driver.configuration.diagnosticReports.path == "/Users/dev/Library/Logs/DiagnosticReports")
     }

@@ -91,12 +91,12 @@ import Testing
     }
 
     @Test func makeTakesTheToolFromEnv() throws {
-        let folder = try TemporaryFolder()
-        let plan = try DriverTestPlans.plan("sim-ios103")
-        let driver = RosettaSimDriver.make(
-            plan: plan.plan, device: plan.device,
-            variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"],
-            host: .macOS, runner: ScriptedRunner([]), scratchDirectory: folder.url)
+        let plan = try DriverTestPlans.plan(
+            "sim-ios103", variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"])
+        let driver = try #require(
+            try DriverRegistry(host: .macOS, environment: [:], runner: ScriptedRunner([])).driver(
+                for: plan.plan)
+                as? RosettaSimDriver)
         #expect(driver.configuration.commands?.executable == "/Users/dev/rosetta/rosettasim-ctl")
         #expect(driver.configuration.selector.deviceType == "iPad Pro (10.5-inch)")
         #expect(driver.configuration.selector.runtime == "iOS 10.3")

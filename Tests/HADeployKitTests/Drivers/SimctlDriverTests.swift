@@ -261,12 +261,11 @@ enum TestApp {
     }
 
     @Test func makeReadsTheMatrix() throws {
-        let folder = try TemporaryFolder()
-        let plan = try DriverTestPlans.plan("sim")
-        let driver = SimctlDriver.make(
-            plan: plan.plan, device: plan.device, matrix: plan.matrix, variables: ["HOME": "/Users/dev"],
-            host: .macOS,
-            runner: ScriptedRunner([]), scratchDirectory: folder.url)
+        let plan = try DriverTestPlans.plan("sim", variables: ["HOME": "/Users/dev"])
+        let driver = try #require(
+            try DriverRegistry(host: .macOS, environment: [:], runner: ScriptedRunner([])).driver(
+                for: plan.plan)
+                as? SimctlDriver)
         #expect(
             driver.configuration.selector
                 == SimulatorSelector(udid: nil, deviceType: "iPad (10th generation)", runtime: "iOS 17.5"))
