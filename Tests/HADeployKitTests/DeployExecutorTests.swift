@@ -58,8 +58,8 @@ struct DeployExecutorTests {
             if let installError { throw installError }
             return .installed
         }
-        func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-            lock.withLock { launched.append(arguments) }
+        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+            lock.withLock { launched.append(launch.arguments) }
         }
         func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
             crashes

@@ -266,11 +266,9 @@ struct DevicePipeline: Sendable {
                     evidence = await prepareEvidence(driver: driver, artifact: artifact, connected: connected)
                     launchedAt = environment.now()
                     // The token is read now, from this run's environment, for the device only.
-                    let resolved = try device.launch.resolved(environment.secrets)
-                    let arguments = resolved.revealed()
-                    let secrets = resolved.secretValues
+                    let launch = try ResolvedLaunch(device.launch, environment: environment.secrets)
                     try await step(planned, recorder: recorder) {
-                        try await driver.launch(artifact, arguments: arguments, secrets: secrets)
+                        try await driver.launch(artifact, settings: launch)
                     }
                 case .verify:
                     recorder.verification = await verify(

@@ -139,15 +139,15 @@ public actor DevicectlDriver: DeviceDriver {
         return .installed
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let target = configuration.device
         // devicectl's argv is visible to every user (`ps`): secret settings go into the app's
         // preferences in its data container first, the rest stay launch arguments.
-        let settings = SecretLaunchSettings(arguments: arguments, secrets: secrets)
-        if !settings.secretDefaults.isEmpty {
-            try await storePreferences(settings.secretDefaults, bundleID: artifact.bundleID)
+        let secrets = launch.secretValues
+        if !launch.secretDefaults.isEmpty {
+            try await storePreferences(launch.secretDefaults, bundleID: artifact.bundleID)
         }
-        let arguments = settings.publicArguments
+        let arguments = launch.publicArguments
         let data = try await devicectl(
             "launch", limit: configuration.deadlines.limit("launch"), secrets: secrets,
             fix:

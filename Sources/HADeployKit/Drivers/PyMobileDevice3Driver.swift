@@ -288,8 +288,9 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         return .installed
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let route = try await requireTunnel("launch")
+        let (arguments, secrets) = (launch.arguments, launch.secretValues)
         let launcher: PyMobileDevice3Launcher
         do {
             launcher =

@@ -107,8 +107,8 @@ public actor RosettaSimDriver: DeviceDriver {
     }
 
     /// Terminates the app, writes the arguments into its preferences, then launches it.
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-        let (commands, invoker) = try tool("launch", secrets: secrets)
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+        let (commands, invoker) = try tool("launch", secrets: launch.secretValues)
         let sim = try await resolved()
         let limit = configuration.deadlines.limit("launch")
         let writer = LaunchDefaultsWriter(
@@ -136,7 +136,7 @@ public actor RosettaSimDriver: DeviceDriver {
                 fix: "launch the app once by hand in Simulator.app, then deploy again")
         }
         do {
-            _ = try writer.write(arguments, into: container)
+            _ = try writer.write(launch.defaults, into: container)
         } catch {
             throw AppleDriverError(
                 .failed, step: "launch", device: configuration.label,

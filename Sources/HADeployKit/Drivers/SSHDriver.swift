@@ -105,16 +105,11 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         return report.changed ? .installed : .unchanged
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let app = try appDirectory(artifact)
-        var pairs: [LaunchParameters.Argument] = []
-        var index = 0
-        while index + 1 < arguments.count {
-            pairs.append(
-                LaunchParameters.Argument(
-                    flag: arguments[index], value: arguments[index + 1],
-                    isSecret: secrets.contains(arguments[index + 1])))
-            index += 2
+        // The app's preferences, merged on the device: each key as typed, the token marked secret.
+        let pairs = launch.items.map {
+            LaunchParameters.Argument(flag: $0.flag, value: $0.value.value ?? "", isSecret: $0.isSecret)
         }
         try await deployer.stop(app: app)
         try await deployer.launch(app: app, parameters: LaunchParameters(arguments: pairs))
@@ -209,8 +204,8 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome { try await active.install(artifact, force: force, progress: progress) }
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-        try await active.launch(artifact, arguments: arguments, secrets: secrets)
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+        try await active.launch(artifact, settings: launch)
     }
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         try await active.crashReports(of: artifact, since: since, into: directory)

@@ -132,17 +132,17 @@ public actor SimctlDriver: DeviceDriver {
         return current == wanted
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         try requireMacOS("launch")
         let sim = try await resolved()
         // The token goes into the app's defaults through cfprefsd (stdin), never into simctl's argv.
-        let settings = SecretLaunchSettings(arguments: arguments, secrets: secrets)
-        if !settings.secretDefaults.isEmpty {
+        let secrets = launch.secretValues
+        if !launch.secretDefaults.isEmpty {
             try await storeDefaults(
-                settings.secretDefaults, bundleID: artifact.bundleID, on: sim, secrets: secrets)
+                launch.secretDefaults, bundleID: artifact.bundleID, on: sim, secrets: secrets)
         }
         let command = configuration.commands.launch(
-            sim.udid, bundleID: artifact.bundleID, arguments: settings.publicArguments,
+            sim.udid, bundleID: artifact.bundleID, arguments: launch.publicArguments,
             environment: configuration.launchEnvironment, secrets: secrets)
         _ = try await invoker(secrets: secrets).checked(
             command, step: "launch", timeout: configuration.deadlines.limit("launch"),

@@ -128,3 +128,45 @@ public struct LaunchSettings: Sendable, Hashable, Codable {
         return arguments(environment: environment)
     }
 }
+
+/// One launch's settings with their secrets read: what a driver gets, and renders in its backend's
+/// form — the app's arguments (USB, pymobiledevice3), arguments plus the secrets in the app's
+/// preferences (simctl, devicectl), or the app's preferences alone (SSH, rosettasim, Mac).
+public struct ResolvedLaunch: Sendable, Hashable, CustomStringConvertible {
+    /// `-Key value` pairs in the order the app is given them, secrets marked.
+    public var items: [LaunchArguments.Argument]
+
+    /// `settings` with the secrets it names read from `environment`; throws when one is not there.
+    public init(_ settings: LaunchSettings, environment: [String: String]) throws {
+        items = try settings.resolved(environment).items
+    }
+
+    /// The app's argv, secrets included: only for handing to the device (debugserver, a tool's stdin).
+    public var arguments: [String] { items.flatMap { [$0.flag, $0.value.value ?? ""] } }
+
+    /// The values that must be redacted wherever anything could be echoed.
+    public var secretValues: Set<String> {
+        Set(items.filter(\.isSecret).compactMap(\.value.value).filter { !$0.isEmpty })
+    }
+
+    /// The argv without the secret pairs: what may be on a command line (visible to every user).
+    public var publicArguments: [String] {
+        items.filter { !$0.isSecret }.flatMap { [$0.flag, $0.value.value ?? ""] }
+    }
+
+    /// The secret pairs as the app's NSUserDefaults keys (`HAAccessToken`).
+    public var secretDefaults: [String: String] { Self.defaults(items.filter(\.isSecret)) }
+
+    /// Every pair as the app's NSUserDefaults key (an argv `-Key value` lands in the same key).
+    public var defaults: [String: String] { Self.defaults(items) }
+
+    static func defaults(_ items: [LaunchArguments.Argument]) -> [String: String] {
+        var result: [String: String] = [:]
+        for item in items where item.flag.hasPrefix("-") && item.flag.count > 1 {
+            result[String(item.flag.dropFirst())] = item.value.value ?? ""
+        }
+        return result
+    }
+
+    public var description: String { LaunchArguments(items: items).description }
+}

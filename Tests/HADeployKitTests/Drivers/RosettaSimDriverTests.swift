@@ -60,7 +60,7 @@ import Testing
         _ = try await sim.install(
             TestApp.artifact(path: "/work/build/rosettasim/HA Dashboard.app"), force: false
         ) { _ in }
-        try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+        try await sim.launch(TestApp.artifact(), settings: try TestApp.launch())
         #expect(runner.remaining == 0)
 
         let plist = folder.path(
