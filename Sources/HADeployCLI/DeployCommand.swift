@@ -1,8 +1,10 @@
 import ArgumentParser
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployReporting
 
 struct DeployCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -139,7 +141,8 @@ struct DeployCommand: AsyncParsableCommand {
             var settings = DeploySession.Settings(
                 environment: secrets, reportDirectory: report.map { context.url(for: $0) },
                 writeReport: !worker,
-                jobs: jobs, failFast: failFast, build: inputs.map { builder(context: context, inputs: $0) },
+                jobs: jobs, failFast: failFast,
+                build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) },
                 worker: worker ? nil : workerLauncher(context: context))
             // `rollback DEVICE` later needs to know which app a deploy installed (twins are gone by then).
             let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
@@ -206,19 +209,6 @@ struct DeployCommand: AsyncParsableCommand {
             project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
         }
         return try DeployPlan.load(data, path: path, project: project)
-    }
-
-    /// Builds the plan's builds in this checkout.
-    func builder(context: HADeployContext, inputs: PlanInputs) -> DeploySession.Builder {
-        let matrix = inputs.matrix
-        let variables = inputs.variables
-        return { plan, message in
-            try await BuildRunner(
-                context: context, matrix: matrix,
-                builder: BuildCommandBuilder.resolved(variables: variables, version: plan.version),
-                host: .current
-            ).build(plan, report: message)
-        }
     }
 
     /// hadeploy itself, running one USB route's share of the plan (`deploy --plan SHARE --worker`), with

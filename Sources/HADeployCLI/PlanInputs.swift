@@ -1,3 +1,4 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
@@ -46,11 +47,7 @@ struct PlanInputs {
         }
         let state = context.url(for: arguments.state)
         // Where files and tools are, found now: the planner reads no files, the run none but the plan.
-        let paths = HostPaths(
-            stateDirectory: state.standardizedFileURL.path, home: NSHomeDirectory(),
-            developerImages: twins.map { [$0.developerImages.path] },
-            pymobiledevice3: PyMobileDevice3Driver.executable(
-                variables: [:], checkout: context.currentDirectory))
+        let paths = workspace.hostPaths(stateDirectory: state, developerImages: twins?.developerImages)
         var options = arguments.options(screenshots: screenshots)
         if arguments.virtual
             && (arguments.noBuild || (HostPlatform.current == .linux && matrix.buildHost == nil))

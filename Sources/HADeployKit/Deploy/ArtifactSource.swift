@@ -1,7 +1,11 @@
 import Crypto
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
+import Versioning
 
 /// No Xcode here, and a build is needed: the deploy stops before touching any device.
 public struct NoXcodeError: Error, CustomStringConvertible, ExitStatusProviding {
@@ -145,5 +149,18 @@ public enum ArtifactDigest {
 
     static func hex(_ digest: some Sequence<UInt8>) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// The version of a project a plan is made for: devices.yaml's bytes, which `.env` keys are set (not
+/// their values) and the app's version, hashed. The artifacts carry hashes of their own.
+public enum ProjectFingerprint {
+    public static func make(devicesYAML: Data, dotEnvKeys: [String], version: GitVersion) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("hadeploy project\n".utf8))
+        hasher.update(data: devicesYAML)
+        hasher.update(data: Data("\n.env keys: \(Set(dotEnvKeys).sorted().joined(separator: ","))\n".utf8))
+        hasher.update(data: Data("version: \(version.description)\n".utf8))
+        return "sha256:" + hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -1,0 +1,110 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Logging
+import MobileDevice
+import SSHTransport
+
+/// Makes the driver a device's plan names, from the plan's `DriverConfiguration` alone; decides
+/// nothing itself. Secrets the configuration names are read from `environment` here, at the last moment.
+public struct DriverRegistry: Sendable {
+    public var host: HostPlatform
+    /// The run's environment: the secrets the plan names, and `SSH_AUTH_SOCK`.
+    public var environment: [String: String]
+    /// Runs xcrun, rosettasim-ctl and pymobiledevice3.
+    public var runner: any ProcessRunner
+
+    public init(host: HostPlatform, environment: [String: String], runner: any ProcessRunner) {
+        self.host = host
+        self.environment = environment
+        self.runner = runner
+    }
+
+    public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
+        let deadlines = DriverDeadlines(overrides: plan.timeouts)
+        switch plan.configuration {
+        case .usb(let usb):
+            return try usbDriver(plan, usb)
+        case .ssh(let ssh, let fallback):
+            let primary = try sshDriver(plan, ssh)
+            if let fallback {
+                return FallbackDriver(primary: primary, fallback: try usbDriver(plan, fallback))
+            }
+            return primary
+        case .simctl(let simulator):
+            return SimctlDriver(
+                configuration: SimctlDriver.Configuration(
+                    label: plan.name,
+                    selector: SimulatorSelector(
+                        udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
+                    host: host, commands: SimctlCommands(developerDir: simulator.developerDir),
+                    diagnosticReports: URL(fileURLWithPath: simulator.home).appendingPathComponent(
+                        "Library/Logs/DiagnosticReports"),
+                    scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
+                runner: runner)
+        case .rosettaSim(let simulator):
+            let home = URL(fileURLWithPath: simulator.home)
+            return RosettaSimDriver(
+                configuration: RosettaSimDriver.Configuration(
+                    label: plan.name,
+                    selector: SimulatorSelector(
+                        udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
+                    host: host, commands: simulator.tool.map(RosettaSimCommands.init(executable:)),
+                    simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
+                    diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
+                    scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
+                runner: runner)
+        case .devicectl(let devicectl):
+            return DevicectlDriver(
+                configuration: DevicectlDriver.Configuration(
+                    label: plan.name, device: devicectl.device, host: host,
+                    commands: DevicectlCommands(developerDir: devicectl.developerDir),
+                    scratchDirectory: URL(fileURLWithPath: devicectl.scratchDirectory), deadlines: deadlines),
+                runner: runner)
+        case .mac(let mac):
+            return MacDriver(
+                configuration: MacDriver.Configuration(
+                    label: plan.name, host: host, home: URL(fileURLWithPath: mac.home), deadlines: deadlines),
+                runner: runner)
+        case .pymobiledevice3(let tunnel, let usb):
+            return ModernLinuxDriver(
+                usb: try usbDriver(plan, usb),
+                tunnel: PyMobileDevice3Driver.make(
+                    label: plan.name, udid: usb.udid ?? plan.name, route: plan.backend.usbRoute,
+                    executable: tunnel.executable, runner: runner,
+                    scratchDirectory: URL(fileURLWithPath: tunnel.scratchDirectory), deadlines: deadlines))
+        case .none:
+            throw TransportUnavailable(
+                device: plan.name, transport: plan.backend.name, reason: "not available on this host")
+        }
+    }
+
+    func sshDriver(_ plan: DevicePlan, _ ssh: SSHConfiguration) throws -> any DeviceDriver {
+        let config = try SSHDriver.config(ssh, plan: plan, environment: environment)
+        return SSHDriver(
+            deployer: JailbreakDeployer(config: config), plan: plan,
+            workDirectory: URL(fileURLWithPath: ssh.workDirectory))
+    }
+
+    func usbDriver(_ plan: DevicePlan, _ usb: USBConfiguration) throws -> any DeviceDriver {
+        guard let udid = usb.udid else {
+            throw TransportUnavailable(
+                device: plan.name, transport: "usb",
+                reason: "no UDID: set it in devices.yaml or .env (`idevice_id -l`)")
+        }
+        // The driver's own limits are the plan's: the install deadline sized to the app, the launch's.
+        var timeouts = USBTimeouts()
+        if let install = plan.timeouts["install"] { timeouts.install = .checkedSeconds(install) }
+        if let launch = plan.step(.launch) { timeouts.launch = launch.deadline.duration(appBytes: 0) }
+        let options = USBDeviceOptions(
+            stateDirectory: URL(fileURLWithPath: usb.installRecords),
+            developerImageDirectories: usb.developerImages.map { URL(fileURLWithPath: $0) },
+            timeouts: timeouts, logger: Logger(label: "hadeploy.usb"),
+            // A crash at launch is also caught by the crash-report step; a short watch keeps redeploys quick.
+            launchSettle: .milliseconds(300), network: usb.network)
+        return USBDriver(
+            udid: udid, name: plan.name, options: options,
+            connectDeadline: (plan.step(.connect)?.deadline ?? .seconds(30)).duration(appBytes: 0))
+    }
+}
