@@ -234,7 +234,7 @@ let package = Package(
             name: "hadeploy-bench",
             dependencies: [
                 "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployDrivers",
-                "HADeployCore",
+                "HADeployCore", "DeployModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

@@ -108,12 +108,9 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
 
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let app = try appDirectory(artifact)
-        // The app's preferences, merged on the device: each key as typed, the token marked secret.
-        let pairs = launch.items.map {
-            LaunchParameters.Argument(flag: $0.flag, value: $0.value.value ?? "", isSecret: $0.isSecret)
-        }
         try await deployer.stop(app: app)
-        try await deployer.launch(app: app, parameters: LaunchParameters(arguments: pairs))
+        // The app's preferences, merged on the device; the argument lines on the launch command's stdin.
+        try await deployer.launch(app: app, settings: launch)
     }
 
     /// Crash reports named `<Executable>-YYYY-MM-DD-HHMMSS.{ips,crash,plist}` newer than `since`.
