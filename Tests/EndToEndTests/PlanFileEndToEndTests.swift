@@ -23,9 +23,8 @@ struct PlanFileEndToEndTests {
     {
         try await HADeployBinary.run(
             ["deploy"] + arguments + ["--json"], in: folder,
-            environment: [
-                "HA_TOKEN": world.ha.token, "XDG_CACHE_HOME": world.root.appendingPathComponent("cache").path,
-            ],
+            environment: ["XDG_CACHE_HOME": world.root.appendingPathComponent("cache").path],
+            secrets: ["HA_TOKEN": world.ha.token],
             timeout: .seconds(180))
     }
 
