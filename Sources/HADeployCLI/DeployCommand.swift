@@ -25,6 +25,8 @@ struct DeployCommand: AsyncParsableCommand {
             (a checkout here must be the one the plan was made for); the secrets it
             names (env:HA_TOKEN, SSH passwords) come from the environment. A plan
             that builds cannot run from a file: plan with --no-build --artifacts.
+            With --report, each screenshot is compared with the device's last verified one
+            (.hadeploy/baselines): same (99 %+), changed a little (90 %+) or different.
             Exit codes: 0 every device succeeded, 1 some device failed (or the report
             could not be written), 2 build failed, 64 usage, 78 config, 130 interrupted
             (Ctrl-C), 143 terminated (SIGTERM).
@@ -44,6 +46,16 @@ struct DeployCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Write summary.json, junit.xml, screenshots and index.html here.", valueName: "dir"))
     var report: String?
+
+    @Flag(
+        name: .customLong("fail-on-visual-change"),
+        help: "Fail a device whose screenshot changed against its last verified one (with --report).")
+    var failOnVisualChange = false
+
+    @Flag(
+        name: .customLong("accept-screenshots"),
+        help: "Keep this deploy's screenshots as the devices' new baselines, changed or not (with --report).")
+    var acceptScreenshots = false
 
     @Option(
         name: .long, help: ArgumentHelp("Deploy to at most N devices at once (default: all).", valueName: "n")
@@ -88,6 +100,14 @@ struct DeployCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--jobs \(jobs) is out of range: give how many devices may deploy at once, from 1 to "
                     + "\(DeployCommand.maxJobs) (leave it out for every device at once)")
+        }
+        if report == nil,
+            let flag = failOnVisualChange
+                ? "--fail-on-visual-change" : acceptScreenshots ? "--accept-screenshots" : nil
+        {
+            throw ValidationError(
+                "\(flag) needs --report DIR: screenshots are taken, and compared with the last ones, for the report"
+            )
         }
     }
 
@@ -147,6 +167,11 @@ struct DeployCommand: AsyncParsableCommand {
             // `rollback DEVICE` later needs to know which app a deploy installed (twins are gone by then).
             let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
             if !virtual && !worker { settings.deployRecords = .project(context) }
+            if report != nil, !worker {
+                settings.screenshotReview = ScreenshotReview(
+                    baselines: .project(context, virtual: virtual), acceptNew: acceptScreenshots,
+                    failOnChange: failOnVisualChange)
+            }
             let session = DeploySession(context: context, plan: plan, settings: settings, reporter: reporter)
             let started = Date()
             let task = Task { try await session.run() }

@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HADeployReporting
 import Logging
 import MobileDevice
 import SSHTransport
@@ -35,6 +36,8 @@ public struct DeploySession: Sendable {
         /// Where each device's installed bundle id is remembered for `rollback` (nil: not at all, as
         /// for virtual twins, which are gone after the run).
         public var deployRecords: DeployRecords?
+        /// Each screenshot against the device's baseline (nil: screenshots are not compared).
+        public var screenshotReview: ScreenshotReview?
 
         public init(
             environment: [String: String], reportDirectory: URL?, writeReport: Bool = true, jobs: Int?,
@@ -182,7 +185,7 @@ public struct DeploySession: Sendable {
                 verifier = candidate
             }
         }
-        let environment = DeployEnvironment(
+        var environment = DeployEnvironment(
             driver: { try drivers.driver(for: $0) }, verifier: verifier,
             verificationSkippedReason: plan.verificationSkipped
                 ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
@@ -191,6 +194,7 @@ public struct DeploySession: Sendable {
             lockDirectory: Self.lockDirectory(context.environment),
             jobs: settings.jobs, failFast: settings.failFast, now: context.now,
             workers: workers, runner: context.runner, secrets: settings.environment)
+        environment.screenshotReview = settings.screenshotReview
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
         do {
