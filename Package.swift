@@ -54,6 +54,7 @@ let package = Package(
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -233,7 +234,7 @@ let package = Package(
             name: "hadeploy-bench",
             dependencies: [
                 "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployDrivers",
-                "HADeployCore", "ImageCodec",
+                "HADeployCore", "DeployModel", "ImageCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

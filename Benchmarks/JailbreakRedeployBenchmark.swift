@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeployModel
 import Foundation
 import HADeployCore
 import HADeployDrivers
@@ -34,11 +35,13 @@ struct JailbreakRedeployBenchmark: AsyncParsableCommand {
             legacyAlgorithms: legacy, timeouts: SSHTimeouts(transfer: 600))
         let deployer = JailbreakDeployer(
             config: JailbreakDeployConfig(connection: connection, transfer: .sftp))
-        let launch = LaunchParameters(arguments: [
-            .init(flag: "-HAServerURL", value: "http://127.0.0.1:9"),
-            .init(flag: "-HAAccessToken", value: "bench-token", isSecret: true),
-            .init(flag: "-HADashboard", value: "bench"), .init(flag: "-HAKioskMode", value: "YES"),
-        ])
+        let launch = try ResolvedLaunch(
+            LaunchSettings(
+                credentials: .homeAssistant(
+                    server: .value("http://127.0.0.1:9"), token: SecretReference(environment: "HA_TOKEN")),
+                dashboard: .named("bench"), kiosk: true, autoRegister: false, appSettings: [:], deployID: nil,
+                deviceID: nil),
+            environment: ["HA_TOKEN": "bench-token"])
         let clock = ContinuousClock()
         let start = clock.now
         let report = try await deployer.deploy(app: URL(fileURLWithPath: app), launch: launch)

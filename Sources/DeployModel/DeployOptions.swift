@@ -28,6 +28,8 @@ public struct DeployOptions: Sendable, Hashable {
     public var demo: Bool
     /// `--report DIR`: screenshots are taken for the report.
     public var screenshots: Bool
+    /// What `--no-build` installs (`--artifact`, `--artifacts`, the twins' demo bundles).
+    public var artifacts: ArtifactPlan = .nothing
 
     public init(
         targets: [String], build: Bool = true, dashboard: DashboardChoice = .unspecified,

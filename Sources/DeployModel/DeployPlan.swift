@@ -3,7 +3,7 @@ import HADeployCore
 import Versioning
 
 /// Whether a device can be driven from this host at all.
-public enum Availability: Sendable, Hashable, Encodable {
+public enum Availability: Sendable, Hashable, Codable {
     case available
     case notOnThisHost(reason: String)
 
@@ -11,13 +11,22 @@ public enum Availability: Sendable, Hashable, Encodable {
         var container = encoder.singleValueContainer()
         switch self {
         case .available: try container.encode("available")
-        case .notOnThisHost(let reason): try container.encode("not available on this host: \(reason)")
+        case .notOnThisHost(let reason): try container.encode("\(Self.prefix)\(reason)")
         }
+    }
+
+    static let prefix = "not available on this host: "
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        self =
+            text.hasPrefix(Self.prefix)
+            ? .notOnThisHost(reason: String(text.dropFirst(Self.prefix.count))) : .available
     }
 }
 
 /// One flavour's build, shared by every device that uses it.
-public struct BuildPlan: Sendable, Hashable, Encodable {
+public struct BuildPlan: Sendable, Hashable, Codable {
     public var flavour: String
     public var xcode: String
     public var archs: [String]
@@ -51,7 +60,7 @@ public struct BuildPlan: Sendable, Hashable, Encodable {
 }
 
 /// Which dashboard the app is told to open.
-public enum DashboardTarget: Sendable, Hashable, Encodable, CustomStringConvertible {
+public enum DashboardTarget: Sendable, Hashable, Codable, CustomStringConvertible {
     /// `-HADashboard <url_path>`.
     case named(String)
     /// `-HADashboard ""`: the app's default dashboard.
@@ -84,10 +93,20 @@ public enum DashboardTarget: Sendable, Hashable, Encodable, CustomStringConverti
         case .unchanged: try container.encodeNil()
         }
     }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .unchanged
+        } else {
+            let name = try container.decode(String.self)
+            self = name.isEmpty ? .appDefault : .named(name)
+        }
+    }
 }
 
 /// How a device proves its dashboard loaded.
-public struct VerificationPlan: Sendable, Hashable, Encodable {
+public struct VerificationPlan: Sendable, Hashable, Codable {
     /// The app's own log (`Documents/ha-log.txt` in its data container).
     public var appLog: Bool
     /// The device's `mobile_app` entry in Home Assistant (`ha_integration: true`), found by this name
@@ -111,7 +130,7 @@ public struct VerificationPlan: Sendable, Hashable, Encodable {
 }
 
 /// Everything hadeploy will do for one device, resolved, as a value: the executor runs exactly this.
-public struct DevicePlan: Sendable, Hashable, Encodable {
+public struct DevicePlan: Sendable, Hashable, Codable {
     public var id: String
     public var name: String
     public var kind: DeviceKind
@@ -130,18 +149,88 @@ public struct DevicePlan: Sendable, Hashable, Encodable {
     public var verification: VerificationPlan
     /// Per-step deadline overrides in seconds, from devices.yaml (drivers size their commands by them).
     public var timeouts: [String: Double]
-    public var launchArguments: LaunchArguments
+    /// What the app is told at launch (the token by reference).
+    public var launch: LaunchSettings
+    /// `--force`: installed even when the device already has this exact build.
+    public var force: Bool
+    /// What the device's driver is built from, nothing else.
+    public var configuration: DriverConfiguration
     public var steps: [PlanStep]
     /// `.env` keys the device's steps need that are not set; a real deploy stops on them.
     public var unsetKeys: [String]
     public var availability: Availability
+
+    /// The step with this id, if the plan has it.
+    public func step(_ id: StepID) -> PlanStep? { steps.first { $0.id == id } }
+
+    /// The launch arguments as people see them: the token as `***` (or `<unset: KEY>`).
+    public var launchArguments: LaunchArguments { launch.arguments(unset: Set(unsetKeys)) }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, kind, transport, backend, productType, ios, arch, flavour, udid, host, kiosk, dashboard
+        case verification, timeouts, launch, force, configuration, steps, unsetKeys, availability
+        /// Written for people and tools reading the plan; read back from `launch`.
+        case launchArguments
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(transport, forKey: .transport)
+        try container.encode(backend, forKey: .backend)
+        try container.encodeIfPresent(productType, forKey: .productType)
+        try container.encode(ios, forKey: .ios)
+        try container.encode(arch, forKey: .arch)
+        try container.encode(flavour, forKey: .flavour)
+        try container.encodeIfPresent(udid, forKey: .udid)
+        try container.encodeIfPresent(host, forKey: .host)
+        try container.encodeIfPresent(kiosk, forKey: .kiosk)
+        try container.encode(dashboard, forKey: .dashboard)
+        try container.encode(verification, forKey: .verification)
+        try container.encode(timeouts, forKey: .timeouts)
+        try container.encode(launch, forKey: .launch)
+        try container.encode(launchArguments, forKey: .launchArguments)
+        try container.encode(force, forKey: .force)
+        try container.encode(configuration, forKey: .configuration)
+        try container.encode(steps, forKey: .steps)
+        try container.encode(unsetKeys, forKey: .unsetKeys)
+        try container.encode(availability, forKey: .availability)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        kind = try container.decode(DeviceKind.self, forKey: .kind)
+        transport = try container.decode(TransportKind.self, forKey: .transport)
+        backend = try container.decode(DeviceBackend.self, forKey: .backend)
+        productType = try container.decodeIfPresent(String.self, forKey: .productType)
+        ios = try container.decode(String.self, forKey: .ios)
+        arch = try container.decode(String.self, forKey: .arch)
+        flavour = try container.decode(String.self, forKey: .flavour)
+        udid = try container.decodeIfPresent(ConfigValue.Resolution.self, forKey: .udid)
+        host = try container.decodeIfPresent(ConfigValue.Resolution.self, forKey: .host)
+        kiosk = try container.decodeIfPresent(Bool.self, forKey: .kiosk)
+        dashboard = try container.decodeIfPresent(DashboardTarget.self, forKey: .dashboard) ?? .unchanged
+        verification = try container.decode(VerificationPlan.self, forKey: .verification)
+        timeouts = try container.decode([String: Double].self, forKey: .timeouts)
+        launch = try container.decode(LaunchSettings.self, forKey: .launch)
+        force = try container.decode(Bool.self, forKey: .force)
+        configuration = try container.decode(DriverConfiguration.self, forKey: .configuration)
+        steps = try container.decode([PlanStep].self, forKey: .steps)
+        unsetKeys = try container.decode([String].self, forKey: .unsetKeys)
+        availability = try container.decode(Availability.self, forKey: .availability)
+    }
 
     public init(
         id: String, name: String, kind: DeviceKind, transport: TransportKind, backend: DeviceBackend,
         productType: String? = nil, ios: String, arch: String, flavour: String,
         udid: ConfigValue.Resolution? = nil, host: ConfigValue.Resolution? = nil, kiosk: Bool? = nil,
         dashboard: DashboardTarget, verification: VerificationPlan, timeouts: [String: Double],
-        launchArguments: LaunchArguments, steps: [PlanStep], unsetKeys: [String], availability: Availability
+        launch: LaunchSettings, force: Bool = false, configuration: DriverConfiguration = .none,
+        steps: [PlanStep], unsetKeys: [String], availability: Availability
     ) {
         self.id = id
         self.name = name
@@ -158,23 +247,91 @@ public struct DevicePlan: Sendable, Hashable, Encodable {
         self.dashboard = dashboard
         self.verification = verification
         self.timeouts = timeouts
-        self.launchArguments = launchArguments
+        self.launch = launch
+        self.force = force
+        self.configuration = configuration
         self.steps = steps
         self.unsetKeys = unsetKeys
         self.availability = availability
     }
-
-    /// The step with this id, if the plan has it.
-    public func step(_ id: StepID) -> PlanStep? { steps.first { $0.id == id } }
 }
 
-/// A whole deploy, as a value: `hadeploy plan` prints it, the executor runs it.
-public struct DeployPlan: Sendable, Encodable {
+/// A built app the plan installs, named by path and content hash (checked before any device).
+public struct PlannedArtifact: Sendable, Hashable, Codable {
+    public var path: String
+    /// SHA-256 of the .ipa, or of an .app folder's files (see `ArtifactDigest`).
+    public var sha256: String
+
+    public init(path: String, sha256: String) {
+        self.path = path
+        self.sha256 = sha256
+    }
+}
+
+/// Where each flavour's app comes from, decided when planning.
+public enum ArtifactPlan: Sendable, Hashable, Codable {
+    /// Built from this checkout (the plan's builds).
+    case build
+    /// Existing builds (`--artifact`, `--artifacts`), by flavour.
+    case files([String: PlannedArtifact])
+    /// Demo bundles generated for virtual twins, in this folder.
+    case demo(directory: String, bundleID: String)
+    /// `--no-build` with nothing to install.
+    case nothing
+}
+
+/// The devices one worker process deploys (another usbmuxd route: libusbmuxd takes one per process).
+public struct WorkerShare: Sendable, Hashable, Codable {
+    public var route: USBRoute
+    public var devices: [String]
+
+    public init(route: USBRoute, devices: [String]) {
+        self.route = route
+        self.devices = devices
+    }
+}
+
+/// How hadeploy logs in to a USB host (`usb_host: ssh://…`) to forward its usbmuxd.
+public struct HostLogin: Sendable, Hashable, Codable {
+    public var login: SSHLoginPlan
+    public var knownHosts: String
+
+    public init(login: SSHLoginPlan, knownHosts: String) {
+        self.login = login
+        self.knownHosts = knownHosts
+    }
+}
+
+/// A whole deploy, as a value: `hadeploy plan` prints it, the executor runs it, and a plan file
+/// (`hadeploy plan --json > plan.json`) holds all of it: `hadeploy deploy --plan plan.json` runs it.
+public struct DeployPlan: Sendable, Codable {
+    /// The plan file format this hadeploy reads and writes.
+    public static let currentFormat = 1
+
+    /// `format` of the file; a plan of another format is refused.
+    public var format: Int = DeployPlan.currentFormat
+    /// The project the plan was made for (`ProjectFingerprint`): devices.yaml, which `.env` keys are set,
+    /// the version and the artifacts. A plan made for another one is refused.
+    public var project: String = ""
     public var version: GitVersion
     public var deployID: String
     public var server: ConfigValue.Resolution
-    /// The token the launch and the checks use (`--token`, else HA_TOKEN); shown as ***.
-    public var accessToken: Secret?
+    /// The token the launch and the checks use, by reference (`env:HA_TOKEN`; `--token` is handed on
+    /// as HA_TOKEN); nil when it is not set.
+    public var accessToken: SecretReference?
+    /// `HA_CA_FILE`: the CA that signs the Home Assistant server's certificate.
+    public var caFile: String?
+    /// The dashboards the Home Assistant preflight checks before any device (nil: the default one);
+    /// empty when nothing is checked.
+    public var preflight: [String?] = []
+    /// Where each flavour's app comes from.
+    public var artifacts: ArtifactPlan = .build
+    /// hadeploy's state folder (`--state`): staging, locks' records, demo bundles.
+    public var stateDirectory: String = ".hadeploy"
+    /// The devices deployed by worker processes (other USB routes); the rest run in this one.
+    public var workers: [WorkerShare] = []
+    /// How a USB host's usbmuxd is reached over SSH, when a device has one.
+    public var usbHostLogin: HostLogin?
     public var verify: Bool
     /// Why the dashboard check does not run (`verify` false): what every device's result says.
     public var verificationSkipped: String?
@@ -183,7 +340,8 @@ public struct DeployPlan: Sendable, Encodable {
     public var warnings: [String]
 
     public init(
-        version: GitVersion, deployID: String, server: ConfigValue.Resolution, accessToken: Secret? = nil,
+        version: GitVersion, deployID: String, server: ConfigValue.Resolution,
+        accessToken: SecretReference? = nil,
         verify: Bool, verificationSkipped: String? = nil, builds: [BuildPlan], devices: [DevicePlan],
         warnings: [String]
     ) {

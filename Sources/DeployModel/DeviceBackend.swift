@@ -1,6 +1,6 @@
 /// Which usbmuxd a USB device is reached through. libusbmuxd reads one address per process, so a
 /// run drives each route in a process of its own (see `DeploySession`).
-public enum USBRoute: Sendable, Hashable, Encodable, CustomStringConvertible {
+public enum USBRoute: Sendable, Hashable, Codable, CustomStringConvertible {
     /// This machine's usbmuxd (or `USBMUXD_SOCKET_ADDRESS` when set).
     case local(address: String?)
     /// hadeploy's virtual twins (`--virtual`, `hadeploy virtual`).
@@ -24,11 +24,24 @@ public enum USBRoute: Sendable, Hashable, Encodable, CustomStringConvertible {
         case .usbHost(let url): try container.encode(url)
         }
     }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        if text == "local" {
+            self = .local(address: nil)
+        } else if text.hasPrefix("local:") {
+            self = .local(address: String(text.dropFirst("local:".count)))
+        } else if text.hasPrefix("virtual:") {
+            self = .virtual(address: String(text.dropFirst("virtual:".count)))
+        } else {
+            self = .usbHost(text)
+        }
+    }
 }
 
 /// How hadeploy drives one device, decided by the planner from the device's transport, this host
 /// and the topology. The executor picks the driver from this and nothing else.
-public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertible {
+public enum DeviceBackend: Sendable, Hashable, Codable, CustomStringConvertible {
     /// libimobiledevice through a usbmuxd, by its USB entry or (Wi-Fi) its Network entry.
     case usb(USBRoute, lookup: USBLookup = .usb)
     /// A jailbroken device over SSH; with a USB route when it may also be plugged in.
@@ -109,6 +122,26 @@ public enum DeviceBackend: Sendable, Hashable, Encodable, CustomStringConvertibl
         case .pymobiledevice3(let route): try container.encode(route, forKey: .usbmuxd)
         case .ssh(let fallback): try container.encodeIfPresent(fallback, forKey: .fallback)
         case .simctl, .rosettaSim, .devicectl, .mac: break
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try container.decode(String.self, forKey: .kind)
+        switch kind {
+        case "usb":
+            self = .usb(
+                try container.decode(USBRoute.self, forKey: .usbmuxd),
+                lookup: try container.decodeIfPresent(USBLookup.self, forKey: .lookup) ?? .usb)
+        case "pymobiledevice3": self = .pymobiledevice3(try container.decode(USBRoute.self, forKey: .usbmuxd))
+        case "ssh": self = .ssh(fallback: try container.decodeIfPresent(USBRoute.self, forKey: .fallback))
+        case "simctl": self = .simctl
+        case "rosettasim": self = .rosettaSim
+        case "devicectl": self = .devicectl
+        case "mac": self = .mac
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: container, debugDescription: "no backend named '\(kind)'")
         }
     }
 }

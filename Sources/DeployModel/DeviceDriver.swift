@@ -102,8 +102,9 @@ public protocol DeviceDriver: Sendable {
     func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome
-    /// Launches the app with `arguments`, replacing a running instance, and leaves it running.
-    func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws
+    /// Launches the app with `launch` rendered in this backend's form (arguments, preferences), replacing
+    /// a running instance, and leaves it running.
+    func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws
     /// Crash reports of the app's executable newer than `since`, copied into `directory`.
     func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL]
     /// A PNG of the screen.

@@ -1,3 +1,4 @@
+import Foundation
 import HADeployCore
 
 /// The steps a device's deploy can have, in the order the pipeline runs them.
@@ -16,7 +17,7 @@ public enum StepID: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// How long a step may take.
-public enum StepDeadline: Sendable, Hashable, Encodable, CustomStringConvertible {
+public enum StepDeadline: Sendable, Hashable, Codable, CustomStringConvertible {
     case seconds(Double)
     /// A base plus the app's size at a pessimistic rate: known once the artifact is.
     case sizedToApp(base: Double, bytesPerSecond: Double)
@@ -48,11 +49,29 @@ public enum StepDeadline: Sendable, Hashable, Encodable, CustomStringConvertible
         case .sizedToApp: try container.encode(description)
         }
     }
+
+    /// Seconds, or the sized form as `description` writes it (`600 s + the app at 1 MB/s`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let seconds = try? container.decode(Double.self) {
+            self = .seconds(seconds)
+            return
+        }
+        let text = try container.decode(String.self)
+        let parts = text.components(separatedBy: " s + the app at ")
+        guard parts.count == 2, parts[1].hasSuffix(" MB/s"), let base = Double(parts[0]),
+            let rate = Double(parts[1].dropLast(" MB/s".count))
+        else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "a step deadline is seconds or 'N s + the app at R MB/s'")
+        }
+        self = .sizedToApp(base: base, bytesPerSecond: rate * 1_000_000)
+    }
 }
 
 /// One step of a device's plan, resolved: what it does, its deadline and how often a transient
 /// fault is retried (after re-probing the device).
-public struct PlanStep: Sendable, Hashable, Encodable {
+public struct PlanStep: Sendable, Hashable, Codable {
     public var id: StepID
     public var summary: String
     public var deadline: StepDeadline

@@ -42,3 +42,25 @@ public struct Topology: Sendable, Hashable {
             localUsbmuxd: environment["USBMUXD_SOCKET_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 })
     }
 }
+
+/// Where a run keeps its files and finds its tools, resolved by the caller (the planner reads no files).
+public struct HostPaths: Sendable, Hashable {
+    /// hadeploy's state folder (`--state`), absolute.
+    public var stateDirectory: String
+    /// The home folder when the variables have no `HOME`.
+    public var home: String
+    /// Developer Disk Image folders replacing devices.yaml's `ddi_dir` (the virtual twins' images).
+    public var developerImages: [String]?
+    /// pymobiledevice3 when `PYMOBILEDEVICE3` is not set: the checkout's `.venv-pmd3` when it has one.
+    public var pymobiledevice3: String?
+
+    public init(
+        stateDirectory: String = ".hadeploy", home: String = "~", developerImages: [String]? = nil,
+        pymobiledevice3: String? = nil
+    ) {
+        self.stateDirectory = stateDirectory
+        self.home = home
+        self.developerImages = developerImages
+        self.pymobiledevice3 = pymobiledevice3
+    }
+}

@@ -7,7 +7,7 @@ public struct ConfigValue: Sendable, Hashable, Codable, CustomStringConvertible 
 
     /// A value from `.env` or the environment, or the names it still needs. Plans carry this type
     /// (never a `<unset: KEY>` string); it prints as the value or `<unset: KEY>`.
-    public enum Resolution: Sendable, Hashable, Encodable, CustomStringConvertible {
+    public enum Resolution: Sendable, Hashable, Codable, CustomStringConvertible {
         case value(String)
         /// Names of the variables that are not set (and have no default).
         case unset([String])
@@ -33,6 +33,17 @@ public struct ConfigValue: Sendable, Hashable, Codable, CustomStringConvertible 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(description)
+        }
+
+        /// Read back from a plan file: `<unset: A, B>` is the unset form, anything else a value.
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            if text.hasPrefix("<unset: "), text.hasSuffix(">") {
+                let names = text.dropFirst("<unset: ".count).dropLast()
+                self = .unset(names.split(separator: ",").map { String($0.drop { $0 == " " }) })
+            } else {
+                self = .value(text)
+            }
         }
     }
 

@@ -71,6 +71,14 @@ struct DeployArguments: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("State directory for --virtual devices.", valueName: "dir"))
     var state: String = ".hadeploy/virtual"
 
+    @Option(name: .long, help: ArgumentHelp("Install this .ipa/.app (with --no-build).", valueName: "path"))
+    var artifact: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Install DIR/<flavour>/*.ipa|.app (with --no-build).", valueName: "dir"))
+    var artifacts: String?
+
     func validate() throws {
         if dashboard != nil && defaultDashboard {
             throw ValidationError("--dashboard and --default conflict: choose one dashboard")
@@ -85,6 +93,12 @@ struct DeployArguments: ParsableArguments {
         if let token, token.isEmpty { throw ValidationError("--token needs a value (or set HA_TOKEN)") }
         if token != nil && (reset || demo) {
             throw ValidationError("--token sets the app's token; --reset and --demo send none")
+        }
+        if artifact != nil && artifacts != nil {
+            throw ValidationError("--artifact and --artifacts conflict")
+        }
+        if (artifact != nil || artifacts != nil) && !noBuild {
+            throw ValidationError("--artifact/--artifacts install an existing build: add --no-build")
         }
     }
 

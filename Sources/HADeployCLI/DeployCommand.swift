@@ -19,6 +19,12 @@ struct DeployCommand: ContextCommand {
               hadeploy all --dry-run                  print the plan, touch nothing
               hadeploy all --kiosk --virtual --report out/     (virtual devices)
               hadeploy all --no-build --artifacts dist/ --report out/ --json
+              hadeploy plan all --no-build --artifacts dist/ --json > plan.json
+              hadeploy deploy --plan plan.json        run exactly that plan
+            --plan FILE runs a plan file as it is: no devices.yaml or .env is read
+            (a checkout here must be the one the plan was made for); the secrets it
+            names (env:HA_TOKEN, SSH passwords) come from the environment. A plan
+            that builds cannot run from a file: plan with --no-build --artifacts.
             With --report, each screenshot is compared with the device's last verified one
             (.hadeploy/baselines): same (99 %+), changed a little (90 %+) or different.
             Exit codes: 0 every device succeeded, 1 some device failed (or the report
@@ -62,29 +68,34 @@ struct DeployCommand: ContextCommand {
     @Flag(name: .customLong("fail-fast"), help: "Stop the remaining devices after the first failure.")
     var failFast = false
 
-    @Option(name: .long, help: ArgumentHelp("Install this .ipa/.app (with --no-build).", valueName: "path"))
-    var artifact: String?
-
     @Option(
-        name: .long,
-        help: ArgumentHelp("Install DIR/<flavour>/*.ipa|.app (with --no-build).", valueName: "dir"))
-    var artifacts: String?
+        name: .customLong("plan"),
+        help: ArgumentHelp(
+            "Run this plan file (hadeploy plan … --json > FILE) exactly; no targets or plan options.",
+            valueName: "file"))
+    var planFile: String?
 
     /// A worker for one USB route, started by another hadeploy (libusbmuxd takes one address per
-    /// process): JSON events on stdout, no report files of its own.
+    /// process) with its share of the plan (`--plan`): JSON events on stdout, no report files of its own.
     @Flag(name: .customLong("worker"), help: .hidden)
     var worker = false
 
-    @Option(name: .customLong("deploy-id"), help: .hidden)
-    var deployID: String?
-
-    @Option(name: .customLong("artifact-manifest"), help: .hidden)
-    var artifactManifest: String?
-
     func validate() throws {
-        if arguments.targets.isEmpty {
+        if planFile != nil {
+            let changesThePlan =
+                !arguments.targets.isEmpty || arguments.noBuild || arguments.dashboard != nil
+                || arguments.defaultDashboard || arguments.server != nil || arguments.kiosk != nil
+                || arguments.noVerify || arguments.force || arguments.reset || arguments.demo
+                || arguments.virtual
+                || arguments.artifact != nil || arguments.artifacts != nil || dryRun
+            if changesThePlan {
+                throw ValidationError(
+                    "--plan runs the plan file as it is: give targets and plan options to `hadeploy plan`")
+            }
+        } else if arguments.targets.isEmpty {
             throw ValidationError("name at least one target, e.g. `hadeploy all` or `hadeploy mini4`")
         }
+        if worker && planFile == nil { throw ValidationError("--worker runs a share of a plan: add --plan") }
         if let jobs, !(1...DeployCommand.maxJobs).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is out of range: give how many devices may deploy at once, from 1 to "
@@ -98,12 +109,6 @@ struct DeployCommand: ContextCommand {
                 "\(flag) needs --report DIR: screenshots are taken, and compared with the last ones, for the report"
             )
         }
-        if artifact != nil && artifacts != nil {
-            throw ValidationError("--artifact and --artifacts conflict")
-        }
-        if (artifact != nil || artifacts != nil) && !arguments.noBuild {
-            throw ValidationError("--artifact/--artifacts install an existing build: add --no-build")
-        }
     }
 
     func run(_ context: HADeployContext) async throws {
@@ -114,11 +119,25 @@ struct DeployCommand: ContextCommand {
             try ReportWriter.checkWritable(
                 context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
-        let inputs = try await PlanInputs.make(
-            workspace: workspace, arguments: arguments, screenshots: report != nil, deployID: deployID)
-        let plan = inputs.plan
+        let inputs: PlanInputs?
+        let plan: DeployPlan
+        // The environment the plan's secrets are read from: `.env` and the environment for a plan
+        // made here, the environment alone for a plan file.
+        var secrets: [String: String]
+        if let planFile {
+            inputs = nil
+            plan = try await loadPlan(planFile, context: context)
+            secrets = context.environment
+        } else {
+            let made = try await PlanInputs.make(
+                workspace: workspace, arguments: arguments, screenshots: report != nil)
+            inputs = made
+            plan = made.plan
+            secrets = made.variables
+        }
+        if let token = arguments.token { secrets["HA_TOKEN"] = token }
         if dryRun {
-            await inputs.twins?.stop()
+            await inputs?.twins?.stop()
             context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
             return
         }
@@ -136,29 +155,24 @@ struct DeployCommand: ContextCommand {
         } else {
             reporter = PlainReporter(output: context.output, stream: .standardError, clock: context.clock)
         }
-        if let twins = inputs.twins {
+        if let twins = inputs?.twins {
             reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(twins.twins.address)"))
         }
         var settings = DeploySession.Settings(
-            artifact: artifact.map { context.url(for: $0) },
-            artifacts: artifacts.map { context.url(for: $0) },
-            artifactManifest: artifactManifest.map { context.url(for: $0) },
-            virtual: arguments.virtual, developerImages: inputs.twins?.developerImages,
-            stateDirectory: context.url(for: arguments.state),
-            reportDirectory: report.map { context.url(for: $0) }, writeReport: !worker, jobs: jobs,
-            failFast: failFast, force: arguments.force,
-            worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID))
-        settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
+            environment: secrets, reportDirectory: report.map { context.url(for: $0) },
+            writeReport: !worker,
+            jobs: jobs, failFast: failFast,
+            build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) },
+            worker: worker ? nil : workerLauncher(context: context))
         // `rollback DEVICE` later needs to know which app a deploy installed (twins are gone by then).
-        if !arguments.virtual { settings.deployRecords = .project(context) }
+        let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
+        if !virtual && !worker { settings.deployRecords = .project(context) }
         if report != nil, !worker {
             settings.screenshotReview = ScreenshotReview(
-                baselines: .project(context, virtual: arguments.virtual), acceptNew: acceptScreenshots,
+                baselines: .project(context, virtual: virtual), acceptNew: acceptScreenshots,
                 failOnChange: failOnVisualChange)
         }
-        let session = DeploySession(
-            context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
-            settings: settings, reporter: reporter)
+        let session = DeploySession(context: context, plan: plan, settings: settings, reporter: reporter)
         let started = context.clock.now()
         let task = Task { try await session.run() }
         let signals = SignalCancellation { task.cancel() }
@@ -167,7 +181,7 @@ struct DeployCommand: ContextCommand {
         do {
             result = try await task.value
         } catch {
-            await inputs.twins?.stop()
+            await inputs?.twins?.stop()
             // Stopped before any device was touched (a refused token, a failed build): CI still
             // gets a report saying so for every device.
             if let directory = report, !worker {
@@ -191,7 +205,7 @@ struct DeployCommand: ContextCommand {
             }
             throw error
         }
-        await inputs.twins?.stop()
+        await inputs?.twins?.stop()
         if let directory = report, !worker {
             // Named only when it exists: the executor said why it does not.
             if result.reportProblem == nil {
@@ -202,44 +216,45 @@ struct DeployCommand: ContextCommand {
         if result.exitCode != 0 { throw ExitCode(result.exitCode) }
     }
 
-    /// hadeploy itself, deploying one USB route's devices with this run's options and artifacts.
-    /// A `--token` travels in the worker's environment, never on its command line.
-    func workerLauncher(context: HADeployContext, deployID: String) -> WorkerLauncher {
+    /// Reads a plan file; a checkout here (devices.yaml at --config) must be the one the plan was made
+    /// for. A worker's share comes from its parent, which checked.
+    func loadPlan(_ path: String, context: HADeployContext) async throws -> DeployPlan {
+        let url = context.url(for: path)
+        let data: Data
+        do {
+            guard let contents = context.fileSystem.contents(atPath: url.path) else {
+                throw CocoaError(.fileReadNoSuchFile)
+            }
+            data = contents
+        } catch {
+            throw PlanFileError(path: path, problem: "cannot read it: \(SystemErrorText.message(error))")
+        }
+        var project: String?
+        if !worker, context.fileSystem.fileExists(atPath: context.url(for: self.project.config).path) {
+            let workspace = Workspace(
+                context: context, configPath: self.project.config, envFilePath: self.project.envFile)
+            let (_, dotEnv) = try workspace.loadVariables()
+            let version = try await workspace.loadVersion(allowShallow: true)
+            project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
+        }
+        return try DeployPlan.load(data, path: path, project: project)
+    }
+
+    /// hadeploy itself, running one USB route's share of the plan (`deploy --plan SHARE --worker`), with
+    /// this run's --fail-fast, --jobs and --report. The secrets the share names travel in the worker's
+    /// environment, never on its command line.
+    func workerLauncher(context: HADeployContext) -> WorkerLauncher {
         let executable = Bundle.main.executableURL?.path ?? CommandLine.arguments[0]
         let directory = context.currentDirectory.path
-        let base = [
-            "--config=\(context.url(for: project.config).path)",
-            "--env-file=\(context.url(for: project.envFile).path)",
-        ]
-        // `--option=value`, and the devices after `--`: a value that starts with `-` (a dashboard
-        // named `-X`) must reach the worker as the value it is, as this process read it.
-        var options: [String] = []
-        if let dashboard = arguments.dashboard { options.append("--dashboard=\(dashboard)") }
-        if arguments.defaultDashboard { options.append("--default") }
-        if let server = arguments.server { options.append("--server=\(server)") }
-        if let kiosk = arguments.kiosk { options.append(kiosk ? "--kiosk" : "--no-kiosk") }
-        if arguments.noVerify { options.append("--no-verify") }
-        if arguments.force { options.append("--force") }
-        if arguments.reset { options.append("--reset") }
-        if arguments.demo { options.append("--demo") }
-        if arguments.allowShallow { options.append("--allow-shallow") }
-        options.append("--state=\(context.url(for: arguments.state).path)")
+        var options = ["deploy", "--worker"]
+        if failFast { options.append("--fail-fast") }
         if let report { options.append("--report=\(context.url(for: report).path)") }
         if let jobs { options.append("--jobs=\(jobs)") }
-        var environment: [String: String] = [:]
-        if let token = arguments.token { environment["HA_TOKEN"] = token }
-        let secrets: Set<String> = arguments.token.map { [$0] } ?? []
         let fixedOptions = options
-        let fixedEnvironment = environment
-        return WorkerLauncher { _, devices, manifest in
+        return WorkerLauncher { share, secrets in
             ProcessCommand(
-                executable,
-                ["deploy"] + base + fixedOptions + [
-                    "--no-build", "--worker", "--artifact-manifest=\(manifest.path)",
-                    "--deploy-id=\(deployID)",
-                    "--",
-                ] + devices,
-                environment: fixedEnvironment, workingDirectory: directory, secretValues: secrets)
+                executable, fixedOptions + ["--plan=\(share.path)"], environment: secrets,
+                workingDirectory: directory, secretValues: Set(secrets.values))
         }
     }
 }

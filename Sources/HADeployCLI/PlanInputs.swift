@@ -5,6 +5,8 @@ import HADeployCore
 import HADeployKit
 import HADeployVirtual
 import Logging
+import Templating
+import Versioning
 
 /// What `plan` and `deploy` start from: the matrix, the variables, the version and the topology —
 /// with the virtual twins running when `--virtual` asks for them, so the plan names their UDIDs.
@@ -23,7 +25,7 @@ struct PlanInputs {
     ) async throws -> PlanInputs {
         let context = workspace.context
         let matrix = try workspace.loadMatrix()
-        let (variables, _) = try workspace.loadVariables()
+        let (variables, dotEnv) = try workspace.loadVariables()
         let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
         var topology = Topology.current(environment: context.environment)
         // `plan --as-host macos`: what a Mac would do, from Linux (the simulator builds included).
@@ -44,10 +46,34 @@ struct PlanInputs {
             topology.virtual = run.twins
             twins = run
         }
+        let state = context.url(for: arguments.state)
+        // Where files and tools are, found now: the planner reads no files, the run none but the plan.
+        let paths = workspace.hostPaths(stateDirectory: state, developerImages: twins?.developerImages)
+        var options = arguments.options(screenshots: screenshots)
+        if arguments.virtual
+            && (arguments.noBuild || (HostPlatform.current == .linux && matrix.buildHost == nil))
+            && arguments.artifact == nil && arguments.artifacts == nil
+        {
+            // Virtual twins without a build: demo bundles, generated when the run starts.
+            options.artifacts = .demo(
+                directory: state.appendingPathComponent("demo-apps").path,
+                bundleID: variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
+                    ?? "com.example.hadashboard")
+        }
         do {
-            let plan = try DeployPlanner(matrix: matrix, variables: variables, topology: topology).plan(
-                options: arguments.options(screenshots: screenshots), version: version,
-                deployID: deployID ?? UUID().uuidString.lowercased())
+            var plan = try DeployPlanner(
+                matrix: matrix, variables: variables, topology: topology, paths: paths
+            )
+            .plan(options: options, version: version, deployID: deployID ?? UUID().uuidString.lowercased())
+            if arguments.artifact != nil || arguments.artifacts != nil {
+                // Found and hashed now: the plan names each flavour's file and its SHA-256.
+                plan.artifacts = try ArtifactPlan.files(
+                    artifact: arguments.artifact.map { context.url(for: $0) },
+                    directory: arguments.artifacts.map { context.url(for: $0) },
+                    flavours: Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
+                )
+            }
+            plan.project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
             return PlanInputs(
                 workspace: workspace, matrix: matrix, variables: variables, plan: plan, twins: twins,
                 stateLock: stateLock)
@@ -55,5 +81,15 @@ struct PlanInputs {
             await twins?.stop()
             throw error
         }
+    }
+}
+
+extension Workspace {
+    /// The version of the project here (`ProjectFingerprint`): what a plan file is checked against.
+    func fingerprint(dotEnv: DotEnv, version: GitVersion) throws -> String {
+        let yaml = try Data(contentsOf: context.url(for: configPath))
+        return ProjectFingerprint.make(
+            devicesYAML: yaml, dotEnvKeys: dotEnv.values.filter { !$0.value.isEmpty }.map(\.key),
+            version: version)
     }
 }

@@ -6,93 +6,92 @@ import Logging
 import MobileDevice
 import SSHTransport
 
-/// Makes the driver a device's plan names (`DevicePlan.backend`); decides nothing itself.
+/// Makes the driver a device's plan names, from the plan's `DriverConfiguration` alone; decides
+/// nothing itself. Secrets the configuration names are read from `environment` here, at the last moment.
 public struct DriverRegistry: Sendable {
-    public var matrix: DeviceMatrix
-    public var variables: [String: String]
     public var host: HostPlatform
-    public var stateDirectory: URL
-    /// Developer Disk Image directories to use instead of devices.yaml's (virtual devices).
-    public var developerImageOverride: [URL]?
-    /// SSH devices whose jailbroken twin runs on this machine (`--virtual`): device id → where it listens.
-    public var sshTwins: [String: JailbrokenTwinEndpoint] = [:]
+    /// The run's environment: the secrets the plan names, and `SSH_AUTH_SOCK`.
+    public var environment: [String: String]
     /// Runs xcrun, rosettasim-ctl and pymobiledevice3.
     public var runner: any ProcessRunner
 
-    public init(
-        matrix: DeviceMatrix, variables: [String: String], host: HostPlatform, stateDirectory: URL,
-        runner: any ProcessRunner
-    ) {
-        self.matrix = matrix
-        self.variables = variables
+    public init(host: HostPlatform, environment: [String: String], runner: any ProcessRunner) {
         self.host = host
-        self.stateDirectory = stateDirectory
+        self.environment = environment
         self.runner = runner
     }
 
     public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
-        switch plan.backend {
-        case .usb:
-            return try usbDriver(plan)
-        case .ssh(let fallback):
-            let primary = try sshDriver(plan)
-            if fallback != nil {
-                return FallbackDriver(primary: primary, fallback: try usbDriver(plan))
+        let deadlines = DriverDeadlines(overrides: plan.timeouts)
+        switch plan.configuration {
+        case .usb(let usb):
+            return try usbDriver(plan, usb)
+        case .ssh(let ssh, let fallback):
+            let primary = try sshDriver(plan, ssh)
+            if let fallback {
+                return FallbackDriver(primary: primary, fallback: try usbDriver(plan, fallback))
             }
             return primary
-        case .simctl:
-            return SimctlDriver.make(
-                plan: plan, device: matrix.device(id: plan.id), matrix: matrix, variables: variables,
-                host: host, runner: runner, scratchDirectory: stateDirectory.appendingPathComponent("simctl"))
-        case .rosettaSim:
-            return RosettaSimDriver.make(
-                plan: plan, device: matrix.device(id: plan.id), variables: variables, host: host,
-                runner: runner, scratchDirectory: stateDirectory.appendingPathComponent("rosettasim"))
-        case .devicectl:
-            return DevicectlDriver.make(
-                plan: plan, matrix: matrix, variables: variables, host: host, runner: runner,
-                scratchDirectory: stateDirectory.appendingPathComponent("devicectl"))
-        case .mac:
-            return MacDriver.make(plan: plan, variables: variables, host: host, runner: runner)
-        case .pymobiledevice3:
+        case .simctl(let simulator):
+            return SimctlDriver(
+                configuration: SimctlDriver.Configuration(
+                    label: plan.name,
+                    selector: SimulatorSelector(
+                        udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
+                    host: host, commands: SimctlCommands(developerDir: simulator.developerDir),
+                    diagnosticReports: URL(fileURLWithPath: simulator.home).appendingPathComponent(
+                        "Library/Logs/DiagnosticReports"),
+                    scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
+                runner: runner)
+        case .rosettaSim(let simulator):
+            let home = URL(fileURLWithPath: simulator.home)
+            return RosettaSimDriver(
+                configuration: RosettaSimDriver.Configuration(
+                    label: plan.name,
+                    selector: SimulatorSelector(
+                        udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
+                    host: host, commands: simulator.tool.map(RosettaSimCommands.init(executable:)),
+                    simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
+                    diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
+                    scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
+                runner: runner)
+        case .devicectl(let devicectl):
+            return DevicectlDriver(
+                configuration: DevicectlDriver.Configuration(
+                    label: plan.name, device: devicectl.device, host: host,
+                    commands: DevicectlCommands(developerDir: devicectl.developerDir),
+                    scratchDirectory: URL(fileURLWithPath: devicectl.scratchDirectory), deadlines: deadlines),
+                runner: runner)
+        case .mac(let mac):
+            return MacDriver(
+                configuration: MacDriver.Configuration(
+                    label: plan.name, host: host, home: URL(fileURLWithPath: mac.home), deadlines: deadlines),
+                runner: runner)
+        case .pymobiledevice3(let tunnel, let usb):
             return ModernLinuxDriver(
-                usb: try usbDriver(plan),
+                usb: try usbDriver(plan, usb),
                 tunnel: PyMobileDevice3Driver.make(
-                    plan: plan, variables: variables, runner: runner,
-                    scratchDirectory: stateDirectory.appendingPathComponent("pymobiledevice3")))
+                    label: plan.name, udid: usb.udid ?? plan.name, route: plan.backend.usbRoute,
+                    executable: tunnel.executable, runner: runner,
+                    scratchDirectory: URL(fileURLWithPath: tunnel.scratchDirectory), deadlines: deadlines))
+        case .none:
+            throw TransportUnavailable(
+                device: plan.name, transport: plan.backend.name, reason: "not available on this host")
         }
     }
 
-    func sshDriver(_ plan: DevicePlan) throws -> any DeviceDriver {
-        guard let device = matrix.device(id: plan.id) else {
-            throw TransportUnavailable(device: plan.name, transport: "ssh", reason: "not in devices.yaml")
-        }
-        let knownHosts = SSHLogin.knownHostsPath(variables)
-        var config = try SSHDriver.config(
-            for: device, plan: plan, variables: variables, knownHosts: knownHosts)
-        if let twin = sshTwins[plan.id] {
-            config.connection.host = "127.0.0.1"
-            config.connection.port = twin.port
-            config.connection.authentication = .privateKey(path: twin.key, passphrase: nil)
-            config.connection.knownHostsPath = twin.knownHosts
-            config.connection.legacyAlgorithms = false
-        }
+    func sshDriver(_ plan: DevicePlan, _ ssh: SSHConfiguration) throws -> any DeviceDriver {
+        let config = try SSHDriver.config(ssh, plan: plan, environment: environment)
         return SSHDriver(
             deployer: JailbreakDeployer(config: config), plan: plan,
-            workDirectory: stateDirectory.appendingPathComponent("ssh"))
+            workDirectory: URL(fileURLWithPath: ssh.workDirectory))
     }
 
-    func usbDriver(_ plan: DevicePlan) throws -> any DeviceDriver {
-        guard let udid = plan.udid?.value else {
+    func usbDriver(_ plan: DevicePlan, _ usb: USBConfiguration) throws -> any DeviceDriver {
+        guard let udid = usb.udid else {
             throw TransportUnavailable(
                 device: plan.name, transport: "usb",
                 reason: "no UDID: set it in devices.yaml or .env (`idevice_id -l`)")
-        }
-        var ddi: [URL] = developerImageOverride ?? []
-        if developerImageOverride == nil, let device = matrix.device(id: plan.id),
-            let path = device.ddiDir?.resolve(variables).value
-        {
-            ddi.append(URL(fileURLWithPath: HomePath.expand(path, variables)))
         }
         // The driver's own limits are the plan's: the install deadline sized to the app, the launch's.
         var timeouts = USBTimeouts()
@@ -100,11 +99,11 @@ public struct DriverRegistry: Sendable {
         if let launch = plan.step(.launch) { timeouts.launch = launch.deadline.duration(appBytes: 0) }
         let options = USBDeviceOptions(
             fileSystem: LiveFileSystem(), clock: LiveClock(),
-            stateDirectory: stateDirectory.appendingPathComponent("install-records"),
-            developerImageDirectories: ddi,
+            stateDirectory: URL(fileURLWithPath: usb.installRecords),
+            developerImageDirectories: usb.developerImages.map { URL(fileURLWithPath: $0) },
             timeouts: timeouts, logger: Logger(label: "hadeploy.usb"),
             // A crash at launch is also caught by the crash-report step; a short watch keeps redeploys quick.
-            launchSettle: .milliseconds(300), network: plan.backend.lookup == .network)
+            launchSettle: .milliseconds(300), network: usb.network)
         return USBDriver(
             udid: udid, name: plan.name, options: options,
             connectDeadline: (plan.step(.connect)?.deadline ?? .seconds(30)).duration(appBytes: 0))

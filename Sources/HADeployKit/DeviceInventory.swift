@@ -68,7 +68,7 @@ public struct DeviceInventory: Sendable, Encodable {
                 .compactMap { $0.udid?.display(variables) }
             do {
                 let forwarder = try await USBHostTunnel.open(
-                    remote, udids: udids, variables: variables, fileSystem: fileSystem)
+                    remote, udids: udids, login: nil, environment: variables, fileSystem: fileSystem)
                 USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
                 let listed = (try? await USBTransport.devices()) ?? []
                 USBTransport.setUsbmuxdAddress(usbmuxdAddress)
@@ -114,7 +114,11 @@ public struct DeviceInventory: Sendable, Encodable {
             // iOS 17+ from Linux: what pymobiledevice3 needs, there or missing, in one line.
             if note == nil, live != nil, case .pymobiledevice3(let route) = chosen, let udid {
                 note = await PyMobileDevice3Driver.make(
-                    label: device.name, udid: udid, route: route, variables: variables, runner: runner,
+                    label: device.name, udid: udid, route: route,
+                    executable: PyMobileDevice3Driver.executable(
+                        variables: variables,
+                        checkout: fileSystem.currentDirectory),
+                    runner: runner,
                     scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                         "hadeploy-pymobiledevice3")
                 ).summary()

@@ -42,9 +42,11 @@ public struct HostTrustRequest: Sendable {
                 options: DeployOptions(targets: [target], verify: false), version: .unversioned,
                 deployID: "trust")
         guard let devicePlan = plan.devices.first else { throw TrustTargetError(message: "no such device") }
-        connection = try SSHDriver.config(
-            for: device, plan: devicePlan, variables: variables, knownHosts: knownHosts
-        ).connection
+        guard case .ssh(var ssh, _) = devicePlan.configuration else {
+            throw TrustTargetError(message: "\(target) is not reached over SSH in \(configPath)")
+        }
+        ssh.knownHosts = knownHosts
+        connection = try SSHDriver.config(ssh, plan: devicePlan, environment: variables).connection
         label = device.name
     }
 

@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import Templating
 import Versioning
 
@@ -43,5 +46,28 @@ public struct Workspace: Sendable {
         .resolve(allowShallow: allowShallow)
         for warning in resolution.warnings { context.message("warning: \(warning)") }
         return resolution.version
+    }
+}
+
+extension Workspace {
+    /// Where a run from this checkout keeps its files and finds its tools, for the planner.
+    public func hostPaths(stateDirectory: URL, developerImages: URL?) -> HostPaths {
+        HostPaths(
+            stateDirectory: stateDirectory.standardizedFileURL.path, home: NSHomeDirectory(),
+            developerImages: developerImages.map { [$0.path] },
+            pymobiledevice3: PyMobileDevice3Driver.executable(
+                variables: [:], checkout: context.currentDirectory))
+    }
+
+    /// Builds a plan's builds in this checkout (`DeploySession.Settings.build`).
+    public func builder(matrix: DeviceMatrix, variables: [String: String]) -> DeploySession.Builder {
+        let context = self.context
+        return { plan, message in
+            try await BuildRunner(
+                context: context, matrix: matrix,
+                builder: BuildCommandBuilder.resolved(variables: variables, version: plan.version),
+                host: .current
+            ).build(plan, report: message)
+        }
     }
 }

@@ -174,29 +174,29 @@ import Testing
         #expect(after.status == 0, "\(after.stderr)")
     }
 
-    /// Before: the worker got `--dashboard -X` as two words and parsed `-X` as an option (exit 64),
-    /// while its parent had read the dashboard `-X`.
-    @Test func aWorkerReadsItsOptionsAsItsParentDid() throws {
+    /// A worker runs its share of the plan as a plan file, with its parent's --fail-fast, --report and
+    /// --jobs, read as the parent read them (`--report=-out` stays a value). Before: a rebuilt command
+    /// line from the parent's options, without --fail-fast.
+    @Test func aWorkerGetsItsShareAsAPlanFileAndTheParentsRunOptions() throws {
         let parent = try DeployCommand.parse([
-            "mini4", "ipad2", "--dashboard=-X", "--server", "http://ha.local:8123", "--report=-out",
-            "--state=-state", "--jobs", "2", "--kiosk",
+            "mini4", "ipad2", "--dashboard=-X", "--report=-out", "--jobs", "2", "--fail-fast",
         ])
         let context = HADeployContext(
             environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
             currentDirectory: URL(fileURLWithPath: "/work/project"), fileSystem: FakeFileSystem(),
             clock: FakeClock(), system: FakeEnvironment())
-        let command = parent.workerLauncher(context: context, deployID: "d-1").command(
-            .local(address: nil), ["-weird-id", "mini4"], URL(fileURLWithPath: "/tmp/manifest.json"))
+        let command = parent.workerLauncher(context: context).command(
+            URL(fileURLWithPath: "/tmp/-share.json"), ["HA_TOKEN": "worker-token"])
         #expect(command.arguments.first == "deploy")
+        #expect(!command.arguments.joined(separator: " ").contains("worker-token"))
+        #expect(command.environment["HA_TOKEN"] == "worker-token")
+        #expect(command.secretValues == ["worker-token"])
         let worker = try DeployCommand.parse(Array(command.arguments.dropFirst()))
-        #expect(worker.arguments.dashboard == "-X")
-        #expect(worker.arguments.server == "http://ha.local:8123")
-        #expect(worker.arguments.targets == ["-weird-id", "mini4"])
-        #expect(worker.arguments.state == "/work/project/-state")
+        #expect(worker.planFile == "/tmp/-share.json")
+        #expect(worker.arguments.targets.isEmpty && worker.arguments.dashboard == nil)
         #expect(worker.report == "/work/project/-out")
         #expect(worker.jobs == 2)
-        #expect(worker.arguments.kiosk == true)
-        #expect(worker.worker && worker.arguments.noBuild)
-        #expect(worker.deployID == "d-1")
+        #expect(worker.failFast)
+        #expect(worker.worker)
     }
 }

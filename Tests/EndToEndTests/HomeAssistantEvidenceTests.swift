@@ -26,8 +26,8 @@ struct HomeAssistantEvidenceTests {
         ) async throws -> InstallOutcome {
             try await usb.install(artifact, force: force, progress: progress)
         }
-        func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-            try await usb.launch(artifact, arguments: arguments, secrets: secrets)
+        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+            try await usb.launch(artifact, settings: launch)
         }
         func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
             []
@@ -76,13 +76,14 @@ struct HomeAssistantEvidenceTests {
                 deployID: UUID().uuidString, timeout: timeout))
         let prepared = await check.prepare()
         let launchedAt = Date()
+        let settings = LaunchSettings(
+            credentials: .homeAssistant(
+                server: .value(scene.world.ha.url), token: SecretReference(environment: "HA_TOKEN")),
+            dashboard: .named(told), kiosk: nil, autoRegister: true, appSettings: [:], deployID: nil,
+            deviceID: nil)
         try await driver.launch(
             scene.artifact,
-            arguments: [
-                "-HAServerURL", scene.world.ha.url, "-HAAccessToken", scene.world.ha.token, "-HADashboard",
-                told,
-                "-HAAutoRegister", "YES",
-            ], secrets: [scene.world.ha.token])
+            settings: try ResolvedLaunch(settings, environment: ["HA_TOKEN": scene.world.ha.token]))
         return await check.wait(prepared, launchedAt: launchedAt)
     }
 

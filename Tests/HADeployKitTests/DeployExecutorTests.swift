@@ -60,8 +60,8 @@ struct DeployExecutorTests {
             if let installError { throw installError }
             return .installed
         }
-        func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-            lock.withLock { launched.append(arguments) }
+        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+            lock.withLock { launched.append(launch.arguments) }
         }
         func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
             crashes
@@ -108,8 +108,11 @@ struct DeployExecutorTests {
             reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
             reportDirectory: report,
             lockDirectory: locks, jobs: jobs, failFast: failFast, fileSystem: LiveFileSystem(),
-            clock: LiveClock())
+            clock: LiveClock(), secrets: Self.secrets)
     }
+
+    /// The run's environment: the token the plans name (`env:HA_TOKEN`).
+    static let secrets = ["HA_TOKEN": "tok-SECRET-123"]
 
     func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -332,7 +335,7 @@ final class StepLog: DeployReporter, @unchecked Sendable {
                 driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
                 artifacts: ["modern": artifact, "simulator": artifact], reporter: log,
                 reportDirectory: root.appendingPathComponent("report"), lockDirectory: root,
-                fileSystem: LiveFileSystem(), clock: LiveClock())
+                fileSystem: LiveFileSystem(), clock: LiveClock(), secrets: ["HA_TOKEN": "t"])
             _ = await DeployExecutor(plan: plan, environment: environment).run()
             for device in plan.devices where device.availability == .available {
                 #expect(

@@ -42,8 +42,11 @@ import Versioning
                 "living-room",
             ])
         // Only the argv handed to the transport carries the real token.
-        #expect(device.launchArguments.revealed()[3] == Self.token)
-        #expect(device.launchArguments.secretValues == [Self.token])
+        // The plan names the token; the launch reads it from the run's environment.
+        #expect(device.launch.secrets == [SecretReference(environment: "HA_TOKEN")])
+        let launched = try device.launch.resolved(["HA_TOKEN": Self.token])
+        #expect(launched.revealed()[3] == Self.token)
+        #expect(launched.secretValues == [Self.token])
         #expect(device.udid == .value("00008020-001"))
         #expect(device.unsetKeys.isEmpty)
         // Nothing the app does not read.
@@ -115,7 +118,10 @@ import Versioning
             $0.token = Secret("launch-only-token")
             $0.server = "http://ha:8123"
         }
-        #expect(token.devices[0].launchArguments.revealed()[3] == "launch-only-token")
+        // `--token` reaches the run as HA_TOKEN (the deploy sets it): the plan names it, never holds it.
+        #expect(token.devices[0].launch.secrets == [SecretReference(environment: "HA_TOKEN")])
+        #expect(token.devices[0].unsetKeys.isEmpty)
+        #expect(!(try PlanPrinter.json(token)).contains("launch-only-token"))
         #expect(token.devices[0].unsetKeys.isEmpty)
         #expect(!(try PlanPrinter.json(token)).contains("launch-only-token"))
     }

@@ -84,7 +84,8 @@ import Versioning
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
             reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock())
+            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock(),
+            secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         let result = try #require(report.results.first)
         #expect(result.outcome == .notAvailable)
@@ -167,7 +168,7 @@ import Versioning
             artifacts: ["mac": artifact],
             reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
             reportDirectory: folder.path("report"), lockDirectory: folder.path("locks"),
-            fileSystem: LiveFileSystem(), clock: LiveClock())
+            fileSystem: LiveFileSystem(), clock: LiveClock(), secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         return (try #require(report.results.first), runner)
     }
@@ -208,7 +209,8 @@ import Versioning
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
             reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock())
+            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock(),
+            secrets: Self.variables)
         let result = try #require(
             await DeployExecutor(plan: plan, environment: environment).run().results.first)
         #expect(result.outcome == .failed)

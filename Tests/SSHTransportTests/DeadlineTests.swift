@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 import HADeployCore
 import Testing
@@ -66,9 +67,8 @@ struct DeadlineTests {
         var config = device.deployConfig(try await peer.config())
         config.commands.launch = "cat >&2; exit 1"
         let token = "tok-\(UUID().uuidString)"
-        let parameters = LaunchParameters(
-            serverURL: "http://ha", accessToken: Secret(token), dashboard: "d", kioskMode: false,
-            deployID: "x")
+        let parameters = try DeployTests.launch(
+            server: "http://ha", token: token, dashboard: .named("d"), kiosk: false, deployID: "x")
         let error = await #expect(throws: SSHError.self) {
             try await JailbreakDeployer(config: config).deploy(app: app.url, launch: parameters)
         }

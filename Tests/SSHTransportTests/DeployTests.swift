@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 import HADeployCore
 import Testing
@@ -23,10 +24,24 @@ final class Flag: @unchecked Sendable {
 struct DeployTests {
     static let token = "tok-\(UUID().uuidString)"
 
-    static func launchParameters() -> LaunchParameters {
-        LaunchParameters(
-            serverURL: "http://ha.local:8123", accessToken: Secret(token), dashboard: "lovelace-kiosk",
-            kioskMode: true, deployID: "deploy-42", deviceID: "ipad2")
+    /// A launch as the plan gives it, the token read from the environment as the run does.
+    static func launch(
+        server: String, token: String, dashboard: DashboardTarget, kiosk: Bool?, deployID: String? = nil,
+        deviceID: String? = nil, appSettings: [String: String] = [:]
+    ) throws -> ResolvedLaunch {
+        try ResolvedLaunch(
+            LaunchSettings(
+                credentials: .homeAssistant(
+                    server: .value(server), token: SecretReference(environment: "HA_TOKEN")),
+                dashboard: dashboard, kiosk: kiosk, autoRegister: false, appSettings: appSettings,
+                deployID: deployID, deviceID: deviceID),
+            environment: ["HA_TOKEN": token])
+    }
+
+    static func launchParameters() throws -> ResolvedLaunch {
+        try launch(
+            server: "http://ha.local:8123", token: token, dashboard: .named("lovelace-kiosk"), kiosk: true,
+            deployID: "deploy-42", deviceID: "ipad2")
     }
 
     @Test(
@@ -41,7 +56,7 @@ struct DeployTests {
         defer { app.remove() }
         let deployer = JailbreakDeployer(config: device.deployConfig(try await peer.config(name: "ipad2")))
 
-        let report = try await deployer.deploy(app: app.url, launch: Self.launchParameters())
+        let report = try await deployer.deploy(app: app.url, launch: try Self.launchParameters())
         #expect(report.changed)
         #expect(report.method == (kind == .noSFTP ? .scp : .sftp))
         let installed = URL(fileURLWithPath: device.applications).appendingPathComponent("HADash.app")
@@ -65,7 +80,7 @@ struct DeployTests {
         #expect(processList.contains("launch io.hadeploy.test"))
         #expect(!processList.contains(Self.token))
 
-        let again = try await deployer.deploy(app: app.url, launch: Self.launchParameters())
+        let again = try await deployer.deploy(app: app.url, launch: try Self.launchParameters())
         #expect(!again.changed && again.method == nil)
         #expect(device.read("calls.log").components(separatedBy: "uicache").count - 1 == 1)
         let forced = try await deployer.install(app: app.url, force: true)
@@ -140,10 +155,11 @@ struct DeployTests {
             try SSHConnectionConfig.parse(
                 url: "http://nas", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null")
         }
-        let secret = LaunchParameters(
-            serverURL: "http://ha", accessToken: Secret("s3cr3t"), dashboard: nil, kioskMode: false,
-            deployID: "d")
-        #expect(!"\(secret)".contains("s3cr3t") && "\(secret)".contains("-HADefaultDashboard YES"))
+        // The app's default dashboard is `-HADashboard ""` (the app reads no -HADefaultDashboard).
+        let secret = try Self.launch(
+            server: "http://ha", token: "s3cr3t", dashboard: .appDefault, kiosk: false, deployID: "d")
+        #expect(!"\(secret)".contains("s3cr3t") && "\(secret)".contains("-HADashboard ''"))
+        #expect(!secret.arguments.contains("-HADefaultDashboard"))
     }
 
     @Test("an upload cut off half way leaves the installed app as it was and says so")
@@ -251,7 +267,8 @@ struct DeployTests {
         #expect(try await JailbreakDeployer(config: config).screenshot() == device.screen)
 
         config.commands.launch = "\(device.url.path)/bin/launch {bundle_id} {args_file}"
-        _ = try await JailbreakDeployer(config: config).deploy(app: app.url, launch: Self.launchParameters())
+        _ = try await JailbreakDeployer(config: config).deploy(
+            app: app.url, launch: try Self.launchParameters())
         #expect(device.read("launch.argsfile").contains(Self.token))
         let mode = device.read("launch.argsfile.mode")
         #expect(mode.hasPrefix("-rw-------"))

@@ -44,14 +44,10 @@ struct JailbreakTwinTests {
         return path
     }
 
-    static func launch(_ ha: HomeAssistantServer, dashboard: String) -> LaunchParameters {
-        LaunchParameters(arguments: [
-            .init(flag: "-HAServerURL", value: ha.url),
-            .init(flag: "-HAAccessToken", value: ha.token, isSecret: true),
-            .init(flag: "-HADashboard", value: dashboard),
-            .init(flag: "-HAKioskMode", value: "YES"),
-            .init(flag: "-HAViewIndex", value: "1"),
-        ])
+    static func launch(_ ha: HomeAssistantServer, dashboard: String) throws -> ResolvedLaunch {
+        try DeployTests.launch(
+            server: ha.url, token: ha.token, dashboard: .named(dashboard), kiosk: true,
+            appSettings: ["HAViewIndex": "1"])
     }
 
     /// Waits until the app's log has `sessions` sessions and the last one proves a loaded dashboard.
@@ -102,7 +98,7 @@ struct JailbreakTwinTests {
         // Every command line on the host, the twin's included (its PID namespace is visible from here).
         let watch = ProcessListSampler(secrets: [ha.token])
         let deployer = JailbreakDeployer(config: try await twin.deployConfig())
-        let launch = Self.launch(ha, dashboard: dashboard)
+        let launch = try Self.launch(ha, dashboard: dashboard)
 
         let first = try await deployer.deploy(app: app.url, launch: launch)
         #expect(first.changed && first.signed)
@@ -175,7 +171,7 @@ struct JailbreakTwinTests {
         let v2 = try TestApp(version: "2")
         defer { v2.remove() }
         let deployer = JailbreakDeployer(config: try await twin.deployConfig())
-        _ = try await deployer.deploy(app: v1.url, launch: Self.launch(ha, dashboard: "one"))
+        _ = try await deployer.deploy(app: v1.url, launch: try Self.launch(ha, dashboard: "one"))
         let installed = twin.url("/Applications/HADash.app")
         let appBefore = Self.snapshot(installed)
         let prefsBefore = try #require(twin.data(Self.preferences))
@@ -186,7 +182,7 @@ struct JailbreakTwinTests {
         try Data("in the way".utf8).write(to: backups)
 
         let error = await #expect(throws: SSHError.self) {
-            try await deployer.deploy(app: v2.url, launch: Self.launch(ha, dashboard: "two"))
+            try await deployer.deploy(app: v2.url, launch: try Self.launch(ha, dashboard: "two"))
         }
         guard case .backupFailed = error else {
             Issue.record("expected backupFailed, got \(String(describing: error))")
@@ -251,13 +247,14 @@ struct JailbreakTwinTests {
         var config = try await twin.deployConfig()
         config.backupsKept = 2
         let deployer = JailbreakDeployer(config: config)
-        _ = try await deployer.deploy(app: v1.url, launch: Self.launch(ha, dashboard: dashboard))
+        _ = try await deployer.deploy(app: v1.url, launch: try Self.launch(ha, dashboard: dashboard))
         let installed = twin.url("/Applications/HADash.app")
         let v1Snapshot = Self.snapshot(installed)
         let v1Prefs = try #require(twin.data(Self.preferences))
         _ = await Self.waitForLoad(twin, sessions: 1)
 
-        let update = try await deployer.deploy(app: v2.url, launch: Self.launch(ha, dashboard: "other-board"))
+        let update = try await deployer.deploy(
+            app: v2.url, launch: try Self.launch(ha, dashboard: "other-board"))
         #expect(update.changed)
         #expect(Self.snapshot(installed) != v1Snapshot)
         #expect(twin.data(Self.preferences) != v1Prefs)
@@ -299,11 +296,13 @@ struct JailbreakTwinTests {
         let twin = try await JailbreakTwin.start(.dropbear, password: secret)
         defer { twin.stopAndClean() }
         // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
-        let password = try #require(
-            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASS": secret]))
+        let variables = ["IPAD2_SSH_PASS": secret]
+        let reference = try #require(SSHConfiguration.passwordReference("IPAD2_SSH_PASSWORD", in: variables))
+        #expect(reference.description == "env:IPAD2_SSH_PASS")
+        let password = try #require(reference.resolve(variables)?.reveal())
         #expect(
-            SSHDriver.password("IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""])
-                == nil)
+            SSHConfiguration.passwordReference(
+                "IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""]) == nil)
         let config = try await twin.connection(authentication: .password(Secret(password)))
         let connection = try await SSHConnection.connect(config)
         let whoami = try await connection.run("id -u; echo $HOME")
@@ -354,9 +353,11 @@ struct JailbreakTwinTests {
         let merged = try PreferencesMerge.merged(
             existing: existing,
             arguments: [
-                .init(flag: "-HADashboard", value: "2"), .init(flag: "-HAThemeMode", value: "2"),
-                .init(flag: "-HAKioskMode", value: "NO"), .init(flag: "-HAViewIndex", value: "x1"),
-                .init(flag: "-HAAccessToken", value: "123", isSecret: true),
+                .init(flag: "-HADashboard", value: .value("2"), isSecret: false),
+                .init(flag: "-HAThemeMode", value: .value("2"), isSecret: false),
+                .init(flag: "-HAKioskMode", value: .value("NO"), isSecret: false),
+                .init(flag: "-HAViewIndex", value: .value("x1"), isSecret: false),
+                .init(flag: "-HAAccessToken", value: .value("123"), isSecret: true),
             ])
         #expect(merged.starts(with: Data("bplist00".utf8)))
         let values = try #require(

@@ -82,16 +82,37 @@ public enum HADeployBinary {
         public var stderr: String
     }
 
+    /// Runs the binary with only the base environment, `environment` and `secrets`. A secret reaches
+    /// its environment from a file only this user reads, through a shell that exports it: it is on no
+    /// command line (other tests watch the process list for the shared Home Assistant's token).
     public static func run(
         _ arguments: [String], in directory: URL, environment: [String: String] = [:],
-        timeout: Duration = .seconds(120)
+        secrets: [String: String] = [:], timeout: Duration = .seconds(120)
     ) async throws -> Result {
         var variables = baseEnvironment(home: directory)
         variables.merge(environment) { _, new in new }
         let assignments = variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        var files: [URL] = []
+        defer { for file in files { try? FileManager.default.removeItem(at: file) } }
+        var exporter: [String] = []
+        if !secrets.isEmpty {
+            var script = ""
+            for (index, (name, value)) in secrets.sorted(by: { $0.key < $1.key }).enumerated() {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "hadeploy-secret-\(UUID().uuidString)")
+                guard
+                    FileManager.default.createFile(
+                        atPath: file.path, contents: Data(value.utf8), attributes: [.posixPermissions: 0o600])
+                else { throw CocoaError(.fileWriteUnknown) }
+                files.append(file)
+                script += "\(name)=$(cat \"$\(index + 1)\"); export \(name); "
+            }
+            script += "shift \(files.count); exec \"$@\""
+            exporter = ["/bin/sh", "-c", script, "sh"] + files.map(\.path)
+        }
         let output = try await LiveProcessRunner().run(
             ProcessCommand(
-                "/usr/bin/env", ["-i"] + assignments + [try await path] + arguments,
+                "/usr/bin/env", ["-i"] + assignments + exporter + [try await path] + arguments,
                 workingDirectory: directory.path),
             timeout: timeout)
         return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)

@@ -40,20 +40,6 @@ public actor DevicectlDriver: DeviceDriver {
         self.runner = runner
     }
 
-    /// The driver for a `devicectl` device on macOS (on Linux use `PyMobileDevice3Driver.make`).
-    public static func make(
-        plan: DevicePlan, matrix: DeviceMatrix, variables: [String: String], host: HostPlatform,
-        runner: any ProcessRunner, scratchDirectory: URL
-    ) -> DevicectlDriver {
-        DevicectlDriver(
-            configuration: Configuration(
-                label: plan.name, device: plan.udid?.value ?? plan.name, host: host,
-                commands: DevicectlCommands(
-                    developerDir: SimctlDriver.developerDir(matrix: matrix, flavour: plan.flavour, variables)),
-                scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),
-            runner: runner)
-    }
-
     /// Runs one devicectl command whose JSON file `build` names, and returns that file's `result` bytes.
     func devicectl(
         _ step: String, limit: Duration, secrets: Set<String> = [], fix: String? = nil,
@@ -154,15 +140,15 @@ public actor DevicectlDriver: DeviceDriver {
         return .installed
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let target = configuration.device
         // devicectl's argv is visible to every user (`ps`): secret settings go into the app's
         // preferences in its data container first, the rest stay launch arguments.
-        let settings = SecretLaunchSettings(arguments: arguments, secrets: secrets)
-        if !settings.secretDefaults.isEmpty {
-            try await storePreferences(settings.secretDefaults, bundleID: artifact.bundleID)
+        let secrets = launch.secretValues
+        if !launch.secretDefaults.isEmpty {
+            try await storePreferences(launch.secretDefaults, bundleID: artifact.bundleID)
         }
-        let arguments = settings.publicArguments
+        let arguments = launch.publicArguments
         let data = try await devicectl(
             "launch", limit: configuration.deadlines.limit("launch"), secrets: secrets,
             fix:

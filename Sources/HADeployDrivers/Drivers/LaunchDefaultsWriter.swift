@@ -26,24 +26,9 @@ struct LaunchDefaultsWriter: Sendable {
         return nil
     }
 
-    /// `["-HAServerURL", "http://ha:8123", "-HAKioskMode", "YES"]` → `HAServerURL`, `HAKioskMode`.
-    static func defaults(from arguments: [String]) -> [String: String] {
-        var result: [String: String] = [:]
-        var index = 0
-        while index + 1 < arguments.count {
-            let flag = arguments[index]
-            if flag.hasPrefix("-"), flag.count > 1 {
-                result[String(flag.dropFirst())] = arguments[index + 1]
-                index += 2
-            } else {
-                index += 1
-            }
-        }
-        return result
-    }
-
-    /// Merges the arguments into `<container>/Library/Preferences/<bundle id>.plist`; returns the file.
-    func write(_ arguments: [String], into container: URL) throws -> URL {
+    /// Merges the launch settings (`ResolvedLaunch.defaults`) into
+    /// `<container>/Library/Preferences/<bundle id>.plist`; returns the file.
+    func write(_ defaults: [String: String], into container: URL) throws -> URL {
         let folder = container.appendingPathComponent("Library/Preferences")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent("\(bundleID).plist")
@@ -54,7 +39,7 @@ struct LaunchDefaultsWriter: Sendable {
         {
             values = existing
         }
-        for (key, value) in Self.defaults(from: arguments) { values[key] = value }
+        for (key, value) in defaults { values[key] = value }
         let data = try PropertyListValue.encode(values, .binary)
         try data.write(to: file, options: .atomic)
         // It holds the access token: readable by this user only (the simulator runs as this user).

@@ -61,21 +61,6 @@ public actor MacDriver: DeviceDriver {
         self.runner = runner
     }
 
-    /// The driver for a `mac` device of the matrix; `HOME` comes from `variables` (the environment).
-    public static func make(
-        plan: DevicePlan, variables: [String: String], host: HostPlatform, runner: any ProcessRunner
-    )
-        -> MacDriver
-    {
-        let home = URL(
-            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
-        return MacDriver(
-            configuration: Configuration(
-                label: plan.name, host: host, home: home, deadlines: DriverDeadlines(overrides: plan.timeouts)
-            ),
-            runner: runner)
-    }
-
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
         ToolInvoker(
             runner: runner, tool: "a macOS command line tool", device: configuration.label,
@@ -262,12 +247,12 @@ public actor MacDriver: DeviceDriver {
         return restored
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         try requireMacOS("launch")
         let places = locations(artifact)
         // Quit first: a running app may write its own settings back to the domain as it quits.
         try await quit(artifact)
-        try await storeSettings(arguments, domain: places.defaultsDomain, secrets: secrets)
+        try await storeSettings(launch.defaults, domain: places.defaultsDomain, secrets: launch.secretValues)
         _ = try await invoker().checked(
             configuration.commands.open(places.installedApp.path), step: "launch",
             timeout: configuration.deadlines.limit("launch"),
@@ -276,8 +261,8 @@ public actor MacDriver: DeviceDriver {
 
     /// The launch settings as the app reads them: `YES`/`NO` as booleans (what `defaults write
     /// -bool` wrote), everything else as text.
-    static func settings(_ arguments: [String]) -> [String: Any] {
-        LaunchDefaultsWriter.defaults(from: arguments).mapValues { value -> Any in
+    static func settings(_ defaults: [String: String]) -> [String: Any] {
+        defaults.mapValues { value -> Any in
             switch value {
             case "YES": return true
             case "NO": return false
@@ -288,7 +273,7 @@ public actor MacDriver: DeviceDriver {
 
     /// Merges the launch settings into the domain: export (a missing domain is empty), set the keys
     /// sent, remove the managed keys not sent, import from stdin — the app's own keys are kept.
-    func storeSettings(_ arguments: [String], domain: String, secrets: Set<String>) async throws {
+    func storeSettings(_ defaults: [String: String], domain: String, secrets: Set<String>) async throws {
         let limit = configuration.deadlines.limit("terminate")
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(domain), step: "launch", timeout: limit)
@@ -300,7 +285,7 @@ public actor MacDriver: DeviceDriver {
         {
             merged = existing
         }
-        let values = Self.settings(arguments)
+        let values = Self.settings(defaults)
         for key in Self.launchKeys where values[key] == nil { merged[key] = nil }
         for (key, value) in values { merged[key] = value }
         let plist = try PropertyListValue.encode(merged, .xml)

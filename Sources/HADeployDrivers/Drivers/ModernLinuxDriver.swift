@@ -30,9 +30,9 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         try await usb.install(artifact, force: force, progress: progress)
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         if let missing = await tunnel.readiness().launch { throw TunnelMissing(detail: missing) }
-        try await tunnel.launch(artifact, arguments: arguments, secrets: secrets)
+        try await tunnel.launch(artifact, settings: launch)
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {

@@ -60,29 +60,11 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         self.tunneld = tunneld
     }
 
-    /// The driver for a `devicectl` device on Linux. `PYMOBILEDEVICE3` in `.env` may name the executable;
-    /// else the pinned venv of this checkout (`.venv-pmd3`, scripts/pmd3-venv.sh) when there is one, else
-    /// `pymobiledevice3` on PATH. Every command talks to the plan's usbmuxd.
+    /// The driver for device `udid` behind `route`'s usbmuxd: every command talks to that usbmuxd.
     public static func make(
-        plan: DevicePlan, variables: [String: String], runner: any ProcessRunner, scratchDirectory: URL,
-        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        label: String, udid: String, route: USBRoute?, executable: String, runner: any ProcessRunner,
+        scratchDirectory: URL, deadlines: DriverDeadlines = .init()
     ) -> PyMobileDevice3Driver {
-        make(
-            label: plan.name, udid: plan.udid?.value ?? plan.name, route: plan.backend.usbRoute,
-            variables: variables, runner: runner, scratchDirectory: scratchDirectory,
-            deadlines: DriverDeadlines(overrides: plan.timeouts), workingDirectory: workingDirectory)
-    }
-
-    /// The driver for device `udid` behind `route`'s usbmuxd (see the plan's `make`).
-    public static func make(
-        label: String, udid: String, route: USBRoute?, variables: [String: String], runner: any ProcessRunner,
-        scratchDirectory: URL, deadlines: DriverDeadlines = .init(),
-        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    ) -> PyMobileDevice3Driver {
-        let venv = workingDirectory.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
-        let executable =
-            variables["PYMOBILEDEVICE3"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (FileManager.default.isExecutableFile(atPath: venv) ? venv : "pymobiledevice3")
         // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
         var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]
         switch route {
@@ -307,8 +289,9 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         return .installed
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let route = try await requireTunnel("launch")
+        let (arguments, secrets) = (launch.arguments, launch.secretValues)
         let launcher: PyMobileDevice3Launcher
         do {
             launcher =
@@ -361,5 +344,15 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             timeout: configuration.deadlines.limit("screenshot"),
             missing: Self.missing("screenshot", tunnel: true))
         return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)
+    }
+}
+
+extension PyMobileDevice3Driver {
+    /// pymobiledevice3 as a run finds it: `PYMOBILEDEVICE3` when set, else the pinned venv of this
+    /// checkout (`.venv-pmd3`, scripts/pmd3-venv.sh) when there is one, else `pymobiledevice3` on PATH.
+    public static func executable(variables: [String: String], checkout: URL) -> String {
+        if let named = variables["PYMOBILEDEVICE3"], !named.isEmpty { return named }
+        let venv = checkout.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "pymobiledevice3"
     }
 }

@@ -45,30 +45,6 @@ public actor RosettaSimDriver: DeviceDriver {
         self.runner = runner
     }
 
-    /// The driver for a `rosettasim` device; the tool's path comes from `ROSETTASIM_CTL`.
-    public static func make(
-        plan: DevicePlan, device: Device?, variables: [String: String], host: HostPlatform,
-        runner: any ProcessRunner, scratchDirectory: URL
-    ) -> RosettaSimDriver {
-        let home = URL(fileURLWithPath: variables["HOME"] ?? NSHomeDirectory())
-        let tool = variables["ROSETTASIM_CTL"].flatMap { $0.isEmpty ? nil : $0 }.map {
-            HomePath.expand($0, variables)
-        }
-        return RosettaSimDriver(
-            configuration: Configuration(
-                label: plan.name,
-                selector: SimulatorSelector(
-                    udid: plan.udid?.value.flatMap { $0.isEmpty ? nil : $0 },
-                    // `${SIM_IPAD_NAME:-iPad (10th generation)}`: the old scripts' .env key, or the default.
-                    deviceType: device?.simulatorDeviceType.map { ConfigValue($0).display(variables) },
-                    runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
-                host: host, commands: tool.map(RosettaSimCommands.init(executable:)),
-                simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
-                diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
-                scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),
-            runner: runner)
-    }
-
     func tool(_ step: String, secrets: Set<String> = []) throws -> (RosettaSimCommands, ToolInvoker) {
         guard configuration.host == .macOS else {
             throw AppleDriverError.needsMacOS(
@@ -132,8 +108,8 @@ public actor RosettaSimDriver: DeviceDriver {
     }
 
     /// Terminates the app, writes the arguments into its preferences, then launches it.
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-        let (commands, invoker) = try tool("launch", secrets: secrets)
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+        let (commands, invoker) = try tool("launch", secrets: launch.secretValues)
         let sim = try await resolved()
         let limit = configuration.deadlines.limit("launch")
         let writer = LaunchDefaultsWriter(
@@ -161,7 +137,7 @@ public actor RosettaSimDriver: DeviceDriver {
                 fix: "launch the app once by hand in Simulator.app, then deploy again")
         }
         do {
-            _ = try writer.write(arguments, into: container)
+            _ = try writer.write(launch.defaults, into: container)
         } catch {
             throw AppleDriverError(
                 .failed, step: "launch", device: configuration.label,

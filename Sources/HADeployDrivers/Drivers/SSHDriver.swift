@@ -25,53 +25,45 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         self.crashDirectory = crashDirectory
     }
 
-    /// Builds the SSH settings for a device from devices.yaml and `.env` (password only from there).
+    /// The SSH settings for a device from its plan; the password the plan names is read from
+    /// `environment` now, and a planned key that is not there means the ssh-agent.
     public static func config(
-        for device: Device, plan: DevicePlan, variables: [String: String], knownHosts: String
+        _ ssh: SSHConfiguration, plan: DevicePlan, environment: [String: String]
     ) throws -> JailbreakDeployConfig {
-        guard let host = plan.host?.value else {
+        guard !ssh.host.isEmpty else {
             throw TransportUnavailable(
                 device: plan.name, transport: "ssh",
                 reason: "no host: set `host:` in devices.yaml (or its .env key)")
         }
-        let settings = device.ssh ?? SSHSettings()
+        let agent = SSHAuthentication.agent(socketPath: environment["SSH_AUTH_SOCK"])
         let authentication: SSHAuthentication
-        if let key = settings.passwordEnv, let password = password(key, in: variables) {
-            authentication = .password(Secret(password))
-        } else if let keyPath = settings.key.flatMap({ value -> String? in
-            if case .value(let path) = value.resolve(variables) { return path }
-            return nil
-        }), !keyPath.isEmpty {
-            let expanded = HomePath.expand(keyPath, variables)
-            if FileManager.default.fileExists(atPath: expanded) {
-                authentication = .privateKey(path: expanded, passphrase: nil)
-            } else {
-                authentication = .agent(socketPath: variables["SSH_AUTH_SOCK"])
+        switch ssh.login {
+        case .password(let reference):
+            guard let password = reference.resolve(environment) else {
+                throw TransportUnavailable(
+                    device: plan.name, transport: "ssh",
+                    reason: UnresolvedSecret(reference: reference).description)
             }
-        } else {
-            authentication = .agent(socketPath: variables["SSH_AUTH_SOCK"])
+            authentication = .password(password)
+        case .key(let path):
+            authentication =
+                FileManager.default.fileExists(atPath: path)
+                ? .privateKey(path: path, passphrase: nil) : agent
+        case .agent:
+            authentication = agent
         }
         var timeouts = SSHTimeouts()
         if let connect = plan.timeouts["connect"] { timeouts.connect = connect }
         if let install = plan.timeouts["install"] { timeouts.transfer = install }
         let connection = SSHConnectionConfig(
-            name: plan.name, host: host, port: settings.port, user: settings.user,
+            name: plan.name, host: ssh.host, port: ssh.port, user: ssh.user,
             authentication: authentication,
-            knownHostsPath: knownHosts, legacyAlgorithms: settings.legacyAlgorithms, timeouts: timeouts)
+            knownHostsPath: ssh.knownHosts, legacyAlgorithms: ssh.legacyAlgorithms, timeouts: timeouts)
         var config = JailbreakDeployConfig(connection: connection)
         // iOS 10's kernel rejects Apple's signature next to ldid's: sent without it, as the old script did.
         config.stripAppleSignature = (Int(plan.ios.split(separator: ".").first ?? "") ?? 0) >= 10
-        try config.apply(commandOverrides: settings.commands)
+        try config.apply(commandOverrides: ssh.commands)
         return config
-    }
-
-    /// The password from `.env`: `password_env`'s key, or the old scripts' spelling of it
-    /// (`IPAD2_SSH_PASS` for `IPAD2_SSH_PASSWORD`, and the other way round) that users' `.env` files have.
-    static func password(_ key: String, in variables: [String: String]) -> String? {
-        var keys = [key]
-        if key.hasSuffix("_PASSWORD") { keys.append(String(key.dropLast(4))) }
-        if key.hasSuffix("_PASS") { keys.append(key + "WORD") }
-        return keys.lazy.compactMap { variables[$0] }.first { !$0.isEmpty }
     }
 
     public func connect() async throws -> ConnectedDevice {
@@ -114,19 +106,11 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         return report.changed ? .installed : .unchanged
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let app = try appDirectory(artifact)
-        var pairs: [LaunchParameters.Argument] = []
-        var index = 0
-        while index + 1 < arguments.count {
-            pairs.append(
-                LaunchParameters.Argument(
-                    flag: arguments[index], value: arguments[index + 1],
-                    isSecret: secrets.contains(arguments[index + 1])))
-            index += 2
-        }
         try await deployer.stop(app: app)
-        try await deployer.launch(app: app, parameters: LaunchParameters(arguments: pairs))
+        // The app's preferences, merged on the device; the argument lines on the launch command's stdin.
+        try await deployer.launch(app: app, settings: launch)
     }
 
     /// Crash reports named `<Executable>-YYYY-MM-DD-HHMMSS.{ips,crash,plist}` newer than `since`.
@@ -218,8 +202,8 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome { try await active.install(artifact, force: force, progress: progress) }
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
-        try await active.launch(artifact, arguments: arguments, secrets: secrets)
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+        try await active.launch(artifact, settings: launch)
     }
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         try await active.crashReports(of: artifact, since: since, into: directory)

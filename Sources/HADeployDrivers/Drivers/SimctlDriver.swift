@@ -47,41 +47,6 @@ public actor SimctlDriver: DeviceDriver {
         self.runner = runner
     }
 
-    /// The driver for a `simctl` device of the matrix. `variables` are `.env` merged with the environment
-    /// (`HOME` locates the crash reports; the flavour's `xcode` becomes `DEVELOPER_DIR`).
-    public static func make(
-        plan: DevicePlan, device: Device?, matrix: DeviceMatrix, variables: [String: String],
-        host: HostPlatform,
-        runner: any ProcessRunner, scratchDirectory: URL
-    ) -> SimctlDriver {
-        let home = variables["HOME"] ?? NSHomeDirectory()
-        return SimctlDriver(
-            configuration: Configuration(
-                label: plan.name,
-                selector: SimulatorSelector(
-                    udid: plan.udid?.value.flatMap { $0.isEmpty ? nil : $0 },
-                    // `${SIM_IPAD_NAME:-iPad (10th generation)}`: the old scripts' .env key, or the default.
-                    deviceType: device?.simulatorDeviceType.map { ConfigValue($0).display(variables) },
-                    runtime: device?.simulatorRuntime ?? "iOS \(plan.ios)"),
-                host: host,
-                commands: SimctlCommands(
-                    developerDir: developerDir(matrix: matrix, flavour: plan.flavour, variables)),
-                diagnosticReports: URL(fileURLWithPath: home).appendingPathComponent(
-                    "Library/Logs/DiagnosticReports"),
-                scratchDirectory: scratchDirectory, deadlines: DriverDeadlines(overrides: plan.timeouts)),
-            runner: runner)
-    }
-
-    /// `<xcode>/Contents/Developer` for the flavour's Xcode, when it resolves.
-    static func developerDir(matrix: DeviceMatrix, flavour: String, _ variables: [String: String]) -> String?
-    {
-        guard let xcode = matrix.flavour(named: flavour)?.xcode,
-            case .value(let path) = xcode.resolve(variables), !path.isEmpty
-        else { return nil }
-        let expanded = HomePath.expand(path, variables)
-        return expanded.hasSuffix("/Contents/Developer") ? expanded : expanded + "/Contents/Developer"
-    }
-
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
         ToolInvoker(
             runner: runner, tool: "xcrun simctl", device: configuration.label,
@@ -170,17 +135,17 @@ public actor SimctlDriver: DeviceDriver {
         return current == wanted
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         try requireMacOS("launch")
         let sim = try await resolved()
         // The token goes into the app's defaults through cfprefsd (stdin), never into simctl's argv.
-        let settings = SecretLaunchSettings(arguments: arguments, secrets: secrets)
-        if !settings.secretDefaults.isEmpty {
+        let secrets = launch.secretValues
+        if !launch.secretDefaults.isEmpty {
             try await storeDefaults(
-                settings.secretDefaults, bundleID: artifact.bundleID, on: sim, secrets: secrets)
+                launch.secretDefaults, bundleID: artifact.bundleID, on: sim, secrets: secrets)
         }
         let command = configuration.commands.launch(
-            sim.udid, bundleID: artifact.bundleID, arguments: settings.publicArguments,
+            sim.udid, bundleID: artifact.bundleID, arguments: launch.publicArguments,
             environment: configuration.launchEnvironment, secrets: secrets)
         _ = try await invoker(secrets: secrets).checked(
             command, step: "launch", timeout: configuration.deadlines.limit("launch"),

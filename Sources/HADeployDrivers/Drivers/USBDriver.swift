@@ -61,10 +61,11 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
         return outcome == .skippedUnchanged ? .unchanged : .installed
     }
 
-    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+    public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let device = try await current()
         _ = try await device.launch(
-            bundleID: artifact.bundleID, arguments: arguments, restart: true, secrets: secrets)
+            bundleID: artifact.bundleID, arguments: launch.arguments, restart: true,
+            secrets: launch.secretValues)
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {

@@ -51,8 +51,7 @@ public struct JailbreakCommands: Sendable, Equatable {
     ]
     static let launchPlaceholders = [
         "server_url", "dashboard", "kiosk", "deploy_id", "device_id", "args_file", "HAServerURL",
-        "HADashboard",
-        "HADefaultDashboard", "HAKioskMode", "HADeployID", "HADeviceID",
+        "HADashboard", "HAKioskMode", "HADeployID", "HADeviceID",
     ]
 
     /// Checks every template for unknown placeholders (a typo, or an attempt at `{token}`).

@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 import HADeployCore
 import SSHTransport
@@ -22,7 +23,7 @@ public struct JailbreakDeployer: Sendable {
 
     /// Install (or skip if unchanged), stop the running app, refresh icons, launch with `launch`.
     public func deploy(
-        app: URL, launch: LaunchParameters?, force: Bool = false,
+        app: URL, launch: ResolvedLaunch?, force: Bool = false,
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> InstallReport {
         let info = try AppBundleInfo(app: app)
@@ -51,7 +52,7 @@ public struct JailbreakDeployer: Sendable {
     }
 
     /// Starts the installed app with `parameters` (secrets on stdin only).
-    public func launch(app: URL, parameters: LaunchParameters) async throws {
+    public func launch(app: URL, settings parameters: ResolvedLaunch) async throws {
         let info = try AppBundleInfo(app: app)
         try await withConnection { connection in
             try await start(info: info, parameters: parameters, on: connection)
@@ -463,7 +464,7 @@ public struct JailbreakDeployer: Sendable {
 
     // MARK: launch / stop
 
-    private func launchCommand(info: AppBundleInfo, parameters: LaunchParameters, argsFile: String) throws
+    private func launchCommand(info: AppBundleInfo, parameters: ResolvedLaunch, argsFile: String) throws
         -> String
     {
         var values = Dictionary(uniqueKeysWithValues: JailbreakCommands.launchPlaceholders.map { ($0, "") })
@@ -473,7 +474,7 @@ public struct JailbreakDeployer: Sendable {
         return try JailbreakCommands.expand(config.commands.launch, values, field: "launch")
     }
 
-    private func start(info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection)
+    private func start(info: AppBundleInfo, parameters: ResolvedLaunch, on connection: SSHConnection)
         async throws
     {
         do {
@@ -493,7 +494,7 @@ public struct JailbreakDeployer: Sendable {
     }
 
     private func startUnscrubbed(
-        info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection
+        info: AppBundleInfo, parameters: ResolvedLaunch, on connection: SSHConnection
     ) async throws {
         let step = "launching \(info.name)"
         let payload = parameters.stdinPayload
@@ -531,16 +532,16 @@ public struct JailbreakDeployer: Sendable {
     /// Merges the launch keys into the app's preferences plist on the device (read first, written back
     /// as a binary plist, owner mobile, mode 0600); the token travels on stdin only.
     private func writePreferences(
-        info: AppBundleInfo, parameters: LaunchParameters, on connection: SSHConnection
+        info: AppBundleInfo, parameters: ResolvedLaunch, on connection: SSHConnection
     )
         async throws
     {
-        guard !parameters.arguments.isEmpty, !info.bundleID.isEmpty else { return }
+        guard !parameters.items.isEmpty, !info.bundleID.isEmpty else { return }
         let path = preferencesPath(bundleID: info.bundleID)
         let q = ShellQuote.quote(path)
         let existing = try await connection.run(
             "if [ -f \(q) ]; then cat \(q); fi", step: "reading the app's preferences")
-        let merged = try PreferencesMerge.merged(existing: existing.stdout, arguments: parameters.arguments)
+        let merged = try PreferencesMerge.merged(existing: existing.stdout, arguments: parameters.items)
         try await connection.run(
             JailbreakScripts.installPreferences(path: path, owner: config.preferencesOwner), stdin: merged,
             step: "writing the app's preferences")

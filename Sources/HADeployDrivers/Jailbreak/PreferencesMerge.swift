@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 import HADeployCore
 
@@ -23,7 +24,7 @@ enum PreferencesMerge {
     }
 
     /// `existing` (possibly empty or unreadable: then it starts afresh) with every argument applied.
-    static func merged(existing: Data, arguments: [LaunchParameters.Argument]) throws -> Data {
+    static func merged(existing: Data, arguments: [LaunchArguments.Argument]) throws -> Data {
         var dictionary: [String: Any] = [:]
         if !existing.isEmpty,
             let parsed = try? PropertyListSerialization.propertyList(from: existing, format: nil)
@@ -34,7 +35,7 @@ enum PreferencesMerge {
         for argument in arguments {
             let key = argument.flag.hasPrefix("-") ? String(argument.flag.dropFirst()) : argument.flag
             guard !key.isEmpty else { continue }
-            dictionary[key] = value(for: key, argument.value)
+            dictionary[key] = value(for: key, argument.value.value ?? "")
         }
         return try PropertyListValue.encode(dictionary, .binary)
     }

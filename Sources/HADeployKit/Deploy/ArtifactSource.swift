@@ -1,9 +1,11 @@
+import Crypto
 import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import Versioning
 
 /// No Xcode here, and a build is needed: the deploy stops before touching any device.
 public struct NoXcodeError: Error, CustomStringConvertible, ExitStatusProviding {
@@ -29,61 +31,43 @@ public struct NoXcodeError: Error, CustomStringConvertible, ExitStatusProviding 
     public var exitStatus: ExitStatus { .buildFailed }
 }
 
-/// Where each flavour's installable app comes from.
-public enum ArtifactSource: Sendable {
-    /// One artifact for every flavour (`--artifact`).
-    case single(URL)
-    /// `DIR/<flavour>/` holding one `.ipa` or `.app` (`--artifacts`), or `DIR/<flavour>.ipa`.
-    case directory(URL)
-    /// Demo bundles generated for virtual devices.
-    case demo(directory: URL, bundleID: String)
-    /// Build with Xcode.
-    case build
-    /// Artifacts another hadeploy already has (a worker process: `{"<flavour>": "<path>"}`).
-    case manifest(URL)
+/// An artifact that is not the one the plan was made with: the plan is refused before any device.
+public struct ArtifactChanged: Error, CustomStringConvertible, ExitStatusProviding {
+    public var flavour: String
+    public var path: String
+    public var description: String {
+        "\(path) (flavour \(flavour)) is not the artifact this plan was made with (its SHA-256 differs): "
+            + "make the plan again (hadeploy plan … --json > plan.json)"
+    }
+    public var exitStatus: ExitStatus { .config }
+}
 
-    /// Resolves an artifact for every flavour the plan's available devices use.
-    public func artifacts(for plan: DeployPlan, matrix: DeviceMatrix, host: HostPlatform) throws -> [String:
-        Artifact]
-    {
-        let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
-            .sorted()
-        let inspector = ArtifactInspector()
-        var result: [String: Artifact] = [:]
-        switch self {
-        case .single(let url):
-            for flavour in flavours { result[flavour] = try inspector.inspect(url, flavour: flavour) }
-        case .directory(let directory):
-            for flavour in flavours {
-                guard let url = Self.find(flavour: flavour, in: directory) else {
+extension ArtifactPlan {
+    /// `--artifact` (one for every flavour) or `--artifacts DIR`, found and hashed for the plan.
+    public static func files(
+        artifact: URL?, directory: URL?, flavours: [String]
+    ) throws -> ArtifactPlan {
+        var files: [String: PlannedArtifact] = [:]
+        for flavour in flavours {
+            let url: URL
+            if let artifact {
+                url = artifact
+            } else if let directory {
+                guard let found = find(flavour: flavour, in: directory) else {
                     throw ArtifactError(
                         path: directory.path,
                         problem:
                             "no artifact for flavour \(flavour): expected \(flavour)/<Name>.ipa, \(flavour)/<Name>.app or \(flavour).ipa"
                     )
                 }
-                result[flavour] = try inspector.inspect(url, flavour: flavour)
+                url = found
+            } else {
+                continue
             }
-        case .demo(let directory, let bundleID):
-            let builder = DemoAppBuilder(bundleID: bundleID)
-            for name in flavours {
-                guard let flavour = matrix.flavour(named: name) else { continue }
-                result[name] = try builder.build(
-                    flavour: flavour, marketingVersion: plan.version.marketingVersion,
-                    buildNumber: plan.version.buildNumber, into: directory)
-            }
-        case .build:
-            throw NoXcodeError(flavours: flavours, host: host)
-        case .manifest(let file):
-            let paths = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: file))
-            for flavour in flavours {
-                guard let path = paths[flavour] else {
-                    throw ArtifactError(path: file.path, problem: "no artifact for flavour \(flavour)")
-                }
-                result[flavour] = try inspector.inspect(URL(fileURLWithPath: path), flavour: flavour)
-            }
+            let path = url.standardizedFileURL.path
+            files[flavour] = PlannedArtifact(path: path, sha256: try ArtifactDigest.sha256(path))
         }
-        return result
+        return .files(files)
     }
 
     static func find(flavour: String, in directory: URL) -> URL? {
@@ -95,5 +79,88 @@ public enum ArtifactSource: Sendable {
             return sub.appendingPathComponent(name)
         }
         return nil
+    }
+
+    /// The artifact for every flavour the plan's available devices use, as the plan names them: given
+    /// files (refused when their hash is not the plan's) or demo bundles; builds are the caller's.
+    public func artifacts(for plan: DeployPlan, host: HostPlatform) throws -> [String: Artifact] {
+        let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
+            .sorted()
+        let inspector = ArtifactInspector()
+        var result: [String: Artifact] = [:]
+        switch self {
+        case .files(let files):
+            for flavour in flavours {
+                guard let file = files[flavour] else {
+                    throw ArtifactError(path: "(the plan)", problem: "no artifact for flavour \(flavour)")
+                }
+                guard try ArtifactDigest.sha256(file.path) == file.sha256 else {
+                    throw ArtifactChanged(flavour: flavour, path: file.path)
+                }
+                result[flavour] = try inspector.inspect(URL(fileURLWithPath: file.path), flavour: flavour)
+            }
+        case .demo(let directory, let bundleID):
+            let builder = DemoAppBuilder(bundleID: bundleID)
+            for build in plan.builds where flavours.contains(build.flavour) {
+                let flavour = Flavour(
+                    name: build.flavour, xcode: nil, archs: build.archs.compactMap(Arch.init(rawValue:)),
+                    deploymentTarget: build.deploymentTarget, sdk: build.sdk,
+                    configuration: build.configuration,
+                    scheme: nil, settings: [:], location: SourceLocation(file: "plan", line: 0))
+                result[build.flavour] = try builder.build(
+                    flavour: flavour, marketingVersion: plan.version.marketingVersion,
+                    buildNumber: plan.version.buildNumber, into: URL(fileURLWithPath: directory))
+            }
+        case .build:
+            throw NoXcodeError(flavours: flavours, host: host)
+        case .nothing:
+            throw NothingToInstall()
+        }
+        return result
+    }
+}
+
+/// The content hash of an artifact: SHA-256 of an .ipa's bytes, or of an .app folder's files (each
+/// file's relative path and SHA-256, in path order).
+public enum ArtifactDigest {
+    public static func sha256(_ path: String) throws -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ArtifactError(path: path, problem: "no such file or folder")
+        }
+        guard isDirectory.boolValue else {
+            return hex(SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))))
+        }
+        let root = URL(fileURLWithPath: path)
+        let files = (FileManager.default.subpaths(atPath: path) ?? []).sorted()
+        var lines = ""
+        for relative in files {
+            let url = root.appendingPathComponent(relative)
+            let values = try url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
+            if values.isSymbolicLink == true {
+                lines +=
+                    "\(relative) -> \(try FileManager.default.destinationOfSymbolicLink(atPath: url.path))\n"
+            } else if values.isRegularFile == true {
+                lines += "\(relative) \(hex(SHA256.hash(data: try Data(contentsOf: url))))\n"
+            }
+        }
+        return hex(SHA256.hash(data: Data(lines.utf8)))
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// The version of a project a plan is made for: devices.yaml's bytes, which `.env` keys are set (not
+/// their values) and the app's version, hashed. The artifacts carry hashes of their own.
+public enum ProjectFingerprint {
+    public static func make(devicesYAML: Data, dotEnvKeys: [String], version: GitVersion) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("hadeploy project\n".utf8))
+        hasher.update(data: devicesYAML)
+        hasher.update(data: Data("\n.env keys: \(Set(dotEnvKeys).sorted().joined(separator: ","))\n".utf8))
+        hasher.update(data: Data("version: \(version.description)\n".utf8))
+        return "sha256:" + hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -23,10 +23,11 @@ public struct DeployEnvironment: Sendable {
     public var screenshotReview: ScreenshotReview?
     public var jobs: Int?
     public var failFast: Bool
-    public var force: Bool
     public var now: @Sendable () -> Date
     /// Where reports, crash reports and screenshots are written.
     public var fileSystem: any FileSystem
+    /// The environment the plan's secrets are read from at the last moment (`env:HA_TOKEN`).
+    public var secrets: [String: String]
     /// Devices of other USB routes, deployed by worker processes.
     var workers: [WorkerGroup]
     var runner: (any ProcessRunner)?
@@ -36,24 +37,26 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
-        failFast: Bool = false, force: Bool = false, fileSystem: any FileSystem, clock: any WallClock
+        failFast: Bool = false, fileSystem: any FileSystem, clock: any WallClock,
+        secrets: [String: String] = [:]
     ) {
         self.init(
             driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
             artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
             writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: { clock.now() },
-            fileSystem: fileSystem, workers: [], runner: nil)
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, now: { clock.now() },
+            fileSystem: fileSystem, workers: [], runner: nil, secrets: secrets)
     }
 
     init(
         driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
-        reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool, force: Bool,
+        reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool,
         now: @escaping @Sendable () -> Date, fileSystem: any FileSystem, workers: [WorkerGroup],
-        runner: (any ProcessRunner)?
+        runner: (any ProcessRunner)?, secrets: [String: String]
     ) {
+        self.secrets = secrets
         self.writeReport = writeReport
         self.workers = workers
         self.runner = runner
@@ -66,7 +69,6 @@ public struct DeployEnvironment: Sendable {
         self.lockDirectory = lockDirectory
         self.jobs = jobs
         self.failFast = failFast
-        self.force = force
         self.now = now
         self.fileSystem = fileSystem
     }

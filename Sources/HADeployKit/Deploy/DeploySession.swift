@@ -9,30 +9,30 @@ import Logging
 import MobileDevice
 import SSHTransport
 
-/// A real deploy of a plan, exactly as planned: artifacts (built, given, or demo), the Home
-/// Assistant preflight, then the executor. libusbmuxd reads one usbmuxd address per process, so the
-/// devices of the first USB route run here and every other route runs in a worker process of its own
-/// (hadeploy itself, started through `Settings.worker`), whose events and results join this run's.
+/// A real deploy of a plan, exactly as planned and from the plan alone: artifacts (built, given, or
+/// demo, as the plan says), the Home Assistant preflight, then the executor. libusbmuxd reads one
+/// usbmuxd address per process, so the devices of the first USB route run here and every other
+/// route's share of the plan runs in a worker process of its own (hadeploy itself, started through
+/// `Settings.worker` with that share as a plan file), whose events and results join this run's.
 public struct DeploySession: Sendable {
+    /// Builds the plan's builds (`ArtifactPlan.build`): the CLI's, which has the checkout.
+    public typealias Builder =
+        @Sendable (DeployPlan, _ message: @escaping @Sendable (String) -> Void) async throws
+        -> [String: Artifact]
+
     public struct Settings: Sendable {
-        public var artifact: URL?
-        public var artifacts: URL?
-        /// `{"<flavour>": "<path>"}` from the hadeploy that started this worker.
-        public var artifactManifest: URL?
-        /// Virtual twins: demo bundles when nothing can be built, and any Developer Disk Image mounts.
-        public var virtual: Bool
-        public var developerImages: URL?
-        public var stateDirectory: URL
+        /// The environment the plan's secrets are read from (`env:HA_TOKEN`, SSH passwords), at the
+        /// last moment; also handed to workers, as far as their share names them.
+        public var environment: [String: String]
         public var reportDirectory: URL?
         /// false in a worker: its parent writes the report (the worker adds screenshots and crash logs).
         public var writeReport: Bool
         public var jobs: Int?
         public var failFast: Bool
-        public var force: Bool
+        /// Runs the builds when the plan builds; nil: a plan that builds is refused.
+        public var build: Builder?
         /// Starts a worker for other USB routes; nil deploys every route here (one must suffice).
         public var worker: WorkerLauncher?
-        /// Jailbroken twins of SSH devices (`--virtual`), by device id.
-        public var jailbrokenTwins: [String: JailbrokenTwinEndpoint] = [:]
         /// Where each device's installed bundle id is remembered for `rollback` (nil: not at all, as
         /// for virtual twins, which are gone after the run).
         public var deployRecords: DeployRecords?
@@ -40,52 +40,33 @@ public struct DeploySession: Sendable {
         public var screenshotReview: ScreenshotReview?
 
         public init(
-            artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
-            developerImages: URL? = nil, stateDirectory: URL, reportDirectory: URL?, writeReport: Bool = true,
-            jobs: Int?, failFast: Bool, force: Bool, worker: WorkerLauncher? = nil
+            environment: [String: String], reportDirectory: URL?, writeReport: Bool = true, jobs: Int?,
+            failFast: Bool, build: Builder? = nil, worker: WorkerLauncher? = nil
         ) {
-            self.artifact = artifact
-            self.artifacts = artifacts
-            self.artifactManifest = artifactManifest
-            self.virtual = virtual
-            self.developerImages = developerImages
-            self.stateDirectory = stateDirectory
+            self.environment = environment
             self.reportDirectory = reportDirectory
             self.writeReport = writeReport
             self.jobs = jobs
             self.failFast = failFast
-            self.force = force
+            self.build = build
             self.worker = worker
         }
     }
 
     public var context: HADeployContext
-    public var matrix: DeviceMatrix
-    public var variables: [String: String]
     public var plan: DeployPlan
     public var settings: Settings
     public var reporter: any DeployReporter
 
-    public init(
-        context: HADeployContext, matrix: DeviceMatrix, variables: [String: String], plan: DeployPlan,
-        settings: Settings, reporter: any DeployReporter
-    ) {
+    public init(context: HADeployContext, plan: DeployPlan, settings: Settings, reporter: any DeployReporter)
+    {
         self.context = context
-        self.matrix = matrix
-        self.variables = variables
         self.plan = plan
         self.settings = settings
         self.reporter = reporter
     }
 
-    /// The usbmuxd routes the plan's runnable devices need, in plan order.
-    var routes: [USBRoute] {
-        var seen: [USBRoute] = []
-        for device in plan.devices where device.availability == .available {
-            if let route = device.backend.usbRoute, !seen.contains(route) { seen.append(route) }
-        }
-        return seen
-    }
+    var stateDirectory: URL { context.url(for: plan.stateDirectory) }
 
     public func run() async throws -> DeployReport {
         let (inspected, checked) = try await prepareArtifacts()
@@ -97,26 +78,25 @@ public struct DeploySession: Sendable {
                     guard $0.availability == .available, case .ssh = $0.backend else { return false }
                     return true
                 }.map(\.flavour)),
-            under: settings.stateDirectory.appendingPathComponent("artifacts"), runID: plan.deployID)
+            under: stateDirectory.appendingPathComponent("artifacts"), runID: plan.deployID)
         defer { staging.remove() }
         let artifacts = staging.artifacts
-        let routes = self.routes
-        // The first route runs here; the others in workers.
-        let here = routes.first
-        let elsewhere = Array(routes.dropFirst())
-        if !elsewhere.isEmpty && settings.worker == nil {
-            throw WorkerUnavailable(routes: elsewhere)
+        // The planner split the routes: the devices of `plan.workers` run in workers, the rest here.
+        let delegated = Set(plan.workers.flatMap(\.devices))
+        let here = plan.devices.first {
+            $0.availability == .available && !delegated.contains($0.id) && $0.backend.usbRoute != nil
+        }?.backend.usbRoute
+        if !plan.workers.isEmpty && settings.worker == nil {
+            throw WorkerUnavailable(routes: plan.workers.map(\.route))
         }
-        var workers: [String: WorkerGroup] = [:]
-        if let launcher = settings.worker, !elsewhere.isEmpty {
-            let manifest = try writeManifest(artifacts)
-            for route in elsewhere {
-                let ids = plan.devices.filter {
-                    $0.availability == .available && $0.backend.usbRoute == route
-                }
-                .map(\.id)
-                workers["\(route)"] = WorkerGroup(
-                    route: route, devices: ids, command: launcher.command(route, ids, manifest))
+        var workers: [WorkerGroup] = []
+        if let launcher = settings.worker {
+            for share in plan.workers {
+                let file = try writeShare(share, artifacts: inspected)
+                workers.append(
+                    WorkerGroup(
+                        route: share.route, devices: share.devices,
+                        command: launcher.command(file, shareSecrets(share))))
             }
         }
 
@@ -131,7 +111,8 @@ public struct DeploySession: Sendable {
             reporter.handle(
                 .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
             let forwarder = try await USBHostTunnel.open(
-                remote, udids: udids, variables: variables, fileSystem: context.fileSystem)
+                remote, udids: udids, login: plan.usbHostLogin, environment: settings.environment,
+                fileSystem: context.fileSystem)
             USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
             tunnel = forwarder
         case nil:
@@ -139,7 +120,7 @@ public struct DeploySession: Sendable {
         }
         do {
             let report = try await execute(
-                artifacts: artifacts, workers: Array(workers.values), preflightDone: checked)
+                artifacts: artifacts, workers: workers, preflightDone: checked)
             await tunnel?.stop()
             return report
         } catch {
@@ -148,43 +129,25 @@ public struct DeploySession: Sendable {
         }
     }
 
-    /// The artifact for each flavour: given, generated for virtual twins, or built (after the
-    /// checks that would stop the deploy anyway, so a wrong token costs no build).
-    /// Also says whether the Home Assistant preflight already ran (before a build): it runs once.
+    /// The artifact for each flavour, as the plan says: given (checked against the plan's hash),
+    /// generated for virtual twins, or built (after the checks that would stop the deploy anyway, so a
+    /// wrong token costs no build). Also says whether the Home Assistant preflight already ran.
     func prepareArtifacts() async throws -> (artifacts: [String: Artifact], preflightDone: Bool) {
         let host = HostPlatform.current
-        let source: ArtifactSource
-        if let manifest = settings.artifactManifest {
-            source = .manifest(manifest)
-        } else if let artifact = settings.artifact {
-            source = .single(artifact)
-        } else if let directory = settings.artifacts {
-            source = .directory(directory)
-        } else if settings.virtual
-            && (!plan.builds.contains(where: \.enabled) || (host == .linux && matrix.buildHost == nil))
-        {
-            source = .demo(
-                directory: settings.stateDirectory.appendingPathComponent("demo-apps"),
-                bundleID: variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
-                    ?? "com.example.hadashboard")
-        } else if plan.builds.contains(where: \.enabled) {
-            source = .build
-        } else {
-            throw NothingToInstall()
-        }
-        guard case .build = source else {
-            let artifacts = try source.artifacts(for: plan, matrix: matrix, host: host)
-            if case .demo = source {
+        guard case .build = plan.artifacts else {
+            let artifacts = try plan.artifacts.artifacts(for: plan, host: host)
+            if case .demo = plan.artifacts {
                 reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
             }
             return (artifacts, false)
         }
+        guard let build = settings.build else { throw PlanBuildsHere() }
         // A build takes minutes: what would stop the deploy anyway is found first.
         var preflightDone = false
         if plan.verify, let verifier = try makeVerifier() {
             reporter.handle(.message("preflight: checking Home Assistant at \(plan.server) before building…"))
             do {
-                _ = try await verifier.preflight(dashboards: expectedDashboards)
+                _ = try await verifier.preflight(dashboards: plan.preflight)
             } catch {
                 await verifier.close()
                 throw error
@@ -192,51 +155,31 @@ public struct DeploySession: Sendable {
             await verifier.close()
             preflightDone = true
         }
-        var buildPlan = plan
-        // A flavour whose devices all lack a setting is not built.
-        buildPlan.builds = plan.builds.filter { build in
-            plan.devices.contains {
-                $0.flavour == build.flavour && $0.availability == .available && $0.unsetKeys.isEmpty
-            }
-        }
         let reporter = self.reporter
-        let built = try await BuildRunner(
-            context: context, matrix: matrix,
-            builder: BuildCommandBuilder.resolved(variables: variables, version: plan.version),
-            host: host
-        ).build(buildPlan) { reporter.handle(.message($0)) }
+        let built = try await build(plan) { reporter.handle(.message($0)) }
         return (built, preflightDone)
     }
 
-    /// The dashboards the devices will be told to open (nil: the default dashboard). With none named,
-    /// the default dashboard is checked: the server and the token are checked either way.
-    var expectedDashboards: [String?] {
-        let named = plan.devices.filter { $0.availability == .available }.compactMap(\.dashboard.expected)
-        return named.isEmpty ? [nil] : named
-    }
-
     func makeVerifier() throws -> HomeAssistantVerifier? {
-        guard let server = plan.server.value, let token = plan.accessToken else { return nil }
-        return try HomeAssistantVerifier(
-            server: server, token: token, caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+        guard let server = plan.server.value, let reference = plan.accessToken else { return nil }
+        guard let token = reference.resolve(settings.environment) else {
+            throw UnresolvedSecret(reference: reference)
+        }
+        return try HomeAssistantVerifier(server: server, token: token, caFile: plan.caFile)
     }
 
     func execute(artifacts: [String: Artifact], workers: [WorkerGroup], preflightDone: Bool) async throws
         -> DeployReport
     {
-        var registry = DriverRegistry(
-            matrix: matrix, variables: variables, host: HostPlatform.current,
-            stateDirectory: settings.stateDirectory, runner: context.runner)
-        registry.developerImageOverride = settings.developerImages.map { [$0] }
-        registry.sshTwins = settings.jailbrokenTwins
-        let drivers = registry
+        let drivers = DriverRegistry(
+            host: HostPlatform.current, environment: settings.environment, runner: context.runner)
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
         if plan.verify {
             if let candidate = try makeVerifier() {
                 if !preflightDone {
                     reporter.handle(.message("preflight: checking Home Assistant at \(plan.server)…"))
-                    for note in try await candidate.preflight(dashboards: expectedDashboards) {
+                    for note in try await candidate.preflight(dashboards: plan.preflight) {
                         reporter.handle(.message("preflight: \(note)"))
                     }
                 }
@@ -250,8 +193,9 @@ public struct DeploySession: Sendable {
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
             writeReport: settings.writeReport,
             lockDirectory: Self.lockDirectory(context),
-            jobs: settings.jobs, failFast: settings.failFast, force: settings.force, now: context.now,
-            fileSystem: context.fileSystem, workers: workers, runner: context.runner)
+            jobs: settings.jobs, failFast: settings.failFast, now: context.now,
+            fileSystem: context.fileSystem, workers: workers, runner: context.runner,
+            secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
@@ -266,15 +210,38 @@ public struct DeploySession: Sendable {
         return report
     }
 
-    /// `{"<flavour>": "<path>"}` for the workers, in a private folder.
-    func writeManifest(_ artifacts: [String: Artifact]) throws -> URL {
-        let folder = settings.stateDirectory.appendingPathComponent("workers")
+    /// A worker's share of this plan, as a plan file in a private folder: its devices only, and the
+    /// artifacts this run already has (by path and hash: nothing is built twice).
+    func writeShare(_ share: WorkerShare, artifacts: [String: Artifact]) throws -> URL {
+        let folder = stateDirectory.appendingPathComponent("workers")
         try context.fileSystem.createDirectory(
             at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = folder.appendingPathComponent("artifacts-\(plan.deployID).json")
-        let paths = artifacts.mapValues { URL(fileURLWithPath: $0.path).standardizedFileURL.path }
-        try JSONEncoder().encode(paths).write(to: file, options: .atomic)
+        var files: [String: PlannedArtifact] = [:]
+        for (flavour, artifact) in artifacts {
+            let path = URL(fileURLWithPath: artifact.path).standardizedFileURL.path
+            files[flavour] = PlannedArtifact(path: path, sha256: try ArtifactDigest.sha256(path))
+        }
+        let file = folder.appendingPathComponent(
+            "plan-\(plan.deployID)-\(PathNames.component("\(share.route)")).json")
+        try context.fileSystem.write(
+            Data(try PlanPrinter.json(plan.share(share.devices, artifacts: .files(files))).utf8), to: file,
+            options: .atomic)
         return file
+    }
+
+    /// The secrets a share names, from this run's environment: the worker's environment carries them.
+    func shareSecrets(_ share: WorkerShare) -> [String: String] {
+        var references = plan.accessToken.map { [$0] } ?? []
+        for device in plan.devices where share.devices.contains(device.id) {
+            references += device.secretReferences
+        }
+        var values: [String: String] = [:]
+        for reference in references {
+            if let value = reference.resolve(settings.environment) {
+                values[reference.variable] = value.reveal()
+            }
+        }
+        return values
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
@@ -286,6 +253,15 @@ public struct DeploySession: Sendable {
             ?? context.fileSystem.temporaryDirectory
         return base.appendingPathComponent("hadeploy/locks")
     }
+}
+
+/// A plan that builds, run where nothing can build it (`deploy --plan`): builds need the checkout.
+public struct PlanBuildsHere: Error, CustomStringConvertible, ExitStatusProviding {
+    public var description: String {
+        "this plan builds the app, and a plan file runs from no checkout: plan with --no-build and "
+            + "--artifact PATH or --artifacts DIR (or run `hadeploy deploy` in the checkout)"
+    }
+    public var exitStatus: ExitStatus { .usage }
 }
 
 /// `--no-build` without saying what to install.
@@ -311,15 +287,24 @@ public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProvi
 /// hadeploy's known_hosts.
 enum USBHostTunnel {
     static func open(
-        _ remote: String, udids: [String], variables: [String: String], fileSystem: any FileSystem
-    ) async throws
-        -> UsbmuxForwarder
-    {
+        _ remote: String, udids: [String], login: HostLogin?, environment: [String: String],
+        fileSystem: any FileSystem
+    ) async throws -> UsbmuxForwarder {
+        let authentication: SSHAuthentication
+        switch login?.login {
+        case .key(let path)?: authentication = .privateKey(path: path, passphrase: nil)
+        case .password(let reference)?:
+            guard let password = reference.resolve(environment) else {
+                throw UnresolvedSecret(reference: reference)
+            }
+            authentication = .password(password)
+        case .agent?, nil:
+            authentication = SSHLogin.authentication(
+                keyVariable: "USB_HOST_SSH_KEY", variables: environment, fileSystem: fileSystem)
+        }
         let config = try SSHConnectionConfig.parse(
-            url: remote,
-            authentication: SSHLogin.authentication(
-                keyVariable: "USB_HOST_SSH_KEY", variables: variables, fileSystem: fileSystem),
-            knownHostsPath: SSHLogin.knownHostsPath(variables), name: remote)
+            url: remote, authentication: authentication,
+            knownHostsPath: login?.knownHosts ?? SSHLogin.knownHostsPath(environment), name: remote)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
             ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,

@@ -50,6 +50,16 @@ struct DevicePipeline: Sendable {
                 reason: "needs \(device.unsetKeys.joined(separator: ", ")) — set in .env or the environment "
                     + "(nothing was touched)", failedStep: "configure")
         }
+        // The secrets the plan names are read from this run's environment: one missing stops the device now.
+        let missing = device.secretReferences.filter { $0.resolve(environment.secrets) == nil }
+        if !missing.isEmpty {
+            return result(
+                .failed,
+                reason:
+                    "needs \(missing.map(\.variable).joined(separator: ", ")) in the environment (the plan "
+                    + "names \(missing.map(\.description).joined(separator: ", "))) — nothing was touched",
+                failedStep: "configure")
+        }
         guard let artifact = environment.artifacts[device.flavour] else {
             return result(
                 .failed, reason: "no \(device.flavour) build to install (build it, or pass --artifact)",
@@ -172,9 +182,19 @@ struct DevicePipeline: Sendable {
         }
     }
 
+    /// A planned step that does nothing on this run, said as an event with its reason (never silent).
+    private func skip(_ planned: PlanStep, reason: String, recorder: Recorder) {
+        let name = planned.id.rawValue
+        environment.reporter.handle(.stepStarted(device: device.id, step: name))
+        recorder.record(StepRecord(name: name, seconds: 0, status: "skipped", detail: reason))
+        environment.reporter.handle(
+            .stepFinished(device: device.id, step: name, seconds: 0, status: "skipped", detail: reason))
+    }
+
     private func redact(_ text: String) -> String {
         var result = text
-        for secret in device.launchArguments.secretValues {
+        let secrets = device.secretReferences.compactMap { $0.resolve(environment.secrets)?.reveal() }
+        for secret in secrets where !secret.isEmpty {
             result = result.replacingOccurrences(of: secret, with: "***")
         }
         return result
@@ -220,7 +240,7 @@ struct DevicePipeline: Sendable {
                     let reporter = environment.reporter
                     let began = environment.now()
                     let now = environment.now
-                    let force = environment.force
+                    let force = device.force
                     recorder.install = try await step(
                         planned, recorder: recorder, appBytes: appBytes,
                         reprobe: { _ = try await driver.connect() },
@@ -235,7 +255,10 @@ struct DevicePipeline: Sendable {
                         }
                     }
                 case .subscribe:
-                    guard let verifier = environment.verifier else { continue }
+                    guard let verifier = environment.verifier else {
+                        skip(planned, reason: environment.verificationSkippedReason, recorder: recorder)
+                        continue
+                    }
                     let deployID = plan.deployID
                     waiter = try await step(planned, recorder: recorder) {
                         try await verifier.expectLoaded(deployID: deployID, device: deviceID)
@@ -244,10 +267,10 @@ struct DevicePipeline: Sendable {
                     // The app's evidence is prepared before the launch: the log's size, the sensor's sentinel.
                     evidence = await prepareEvidence(driver: driver, artifact: artifact, connected: connected)
                     launchedAt = environment.now()
-                    let arguments = device.launchArguments.revealed()
-                    let secrets = device.launchArguments.secretValues
+                    // The token is read now, from this run's environment, for the device only.
+                    let launch = try ResolvedLaunch(device.launch, environment: environment.secrets)
                     try await step(planned, recorder: recorder) {
-                        try await driver.launch(artifact, arguments: arguments, secrets: secrets)
+                        try await driver.launch(artifact, settings: launch)
                     }
                 case .verify:
                     recorder.verification = await verify(
@@ -347,7 +370,10 @@ struct DevicePipeline: Sendable {
 
     /// A screenshot is evidence, not the deploy: its absence is a warning.
     private func screenshot(_ planned: PlanStep, driver: any DeviceDriver, recorder: Recorder) async {
-        guard let directory = environment.reportDirectory else { return }
+        guard let directory = environment.reportDirectory else {
+            skip(planned, reason: "no --report folder to keep it in", recorder: recorder)
+            return
+        }
         do {
             let png = try await step(planned, recorder: recorder) { try await driver.screenshot() }
             // The id names the file: the same rule as devices.yaml's, safe even for an id that skipped it.

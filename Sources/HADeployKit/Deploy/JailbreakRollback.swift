@@ -33,7 +33,6 @@ public struct JailbreakRollback: Sendable {
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
             transport: "ssh", rejection: "not reached over SSH"
         ) { $0.ssh != nil || $0.transport == .ssh }
-        let target = resolved.device
         let plan = try DeployPlanner(
             matrix: matrix, variables: variables, topology: .current(environment: environment)
         ).plan(
@@ -42,9 +41,10 @@ public struct JailbreakRollback: Sendable {
         guard let devicePlan = plan.devices.first else {
             throw TransportUnavailable(device: device, transport: "ssh", reason: "no such device")
         }
-        let config = try SSHDriver.config(
-            for: target, plan: devicePlan, variables: variables,
-            knownHosts: SSHLogin.knownHostsPath(variables))
+        guard case .ssh(let ssh, _) = devicePlan.configuration else {
+            throw TransportUnavailable(device: device, transport: "ssh", reason: "not reached over SSH")
+        }
+        let config = try SSHDriver.config(ssh, plan: devicePlan, environment: variables)
         self.driver = SSHDriver(
             deployer: JailbreakDeployer(config: config), plan: devicePlan,
             workDirectory: stateDirectory.appendingPathComponent("ssh"))

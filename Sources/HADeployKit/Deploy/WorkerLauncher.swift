@@ -3,13 +3,14 @@ import Foundation
 import HADeployCore
 import HADeployReporting
 
-/// How to start a hadeploy worker for one USB route: the CLI knows its own executable and options
-/// and builds the command (`hadeploy deploy <ids> --worker … --json`); the Kit runs it.
+/// How to start a hadeploy worker for one USB route: the CLI knows its own executable and builds the
+/// command (`hadeploy deploy --plan SHARE --worker`); the Kit writes the share and runs it.
 public struct WorkerLauncher: Sendable {
-    /// The command for `devices` on `route`, installing the artifacts listed in the manifest file.
-    public var command: @Sendable (_ route: USBRoute, _ devices: [String], _ manifest: URL) -> ProcessCommand
+    /// The command running the plan file `share`; `secrets` (the values its plan names) go into the
+    /// worker's environment, never on its command line.
+    public var command: @Sendable (_ share: URL, _ secrets: [String: String]) -> ProcessCommand
 
-    public init(command: @escaping @Sendable (USBRoute, [String], URL) -> ProcessCommand) {
+    public init(command: @escaping @Sendable (_ share: URL, _ secrets: [String: String]) -> ProcessCommand) {
         self.command = command
     }
 }

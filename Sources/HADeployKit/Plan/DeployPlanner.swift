@@ -26,11 +26,16 @@ public struct DeployPlanner: Sendable {
     /// `.env` merged with the environment (the environment wins).
     public var variables: [String: String]
     public var topology: Topology
+    /// Where this run keeps its files and finds its tools (resolved by the caller: the planner reads no files).
+    public var paths: HostPaths
 
-    public init(matrix: DeviceMatrix, variables: [String: String], topology: Topology) {
+    public init(
+        matrix: DeviceMatrix, variables: [String: String], topology: Topology, paths: HostPaths = HostPaths()
+    ) {
         self.matrix = matrix
         self.variables = variables
         self.topology = topology
+        self.paths = paths
     }
 
     var host: HostPlatform { topology.host }
@@ -41,9 +46,10 @@ public struct DeployPlanner: Sendable {
         let server: ConfigValue.Resolution =
             options.server.map { .value($0) } ?? nonEmpty(variables["HA_SERVER"]).map { .value($0) }
             ?? .unset(["HA_SERVER"])
+        // The token is named, never held: `--token` reaches the run as HA_TOKEN (see `DeploySession`).
         let token: ConfigValue.Resolution =
-            options.token.map { .value($0.reveal()) } ?? nonEmpty(variables["HA_TOKEN"]).map { .value($0) }
-            ?? .unset(["HA_TOKEN"])
+            options.token != nil || nonEmpty(variables["HA_TOKEN"]) != nil
+            ? .value("env:HA_TOKEN") : .unset(["HA_TOKEN"])
 
         // Virtual twins without a Home Assistant still show the whole pipeline; the check is skipped.
         let haConfigured = server.value != nil && token.value != nil
@@ -83,7 +89,8 @@ public struct DeployPlanner: Sendable {
         var builds: [BuildPlan] = []
         for flavour in matrix.flavours {
             let users = devicePlans.filter { $0.flavour == flavour.name && $0.availability == .available }
-            guard !users.isEmpty else { continue }
+            // A flavour none of whose devices can be deployed (each lacks a setting) is not built.
+            guard users.contains(where: \.unsetKeys.isEmpty) else { continue }
             builds.append(
                 BuildPlan(
                     flavour: flavour.name,
@@ -95,11 +102,36 @@ public struct DeployPlanner: Sendable {
                     commands: options.build ? commands.commands(flavour) : [])
             )
         }
-        return DeployPlan(
-            version: version, deployID: deployID, server: server, accessToken: token.value.map(Secret.init),
+        var result = DeployPlan(
+            version: version, deployID: deployID, server: server,
+            accessToken: token.value == nil ? nil : SecretReference(environment: "HA_TOKEN"),
             verify: verify,
             verificationSkipped: skipped, builds: builds,
             devices: devicePlans, warnings: warnings)
+        result.caFile = nonEmpty(variables["HA_CA_FILE"])
+        // Given artifacts (or the twins' demo bundles) win; else a build, when there is one.
+        result.artifacts = options.artifacts == .nothing && options.build ? .build : options.artifacts
+        result.stateDirectory = paths.stateDirectory
+        let available = devicePlans.filter { $0.availability == .available }
+        if verify {
+            let named = available.compactMap(\.dashboard.expected)
+            result.preflight = named.isEmpty ? [nil] : named
+        }
+        // libusbmuxd reads one usbmuxd address per process: the first route runs here, the others in
+        // worker processes, each handed its share of this result.
+        var routes: [USBRoute] = []
+        for device in available {
+            if let route = device.backend.usbRoute, !routes.contains(route) { routes.append(route) }
+        }
+        result.workers = routes.dropFirst().map { route in
+            WorkerShare(route: route, devices: available.filter { $0.backend.usbRoute == route }.map(\.id))
+        }
+        if routes.contains(where: { if case .usbHost = $0 { return true } else { return false } }) {
+            result.usbHostLogin = HostLogin(
+                login: nonEmpty(variables["USB_HOST_SSH_KEY"]).map { .key(path: $0) } ?? .agent,
+                knownHosts: SSHLogin.knownHostsPath(variables))
+        }
+        return result
     }
 
     struct Context {
@@ -113,7 +145,7 @@ public struct DeployPlanner: Sendable {
         var needsHomeAssistant: Bool
     }
 
-    private func nonEmpty(_ value: String?) -> String? {
+    func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return value
     }
@@ -149,31 +181,24 @@ public struct DeployPlanner: Sendable {
         }
         let kiosk = options.kiosk ?? device.kiosk
 
-        var arguments = LaunchArguments()
+        let credentials: LaunchSettings.Credentials
         if options.reset {
-            arguments.append("-HAClearCredentials", "YES")
+            credentials = .clear
         } else if options.demo {
-            arguments.append("-HADemoMode", "YES")
+            credentials = .demo
         } else if context.needsHomeAssistant {
             unset += context.server.unsetNames + context.token.unsetNames
-            arguments.append("-HAServerURL", context.server)
-            arguments.append("-HAAccessToken", context.token, secret: true)
+            credentials = .homeAssistant(
+                server: context.server, token: SecretReference(environment: "HA_TOKEN"))
+        } else {
+            credentials = .keep
         }
-        switch dashboard {
-        case .named(let name): arguments.append("-HADashboard", name)
-        case .appDefault: arguments.append("-HADashboard", "")
-        case .unchanged: break
-        }
-        if let kiosk { arguments.append("-HAKioskMode", kiosk ? "YES" : "NO") }
-        if device.haIntegration { arguments.append("-HAAutoRegister", "YES") }
-        for (key, value) in device.appSettings.sorted(by: { $0.key < $1.key }) {
-            arguments.append("-" + key, value)
-        }
-        if device.loadedEvent {
-            arguments.append("-HADeployID", context.deployID)
-            // Echoed back as `device` in ha_dashboard_loaded, so an event is matched to this device.
-            arguments.append("-HADeviceID", device.id)
-        }
+        // The deploy id and the device's id are echoed back in ha_dashboard_loaded, so an event is
+        // matched to this deploy and this device.
+        let launch = LaunchSettings(
+            credentials: credentials, dashboard: dashboard, kiosk: kiosk, autoRegister: device.haIntegration,
+            appSettings: device.appSettings, deployID: device.loadedEvent ? context.deployID : nil,
+            deviceID: device.loadedEvent ? device.id : nil)
 
         let verification = VerificationPlan(
             appLog: true, homeAssistant: device.haIntegration, homeAssistantDevice: device.haDevice,
@@ -187,9 +212,99 @@ public struct DeployPlanner: Sendable {
             backend: backend,
             productType: device.productType, ios: device.iosVersion, arch: device.arch.rawValue,
             flavour: device.flavour, udid: udid, host: host, kiosk: kiosk, dashboard: dashboard,
-            verification: verification, timeouts: device.timeouts, launchArguments: arguments, steps: steps,
+            verification: verification, timeouts: device.timeouts, launch: launch, force: options.force,
+            configuration: availability == .available
+                ? configuration(device, backend: backend, udid: udid, host: host) : .none,
+            steps: steps,
             unsetKeys: availability == .available ? unset.filter { seen.insert($0).inserted } : [],
             availability: availability)
+    }
+
+    /// The values the device's driver is built from: devices.yaml and `.env` resolved now, secrets by name.
+    func configuration(
+        _ device: Device, backend: DeviceBackend, udid: ConfigValue.Resolution?, host: ConfigValue.Resolution?
+    ) -> DriverConfiguration {
+        let state = paths.stateDirectory
+        let home = nonEmpty(variables["HOME"]) ?? paths.home
+        func usb() -> USBConfiguration {
+            var images = paths.developerImages ?? []
+            if paths.developerImages == nil, let path = device.ddiDir?.resolve(variables).value {
+                images.append(HomePath.expand(path, variables))
+            }
+            return USBConfiguration(
+                udid: udid?.value, developerImages: images, installRecords: state + "/install-records",
+                network: backend.lookup == .network)
+        }
+        func simulator(tool: String?, scratch: String) -> SimulatorConfiguration {
+            SimulatorConfiguration(
+                udid: nonEmpty(udid?.value),
+                // `${SIM_IPAD_NAME:-iPad (10th generation)}`: the old scripts' .env key, or the default.
+                deviceType: device.simulatorDeviceType.map { ConfigValue($0).display(variables) },
+                runtime: device.simulatorRuntime ?? "iOS \(device.iosVersion)",
+                developerDir: developerDir(device.flavour), tool: tool, home: home,
+                scratchDirectory: state + "/" + scratch)
+        }
+        switch backend {
+        case .usb:
+            return .usb(usb())
+        case .ssh(let fallback):
+            return .ssh(ssh(device, host: host), fallback: fallback == nil ? nil : usb())
+        case .simctl:
+            return .simctl(simulator(tool: nil, scratch: "simctl"))
+        case .rosettaSim:
+            let tool = nonEmpty(variables["ROSETTASIM_CTL"]).map { HomePath.expand($0, variables) }
+            return .rosettaSim(simulator(tool: tool, scratch: "rosettasim"))
+        case .devicectl:
+            return .devicectl(
+                DevicectlConfiguration(
+                    device: udid?.value ?? device.name, developerDir: developerDir(device.flavour),
+                    scratchDirectory: state + "/devicectl"))
+        case .pymobiledevice3:
+            let executable =
+                nonEmpty(variables["PYMOBILEDEVICE3"]) ?? paths.pymobiledevice3 ?? "pymobiledevice3"
+            return .pymobiledevice3(
+                PyMobileDevice3Configuration(
+                    executable: executable, scratchDirectory: state + "/pymobiledevice3"),
+                usb: usb())
+        case .mac:
+            return .mac(MacConfiguration(home: home))
+        }
+    }
+
+    /// `<xcode>/Contents/Developer` for the flavour's Xcode, when it resolves.
+    func developerDir(_ flavour: String) -> String? {
+        guard let xcode = matrix.flavour(named: flavour)?.xcode,
+            let path = nonEmpty(xcode.resolve(variables).value)
+        else { return nil }
+        let expanded = HomePath.expand(path, variables)
+        return expanded.hasSuffix("/Contents/Developer") ? expanded : expanded + "/Contents/Developer"
+    }
+
+    /// A jailbroken device's login: its twin's when it has one (`--virtual`), else devices.yaml's —
+    /// `password_env:`'s key (or the old scripts' spelling of it that is set), a key file, or the agent.
+    func ssh(_ device: Device, host: ConfigValue.Resolution?) -> SSHConfiguration {
+        let settings = device.ssh ?? SSHSettings()
+        let work = paths.stateDirectory + "/ssh"
+        if let twin = topology.virtual?.jailbroken[device.id] {
+            return SSHConfiguration(
+                host: "127.0.0.1", port: twin.port, user: settings.user, login: .key(path: twin.key),
+                knownHosts: twin.knownHosts, legacyAlgorithms: false, commands: settings.commands,
+                workDirectory: work)
+        }
+        let login: SSHLoginPlan
+        if let key = settings.passwordEnv,
+            let reference = SSHConfiguration.passwordReference(key, in: variables)
+        {
+            login = .password(reference)
+        } else if let path = nonEmpty(settings.key?.resolve(variables).value) {
+            login = .key(path: HomePath.expand(path, variables))
+        } else {
+            login = .agent
+        }
+        return SSHConfiguration(
+            host: host?.value ?? "", port: settings.port, user: settings.user, login: login,
+            knownHosts: SSHLogin.knownHostsPath(variables), legacyAlgorithms: settings.legacyAlgorithms,
+            commands: settings.commands, workDirectory: work)
     }
 
     /// The one place transport × host × topology is decided.
@@ -302,7 +417,13 @@ public struct DeployPlanner: Sendable {
                 + "settings into the app's defaults domain (defaults export, then defaults import with the plist "
                 + "on stdin: the token is on no command line), open the installed copy"
         }
-        steps.append(step(.install, install, retries: 1))
+        steps.append(
+            step(
+                .install,
+                context.options.force
+                    ? install.replacingOccurrences(of: " unless unchanged", with: "")
+                        + " (--force: sent even when the device has this exact build)" : install,
+                retries: 1))
         if context.verify && verification.loadedEvent && device.launch {
             steps.append(step(.subscribe, "subscribe to ha_dashboard_loaded for this deploy"))
         }

@@ -120,7 +120,7 @@ import Testing
         try await device.prepare()
         #expect(try await device.install(TestApp.artifact(path: app), force: false) { _ in } == .installed)
         try await device.launch(
-            TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
+            TestApp.artifact(path: app), settings: try TestApp.launch())
         #expect(await device.launchedProcessID == 7401)
         try await device.terminate()
         #expect(runner.remaining == 0)
@@ -171,7 +171,7 @@ import Testing
         }
         await #expect {
             try await device.launch(
-                TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+                TestApp.artifact(), settings: try TestApp.launch())
         } throws: { error in
             "\(error)".contains("Failed to launch with arguments -HAAccessToken ***.")
                 && !"\(error)".contains(TestApp.token)

@@ -55,12 +55,11 @@ import Testing
         let folder = try TemporaryFolder()
         let (script, record) = try standIn(in: folder)
         let device = driver(script.path, folder: folder)
-        let arguments = [
-            "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", token, "-HADashboard", "wall",
-        ]
 
         let sampler = ProcessListSampler(secrets: [token])
-        try await device.launch(TestApp.artifact(), arguments: arguments, secrets: [token])
+        try await device.launch(
+            TestApp.artifact(),
+            settings: try TestApp.launch(token: token, dashboard: .named("wall"), kiosk: nil))
         let (leaks, samples) = sampler.stop()
 
         #expect(samples > 10, "the sampler must have looked at the process list during the launch")
@@ -78,8 +77,7 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary.path)
         let device = driver(binary.path, folder: folder)
         await #expect {
-            try await device.launch(
-                TestApp.artifact(), arguments: ["-HAAccessToken", token], secrets: [token])
+            try await device.launch(TestApp.artifact(), settings: try TestApp.launch(token: token))
         } throws: { error in
             let text = "\(error)"
             return text.contains("not run by Python") && text.contains("never on a command line")

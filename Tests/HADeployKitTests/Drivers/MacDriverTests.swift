@@ -252,7 +252,7 @@ import Testing
         let mac = Self.driver(runner, home: home)
         try await mac.launch(
             Self.artifact(folder.path("HA Dashboard.app")),
-            arguments: Self.arguments + ["-HAKioskMode", "YES"], secrets: [Self.token])
+            settings: try TestApp.launch(token: Self.token, dashboard: .named("living-room")))
         let plist = store.plist
         #expect(plist["HAAccessToken"] as? String == Self.token)
         #expect(plist["HAServerURL"] as? String == "http://ha.local:8123")
@@ -284,7 +284,8 @@ import Testing
                 pollInterval: .milliseconds(20)),
             runner: tool)
         try await mac.launch(
-            Self.artifact(folder.path("HA Dashboard.app")), arguments: ["-HADemoMode", "YES"], secrets: [])
+            Self.artifact(folder.path("HA Dashboard.app")),
+            settings: try TestApp.launch(credentials: .demo, dashboard: .unchanged, kiosk: nil))
         #expect(tool.killed)
         #expect(tool.opened)
         #expect(store.plist["HADemoMode"] as? Bool == true)
@@ -296,7 +297,9 @@ import Testing
                 killGrace: .milliseconds(100), pollInterval: .milliseconds(20)),
             runner: survivor)
         await #expect {
-            try await stuck.launch(Self.artifact(folder.path("HA Dashboard.app")), arguments: [], secrets: [])
+            try await stuck.launch(
+                Self.artifact(folder.path("HA Dashboard.app")),
+                settings: try TestApp.launch(credentials: .keep, dashboard: .unchanged, kiosk: nil))
         } throws: { error in
             "\(error)".contains("still running after a quit request and killall")
                 && "\(error)".contains("quit it by hand")
@@ -402,8 +405,9 @@ import Testing
 
     @Test func makeReadsHomeAndTheDevicesTimeouts() throws {
         let (plan, _, _) = try DriverTestPlans.plan("mac", variables: ["HOME": "/Users/dev"])
-        let driver = MacDriver.make(
-            plan: plan, variables: ["HOME": "/Users/dev"], host: .macOS, runner: FailingRunner())
+        let driver = try #require(
+            try DriverRegistry(host: .macOS, environment: [:], runner: FailingRunner()).driver(for: plan)
+                as? MacDriver)
         #expect(driver.configuration.home.path == "/Users/dev")
         #expect(driver.configuration.diagnosticReports.path == "/Users/dev/Library/Logs/DiagnosticReports")
     }

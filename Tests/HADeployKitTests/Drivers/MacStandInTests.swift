@@ -165,18 +165,16 @@ import Testing
                 quitGrace: .seconds(3), pollInterval: .milliseconds(50)),
             runner: LiveProcessRunner())
         let artifact = MacDriverTests.artifact(mac.build)
-        let arguments = [
-            "-HAServerURL", "http://ha.local:8123", "-HAAccessToken", token, "-HADashboard", "hall",
-        ]
 
         let sampler = ProcessListSampler(secrets: [token])
         _ = try await driver.connect()
         #expect(try await driver.install(artifact, force: false) { _ in } == .installed)
-        try await driver.launch(artifact, arguments: arguments, secrets: [token])
+        let launch = try TestApp.launch(token: token, dashboard: .named("hall"), kiosk: nil)
+        try await driver.launch(artifact, settings: launch)
         // A second deploy: the running app is quit before the new one opens (`open` returns before
         // the app has started, as the real one does).
         let first = try await appPID(mac)
-        try await driver.launch(artifact, arguments: arguments, secrets: [token])
+        try await driver.launch(artifact, settings: launch)
         let (leaks, samples) = sampler.stop()
 
         #expect(samples > 10, "the sampler must have looked at the process list during the launches")

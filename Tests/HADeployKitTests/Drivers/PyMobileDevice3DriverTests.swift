@@ -78,7 +78,7 @@ struct FakeTunneld: TunneldProbing {
         try await device.prepare()
         #expect(try await device.install(TestApp.artifact(path: app), force: false) { _ in } == .installed)
         try await device.launch(
-            TestApp.artifact(path: app), arguments: TestApp.arguments, secrets: [TestApp.token])
+            TestApp.artifact(path: app), settings: try TestApp.launch())
         #expect(try await device.screenshot().starts(with: ScreenshotFile.pngSignature))
         #expect(runner.remaining == 0)
         #expect(!runner.received[5].description.contains(TestApp.token))
@@ -121,7 +121,7 @@ struct FakeTunneld: TunneldProbing {
                 }),
         ])
         try await driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
-            .launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+            .launch(TestApp.artifact(), settings: try TestApp.launch())
         #expect(runner.remaining == 0)
     }
 
@@ -172,7 +172,7 @@ struct FakeTunneld: TunneldProbing {
             executable: "pymobiledevice3-not-installed-\(UUID().uuidString.prefix(8))")
         await #expect {
             try await device.launch(
-                TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+                TestApp.artifact(), settings: try TestApp.launch())
         } throws: { error in
             "\(error)"
                 == "iPhone 16 Pro Max: launch: launch needs pymobiledevice3: "

@@ -61,7 +61,7 @@ import Testing
         _ = try await sim.install(
             TestApp.artifact(path: "/work/build/rosettasim/HA Dashboard.app"), force: false
         ) { _ in }
-        try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+        try await sim.launch(TestApp.artifact(), settings: try TestApp.launch())
         #expect(runner.remaining == 0)
 
         let plist = folder.path(
@@ -92,12 +92,12 @@ import Testing
     }
 
     @Test func makeTakesTheToolFromEnv() throws {
-        let folder = try TemporaryFolder()
-        let plan = try DriverTestPlans.plan("sim-ios103")
-        let driver = RosettaSimDriver.make(
-            plan: plan.plan, device: plan.device,
-            variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"],
-            host: .macOS, runner: ScriptedRunner([]), scratchDirectory: folder.url)
+        let plan = try DriverTestPlans.plan(
+            "sim-ios103", variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"])
+        let driver = try #require(
+            try DriverRegistry(host: .macOS, environment: [:], runner: ScriptedRunner([])).driver(
+                for: plan.plan)
+                as? RosettaSimDriver)
         #expect(driver.configuration.commands?.executable == "/Users/dev/rosetta/rosettasim-ctl")
         #expect(driver.configuration.selector.deviceType == "iPad Pro (10.5-inch)")
         #expect(driver.configuration.selector.runtime == "iOS 10.3")

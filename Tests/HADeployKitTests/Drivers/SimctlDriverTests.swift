@@ -18,6 +18,21 @@ enum TestApp {
         "-HAServerURL", "http://ha.local:8123", "-HADashboard", "Living room", "-HAKioskMode", "YES",
     ]
 
+    /// The launch the planner makes for `arguments`: server, the token (read from the environment as
+    /// the run does), dashboard, kiosk.
+    static func launch(
+        credentials: LaunchSettings.Credentials = .homeAssistant(
+            server: .value("http://ha.local:8123"), token: SecretReference(environment: "HA_TOKEN")),
+        token: String = TestApp.token, dashboard: DashboardTarget = .named("Living room"), kiosk: Bool? = true
+    ) throws -> ResolvedLaunch {
+        try ResolvedLaunch(
+            LaunchSettings(
+                credentials: credentials, dashboard: dashboard, kiosk: kiosk, autoRegister: false,
+                appSettings: [:],
+                deployID: nil, deviceID: nil),
+            environment: ["HA_TOKEN": token])
+    }
+
     static func artifact(path: String = "/work/build/simulator/HA Dashboard.app") -> Artifact {
         Artifact(
             path: path, bundleID: "com.example.hadashboard", executable: "HA Dashboard",
@@ -167,14 +182,14 @@ enum TestApp {
         let progress = ProgressLog()
         #expect(try await sim.install(TestApp.artifact(), force: false) { progress.add($0) } == .installed)
         #expect(progress.percents == [0, 100])
-        try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+        try await sim.launch(TestApp.artifact(), settings: try TestApp.launch())
 
         let launch = runner.received[7]
         #expect(launch.environment["SIMCTL_CHILD_HADEPLOY_DEPLOY_ID"] == "d-42")
         #expect(!launch.description.contains(TestApp.token))
 
         await #expect {
-            try await sim.launch(TestApp.artifact(), arguments: TestApp.arguments, secrets: [TestApp.token])
+            try await sim.launch(TestApp.artifact(), settings: try TestApp.launch())
         } throws: { error in
             let text = "\(error)"
             return !text.contains(TestApp.token) && text.contains("***")
@@ -263,12 +278,11 @@ enum TestApp {
     }
 
     @Test func makeReadsTheMatrix() throws {
-        let folder = try TemporaryFolder()
-        let plan = try DriverTestPlans.plan("sim")
-        let driver = SimctlDriver.make(
-            plan: plan.plan, device: plan.device, matrix: plan.matrix, variables: ["HOME": "/Users/dev"],
-            host: .macOS,
-            runner: ScriptedRunner([]), scratchDirectory: folder.url)
+        let plan = try DriverTestPlans.plan("sim", variables: ["HOME": "/Users/dev"])
+        let driver = try #require(
+            try DriverRegistry(host: .macOS, environment: [:], runner: ScriptedRunner([])).driver(
+                for: plan.plan)
+                as? SimctlDriver)
         #expect(
             driver.configuration.selector
                 == SimulatorSelector(udid: nil, deviceType: "iPad (10th generation)", runtime: "iOS 17.5"))

@@ -26,7 +26,7 @@ struct LoadEvidenceVerifierTests {
         func install(
             _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
         ) async throws -> InstallOutcome { throw Unexpected("install") }
-        func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
             throw Unexpected("launch")
         }
         func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
