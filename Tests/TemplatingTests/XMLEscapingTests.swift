@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Templating
@@ -25,7 +26,7 @@ import Testing
         """
 
     func render(_ value: String, raw: String = "r") throws -> String {
-        let directory = try ReferenceTools.temporaryDirectory("plist")
+        let directory = try temporaryDirectory("plist")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(
             to: directory.appendingPathComponent("ExportOptions.plist.mustache"))
@@ -38,7 +39,7 @@ import Testing
     @Test func roundTripsThroughPythonPlistlib() async throws {
         var documents: [String] = []
         for value in Self.values { documents.append(try render(value)) }
-        let directory = try ReferenceTools.temporaryDirectory("plistlib")
+        let directory = try temporaryDirectory("plistlib")
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("documents.json")
         try JSONSerialization.data(withJSONObject: documents).write(to: input)
