@@ -439,13 +439,7 @@ struct DTXServiceHub {
             return .object(.int(Int64(process.pid)))
         }
         if runtime.hasFault("crashOnLaunch") {
-            VirtualHADashboardApp.crashAtLaunch(
-                HADashboardAppBehaviour.appLaunch(
-                    runtime.appLaunch(app, arguments: argv, environment: environment),
-                    options: VirtualHADashboardOptions()))
-            _ = try? await runtime.writeCrashReport(
-                for: app, reason: "Abort trap: 6 (injected crash on launch)")
-            runtime.logger.info("crashOnLaunch fault: \(bundle) crashed")
+            await runtime.crashAtLaunch(app, arguments: argv, environment: environment)
         } else {
             _ = await runtime.launch(app, arguments: argv, environment: environment)
         }
