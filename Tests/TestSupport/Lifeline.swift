@@ -43,10 +43,13 @@ public final class Lifeline: @unchecked Sendable {
     public static func guarded(_ executable: String, _ arguments: [String]) -> (
         executable: String, arguments: [String]
     ) {
+        // An asynchronous list's stdin is /dev/null unless redirected: the watcher gets the
+        // lifeline through fd 3.
         let script = """
             server=$$
-            ( (cat >/dev/null; kill -KILL "$server") >/dev/null 2>&1 & )
-            exec "$@" </dev/null
+            exec 3<&0
+            ( (cat >/dev/null; kill -KILL "$server") <&3 3<&- >/dev/null 2>&1 & )
+            exec "$@" 3<&- </dev/null
             """
         return ("/bin/sh", ["-c", script, "lifeline", executable] + arguments)
     }
