@@ -44,7 +44,8 @@ struct BuildExecutorTests {
         ]
         let context = HADeployContext(
             environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
-            currentDirectory: root)
+            currentDirectory: root, fileSystem: LiveFileSystem(), clock: LiveClock(),
+            system: FakeEnvironment())
         return BuildExecutor(context: context, builder: builder, root: root, timeout: .seconds(60))
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import TestSupport
 import Testing
 import Yams
@@ -36,7 +37,8 @@ import Yams
         let directory = try temporaryDirectory("yaml")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(to: directory.appendingPathComponent("t.yml.mustache"))
-        let files = try TemplateRenderer(templatesDirectory: directory).render(values: ["VALUE": value])
+        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            values: ["VALUE": value])
         #expect(files.map(\.relativePath) == ["t.yml"])
         return files[0].contents
     }

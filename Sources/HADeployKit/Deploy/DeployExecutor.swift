@@ -19,10 +19,14 @@ public struct DeployEnvironment: Sendable {
     /// false in a worker process: the parent writes summary.json, junit.xml and index.html.
     public var writeReport: Bool
     public var lockDirectory: URL
+    /// Compares the screenshots with the devices' baselines once every device is done (nil: not).
+    public var screenshotReview: ScreenshotReview?
     public var jobs: Int?
     public var failFast: Bool
     public var force: Bool
     public var now: @Sendable () -> Date
+    /// Where reports, crash reports and screenshots are written.
+    public var fileSystem: any FileSystem
     /// Devices of other USB routes, deployed by worker processes.
     var workers: [WorkerGroup]
     var runner: (any ProcessRunner)?
@@ -32,15 +36,14 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
-        failFast: Bool = false, force: Bool = false,
-        now: @escaping @Sendable () -> Date = { Date() }
+        failFast: Bool = false, force: Bool = false, fileSystem: any FileSystem, clock: any WallClock
     ) {
         self.init(
             driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
             artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
             writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: now, workers: [],
-            runner: nil)
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: { clock.now() },
+            fileSystem: fileSystem, workers: [], runner: nil)
     }
 
     init(
@@ -48,7 +51,8 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool, force: Bool,
-        now: @escaping @Sendable () -> Date, workers: [WorkerGroup], runner: (any ProcessRunner)?
+        now: @escaping @Sendable () -> Date, fileSystem: any FileSystem, workers: [WorkerGroup],
+        runner: (any ProcessRunner)?
     ) {
         self.writeReport = writeReport
         self.workers = workers
@@ -64,6 +68,7 @@ public struct DeployEnvironment: Sendable {
         self.failFast = failFast
         self.force = force
         self.now = now
+        self.fileSystem = fileSystem
     }
 }
 
@@ -149,14 +154,24 @@ public struct DeployExecutor: Sendable {
             (plan.devices.firstIndex { $0.id == a.id } ?? 0)
                 < (plan.devices.firstIndex { $0.id == b.id } ?? 0)
         }
+        var parity: [ParityCheck]?
+        if let review = environment.screenshotReview, let directory = environment.reportDirectory,
+            environment.writeReport
+        {
+            let reviewed = review.review(results, plan: plan, reportDirectory: directory)
+            results = reviewed.results
+            parity = reviewed.parity.isEmpty ? nil : reviewed.parity
+            for warning in reviewed.warnings { env.reporter.handle(.message("warning: \(warning)")) }
+        }
         let failed = results.contains { !$0.succeeded }
         var report = DeployReport(
             deployID: plan.deployID, version: plan.version.description, startedAt: started,
             finishedAt: environment.now(), verify: plan.verify, interrupted: interrupted, results: results,
             exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
+        report.parity = parity
         if let directory = environment.reportDirectory, environment.writeReport {
             do {
-                try ReportWriter(directory: directory).write(report)
+                try ReportWriter(directory: directory, fileSystem: environment.fileSystem).write(report)
             } catch {
                 // The folder was checked before the first device; it can still fill up or go away.
                 // A report CI will not find is a failed run, whatever the devices did.
