@@ -249,7 +249,7 @@ let package = Package(
             name: "hadeploy-lock-racer", dependencies: ["HADeployKit"], path: "Tests/LockRacer",
             swiftSettings: strict),
         .target(
-            name: "TestSupport", dependencies: ["HADeployCore"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["HADeployCore", "DeployModel"], path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
@@ -267,13 +267,15 @@ let package = Package(
             dependencies: ["HADeployCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .testTarget(
-            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),
+            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
-            name: "VersioningTests", dependencies: ["Versioning", "HADeployCore"], swiftSettings: strict),
+            name: "VersioningTests", dependencies: ["Versioning", "HADeployCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "TemplatingTests",
             dependencies: [
-                "Templating", "HADeployCore", .product(name: "Yams", package: "Yams"),
+                "Templating", "HADeployCore", "TestSupport", .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict),
@@ -297,6 +299,7 @@ let package = Package(
             name: "MobileDeviceTests",
             dependencies: [
                 "MobileDevice", "CIMobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
+                "TestSupport",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -317,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "PyMobileDevice3FidelityTests",
             dependencies: [
-                "VirtualDevice",
+                "VirtualDevice", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),

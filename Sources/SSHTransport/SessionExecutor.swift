@@ -59,10 +59,11 @@ final class SessionExecutor: @unchecked Sendable {
 
     var abortedReason: String? { lock.withLock { abortReason } }
 
-    /// Runs `body` on the session queue; throws `SSHError.timedOut` if it took longer than `timeout`.
-    func run<T: Sendable>(
-        _ step: String, timeout: Double, _ body: @escaping @Sendable () throws -> T
-    ) async throws -> T {
+    /// Arms the deadline of one step: when it passes before ``finished(_:)``, the socket is shut down
+    /// (whatever libssh call blocks returns) and the step counts as timed out.
+    private func startWatchdog(_ step: String, timeout: Double) -> (
+        token: Int, timer: any DispatchSourceTimer
+    ) {
         let token = lock.withLock { () -> Int in
             nextToken += 1
             active.insert(nextToken)
@@ -79,16 +80,29 @@ final class SessionExecutor: @unchecked Sendable {
             }
         }
         timer.resume()
+        return (token, timer)
+    }
+
+    /// The step of `token` ended: whether its deadline had passed.
+    private func finished(_ token: Int) -> Bool {
+        lock.withLock {
+            active.remove(token)
+            return expired.remove(token) != nil
+        }
+    }
+
+    /// Runs `body` on the session queue; throws `SSHError.timedOut` if it took longer than `timeout`.
+    func run<T: Sendable>(
+        _ step: String, timeout: Double, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        let (token, timer) = startWatchdog(step, timeout: timeout)
         defer { timer.cancel() }
         let device = self.device
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 queue.async { [self] in
                     let result = Result { try SignalShield.run(body) }
-                    let timedOut = lock.withLock { () -> Bool in
-                        active.remove(token)
-                        return expired.remove(token) != nil
-                    }
+                    let timedOut = finished(token)
                     if timedOut {
                         continuation.resume(
                             throwing: SSHError.timedOut(device: device, step: step, seconds: timeout))
@@ -104,28 +118,10 @@ final class SessionExecutor: @unchecked Sendable {
 
     /// Inside a queued body: bounds one part of it (e.g. `sftp_init`) by its own, shorter deadline.
     func guarded<T>(_ step: String, timeout: Double, _ body: () throws -> T) throws -> T {
-        let token = lock.withLock { () -> Int in
-            nextToken += 1
-            active.insert(nextToken)
-            return nextToken
-        }
-        let timer = DispatchSource.makeTimerSource(queue: Self.watchdogQueue)
-        timer.schedule(deadline: .now() + max(timeout, 0.001))
-        timer.setEventHandler { [self] in
-            lock.withLock {
-                guard active.contains(token) else { return }
-                expired.insert(token)
-                if watchedSocket >= 0 { shutdown(watchedSocket, Int32(SHUT_RDWR)) }
-                if abortReason == nil { abortReason = "\(step) timed out" }
-            }
-        }
-        timer.resume()
+        let (token, timer) = startWatchdog(step, timeout: timeout)
         defer { timer.cancel() }
         let result = Result { try body() }
-        let timedOut = lock.withLock { () -> Bool in
-            active.remove(token)
-            return expired.remove(token) != nil
-        }
+        let timedOut = finished(token)
         if timedOut { throw SSHError.timedOut(device: device, step: step, seconds: timeout) }
         return try result.get()
     }

@@ -7,13 +7,6 @@ import TestSupport
 final class Project: Sendable {
     let url: URL
 
-    static let gitEnvironment: [String: String] = [
-        "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_AUTHOR_DATE": "1700000000 +0000",
-        "GIT_COMMITTER_DATE": "1700000000 +0000",
-    ]
-
     /// `commits` commits, `tag` (if any) placed on commit number `tagAt` (1-based).
     init(commits: Int = 3, tag: String? = nil, tagAt: Int? = nil, copyProjectFiles: Bool = true) async throws
     {
@@ -75,7 +68,7 @@ final class Project: Sendable {
     func shell(_ script: String) async throws -> String {
         let output = try await LiveProcessRunner().checked(
             ProcessCommand(
-                "/bin/sh", ["-c", script], environment: Self.gitEnvironment, workingDirectory: url.path),
+                "/bin/sh", ["-c", script], environment: GitRepository.environment, workingDirectory: url.path),
             timeout: .seconds(120))
         return output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }

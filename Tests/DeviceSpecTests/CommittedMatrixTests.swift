@@ -1,11 +1,11 @@
 import DeviceSpec
 import Foundation
+import TestSupport
 import Testing
 
 /// The devices.yaml committed at the repository root describes the real matrix.
 @Suite struct CommittedMatrixTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let root = repositoryRoot
 
     static func load() throws -> DeviceMatrix {
         try SpecLoader().load(

@@ -127,7 +127,7 @@ final class DeployWorld: Sendable {
 
         try ".env\nartifacts/\nvirtual/\nreport*/\nusbmuxd.sock\n*.sock\nDeviceSupport/\n".write(
             to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        try await GitFixture.commitAll(at: root, tag: "v1.2.0")
+        try await GitRepository.commitAll(at: root, tag: "v1.2.0")
     }
 
     /// Runs `hadeploy <arguments>` in the checkout against the virtual devices.

@@ -17,22 +17,17 @@ import VirtualDevice
 struct HomeAssistantEvidenceTests {
     /// The driver of a build whose container cannot be read (not development-signed): the log is
     /// no evidence, so only Home Assistant can prove the load.
-    struct SealedContainer: DeviceDriver {
-        let usb: USBDriver
-        func connect() async throws -> ConnectedDevice { try await usb.connect() }
-        func prepare() async throws { try await usb.prepare() }
-        func install(
-            _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
-        ) async throws -> InstallOutcome {
-            try await usb.install(artifact, force: force, progress: progress)
-        }
-        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
-            try await usb.launch(artifact, settings: launch)
-        }
-        func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+    final class SealedContainer: FakeDriver, @unchecked Sendable {
+        init(usb: USBDriver) { super.init(forwardingTo: usb) }
+        override func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws
+            -> [URL]
+        {
             []
         }
-        func screenshot() async throws -> Data { Data() }
+        override func screenshot() async throws -> Data { Data() }
+        override func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+            throw AppDataUnavailable("\(type(of: self)) cannot read the app's data container")
+        }
     }
 
     struct Scene {

@@ -75,7 +75,7 @@ struct ReportMergeEndToEndTests {
             to: root.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
         try ".env\n.hadeploy/\nhost-*/\nall/\nmerged*/\n".write(
             to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        try await GitFixture.commitAll(at: root, tag: "v1.0.0")
+        try await GitRepository.commitAll(at: root, tag: "v1.0.0")
         return root
     }
 

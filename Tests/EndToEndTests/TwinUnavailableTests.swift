@@ -16,44 +16,13 @@ import Testing
 struct TwinUnavailableTests {
     /// A checkout with the iPad 2 (SSH: a jailbroken twin) and the iPad mini 4 (USB twin).
     static func project(_ ha: HomeAssistantServer) async throws -> URL {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-twin-missing-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let yaml = """
-            version: 1
-            defaults:
-              verification_timeout: 30
-            flavours:
-              legacy: {archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos}
-              modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
-            devices:
-              ipad2:
-                product_type: iPad2,1
-                ios: "9.3.5"
-                arch: armv7
-                flavour: legacy
-                transport: ssh
-                fallback_transport: usb
-                udid: ${IPAD2_UDID}
-                host: ${IPAD2_HOST}
-                dashboard: ""
-                ssh: {user: root, legacy_algorithms: true, password_env: IPAD2_SSH_PASSWORD}
-              mini4:
-                product_type: iPad5,1
-                ios: "15.8"
-                arch: arm64
-                flavour: modern
-                transport: usb
-                udid: ${MINI4_UDID}
-                dashboard: ""
-
-            """
-        try yaml.write(to: root.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
-        try "HA_SERVER=\(ha.url)\nHA_TOKEN=\(ha.token)\n".write(
-            to: root.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
-        try ".env\n.hadeploy/\nreport*/\ntwin-*.sh\n".write(
-            to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        try await GitFixture.commitAll(at: root, tag: "v1.0.0")
+        let root = try temporaryDirectory("twin-missing")
+        try await JailbreakProject.create(
+            at: root, withMini4: true,
+            files: [
+                ".env": "HA_SERVER=\(ha.url)\nHA_TOKEN=\(ha.token)\n",
+                ".gitignore": ".env\n.hadeploy/\nreport*/\ntwin-*.sh\n",
+            ])
         return root
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import Logging
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -79,8 +80,7 @@ import Testing
     }
 
     @Test func aFIFOIsRefusedAtOnceInsteadOfBlocking() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let root = try temporaryDirectory("fifo")
         defer { try? FileManager.default.removeItem(at: root) }
         let fifo = root.appendingPathComponent("pipe").path
         #expect(mkfifo(fifo, 0o600) == 0)

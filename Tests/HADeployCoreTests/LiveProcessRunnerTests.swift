@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @Suite struct LiveProcessRunnerTests {
@@ -25,9 +26,7 @@ import Testing
     }
 
     @Test func findsExecutablesOnPathAndAddsEnvironmentAndDirectory() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-runner-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory("runner")
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = try await runner.checked(
             ProcessCommand(

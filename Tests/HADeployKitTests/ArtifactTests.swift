@@ -1,5 +1,6 @@
 import DeviceSpec
 import Foundation
+import TestSupport
 import Testing
 import ZIPFoundation
 
@@ -8,13 +9,6 @@ import ZIPFoundation
 @testable import HADeployKit
 
 struct ArtifactTests {
-    func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-art-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     func flavour(_ name: String, _ archs: [Arch], sdk: String = "iphoneos") -> Flavour {
         Flavour(
             name: name, xcode: nil, archs: archs, deploymentTarget: "9.0", sdk: sdk, configuration: "Release",

@@ -25,15 +25,7 @@ struct BuildExecutorTests {
             to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
         try ".hadeploy/\nHADashboard.xcodeproj/\nstandin.log\nSTANDIN_*\n".write(
             to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        let runner = LiveProcessRunner()
-        let env = [
-            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.com",
-        ]
-        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"]] {
-            _ = try await runner.checked(
-                ProcessCommand("git", ["-C", root.path] + arguments, environment: env), timeout: .seconds(30))
-        }
+        try await GitRepository.commitAll(at: root)
         return root
     }
 

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 import Versioning
 
@@ -9,66 +10,9 @@ import Versioning
 @testable import HADeployReporting
 
 /// The orchestration logic (parallelism, deadlines, retries, locks, reports, exit codes) with a
-/// scripted in-process driver. End-to-end runs against virtual devices live in the E2E tests; this
+/// scripted in-process driver (TestSupport's `ScriptedDriver`). End-to-end runs against virtual devices live in the E2E tests; this
 /// driver is a test double for the pure middle, not a stand-in for a transport.
 struct DeployExecutorTests {
-    final class ScriptedDriver: DeviceDriver, @unchecked Sendable {
-        var connectFailures: Int
-        var installDelay: Duration
-        var installError: (any Error)?
-        var crashes: [URL]
-        let lock = NSLock()
-        var launched: [[String]] = []
-        var connects = 0
-
-        init(
-            connectFailures: Int = 0, installDelay: Duration = .zero, installError: (any Error)? = nil,
-            crashes: [URL] = []
-        ) {
-            self.connectFailures = connectFailures
-            self.installDelay = installDelay
-            self.installError = installError
-            self.crashes = crashes
-        }
-
-        struct Reset: Error, TransientClassifying, CustomStringConvertible {
-            var isTransient: Bool { true }
-            var description: String { "connection reset by device" }
-        }
-
-        func connect() async throws -> ConnectedDevice {
-            let fail = lock.withLock {
-                connects += 1
-                if connectFailures > 0 {
-                    connectFailures -= 1
-                    return true
-                }
-                return false
-            }
-            if fail { throw Reset() }
-            return ConnectedDevice(
-                udid: "U", name: "Virtual", productType: "iPad5,1", iosVersion: "15.8", arch: "arm64")
-        }
-        func prepare() async throws {}
-        func install(
-            _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
-        )
-            async throws -> InstallOutcome
-        {
-            progress(TransferProgress(bytesDone: 50, bytesTotal: 100, percent: 50, phase: "upload"))
-            try await Task.sleep(for: installDelay)
-            if let installError { throw installError }
-            return .installed
-        }
-        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
-            lock.withLock { launched.append(launch.arguments) }
-        }
-        func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-            crashes
-        }
-        func screenshot() async throws -> Data { Data([0x89, 0x50, 0x4E, 0x47]) }
-    }
-
     struct InstallRefused: Error, CustomStringConvertible {
         var description: String { "APIInternalError: the device refused the package" }
     }
@@ -113,13 +57,6 @@ struct DeployExecutorTests {
 
     /// The run's environment: the token the plans name (`env:HA_TOKEN`).
     static let secrets = ["HA_TOKEN": "tok-SECRET-123"]
-
-    func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-exec-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
 
     @Test func oneDeviceFailingDoesNotStopTheOthersAndTheReportSaysWhy() async throws {
         let root = try temporaryDirectory()
@@ -330,7 +267,7 @@ final class StepLog: DeployReporter, @unchecked Sendable {
             let artifact = Artifact(
                 path: "/nonexistent.app", bundleID: "com.example.hadashboard", executable: "HADashboard",
                 marketingVersion: "1.2.3", buildNumber: "7", flavour: "modern", archs: ["arm64"])
-            let driver = DeployExecutorTests.ScriptedDriver()
+            let driver = ScriptedDriver()
             let environment = DeployEnvironment(
                 driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
                 artifacts: ["modern": artifact, "simulator": artifact], reporter: log,

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import DeployModel

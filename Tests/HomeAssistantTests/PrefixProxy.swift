@@ -17,9 +17,7 @@ final class PrefixProxy: Sendable {
     }
 
     static func start(upstreamPort: Int) async throws -> PrefixProxy {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-proxy-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory("proxy")
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
         try await HelperTool.run(

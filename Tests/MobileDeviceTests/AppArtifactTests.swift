@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MobileDevice
 
 @Suite struct AppArtifactTests {
     @Test func readsAnAppDirectory() throws {
-        let directory = try TestApps.temporaryDirectory("artifact")
+        let directory = try temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.slices = ["armv7", "arm64"]
@@ -22,7 +23,7 @@ import Testing
     /// A Mac Catalyst build as Xcode writes it into `Debug-maccatalyst/`: a macOS bundle, with the
     /// same name checks as an iOS one.
     @Test func readsAMacCatalystBundleAndChecksItsNames() throws {
-        let directory = try TestApps.temporaryDirectory("artifact")
+        let directory = try temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
         func macApp(bundleID: String = "com.hadashboard.app", executable: String = "HA Dashboard") throws
             -> URL
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func readsAnIPAWithoutUnpackingIt() throws {
-        let directory = try TestApps.temporaryDirectory("artifact")
+        let directory = try temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ipa = try AppArtifact.inspect(try TestApps.makeIPA(TestApps.Spec(), in: directory))
         #expect(ipa.kind == .ipa)
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func contentHashFollowsContentNotVersion() throws {
-        let directory = try TestApps.temporaryDirectory("artifact")
+        let directory = try temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try AppArtifact.inspect(try TestApps.makeApp(TestApps.Spec(), in: directory))
         let same = try AppArtifact.inspect(try TestApps.makeApp(TestApps.Spec(), in: directory))
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func notAnAppIsRefusedWithThePath() throws {
-        let directory = try TestApps.temporaryDirectory("artifact")
+        let directory = try temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
         let bogus = directory.appendingPathComponent("Broken.app")
         try FileManager.default.createDirectory(at: bogus, withIntermediateDirectories: true)
@@ -100,7 +101,7 @@ import Testing
     }
 
     @Test func scriptExecutableIsNotMachO() throws {
-        let directory = try TestApps.temporaryDirectory("artifact")
+        let directory = try temporaryDirectory("artifact")
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TestApps.makeApp(TestApps.Spec(), in: directory)
         try Data("#!/bin/sh\n".utf8).write(to: app.appendingPathComponent("Demo"))

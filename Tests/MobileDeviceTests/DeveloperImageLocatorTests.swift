@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MobileDevice
@@ -7,8 +8,7 @@ import Testing
     let root: URL
 
     init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("ddi-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        root = try temporaryDirectory("ddi")
     }
 
     private func place(_ folder: String, in base: URL, signature: Bool = true) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCodec
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -8,7 +9,7 @@ import VirtualDevice
 @Suite(.serialized) struct DeveloperServicesTests {
     private func install(_ bundleID: String, on device: USBDevice, slices: [String] = ["arm64"]) async throws
     {
-        let directory = try TestApps.temporaryDirectory("dev")
+        let directory = try temporaryDirectory("dev")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = bundleID
@@ -27,7 +28,7 @@ import VirtualDevice
         #expect(missing?.kind == .developerImageMissing)
         #expect(missing?.description.contains("15.8/DeveloperDiskImage.dmg") == true)
 
-        let elsewhere = try TestApps.temporaryDirectory("no-images")
+        let elsewhere = try temporaryDirectory("no-images")
         let lookedAt = await #expect(throws: MobileDeviceError.self) {
             try await bare.mountDeveloperImageIfNeeded(searchDirectories: [elsewhere])
         }
@@ -88,7 +89,7 @@ import VirtualDevice
         let udid = await emulator.udid(name)
         let device = try await emulator.connect(name)
         try await install("io.hadeploy.test.crash", on: device)
-        let reports = try TestApps.temporaryDirectory("reports")
+        let reports = try temporaryDirectory("reports")
         defer { try? FileManager.default.removeItem(at: reports) }
 
         let before = try await device.launch(bundleID: "io.hadeploy.test.crash")
@@ -145,7 +146,7 @@ import VirtualDevice
     @Test func arm64OnlyBuildIsRefusedForTheIPad2BeforeUploading() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.ipad2)
-        let directory = try TestApps.temporaryDirectory("arch")
+        let directory = try temporaryDirectory("arch")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.arch"

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -40,7 +41,7 @@ final class Counter: @unchecked Sendable {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.faults
         let udid = await emulator.udid(name)
-        let directory = try TestApps.temporaryDirectory("drop")
+        let directory = try temporaryDirectory("drop")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ipa = try bigApp("io.hadeploy.test.drop", in: directory)
         let device = try await emulator.connect(name)
@@ -63,7 +64,7 @@ final class Counter: @unchecked Sendable {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.faults
         let udid = await emulator.udid(name)
-        let directory = try TestApps.temporaryDirectory("cancel")
+        let directory = try temporaryDirectory("cancel")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ipa = try bigApp("io.hadeploy.test.cancel", in: directory)
         let device = try await emulator.connect(name)
@@ -102,7 +103,7 @@ final class Counter: @unchecked Sendable {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.faults
         let udid = await emulator.udid(name)
-        let directory = try TestApps.temporaryDirectory("retry")
+        let directory = try temporaryDirectory("retry")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ipa = try bigApp("io.hadeploy.test.retry", in: directory)
         let retries = Counter()
@@ -133,7 +134,7 @@ final class Counter: @unchecked Sendable {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.faults
         let udid = await emulator.udid(name)
-        let directory = try TestApps.temporaryDirectory("stall")
+        let directory = try temporaryDirectory("stall")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.stall"
@@ -159,7 +160,7 @@ final class Counter: @unchecked Sendable {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.faults
         let udid = await emulator.udid(name)
-        let directory = try TestApps.temporaryDirectory("closed")
+        let directory = try temporaryDirectory("closed")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.closed"

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -19,7 +20,7 @@ import VirtualDevice
             at: photo.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data("a photo the user took".utf8).write(to: photo)
 
-        let directory = try TestApps.temporaryDirectory("hostile")
+        let directory = try temporaryDirectory("hostile")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = identifier
@@ -40,7 +41,7 @@ import VirtualDevice
     }
 
     @Test func anExecutableNameWithAPathIsRefused() async throws {
-        let directory = try TestApps.temporaryDirectory("hostile-exe")
+        let directory = try temporaryDirectory("hostile-exe")
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TestApps.makeApp(TestApps.Spec(), in: directory)
         let infoURL = app.appendingPathComponent("Info.plist")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -10,7 +11,7 @@ import VirtualDevice
     @Test func readsAFileOfTheAppsContainerAndNothingElse() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.container)
-        let directory = try TestApps.temporaryDirectory("house-arrest")
+        let directory = try temporaryDirectory("house-arrest")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.container"

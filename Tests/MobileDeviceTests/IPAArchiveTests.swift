@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ZIPFoundation
 
@@ -20,7 +21,7 @@ import ZIPFoundation
 
     /// An archive with two apps was read as the first and unpacked (for SSH) as whichever came last.
     @Test func anIpaWithTwoAppsIsRefusedNamingBoth() throws {
-        let directory = try TestApps.temporaryDirectory("two-apps")
+        let directory = try temporaryDirectory("two-apps")
         defer { try? FileManager.default.removeItem(at: directory) }
         let payload = directory.appendingPathComponent("stage/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
@@ -40,7 +41,7 @@ import ZIPFoundation
 
     /// 150 MB that is no zip archive: ZIPFoundation scanned it backwards byte by byte (48 s).
     @Test(.timeLimit(.minutes(1))) func a150MBFileThatIsNoZipIsRefusedFromItsTail() throws {
-        let directory = try TestApps.temporaryDirectory("not-zip")
+        let directory = try temporaryDirectory("not-zip")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("download.ipa")
         #expect(FileManager.default.createFile(atPath: file.path, contents: Data("<html>".utf8)))
@@ -56,7 +57,7 @@ import ZIPFoundation
     }
 
     @Test(.timeLimit(.minutes(1))) func aFIFOIsRefusedWithoutOpeningIt() throws {
-        let directory = try TestApps.temporaryDirectory("fifo")
+        let directory = try temporaryDirectory("fifo")
         defer { try? FileManager.default.removeItem(at: directory) }
         let fifo = directory.appendingPathComponent("app.ipa")
         #expect(mkfifo(fifo.path, 0o600) == 0)
@@ -69,7 +70,7 @@ import ZIPFoundation
     }
 
     @Test func aSymlinkedAppIsReadAtItsRealPath() throws {
-        let directory = try TestApps.temporaryDirectory("linked")
+        let directory = try temporaryDirectory("linked")
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TestApps.makeApp(TestApps.Spec(), in: directory.appendingPathComponent("build"))
         let link = directory.appendingPathComponent("current.app")
@@ -82,7 +83,7 @@ import ZIPFoundation
 
     @Test(arguments: ["/etc", "../../..", "Main.strings/../../../x", "/"])
     func aLinkInsideTheBundleThatLeadsOutIsRefused(destination: String) throws {
-        let directory = try TestApps.temporaryDirectory("link-out")
+        let directory = try temporaryDirectory("link-out")
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TestApps.makeApp(TestApps.Spec(), in: directory)
         try FileManager.default.createSymbolicLink(
@@ -92,7 +93,7 @@ import ZIPFoundation
     }
 
     @Test func aLinkThatStaysInsideIsKept() throws {
-        let directory = try TestApps.temporaryDirectory("link-in")
+        let directory = try temporaryDirectory("link-in")
         defer { try? FileManager.default.removeItem(at: directory) }
         let app = try TestApps.makeApp(TestApps.Spec(), in: directory)
         try FileManager.default.createSymbolicLink(
@@ -102,7 +103,7 @@ import ZIPFoundation
     }
 
     @Test func unpackingGivesTheAppExactly() throws {
-        let directory = try TestApps.temporaryDirectory("unpack")
+        let directory = try temporaryDirectory("unpack")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.payloadBytes = 100_000
@@ -127,7 +128,7 @@ import ZIPFoundation
 
     /// The probe: 3.1 MB that unpacked to 3.1 GB. Caps on entries and bytes, the numbers said.
     @Test func unpackingStopsAtTheCapsAndSaysThem() throws {
-        let directory = try TestApps.temporaryDirectory("caps")
+        let directory = try temporaryDirectory("caps")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.payloadBytes = 300_000
@@ -151,7 +152,7 @@ import ZIPFoundation
     /// An entry that declares a few bytes and inflates to a megabyte is stopped by what it really
     /// inflates to, not by what it declares.
     @Test func anEntryLyingAboutItsSizeIsStoppedByItsRealSize() throws {
-        let directory = try TestApps.temporaryDirectory("liar")
+        let directory = try temporaryDirectory("liar")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ipa = directory.appendingPathComponent("liar.ipa")
         let archive = try Archive(url: ipa, accessMode: .create)
@@ -203,7 +204,7 @@ import ZIPFoundation
         ),
     ])
     func hostileLinksInAnArchiveAreRefused(links: [String: String], says: String) throws {
-        let directory = try TestApps.temporaryDirectory("links")
+        let directory = try temporaryDirectory("links")
         defer { try? FileManager.default.removeItem(at: directory) }
         let ipa = try TestApps.makeIPA(TestApps.Spec(), in: directory)
         let archive = try Archive(url: ipa, accessMode: .update)

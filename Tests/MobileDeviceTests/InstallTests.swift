@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -17,7 +18,7 @@ final class ProgressLog: @unchecked Sendable {
     @Test func ipaInstallsWithProgressAndIdeviceinstallerListsIt() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.install)
-        let directory = try TestApps.temporaryDirectory("install")
+        let directory = try temporaryDirectory("install")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.ipa"
@@ -49,7 +50,7 @@ final class ProgressLog: @unchecked Sendable {
 
     @Test func unchangedRedeployIsSkippedFastUnlessForced() async throws {
         let emulator = try await SharedEmulator.shared.context()
-        let directory = try TestApps.temporaryDirectory("skip")
+        let directory = try temporaryDirectory("skip")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.skip"
@@ -78,7 +79,7 @@ final class ProgressLog: @unchecked Sendable {
     @Test func appDirectoryInstallsAndUninstalls() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.install)
-        let directory = try TestApps.temporaryDirectory("appdir")
+        let directory = try temporaryDirectory("appdir")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.appdir"
@@ -102,7 +103,7 @@ final class ProgressLog: @unchecked Sendable {
 
     @Test func iOS18InstallsButCannotLaunchOrScreenshot() async throws {
         let emulator = try await SharedEmulator.shared.context()
-        let directory = try TestApps.temporaryDirectory("ios18")
+        let directory = try temporaryDirectory("ios18")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.modern"

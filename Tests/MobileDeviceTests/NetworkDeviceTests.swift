@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -18,7 +19,7 @@ import VirtualDevice
     @Test func theNetworkLookupConnectsAndAnUpgradeKeepsTheAppsData() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let directory = try TestApps.temporaryDirectory("wifi")
+        let directory = try temporaryDirectory("wifi")
         defer { try? FileManager.default.removeItem(at: directory) }
         let before = try await emulator.daemon.networkConnections(udid: udid)
         let device = try await USBTransport.connect(
@@ -80,7 +81,7 @@ import VirtualDevice
     @Test func aDeviceThatLeavesTheNetworkMidInstallIsReportedAtOnce() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let directory = try TestApps.temporaryDirectory("wifi-gone")
+        let directory = try temporaryDirectory("wifi-gone")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.wifigone"
@@ -124,7 +125,7 @@ import VirtualDevice
     @Test func aWiFiDeviceThatGoesQuietEndsTheStepAtItsDeadline() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let directory = try TestApps.temporaryDirectory("wifi-quiet")
+        let directory = try temporaryDirectory("wifi-quiet")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.wifiquiet"
@@ -150,7 +151,7 @@ import VirtualDevice
     @Test func aQuietVerificationOverWiFiIsWaitedThrough() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let directory = try TestApps.temporaryDirectory("wifi-slow")
+        let directory = try temporaryDirectory("wifi-slow")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.wifislow"
@@ -173,7 +174,7 @@ import VirtualDevice
     @Test func aLargeAppUploadsWholeOverWiFi() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let directory = try TestApps.temporaryDirectory("wifi-large")
+        let directory = try temporaryDirectory("wifi-large")
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = TestApps.Spec()
         spec.bundleID = "io.hadeploy.test.wifilarge"
@@ -193,7 +194,7 @@ import VirtualDevice
     @Test func aLargeDeveloperImageMountsOverWiFi() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let images = try TestApps.temporaryDirectory("wifi-ddi")
+        let images = try temporaryDirectory("wifi-ddi")
         defer { try? FileManager.default.removeItem(at: images) }
         let folder = images.appendingPathComponent("15.8")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import ZIPFoundation
 
 /// Builds small (or large) fake iOS apps that look real to installd: an Info.plist, a main
@@ -14,13 +15,6 @@ enum TestApps {
         var payloadBytes = 0
         /// Changes the content without changing the versions.
         var salt = ""
-    }
-
-    static func temporaryDirectory(_ label: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "\(label)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
     }
 
     /// Writes `<directory>/<name>.app`.

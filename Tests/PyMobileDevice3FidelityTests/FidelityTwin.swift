@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import VirtualDevice
 import ZIPFoundation
 
@@ -13,11 +14,7 @@ struct FidelityTwin {
     let udid: String
     let profile: VirtualDeviceProfile
 
-    static var repositoryRoot: URL {
-        var root = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { root.deleteLastPathComponent() }
-        return root
-    }
+    static var repositoryRoot: URL { TestSupport.repositoryRoot }
 
     /// The pinned pymobiledevice3 in `.venv-pmd3`.
     static var pymobiledevice3: String {

@@ -74,15 +74,7 @@ struct ArtifactDeployTests {
                 to: root.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
             try ".env\nartifacts/\n.hadeploy/\nreport*/\nknown_hosts\n".write(
                 to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-            let identity = [
-                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
-            ]
-            for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.0.0"]] {
-                _ = try await LiveProcessRunner().checked(
-                    ProcessCommand("git", ["-C", root.path] + arguments, environment: identity),
-                    timeout: .seconds(30))
-            }
+            try await GitRepository.commitAll(at: root, tag: "v1.0.0")
         }
 
         func twin(_ id: String) -> JailbreakTwin {

@@ -68,16 +68,7 @@ struct JailbreakCLITests {
                 to: root.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
             try ".env\nartifacts/\n.hadeploy/\nreport*/\nknown_hosts\nproxy.log\n".write(
                 to: root.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-            let git = LiveProcessRunner()
-            let identity = [
-                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
-            ]
-            for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.0.0"]] {
-                _ = try await git.checked(
-                    ProcessCommand("git", ["-C", root.path] + arguments, environment: identity),
-                    timeout: .seconds(30))
-            }
+            try await GitRepository.commitAll(at: root, tag: "v1.0.0")
             for _ in 0..<100 where !TestEnvironment.isListening(port: proxyPort) {
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -225,35 +216,7 @@ struct JailbreakCLITests {
     func virtualRunUsesTheJailbreakTwin() async throws {
         let root = try TestEnvironment.makeDirectory("hadeploy-jb-virtual")
         defer { TestEnvironment.remove(root) }
-        let yaml = """
-            version: 1
-            flavours:
-              legacy: {archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos}
-            devices:
-              ipad2:
-                product_type: iPad2,1
-                ios: "9.3.5"
-                arch: armv7
-                flavour: legacy
-                transport: ssh
-                fallback_transport: usb
-                udid: ${IPAD2_UDID}
-                host: ${IPAD2_HOST}
-                ssh: {user: root, legacy_algorithms: true, password_env: IPAD2_SSH_PASSWORD}
-
-            """
-        try yaml.write(to: root.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
-        let git = LiveProcessRunner()
-        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "app"], ["tag", "v1.0.0"]] {
-            _ = try await git.checked(
-                ProcessCommand(
-                    "git", ["-C", root.path] + arguments,
-                    environment: [
-                        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                        "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
-                    ]), timeout: .seconds(30))
-        }
+        try await JailbreakProject.create(at: root)
         let run = try await HADeployBinary.run(
             ["ipad2", "--virtual", "--no-verify"], in: root, timeout: .seconds(180))
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")

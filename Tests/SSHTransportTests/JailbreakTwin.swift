@@ -24,8 +24,8 @@ final class JailbreakTwin: @unchecked Sendable {
     let port: Int
     private var pid: pid_t?
     private let logPath: String
-    /// The write end of the twin's stdin (twin.sh --lifeline); -1 once closed.
-    private var lifeline: Int32 = -1
+    /// The twin's stdin (twin.sh --lifeline).
+    private var lifeline: Lifeline?
 
     private init(server: Server, legacy: Bool, root: URL, port: Int, logPath: String) {
         self.server = server
@@ -68,12 +68,11 @@ final class JailbreakTwin: @unchecked Sendable {
             close(fd)
             arguments += ["--password-file", file]
         }
-        // The lifeline: a FIFO this process holds open for writing, close-on-exec from the start so no
-        // other child (the tests spawn many at once) holds it; the twin reads it as stdin.
-        let fifo = root.deletingLastPathComponent().appendingPathComponent("lifeline").path
-        lifeline = mkfifo(fifo, 0o600) == 0 ? open(fifo, O_RDWR | O_CLOEXEC) : -1
-        guard lifeline >= 0 else { throw TestEnvironment.SetupMissing(description: "cannot make \(fifo)") }
-        let pid = try TestEnvironment.spawn("/bin/sh", arguments, stdinPath: fifo, outputPath: logPath)
+        let lifeline = try Lifeline(
+            at: root.deletingLastPathComponent().appendingPathComponent("lifeline").path)
+        self.lifeline = lifeline
+        let pid = try TestEnvironment.spawn(
+            "/bin/sh", arguments, stdinPath: lifeline.path, outputPath: logPath)
         self.pid = pid
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
@@ -125,10 +124,8 @@ final class JailbreakTwin: @unchecked Sendable {
 
     /// The lifeline closed and SIGKILL of the namespace holder: the server, sessions and apps die with it.
     func stop() {
-        if lifeline >= 0 {
-            close(lifeline)
-            lifeline = -1
-        }
+        lifeline?.cut()
+        lifeline = nil
         guard let pid else { return }
         kill(pid, SIGKILL)
         _ = TestEnvironment.wait(pid, timeout: 10)

@@ -62,25 +62,7 @@ struct JailbreakTwinSafetyTests {
         try TestEnvironment.requireSetup()
         let root = try TestEnvironment.makeDirectory("hadeploy-jb-safety")
         defer { TestEnvironment.remove(root) }
-        let yaml = """
-            version: 1
-            flavours:
-              legacy: {archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos}
-            devices:
-              ipad2:
-                product_type: iPad2,1
-                ios: "9.3.5"
-                arch: armv7
-                flavour: legacy
-                transport: ssh
-                fallback_transport: usb
-                udid: ${IPAD2_UDID}
-                host: ${IPAD2_HOST}
-                ssh: {user: root, legacy_algorithms: true, password_env: IPAD2_SSH_PASSWORD}
-
-            """
-        try yaml.write(to: root.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
-        try await GitFixture.commitAll(at: root, tag: "v1.0.0")
+        try await JailbreakProject.create(at: root)
 
         // hadeploy as a user runs it, its twin told to hold the deploy at `uicache` (twin.sh's
         // TWIN_HOLD): hadeploy waits there on its own twin, which stays up while the probes run however

@@ -105,7 +105,7 @@ struct MultiHostDeployTests {
 
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
-        try await GitFixture.commitAll(at: project, tag: "v1.2.0")
+        try await GitRepository.commitAll(at: project, tag: "v1.2.0")
         let binary = try await HADeployBinary.path
         let local = try await VirtualProcess(
             binary: binary, project: project, only: "mini4", socket: localSocket,

@@ -23,6 +23,7 @@ final class SSHPeer: @unchecked Sendable {
     let port: Int
     let directory: URL
     private var pid: pid_t?
+    private var lifeline: Lifeline?
     private let logPath: String
 
     var keyDirectory: URL { directory.appendingPathComponent("keys") }
@@ -134,13 +135,19 @@ final class SSHPeer: @unchecked Sendable {
             executable = "/usr/sbin/sshd"
             arguments = ["-D", "-e", "-f", configPath, "-p", String(port)]
         }
-        let pid = try TestEnvironment.spawn(executable, arguments, outputPath: logPath)
+        // The lifeline: the server dies with this test process, even when it crashes.
+        let lifeline = try Lifeline(at: directory.appendingPathComponent("lifeline").path)
+        self.lifeline = lifeline
+        let guarded = Lifeline.guarded(executable, arguments)
+        let pid = try TestEnvironment.spawn(
+            guarded.executable, guarded.arguments, stdinPath: lifeline.path, outputPath: logPath)
         self.pid = pid
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid {
                 self.pid = nil
+                lifeline.cut()
                 throw TestEnvironment.SetupMissing(description: "\(kind) server exited at start: \(self.log)")
             }
             if TestEnvironment.isListening(port: port) {
@@ -166,6 +173,8 @@ final class SSHPeer: @unchecked Sendable {
 
     /// Kills the server and every session process it forked (SIGKILL: like pulling the plug).
     func kill() {
+        lifeline?.cut()
+        lifeline = nil
         guard let pid else { return }
         let pids = [pid] + TestEnvironment.descendants(of: pid)
         for one in pids { Glibc.kill(one, SIGKILL) }

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import SSHTransport
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -12,9 +13,7 @@ enum TestEnvironment {
     static let stateDirectory = "/var/lib/hadeploy-ssh-test"
     static var ed25519Key: String { stateDirectory + "/id_ed25519" }
     static var rsaKey: String { stateDirectory + "/id_rsa" }
-    static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static var repoRoot: URL { repositoryRoot }
     static var scriptsDirectory: URL { repoRoot.appendingPathComponent("scripts/ssh") }
 
     struct SetupMissing: Error, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Templating
@@ -167,7 +168,7 @@ import Testing
 
     @Test(arguments: corpus)
     func matchesPythonDotenv(_ sample: Case) async throws {
-        let directory = try ReferenceTools.temporaryDirectory("dotenv")
+        let directory = try temporaryDirectory("dotenv")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(".env")
         try Data(sample.text.utf8).write(to: file)
@@ -190,7 +191,7 @@ import Testing
     /// A deliberate difference: a UTF-8 byte order mark (Windows editors) is not part of the first key.
     /// python-dotenv opens files as "utf-8", not "utf-8-sig", so its first key starts with U+FEFF.
     @Test func aByteOrderMarkIsNotPartOfTheFirstKey() async throws {
-        let directory = try ReferenceTools.temporaryDirectory("dotenv-bom")
+        let directory = try temporaryDirectory("dotenv-bom")
         defer { try? FileManager.default.removeItem(at: directory) }
         let withBOM = directory.appendingPathComponent("bom.env")
         let without = directory.appendingPathComponent("plain.env")

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import Templating
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func aFileThatIsNotUTF8IsAnError() throws {
-        let directory = try ReferenceTools.temporaryDirectory("dotenv-latin1")
+        let directory = try temporaryDirectory("dotenv-latin1")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(".env")
         try Data([0x41, 0x3D, 0xE9, 0x0A]).write(to: file)  // "A=é" in Latin-1

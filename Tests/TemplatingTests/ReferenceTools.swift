@@ -1,12 +1,12 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 /// The Python reference implementations the tests compare against (python-dotenv, PyYAML, plistlib),
 /// from `.venv-tools/`, which `scripts/tools-venv.sh` creates (idempotent; pinned versions).
 enum ReferenceTools {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let repositoryRoot = TestSupport.repositoryRoot
     static let python = repositoryRoot.appendingPathComponent(".venv-tools/bin/python").path
 
     /// Created once per test process; a missing venv must fail the tests, not skip them.
@@ -32,12 +32,5 @@ enum ReferenceTools {
     /// Runs a Python program given as text.
     static func pythonScript(_ source: String, arguments: [String] = []) async throws -> ProcessOutput {
         try await python(["-c", source] + arguments)
-    }
-
-    static func temporaryDirectory(_ label: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-\(label)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
     }
 }

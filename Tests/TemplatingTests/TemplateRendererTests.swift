@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import Mustache
+import TestSupport
 import Testing
 import Yams
 
@@ -9,7 +10,7 @@ import Yams
 @Suite struct TemplateRendererTests {
     /// Writes `files` (relative path → text) into a fresh templates directory.
     func templates(_ files: [String: String]) throws -> URL {
-        let directory = try ReferenceTools.temporaryDirectory("templates")
+        let directory = try temporaryDirectory("templates")
         for (path, text) in files {
             let url = directory.appendingPathComponent(path)
             try FileManager.default.createDirectory(

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import Templating
@@ -26,7 +27,7 @@ import Testing
         """
 
     func render(_ value: String, raw: String = "r") throws -> String {
-        let directory = try ReferenceTools.temporaryDirectory("plist")
+        let directory = try temporaryDirectory("plist")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(
             to: directory.appendingPathComponent("ExportOptions.plist.mustache"))
@@ -40,7 +41,7 @@ import Testing
     @Test func roundTripsThroughPythonPlistlib() async throws {
         var documents: [String] = []
         for value in Self.values { documents.append(try render(value)) }
-        let directory = try ReferenceTools.temporaryDirectory("plistlib")
+        let directory = try temporaryDirectory("plistlib")
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("documents.json")
         try JSONSerialization.data(withJSONObject: documents).write(to: input)

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 import Yams
 
@@ -33,7 +34,7 @@ import Yams
         """
 
     func render(_ value: String) throws -> String {
-        let directory = try ReferenceTools.temporaryDirectory("yaml")
+        let directory = try temporaryDirectory("yaml")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(to: directory.appendingPathComponent("t.yml.mustache"))
         let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
@@ -66,7 +67,7 @@ import Yams
     @Test func roundTripsThroughPyYAML() async throws {
         var documents: [String] = []
         for value in Self.awkward { documents.append(try render(value)) }
-        let directory = try ReferenceTools.temporaryDirectory("pyyaml")
+        let directory = try temporaryDirectory("pyyaml")
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("documents.json")
         try JSONSerialization.data(withJSONObject: documents).write(to: input)

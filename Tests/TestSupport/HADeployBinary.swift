@@ -4,8 +4,7 @@ import HADeployCore
 /// The built `hadeploy` executable, run as a user would: a fresh process, a controlled environment
 /// (like `env -i`), a working directory.
 public enum HADeployBinary {
-    public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    public static var repositoryRoot: URL { TestSupport.repositoryRoot }
 
     /// The archive under test: `make test` builds the release archive once (as `make dist` does) and
     /// names it in `HADEPLOY_DIST_ARCHIVE`; every suite that runs the binary then runs the one users
@@ -21,7 +20,7 @@ public enum HADeployBinary {
             .appendingPathComponent("hadeploy-under-test-\(ProcessInfo.processInfo.processIdentifier)")
         try? FileManager.default.removeItem(at: folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        RemoveAtExit.register(folder)
+        AtExit.register(folder)
         _ = try await LiveProcessRunner().checked(
             ProcessCommand("tar", ["-C", folder.path, "-xzf", archive]), timeout: .seconds(120))
         let entries = try FileManager.default.contentsOfDirectory(atPath: folder.path)
@@ -116,24 +115,5 @@ public enum HADeployBinary {
                 workingDirectory: directory.path),
             timeout: timeout)
         return Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
-    }
-}
-
-/// Removes the extracted archives when the test process exits.
-enum RemoveAtExit {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var folders: [URL] = []
-
-    static func register(_ folder: URL) {
-        lock.lock()
-        defer { lock.unlock() }
-        if folders.isEmpty { atexit { RemoveAtExit.removeAll() } }
-        folders.append(folder)
-    }
-
-    private static func removeAll() {
-        lock.lock()
-        defer { lock.unlock() }
-        for folder in folders { try? FileManager.default.removeItem(at: folder) }
     }
 }

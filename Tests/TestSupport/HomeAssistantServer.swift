@@ -42,7 +42,16 @@ public final class HomeAssistantServer: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hadeploy-ha-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        StopAtExit.register(directory)
+        AtExit.register(directory) {
+            // At exit: no async runner, a plain blocking `ha-peer.sh stop`.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = [script, "stop", directory.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try? process.run()
+            process.waitUntilExit()
+        }
         var lastError: (any Error)?
         // A free port can be taken between the probe and HA's bind: try a few.
         for _ in 0..<3 {
@@ -72,7 +81,7 @@ public final class HomeAssistantServer: @unchecked Sendable {
     /// Stops the server and deletes its config directory.
     public func discard() async throws {
         try await stop()
-        StopAtExit.unregister(directory)
+        AtExit.unregister(directory)
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 import Versioning
 
@@ -238,9 +239,7 @@ import Versioning
     }
 
     @Test func notARepositoryAndNoCommitsAreExplained() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-nogit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory("nogit")
         defer { try? FileManager.default.removeItem(at: directory) }
         let notRepo = await #expect(throws: VersioningError.self) {
             try await GitVersionResolver(runner: LiveProcessRunner(), repository: directory).resolve()

@@ -50,13 +50,7 @@ struct CoreDeviceProxyService {
             "CoreDeviceProxy tunnel: device \(device), host \(host), RSD port \(table.rsdPort), MTU \(mtu)")
         defer { channel.eventLoop.execute { network.shutDown() } }
         while true {
-            let header: ByteBuffer
-            do {
-                header = try await stream.read(
-                    exactly: TunnelPacket.ipv6HeaderLength, timeout: .seconds(3600))
-            } catch TransportError.timeout {
-                continue
-            }
+            let header = try await stream.readAfterIdle(exactly: TunnelPacket.ipv6HeaderLength)
             guard let length = TunnelPacket.payloadLength(header: header) else {
                 throw TransportError.protocolViolation(
                     "CoreDeviceProxy: the tunnel carried a non-IPv6 packet")

@@ -171,18 +171,8 @@ struct DTXServiceHub {
     static let maximumMessage = 32 * 1024 * 1024
 
     static func serve(stream: ByteStream, runtime: DeviceRuntime) async {
-        stream.attachLink(runtime.link)
-        await runtime.register(stream)
-        defer {
-            stream.close()
-            Task { await runtime.unregister(stream) }
-        }
-        do {
+        await ServiceHost.host("dtservicehub", on: stream, runtime: runtime) {
             try await DTXServiceHub(stream: stream, runtime: runtime).run()
-        } catch TransportError.closed {
-            return
-        } catch {
-            runtime.logger.debug("dtservicehub ended: \(error)")
         }
     }
 
@@ -207,13 +197,7 @@ struct DTXServiceHub {
         var channels: [Int32: String] = [:]
         var partial: [UInt32: (expected: Int, fragments: Int, body: [UInt8])] = [:]
         while true {
-            var header: ByteBuffer
-            do {
-                header = try await stream.read(
-                    exactly: DTXMessage.fragmentHeaderLength, timeout: .seconds(3600))
-            } catch TransportError.timeout {
-                continue
-            }
+            var header = try await stream.readAfterIdle(exactly: DTXMessage.fragmentHeaderLength)
             guard header.readInteger(endianness: .little, as: UInt32.self) == DTXMessage.magic else {
                 throw TransportError.protocolViolation("DTX: bad fragment magic")
             }
@@ -455,13 +439,7 @@ struct DTXServiceHub {
             return .object(.int(Int64(process.pid)))
         }
         if runtime.hasFault("crashOnLaunch") {
-            VirtualHADashboardApp.crashAtLaunch(
-                HADashboardAppBehaviour.appLaunch(
-                    runtime.appLaunch(app, arguments: argv, environment: environment),
-                    options: VirtualHADashboardOptions()))
-            _ = try? await runtime.writeCrashReport(
-                for: app, reason: "Abort trap: 6 (injected crash on launch)")
-            runtime.logger.info("crashOnLaunch fault: \(bundle) crashed")
+            await runtime.crashAtLaunch(app, arguments: argv, environment: environment)
         } else {
             _ = await runtime.launch(app, arguments: argv, environment: environment)
         }

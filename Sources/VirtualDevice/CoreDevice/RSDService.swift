@@ -16,7 +16,6 @@ struct RSDService {
     static let maximumFrameSize = 1 << 20
     /// What the device grants: its receive window per stream (SETTINGS) and on the connection.
     static let initialWindowSize: UInt32 = 1 << 20
-    static let idleTimeout = TimeAmount.seconds(3600)
 
     enum FrameType: UInt8 {
         case data = 0
@@ -36,18 +35,8 @@ struct RSDService {
     static let padded: UInt8 = 0x8
 
     static func serve(stream: ByteStream, runtime: DeviceRuntime, table: RSDServiceTable) async {
-        stream.attachLink(runtime.link)
-        await runtime.register(stream)
-        defer {
-            stream.close()
-            Task { await runtime.unregister(stream) }
-        }
-        do {
+        await ServiceHost.host("RSD", on: stream, runtime: runtime) {
             try await RSDService(stream: stream, runtime: runtime, table: table).run()
-        } catch TransportError.closed {
-            return
-        } catch {
-            runtime.logger.debug("RSD ended: \(error)")
         }
     }
 
@@ -72,12 +61,7 @@ struct RSDService {
         var answeredStreams: Set<UInt32> = []
         var nextMessageID: UInt64 = 0
         while true {
-            var header: ByteBuffer
-            do {
-                header = try await stream.read(exactly: 9, timeout: Self.idleTimeout)
-            } catch TransportError.timeout {
-                continue
-            }
+            var header = try await stream.readAfterIdle(exactly: 9)
             let length =
                 Int(header.readInteger(as: UInt8.self)!) << 16
                 | Int(header.readInteger(endianness: .big, as: UInt16.self)!)

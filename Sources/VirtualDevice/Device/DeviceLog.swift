@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 /// The device's log: what daemons and the running app write, relayed live to the clients of
 /// `com.apple.syslog_relay` (text lines) and `com.apple.os_trace_relay` (binary records).
@@ -17,8 +16,7 @@ final class DeviceLog: Sendable {
 
     /// The host name in syslog lines (`iPad-mini-4`).
     let hostName: String
-    private let listeners = NIOLockedValueBox<[Int: AsyncStream<Entry>.Continuation]>([:])
-    private let nextID = NIOLockedValueBox(0)
+    private let listeners = Broadcast<Entry>(buffer: 4096)
 
     init(deviceName: String) {
         hostName = String(deviceName.map { $0.isLetter || $0.isNumber ? $0 : "-" })
@@ -26,24 +24,19 @@ final class DeviceLog: Sendable {
 
     /// Every entry logged from now on; finish it with `stopListening`.
     func listen() -> (id: Int, entries: AsyncStream<Entry>) {
-        let (entries, continuation) = AsyncStream<Entry>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        let id = nextID.withLockedValue { value in
-            value += 1
-            return value
-        }
-        listeners.withLockedValue { $0[id] = continuation }
+        let (id, entries) = listeners.listen()
         return (id, entries)
     }
 
     func stopListening(_ id: Int) {
-        listeners.withLockedValue { $0.removeValue(forKey: id) }?.finish()
+        listeners.stopListening(id)
     }
 
     /// Logs `message` as `process[pid]` at `level`.
     func log(_ message: String, process: String, pid: Int, level: String = "Notice") {
         let entry = Entry(
             date: EmulatorClock.now(), process: process, pid: pid, level: level, message: message)
-        for continuation in listeners.withLockedValue({ Array($0.values) }) { continuation.yield(entry) }
+        listeners.send(entry)
     }
 
     /// The classic syslog line (`Nov 23 10:25:30 iPad-mini-4 HADashboard[301] <Notice>: text`).

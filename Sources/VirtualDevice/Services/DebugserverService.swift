@@ -82,15 +82,8 @@ struct DebugserverService {
                     continue
                 }
                 if runtime.hasFault("crashOnLaunch") {
-                    // The app's crash handler gets to write its log before the process dies.
-                    VirtualHADashboardApp.crashAtLaunch(
-                        HADashboardAppBehaviour.appLaunch(
-                            runtime.appLaunch(app, arguments: arguments, environment: environment),
-                            options: VirtualHADashboardOptions()))
-                    _ = try? await runtime.writeCrashReport(
-                        for: app, reason: "Abort trap: 6 (injected crash on launch)")
+                    await runtime.crashAtLaunch(app, arguments: arguments, environment: environment)
                     crashed = true
-                    runtime.logger.info("crashOnLaunch fault: \(app.bundleIdentifier) crashed")
                     try await send("T06thread:1;", ackMode: ackMode)
                     continue
                 }

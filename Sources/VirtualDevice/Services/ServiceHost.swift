@@ -2,7 +2,13 @@ import Foundation
 
 /// Runs the device side of a tunnelled connection: lockdownd or one started service.
 enum ServiceHost {
-    static func serve(_ kind: ServiceKind?, on stream: ByteStream, runtime: DeviceRuntime) async {
+    /// One connection's life on the device: tied to the device's link and known to the runtime while
+    /// `body` serves it, then closed. The peer hanging up ends it quietly; any other error is logged
+    /// as how `name` ended.
+    static func host(
+        _ name: @autoclosure () -> String, on stream: ByteStream, runtime: DeviceRuntime,
+        _ body: () async throws -> Void
+    ) async {
         stream.attachLink(runtime.link)
         await runtime.register(stream)
         defer {
@@ -10,6 +16,16 @@ enum ServiceHost {
             Task { await runtime.unregister(stream) }
         }
         do {
+            try await body()
+        } catch TransportError.closed {
+            return
+        } catch {
+            runtime.logger.debug("\(name()) ended: \(error)")
+        }
+    }
+
+    static func serve(_ kind: ServiceKind?, on stream: ByteStream, runtime: DeviceRuntime) async {
+        await host("service \(String(describing: kind))", on: stream, runtime: runtime) {
             guard let kind else {
                 try await LockdownService(runtime: runtime, stream: stream).run()
                 return
@@ -49,10 +65,6 @@ enum ServiceHost {
             case .coreDeviceProxy:
                 try await CoreDeviceProxyService(runtime: runtime, stream: stream).run()
             }
-        } catch TransportError.closed {
-            return
-        } catch {
-            runtime.logger.debug("service \(String(describing: kind)) ended: \(error)")
         }
     }
 }

@@ -69,6 +69,18 @@ final class ByteStream: Sendable {
         return slice
     }
 
+    /// Reads exactly `count` bytes however long the peer stays quiet (an idle tunnel or channel):
+    /// waits in rounds of an hour; throws only when the peer closes or the connection breaks.
+    func readAfterIdle(exactly count: Int) async throws -> ByteBuffer {
+        while true {
+            do {
+                return try await read(exactly: count, timeout: .seconds(3600))
+            } catch TransportError.timeout {
+                continue
+            }
+        }
+    }
+
     /// Reads between 1 and `maximum` bytes: whatever is buffered, waiting for at least one byte.
     func read(upTo maximum: Int, timeout: TimeAmount) async throws -> ByteBuffer {
         try await waitFor(minimum: 1, timeout: timeout)

@@ -1,5 +1,6 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @testable import DeployModel
@@ -9,37 +10,22 @@ import Testing
 /// Assistant (each fails the test when asked for something it was not given). The real readers —
 /// house_arrest against the twins, a real Home Assistant — are in the end-to-end tests.
 struct LoadEvidenceVerifierTests {
-    /// A container whose files are set by the test; a backend that cannot read it throws.
-    final class Container: DeviceDriver, @unchecked Sendable {
+    /// A container whose files are set by the test; a backend that cannot read it throws. Every
+    /// other call is unexpected.
+    final class Container: FakeDriver, @unchecked Sendable {
         let lock = NSLock()
         var files: [String: Data] = [:]
         var readable = true
 
         func write(_ path: String, _ text: String) { lock.withLock { files[path] = Data(text.utf8) } }
 
-        func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        override func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
             guard lock.withLock({ readable }) else { throw AppDataUnavailable("sealed container") }
             return lock.withLock { files[relativePath] }
         }
-        func connect() async throws -> ConnectedDevice { throw Unexpected("connect") }
-        func prepare() async throws { throw Unexpected("prepare") }
-        func install(
-            _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
-        ) async throws -> InstallOutcome { throw Unexpected("install") }
-        func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
-            throw Unexpected("launch")
-        }
-        func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-            throw Unexpected("crashReports")
-        }
-        func screenshot() async throws -> Data { throw Unexpected("screenshot") }
     }
 
-    struct Unexpected: Error, CustomStringConvertible {
-        var call: String
-        init(_ call: String) { self.call = call }
-        var description: String { "unexpected call: \(call)" }
-    }
+    typealias Unexpected = FakeDriver.Unexpected
 
     struct Server: DashboardVerifier {
         var shapes: [String: ExpectedDashboard] = [:]

@@ -3,37 +3,52 @@ import HADeployCore
 
 /// A real git repository in a temporary directory, built with the real `git` (no global or system
 /// config, fixed author and dates) so tests can compare hadeploy's answers with git's own.
-final class GitRepository: Sendable {
-    let url: URL
+public final class GitRepository: Sendable {
+    public let url: URL
     private let runner = LiveProcessRunner()
     private let counter = Counter()
 
-    static let environment: [String: String] = [
+    public static let environment: [String: String] = [
         "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "Test",
         "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
         "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_AUTHOR_DATE": "1700000000 +0000",
         "GIT_COMMITTER_DATE": "1700000000 +0000", "LC_ALL": "C",
     ]
 
-    init(at url: URL? = nil) async throws {
+    /// `git init` in `url` (a fresh temporary directory when nil), removed with the repository
+    /// unless `keep`.
+    public init(at url: URL? = nil, keep: Bool = false) async throws {
         self.url =
             url
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "hadeploy-git-\(UUID().uuidString)")
+        removesOnDeinit = !keep
         try FileManager.default.createDirectory(at: self.url, withIntermediateDirectories: true)
         try await git("init", "-q", "-b", "main")
     }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    /// Makes `directory` a checkout: `git init`, commit every file not ignored, and tag that commit
+    /// (when `tag` is given). The directory stays when the test is done with the repository.
+    public static func commitAll(at directory: URL, message: String = "app", tag: String? = nil) async throws
+    {
+        let repository = try await GitRepository(at: directory, keep: true)
+        try await repository.git("add", "-A")
+        try await repository.git("commit", "-qm", message)
+        if let tag { try await repository.tag(tag) }
+    }
+
+    deinit { if removesOnDeinit { try? FileManager.default.removeItem(at: url) } }
+
+    private let removesOnDeinit: Bool
 
     /// Runs git in the repository and returns its trimmed stdout; throws on a non-zero exit.
     @discardableResult
-    func git(_ arguments: String...) async throws -> String {
+    public func git(_ arguments: String...) async throws -> String {
         try await git(arguments)
     }
 
     @discardableResult
-    func git(_ arguments: [String]) async throws -> String {
+    public func git(_ arguments: [String]) async throws -> String {
         let output = try await runner.checked(
             ProcessCommand("git", ["-C", url.path] + arguments, environment: Self.environment),
             timeout: .seconds(60))
@@ -42,7 +57,7 @@ final class GitRepository: Sendable {
 
     /// Adds `count` commits on the current branch in one `git fast-import` run (one process however
     /// many commits), each changing `counter.txt`, and checks the result out.
-    func commit(_ count: Int = 1) async throws {
+    public func commit(_ count: Int = 1) async throws {
         let branch = try await git("symbolic-ref", "--short", "HEAD")
         let hasHead = (try? await git("rev-parse", "--verify", "--quiet", "HEAD")) != nil
         var stream = ""
@@ -67,7 +82,7 @@ final class GitRepository: Sendable {
         try await git("reset", "-q", "--hard")
     }
 
-    func tag(_ name: String, at revision: String = "HEAD", annotated: Bool = false) async throws {
+    public func tag(_ name: String, at revision: String = "HEAD", annotated: Bool = false) async throws {
         if annotated {
             try await git("tag", "-a", "-m", "release \(name)", name, revision)
         } else {
@@ -76,7 +91,7 @@ final class GitRepository: Sendable {
     }
 
     /// What `git describe --tags --match 'v*' --long` names: (tag, commits since it).
-    func describe() async throws -> (tag: String, distance: Int)? {
+    public func describe() async throws -> (tag: String, distance: Int)? {
         guard let text = try? await git("describe", "--tags", "--match", "v*", "--long") else { return nil }
         var parts = text.split(separator: "-").map(String.init)
         parts.removeLast()
@@ -84,13 +99,13 @@ final class GitRepository: Sendable {
         return (parts.joined(separator: "-"), distance)
     }
 
-    func commitCount() async throws -> Int {
+    public func commitCount() async throws -> Int {
         Int(try await git("rev-list", "--count", "HEAD"))!
     }
 
     /// Every file under the repository (`.git` included) with its size, modification date and a
     /// content digest: two snapshots are equal only if nothing was written.
-    func snapshot() throws -> [String: FileState] {
+    public func snapshot() throws -> [String: FileState] {
         var result: [String: FileState] = [:]
         let root = url.resolvingSymlinksInPath().path
         guard let enumerator = FileManager.default.enumerator(atPath: root) else { return result }
@@ -106,9 +121,9 @@ final class GitRepository: Sendable {
     }
 }
 
-struct FileState: Equatable {
-    var modified: TimeInterval
-    var contents: Data
+public struct FileState: Equatable, Sendable {
+    public var modified: TimeInterval
+    public var contents: Data
 }
 
 private final class Counter: @unchecked Sendable {
