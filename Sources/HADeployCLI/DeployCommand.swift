@@ -127,8 +127,11 @@ struct DeployCommand: AsyncParsableCommand {
                 failFast: failFast, force: arguments.force,
                 worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID))
             settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
-            // `rollback DEVICE` later needs to know which app a deploy installed (twins are gone by then).
-            if !arguments.virtual { settings.deployRecords = .project(context) }
+            // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
+            // records (for `status --virtual`), apart from the real devices'.
+            settings.deployRecords =
+                arguments.virtual
+                ? .twins(stateDirectory: context.url(for: arguments.state)) : .project(context)
             let session = DeploySession(
                 context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
                 settings: settings, reporter: reporter)

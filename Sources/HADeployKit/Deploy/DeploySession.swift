@@ -159,7 +159,7 @@ public struct DeploySession: Sendable {
             source = .demo(
                 directory: settings.stateDirectory.appendingPathComponent("demo-apps"),
                 bundleID: variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
-                    ?? "com.example.hadashboard")
+                    ?? DemoAppBuilder.defaultBundleID)
         } else if plan.builds.contains(where: \.enabled) {
             source = .build
         } else {

@@ -221,15 +221,7 @@ public enum SummaryTable {
                 Format.seconds(result.seconds), result.reason ?? "",
             ])
         }
-        let widths = (0..<header.count).map { column in
-            rows.map { $0[column].count }.max() ?? 0
-        }
-        let lines = rows.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1
-                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }
+        let lines = aligned(rows)
         var counts: [DeviceOutcome: Int] = [:]
         for result in report.results { counts[result.outcome, default: 0] += 1 }
         let order: [DeviceOutcome] = [
@@ -244,5 +236,19 @@ public enum SummaryTable {
             footer += " — no failures"
         }
         return (lines + [footer]).joined(separator: "\n")
+    }
+
+    /// Rows as lines, each column as wide as its widest cell (the last one not padded).
+    static func aligned(_ rows: [[String]]) -> [String] {
+        let count = rows.map(\.count).max() ?? 0
+        let widths = (0..<count).map { column in
+            rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1
+                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
     }
 }

@@ -214,6 +214,15 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
     }
 
     public func prepare() async throws { try await active.prepare() }
+    /// The device over SSH when it answers there, else over its cable.
+    public func facts(_ query: StatusQuery) async -> DeviceFacts {
+        let first = await primary.facts(query)
+        guard first.device == nil else { return first }
+        let second = await fallback.facts(query)
+        guard second.device == nil else { return second }
+        return .unreachable(
+            "\(FallbackFailed(primary: first.unreachable ?? "?", fallback: second.unreachable ?? "?"))")
+    }
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome { try await active.install(artifact, force: force, progress: progress) }

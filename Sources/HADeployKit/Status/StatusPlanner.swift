@@ -1,0 +1,41 @@
+import Foundation
+
+/// Makes the status plan from what a deploy would do: the deploy plan's devices, the artifacts a
+/// deploy would install (when given), and the deploy records.
+public struct StatusPlanner: Sendable {
+    public var records: DeployRecords
+    /// BUNDLE_ID from `.env`, or the demo app's for virtual twins: the app asked about when neither
+    /// an artifact nor a record names it.
+    public var defaultBundleID: String?
+    public var deadlineSeconds: Double
+
+    public init(records: DeployRecords, defaultBundleID: String?, deadlineSeconds: Double = 15) {
+        self.records = records
+        self.defaultBundleID = defaultBundleID
+        self.deadlineSeconds = deadlineSeconds
+    }
+
+    /// `artifacts`: flavour → the artifact `--artifact`/`--artifacts` name; without one, a deploy
+    /// would build (or make the demo app) at the git version.
+    public func plan(_ deploy: DeployPlan, artifacts: [String: Artifact]) -> StatusPlan {
+        let devices = deploy.devices.map { device -> DeviceStatusPlan in
+            let record = records.read(device: device.id)
+            let expected: ExpectedBuild
+            if let artifact = artifacts[device.flavour] {
+                expected = ExpectedBuild(
+                    bundleID: artifact.bundleID, executable: artifact.executable,
+                    marketingVersion: artifact.marketingVersion, buildNumber: artifact.buildNumber,
+                    source: artifact.path)
+            } else {
+                expected = ExpectedBuild(
+                    bundleID: record?.bundleID ?? defaultBundleID, executable: nil,
+                    marketingVersion: deploy.version.marketingVersion,
+                    buildNumber: String(deploy.version.buildNumber), source: "git tags (\(deploy.version))")
+            }
+            return DeviceStatusPlan(device: device, expected: expected, lastDeploy: record)
+        }
+        return StatusPlan(
+            version: deploy.version, devices: devices, deadlineSeconds: deadlineSeconds,
+            thresholds: StatusThresholds())
+    }
+}

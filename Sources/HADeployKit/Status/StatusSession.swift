@@ -1,0 +1,105 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+import MobileDevice
+
+/// `hadeploy status` from a deploy plan: which build a deploy would install, the status plan, and the
+/// executor over this run's drivers. libusbmuxd reads one usbmuxd address per process: the devices of
+/// the first USB route are asked here; those of another route say so (run status for them alone).
+public struct StatusSession: Sendable {
+    public struct Settings: Sendable {
+        public var artifact: URL?
+        public var artifacts: URL?
+        public var virtual: Bool
+        public var stateDirectory: URL
+        public var records: DeployRecords
+        public var developerImages: URL?
+        public var jailbrokenTwins: [String: JailbrokenTwinEndpoint] = [:]
+        public var deadlineSeconds: Double
+
+        public init(
+            artifact: URL?, artifacts: URL?, virtual: Bool, stateDirectory: URL, records: DeployRecords,
+            developerImages: URL?, deadlineSeconds: Double
+        ) {
+            self.artifact = artifact
+            self.artifacts = artifacts
+            self.virtual = virtual
+            self.stateDirectory = stateDirectory
+            self.records = records
+            self.developerImages = developerImages
+            self.deadlineSeconds = deadlineSeconds
+        }
+    }
+
+    public var context: HADeployContext
+    public var matrix: DeviceMatrix
+    public var variables: [String: String]
+    public var deployPlan: DeployPlan
+    public var settings: Settings
+
+    public init(
+        context: HADeployContext, matrix: DeviceMatrix, variables: [String: String], deployPlan: DeployPlan,
+        settings: Settings
+    ) {
+        self.context = context
+        self.matrix = matrix
+        self.variables = variables
+        self.deployPlan = deployPlan
+        self.settings = settings
+    }
+
+    /// The status plan: the artifacts named on the command line are inspected, nothing is built.
+    public func plan() throws -> StatusPlan {
+        var artifacts: [String: Artifact] = [:]
+        if let url = settings.artifact {
+            artifacts = try ArtifactSource.single(url).artifacts(
+                for: deployPlan, matrix: matrix, host: .current)
+        } else if let directory = settings.artifacts {
+            artifacts = try ArtifactSource.directory(directory).artifacts(
+                for: deployPlan, matrix: matrix, host: .current)
+        }
+        let bundleID =
+            variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (settings.virtual ? DemoAppBuilder.defaultBundleID : nil)
+        return StatusPlanner(
+            records: settings.records, defaultBundleID: bundleID, deadlineSeconds: settings.deadlineSeconds
+        ).plan(deployPlan, artifacts: artifacts)
+    }
+
+    public func run(_ plan: StatusPlan) async -> StatusReport {
+        let routes = plan.devices.compactMap { device -> USBRoute? in
+            device.device.availability == .available ? device.device.backend.usbRoute : nil
+        }
+        let here = routes.first
+        switch here {
+        case .local(let address?)?: USBTransport.setUsbmuxdAddress(address)
+        case .virtual(let address)?: USBTransport.setUsbmuxdAddress(address)
+        default: break
+        }
+        var registry = DriverRegistry(
+            matrix: matrix, variables: variables, host: .current, stateDirectory: settings.stateDirectory,
+            runner: context.runner)
+        registry.developerImageOverride = settings.developerImages.map { [$0] }
+        registry.sshTwins = settings.jailbrokenTwins
+        let drivers = registry
+        return await StatusExecutor(
+            plan: plan,
+            driver: { device in
+                if let route = device.backend.usbRoute {
+                    if case .usbHost = route { throw OtherUSBRoute(route: route) }
+                    if route != here { throw OtherUSBRoute(route: route) }
+                }
+                return try drivers.driver(for: device)
+            }, now: context.now
+        ).run()
+    }
+}
+
+/// A device behind another usbmuxd than this run's (or a USB host's, reached through a tunnel a
+/// status check does not open).
+struct OtherUSBRoute: Error, CustomStringConvertible {
+    var route: USBRoute
+    var description: String {
+        "reached through \(route), another usbmuxd than this run's: run `hadeploy status` for it on its own"
+    }
+}
