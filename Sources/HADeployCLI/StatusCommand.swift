@@ -11,22 +11,24 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             Asks each device at once, each with a short deadline, without installing,
             mounting or launching anything: whether it answers (and why not), the
-            installed build against the one a deploy would install (--artifact/--artifacts,
-            else the git version), whether the app runs, the dashboard its log shows now,
-            when a deploy from here last verified it, battery and charging, free storage,
-            the iOS version, and whether it restarted since the last deploy. A backend
-            that cannot tell something says so ("not available from the … backend").
+            installed build against the one a deploy would install (--artifact or
+            --artifacts, else the git version), whether the app runs, the dashboard
+            its log shows now, when a deploy from here last verified it, battery and
+            charging, free storage, the iOS version, and whether it restarted since
+            the last deploy. A backend that cannot tell something says so ("not
+            available from the ... backend").
             Examples:
               hadeploy status all
               hadeploy status all --virtual                 the twins
               hadeploy status mini4 ipad2 --json
               hadeploy status all --artifacts dist/ --report out/
-            Exit codes: 0 every device answered and nothing needs attention, 1 some device
-            needs attention (build outdated or missing, app not running, dashboard not
-            loaded, battery at 20 % or less and not charging, under 1 GB free, restarted
-            since the last deploy), 3 some device did not answer (whatever else), 64 usage,
-            78 config. Devices this host cannot reach at all (a simulator on Linux) are
-            listed and count for none.
+            Exit codes: 0 every device answered and nothing needs attention,
+            1 some device needs attention (build outdated or missing, app not
+            running, dashboard not loaded, battery at 20 % or less and not
+            charging, under 1 GB free, restarted since the last deploy), 3 some
+            device did not answer (whatever else), 64 usage, 78 config. Devices
+            this host cannot reach at all (a simulator on Linux) are listed and
+            count for none.
             """)
 
     @OptionGroup var project: ProjectOptions

@@ -18,7 +18,15 @@ public struct StatusPlanner: Sendable {
     /// `artifacts`: flavour → the artifact `--artifact`/`--artifacts` name; without one, a deploy
     /// would build (or make the demo app) at the git version.
     public func plan(_ deploy: DeployPlan, artifacts: [String: Artifact]) -> StatusPlan {
-        let devices = deploy.devices.map { device -> DeviceStatusPlan in
+        let devices = deploy.devices.map { planned -> DeviceStatusPlan in
+            // Reaching the device gets part of the whole answer's deadline: a device that is not
+            // there says why (not listed, refused) before the status gives up on it.
+            var device = planned
+            device.timeouts["connect"] = min(
+                device.timeouts["connect"] ?? .infinity, max(1, deadlineSeconds / 2))
+            for index in device.steps.indices where device.steps[index].id == .connect {
+                device.steps[index].deadline = .seconds(max(1, deadlineSeconds / 2))
+            }
             let record = records.read(device: device.id)
             let expected: ExpectedBuild
             if let artifact = artifacts[device.flavour] {
