@@ -91,6 +91,7 @@ test-install:
 
 lint: lint-workflows
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
+	SWIFT=$(SWIFT) scripts/check-imports.sh
 
 # Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor (pinned in
 # .venv-workflow-lint): no finding of medium or high severity, no ignore comment honoured.

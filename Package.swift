@@ -38,8 +38,8 @@ let package = Package(
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "Versioning", "Templating", "HADeployVirtual",
-                "HomeAssistant", "MobileDevice",
+                "HADeployKit", "HADeployReporting", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
+                "DeployModel", "HADeployAdopt", "HADeployVirtual",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -50,11 +50,52 @@ let package = Package(
         .target(
             name: "HADeployKit",
             dependencies: [
+                "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
                 "MobileDevice", "SSHTransport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The plan and the driver contract: values only, no I/O.
+        .target(
+            name: "DeployModel",
+            dependencies: ["HADeployCore", "DeviceSpec", "Versioning"],
+            swiftSettings: strict
+        ),
+        // How each tool family installs, launches and inspects the app (devicectl, simctl, USB,
+        // pymobiledevice3, the Mac, jailbroken devices over SSH).
+        .target(
+            name: "HADeployDrivers",
+            dependencies: [
+                "DeployModel", "HADeployCore", "DeviceSpec", "MobileDevice", "SSHTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // Builds: the xcodebuild command line, local and remote (SSH) build machines, packaging.
+        .target(
+            name: "HADeployBuild",
+            dependencies: [
+                "DeployModel", "HADeployDrivers", "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice",
+                "SSHTransport",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // What a run looks like to people and CI: live terminal, JSON lines, HTML, JUnit.
+        .target(
+            name: "HADeployReporting",
+            dependencies: ["DeployModel", "HADeployCore", "Templating"],
+            swiftSettings: strict
+        ),
+        // `hadeploy init`: turning an existing Xcode project into a devices.yaml.
+        .target(
+            name: "HADeployAdopt",
+            dependencies: [
+                "DeployModel", "HADeployBuild", "HADeployDrivers", "HADeployCore", "DeviceSpec", "Templating",
+                "MobileDevice",
             ],
             swiftSettings: strict
         ),
@@ -63,7 +104,7 @@ let package = Package(
         .target(
             name: "HADeployVirtual",
             dependencies: [
-                "HADeployKit", "HADeployCore", "DeviceSpec", "VirtualDevice",
+                "HADeployKit", "DeployModel", "HADeployCore", "DeviceSpec", "VirtualDevice",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -191,7 +232,8 @@ let package = Package(
         .executableTarget(
             name: "hadeploy-bench",
             dependencies: [
-                "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployCore",
+                "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployDrivers",
+                "HADeployCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -212,7 +254,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "VirtualDevice", "HADeployKit", "HADeployVirtual", "DeviceSpec",
-                "HADeployCore", "MobileDevice",
+                "HADeployCore", "MobileDevice", "DeployModel", "HADeployBuild", "HADeployDrivers",
                 "HomeAssistant",
                 "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),
@@ -236,8 +278,9 @@ let package = Package(
         .testTarget(
             name: "HADeployKitTests",
             dependencies: [
-                "HADeployKit", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
-                "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
+                "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
+                "HomeAssistant", "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
@@ -245,12 +288,13 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "HADeployCore", "TestSupport", "HADeployCLI", .product(name: "Yams", package: "Yams"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "MobileDeviceTests",
             dependencies: [
-                "MobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
+                "MobileDevice", "CIMobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -258,13 +302,16 @@ let package = Package(
         .testTarget(
             name: "SSHTransportTests",
             dependencies: [
-                "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "DeviceSpec", "TestSupport",
-                "HomeAssistant",
+                "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "HADeployDrivers",
+                "DeployModel",
+                "HADeployBuild", "HADeployReporting", "DeviceSpec", "TestSupport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "HomeAssistantTests", dependencies: ["HomeAssistant", "TestSupport"], swiftSettings: strict),
+            name: "HomeAssistantTests",
+            dependencies: ["HomeAssistant", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(
             name: "PyMobileDevice3FidelityTests",
             dependencies: [
@@ -278,7 +325,9 @@ let package = Package(
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
-                "VirtualDevice", "ImageCodec", "TestSupport",
+                "VirtualDevice", "ImageCodec", "TestSupport", "HomeAssistant",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import SSHTransport
 
 /// `hadeploy-bench jailbreak-redeploy`: one deploy of an `.app` to a jailbroken device (or its twin)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Sources/HADeployKit/Adopt/AdoptedMatrix.swift from the committed devices.yaml,
+"""Writes Sources/HADeployAdopt/AdoptedMatrix.swift from the committed devices.yaml,
 .env.example and Templates/ExportOptions.plist.mustache, so `hadeploy init` writes exactly what this repository commits (a test compares them)."""
 import pathlib
 
@@ -27,4 +27,4 @@ enum AdoptedMatrix {{
     static let exportOptions = {literal("Templates/ExportOptions.plist.mustache")}
 }}
 '''
-(root / "Sources/HADeployKit/Adopt/AdoptedMatrix.swift").write_text(swift)
+(root / "Sources/HADeployAdopt/AdoptedMatrix.swift").write_text(swift)

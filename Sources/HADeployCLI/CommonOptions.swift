@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeployModel
 import HADeployCore
 import HADeployKit
 

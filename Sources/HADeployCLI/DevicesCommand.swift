@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HADeployCore
 import HADeployKit
-import MobileDevice
 
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,7 +44,7 @@ struct DevicesCommand: AsyncParsableCommand {
             context.print(json ? try PlanPrinter.json(result) : result.text)
             // A usbmuxd that is not running means no USB devices here; one that answers garbage is
             // a broken host, which a script checking the exit code must notice.
-            if result.usbmuxdError != nil, let fault = USBTransport.usbmuxdFault() {
+            if result.usbmuxdError != nil, let fault = DeviceInventory.usbmuxdFault() {
                 context.message("error: \(fault)")
                 throw ExitCode(ExitStatus.failure.rawValue)
             }

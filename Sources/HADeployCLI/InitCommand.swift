@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HADeployAdopt
 import HADeployCore
 import HADeployKit
 

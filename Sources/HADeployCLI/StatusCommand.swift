@@ -1,8 +1,10 @@
 import ArgumentParser
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployReporting
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,7 +3,6 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
-import SSHTransport
 import Versioning
 
 struct TrustHostCommand: AsyncParsableCommand {

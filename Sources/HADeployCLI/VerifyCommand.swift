@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeployModel
 import Foundation
 import HADeployCore
 import HADeployKit

@@ -5,7 +5,6 @@ import HADeployCore
 import HADeployKit
 import HADeployVirtual
 import Logging
-import VirtualDevice
 
 struct VirtualCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -63,7 +62,7 @@ struct VirtualCommand: AsyncParsableCommand {
             guard !virtual.twins.isEmpty else {
                 throw ValidationError("none of these devices can be virtual")
             }
-            var address: VirtualUsbmuxdAddress?
+            var address: VirtualTwinsAddress?
             if let socket { address = .unixSocket(context.url(for: socket).path) }
             if let port { address = .tcp(port: port) }
             var logger = Logger(label: "hadeploy.virtual")

@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import MobileDevice
 import SSHTransport
 
@@ -182,4 +185,10 @@ public struct DeviceInventory: Sendable, Encodable {
         if let buildHost { lines.append(buildHost.text) }
         return lines.joined(separator: "\n")
     }
+}
+
+extension DeviceInventory {
+    /// What is wrong with a usbmuxd that answers but cannot be used (nil: it works or is not
+    /// running), for `hadeploy devices` to fail on a broken host.
+    public static func usbmuxdFault() -> String? { USBTransport.usbmuxdFault() }
 }

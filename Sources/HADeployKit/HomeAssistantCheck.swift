@@ -1,3 +1,4 @@
+import DeployModel
 import HADeployCore
 import HomeAssistant
 

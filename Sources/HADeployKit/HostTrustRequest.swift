@@ -1,6 +1,8 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import SSHTransport
 import Versioning
 

@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 import HADeployCore
 import HADeployKit

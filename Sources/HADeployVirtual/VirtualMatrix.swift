@@ -66,3 +66,7 @@ public struct VirtualMatrix: Sendable {
         return (usbmuxd, value)
     }
 }
+
+/// Where the virtual usbmuxd listens (a Unix socket or a loopback TCP port), for the CLI that
+/// starts the twins without importing the emulator.
+public typealias VirtualTwinsAddress = VirtualUsbmuxdAddress

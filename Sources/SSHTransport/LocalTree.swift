@@ -2,23 +2,23 @@ import Crypto
 import Foundation
 
 /// The files of a local `.app` directory, in a stable order, as they will be uploaded.
-struct LocalTree: Sendable {
-    enum Kind: Sendable, Equatable {
+public struct LocalTree: Sendable {
+    public enum Kind: Sendable, Equatable {
         case directory
         case file(size: Int64)
         case symlink(target: String)
     }
 
-    struct Entry: Sendable {
+    public struct Entry: Sendable {
         /// Relative to the root, `/`-separated, no leading slash.
-        let path: String
-        let kind: Kind
+        public let path: String
+        public let kind: Kind
         /// Uploaded mode: 0755 for directories and executables, 0644 otherwise.
-        let mode: Int
+        public let mode: Int
     }
 
-    let root: URL
-    let entries: [Entry]
+    public let root: URL
+    public let entries: [Entry]
 
     private init(root: URL, entries: [Entry]) {
         self.root = root
@@ -27,7 +27,7 @@ struct LocalTree: Sendable {
 
     /// The same tree reduced to the files in `paths`, every symbolic link and every directory (cheap to
     /// send, and SFTP/SCP need the parents): what a delta upload sends.
-    func keeping(files paths: Set<String>) -> LocalTree {
+    public func keeping(files paths: Set<String>) -> LocalTree {
         LocalTree(
             root: root,
             entries: entries.filter {
@@ -37,20 +37,20 @@ struct LocalTree: Sendable {
     }
 
     /// SHA-256 of one file's bytes, lower-case hex (what `sha256sum` or `openssl dgst -sha256` print).
-    func fileHash(_ entry: Entry) throws -> String {
+    public func fileHash(_ entry: Entry) throws -> String {
         var hasher = SHA256()
         try forEachChunk(of: entry) { hasher.update(data: $0) }
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
-    var totalBytes: Int64 {
+    public var totalBytes: Int64 {
         entries.reduce(0) {
             if case .file(let size) = $1.kind { return $0 + size }
             return $0
         }
     }
 
-    init(root given: URL) throws {
+    public init(root given: URL) throws {
         // A link to the bundle is followed once: listing the link itself would find nothing and
         // install an empty app.
         let root = given.resolvingSymlinksInPath()
@@ -108,7 +108,7 @@ struct LocalTree: Sendable {
 
     /// SHA-256 over names, kinds, uploaded modes and contents: equal hashes mean the installed copy is
     /// byte-for-byte what would be uploaded.
-    func contentHash() throws -> String {
+    public func contentHash() throws -> String {
         var hasher = SHA256()
         for entry in entries {
             switch entry.kind {

@@ -12,6 +12,9 @@ public final class SSHConnection: Sendable {
     /// The server's identification, e.g. `SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u10`.
     public let serverBanner: String
     let executor: SessionExecutor
+
+    /// Why the watchdog closed this connection (a step overran its deadline), if it did.
+    public var abortedReason: String? { executor.abortedReason }
     let session: SessionHandle
     /// Every line carries the device and its address, like MobileDevice's `device=… udid=…`.
     let logger: Logger

@@ -1,5 +1,8 @@
+import DeployModel
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import HADeployKit
 import HomeAssistant
 import MobileDevice

@@ -1,5 +1,5 @@
 import Foundation
-import HADeployKit
+import HADeployBuild
 import TestSupport
 import Testing
 import VirtualDevice

@@ -3,6 +3,9 @@ import Foundation
 import Testing
 import ZIPFoundation
 
+@testable import DeployModel
+@testable import HADeployBuild
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 /// Each `.ipa` that SSH devices need is unpacked once per run, into a folder of its own, and removed

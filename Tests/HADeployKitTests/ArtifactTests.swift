@@ -3,6 +3,8 @@ import Foundation
 import Testing
 import ZIPFoundation
 
+@testable import HADeployBuild
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 struct ArtifactTests {

@@ -4,6 +4,7 @@ import HADeployCore
 import Testing
 import Versioning
 
+@testable import HADeployBuild
 @testable import HADeployKit
 
 /// The build executor running real processes: real git, and stand-in scripts for xcodebuild and

@@ -3,7 +3,9 @@ import HADeployCore
 import ImageCodec
 import Testing
 
+@testable import DeployModel
 @testable import HADeployKit
+@testable import HADeployReporting
 
 /// The contact sheet (report/index.html) rendered by a real headless Chromium (scripts/browser.sh
 /// installs it; the test fails without it): one status badge per device, the reason once and short,

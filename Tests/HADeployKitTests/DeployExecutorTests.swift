@@ -4,7 +4,9 @@ import HADeployCore
 import Testing
 import Versioning
 
+@testable import DeployModel
 @testable import HADeployKit
+@testable import HADeployReporting
 
 /// The orchestration logic (parallelism, deadlines, retries, locks, reports, exit codes) with a
 /// scripted in-process driver. End-to-end runs against virtual devices live in the E2E tests; this

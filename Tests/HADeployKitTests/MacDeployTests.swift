@@ -6,7 +6,10 @@ import TestSupport
 import Testing
 import Versioning
 
+@testable import DeployModel
+@testable import HADeployDrivers
 @testable import HADeployKit
+@testable import HADeployReporting
 
 /// The `mac` device of the committed matrix, planned and deployed through the real pipeline and
 /// evidence verifier. The macOS tools are FAKES (the scripted runner, see MacDriverTests); the

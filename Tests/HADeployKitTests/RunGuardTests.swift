@@ -3,7 +3,9 @@ import Foundation
 import HADeployCore
 import Testing
 
+@testable import DeployModel
 @testable import HADeployKit
+@testable import HADeployReporting
 
 /// Issue 25: what the run does with a report it cannot write, a huge --jobs, hostile text in a
 /// device's reason, a second run on the same state folder.

@@ -3,6 +3,8 @@ import HADeployCore
 import SSHTransport
 import Testing
 
+@testable import HADeployBuild
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 /// How hadeploy logs in to a USB host or a build host: what the user set wins, then the agent (where

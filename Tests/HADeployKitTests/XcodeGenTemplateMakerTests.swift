@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import HADeployAdopt
 @testable import HADeployKit
 
 /// project.yml → Templates/project.yml.mustache: only the values regen.sh substituted change.

@@ -1,7 +1,10 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
 import HADeployKit
+import HADeployReporting
 import TestSupport
 import Testing
 

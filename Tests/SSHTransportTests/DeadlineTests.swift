@@ -2,6 +2,7 @@ import Foundation
 import HADeployCore
 import Testing
 
+@testable import HADeployDrivers
 @testable import SSHTransport
 
 @Suite("Deadlines and secrets on failure paths")

@@ -2,6 +2,7 @@ import Foundation
 import HADeployCore
 import Testing
 
+@testable import HADeployDrivers
 @testable import SSHTransport
 
 /// Thread-safe flag for callbacks.

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployDrivers
 import SSHTransport
 
 /// A scratch "device": an Applications directory and recording fakes of uicache/launch/kill/screenshot

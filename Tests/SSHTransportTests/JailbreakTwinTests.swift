@@ -4,6 +4,8 @@ import HomeAssistant
 import TestSupport
 import Testing
 
+@testable import DeployModel
+@testable import HADeployDrivers
 @testable import HADeployKit
 @testable import SSHTransport
 

@@ -1,5 +1,7 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
 import HADeployKit
 import TestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployDrivers
 import SSHTransport
 import TestSupport
 

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 import VirtualDevice
 
+@testable import HADeployBuild
 @testable import SSHTransport
 
 /// A USB device plugged into another machine: the real `hadeploy` forwards that machine's usbmuxd

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import HADeployDrivers
 @testable import SSHTransport
 
 @Suite("usbmuxd forwarding over SSH to another USB host")

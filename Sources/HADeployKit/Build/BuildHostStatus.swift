@@ -1,5 +1,6 @@
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
 import Versioning
 

@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 
 /// No Xcode here, and a build is needed: the deploy stops before touching any device.
 public struct NoXcodeError: Error, CustomStringConvertible, ExitStatusProviding {

@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 
 /// The Home Assistant side of a deploy: checked once before, and per device after the launch.

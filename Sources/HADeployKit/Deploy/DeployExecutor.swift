@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
+import HADeployReporting
 
 /// Everything the executor needs besides the plan: how to reach devices, what to install, where to
 /// report. Injected, so the pipeline is tested with real virtual devices or, for pure logic, fakes.

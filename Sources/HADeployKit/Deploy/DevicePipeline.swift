@@ -1,6 +1,8 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import MobileDevice
 
 /// Runs one device's plan: the lock, then exactly the plan's steps in the plan's order, each under

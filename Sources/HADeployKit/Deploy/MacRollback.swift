@@ -1,6 +1,8 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 
 /// `hadeploy rollback mac`: puts back the Mac Catalyst app the last deploy replaced (hadeploy keeps
 /// it in `previous/` beside the installed copy), reopens it and reads its log for a loaded dashboard.

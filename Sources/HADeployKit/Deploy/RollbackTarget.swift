@@ -1,3 +1,4 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 

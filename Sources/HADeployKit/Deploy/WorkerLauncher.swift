@@ -1,5 +1,7 @@
+import DeployModel
 import Foundation
 import HADeployCore
+import HADeployReporting
 
 /// How to start a hadeploy worker for one USB route: the CLI knows its own executable and options
 /// and builds the command (`hadeploy deploy <ids> --worker … --json`); the Kit runs it.

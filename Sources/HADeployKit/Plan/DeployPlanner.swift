@@ -1,5 +1,8 @@
+import DeployModel
 import DeviceSpec
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import HomeAssistant
 import Versioning
 

@@ -1,5 +1,7 @@
+import DeployModel
 import Foundation
 import HADeployCore
+import HADeployReporting
 
 /// Runs a status plan: every device at once, each under the plan's deadline, one device's silence
 /// never holding up the others. Nothing is installed, mounted or launched.

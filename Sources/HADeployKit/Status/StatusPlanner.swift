@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 
 /// Makes the status plan from what a deploy would do: the deploy plan's devices, the artifacts a
@@ -28,6 +29,12 @@ public struct StatusPlanner: Sendable {
                 device.steps[index].deadline = .seconds(max(1, deadlineSeconds / 2))
             }
             let record = records.read(device: device.id)
+            let last = record.map {
+                LastDeploy(
+                    bundleID: $0.bundleID,
+                    build: InstalledBuild(marketingVersion: $0.marketingVersion, buildNumber: $0.buildNumber),
+                    deployedAt: $0.deployedAt, verifiedAt: $0.verifiedAt)
+            }
             let expected: ExpectedBuild
             if let artifact = artifacts[device.flavour] {
                 expected = ExpectedBuild(
@@ -40,7 +47,7 @@ public struct StatusPlanner: Sendable {
                     marketingVersion: deploy.version.marketingVersion,
                     buildNumber: String(deploy.version.buildNumber), source: "git tags (\(deploy.version))")
             }
-            return DeviceStatusPlan(device: device, expected: expected, lastDeploy: record)
+            return DeviceStatusPlan(device: device, expected: expected, lastDeploy: last)
         }
         return StatusPlan(
             version: deploy.version, devices: devices, deadlineSeconds: deadlineSeconds,

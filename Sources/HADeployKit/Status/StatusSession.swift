@@ -1,6 +1,9 @@
+import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import MobileDevice
 
 /// `hadeploy status` from a deploy plan: which build a deploy would install, the status plan, and the

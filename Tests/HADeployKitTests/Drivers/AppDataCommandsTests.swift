@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 /// How each macOS backend is asked for the app's data container, as argv values, and how the

@@ -2,6 +2,8 @@ import Foundation
 import HADeployCore
 import Testing
 
+@testable import HADeployBuild
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 @Suite struct CommandBuilderTests {

@@ -3,6 +3,8 @@ import HADeployCore
 import TestSupport
 import Testing
 
+@testable import DeployModel
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 @Suite struct DevicectlDriverTests {

@@ -3,6 +3,7 @@ import HADeployCore
 import TestSupport
 import Testing
 
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 /// The access token must never be in a process's arguments, where every local user can read it

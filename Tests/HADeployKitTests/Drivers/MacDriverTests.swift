@@ -3,6 +3,8 @@ import HADeployCore
 import TestSupport
 import Testing
 
+@testable import DeployModel
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 /// The Mac Catalyst app on this Mac. `sw_vers`, `uname -m` (as macOS prints it), `ditto`,

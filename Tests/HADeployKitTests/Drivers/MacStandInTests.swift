@@ -3,6 +3,7 @@ import HADeployCore
 import TestSupport
 import Testing
 
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 /// The mac driver running real processes while a sampler watches every command line on this

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 @Suite struct SimctlListParserTests {

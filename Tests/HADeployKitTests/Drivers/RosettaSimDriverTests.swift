@@ -3,6 +3,7 @@ import HADeployCore
 import TestSupport
 import Testing
 
+@testable import HADeployDrivers
 @testable import HADeployKit
 
 @Suite struct RosettaSimDriverTests {

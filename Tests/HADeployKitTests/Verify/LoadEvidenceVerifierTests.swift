@@ -2,6 +2,7 @@ import Foundation
 import HomeAssistant
 import Testing
 
+@testable import DeployModel
 @testable import HADeployKit
 
 /// The decision logic of the evidence check with in-process doubles for the container and Home

@@ -1,0 +1,73 @@
+import DeployModel
+import Foundation
+import HADeployCore
+import HADeployDrivers
+import MobileDevice
+
+/// A device or simulator this host can see, as `hadeploy init` reports it.
+public struct SeenDevice: Sendable, Hashable, Encodable {
+    /// The identifier the backend takes (a UDID, or devicectl's identifier).
+    public var udid: String
+    public var name: String
+    public var productType: String?
+    /// `iOS 15.8`, when known.
+    public var os: String?
+    /// `USB`, `Wi-Fi`, `devicectl`, `pymobiledevice3`, `simctl` or `rosettasim`.
+    public var source: String
+
+    public init(udid: String, name: String, productType: String?, os: String?, source: String) {
+        self.udid = udid
+        self.name = name
+        self.productType = productType
+        self.os = os
+        self.source = source
+    }
+}
+
+/// Lists what this host can reach: usbmuxd's devices (USB and Wi-Fi), and on macOS simulators and
+/// devicectl devices (pymobiledevice3's on Linux). A source that cannot be listed becomes a note.
+public struct HostDeviceScan: Sendable {
+    public var host: HostPlatform
+    public var runner: any ProcessRunner
+    public var rosettaSimConfigured: Bool
+    public var timeout: Duration
+
+    public init(
+        host: HostPlatform, runner: any ProcessRunner, rosettaSimConfigured: Bool,
+        timeout: Duration = .seconds(15)
+    ) {
+        self.host = host
+        self.runner = runner
+        self.rosettaSimConfigured = rosettaSimConfigured
+        self.timeout = timeout
+    }
+
+    public func scan() async -> (devices: [SeenDevice], notes: [String]) {
+        var devices: [SeenDevice] = []
+        var notes: [String] = []
+        do {
+            for device in try await USBTransport.devices() {
+                devices.append(
+                    SeenDevice(
+                        udid: device.udid, name: device.name ?? device.productType ?? "iOS device",
+                        productType: device.productType, os: device.productVersion.map { "iOS \($0)" },
+                        source: device.connection == "Network" ? "Wi-Fi" : "USB"))
+            }
+        } catch {
+            notes.append("usbmuxd: \(error)")
+        }
+        let apple = await AppleDeviceDiscovery(
+            host: host, runner: runner, rosettaSimConfigured: rosettaSimConfigured,
+            scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("hadeploy-init"),
+            timeout: timeout
+        ).discover()
+        notes += apple.notes
+        for found in apple.devices where !devices.contains(where: { $0.udid == found.udid }) {
+            devices.append(
+                SeenDevice(
+                    udid: found.udid, name: found.name, productType: nil, os: found.os, source: found.backend)
+            )
+        }
+        return (devices, notes)
+    }
+}

@@ -1,0 +1,174 @@
+import DeviceSpec
+import HADeployCore
+import Versioning
+
+/// Builds the exact commands a flavour's build runs, as values (asserted in tests, shown by `plan`).
+public struct BuildCommandBuilder: Sendable {
+    public var variables: [String: String]
+    public var version: GitVersion
+    /// Where derived data, logs and result bundles go.
+    public var buildDirectory: String
+    public var project: String
+    public var scheme: String
+    /// Executables by name, for a non-standard install (or a stand-in in tests).
+    public var tools: [String: String] = [:]
+
+    public init(
+        variables: [String: String], version: GitVersion, buildDirectory: String = ".hadeploy/build",
+        project: String = "HADashboard.xcodeproj", scheme: String = "HADashboard"
+    ) {
+        self.variables = variables
+        self.version = version
+        self.buildDirectory = buildDirectory
+        self.project = project
+        self.scheme = scheme
+    }
+
+    /// The builder with the tool overrides `HADEPLOY_XCODEBUILD` / `HADEPLOY_XCODEGEN` (from `.env` or
+    /// the environment) applied: the one place they are read, so the plan shows what runs.
+    public static func resolved(variables: [String: String], version: GitVersion) -> BuildCommandBuilder {
+        var builder = BuildCommandBuilder(variables: variables, version: version)
+        for (tool, key) in [("xcodebuild", "HADEPLOY_XCODEBUILD"), ("xcodegen", "HADEPLOY_XCODEGEN")] {
+            if let value = variables[key], !value.isEmpty { builder.tools[tool] = value }
+        }
+        return builder
+    }
+
+    /// `DEVELOPER_DIR` for a flavour's Xcode: `<Xcode.app>/Contents/Developer` (never xcode-select).
+    public func developerDirectory(_ flavour: Flavour) -> String? {
+        guard let xcode = flavour.xcode?.display(variables) else { return nil }
+        return xcode.hasSuffix(".app") ? xcode + "/Contents/Developer" : xcode
+    }
+
+    public func xcodegen(_ flavour: Flavour) -> ProcessCommand {
+        var environment: [String: String] = [:]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(
+            tools["xcodegen"] ?? "xcodegen",
+            ["generate", "--spec", "Generated/project.yml", "--project-root", "."],
+            environment: environment)
+    }
+
+    public func xcodebuild(_ flavour: Flavour) -> ProcessCommand {
+        if flavour.isMacCatalyst { return macCatalyst(flavour) }
+        let simulator = flavour.sdk == "iphonesimulator"
+        let directory = "\(buildDirectory)/\(flavour.name)"
+        var arguments = [
+            "build",
+            "-project", project,
+            "-scheme", flavour.scheme ?? scheme,
+            "-configuration", flavour.configuration,
+            "-sdk", flavour.sdk,
+            "-destination", simulator ? "generic/platform=iOS Simulator" : "generic/platform=iOS",
+            "-derivedDataPath", "\(directory)/DerivedData",
+            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
+            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
+            "ONLY_ACTIVE_ARCH=NO",
+            "IPHONEOS_DEPLOYMENT_TARGET=\(flavour.deploymentTarget)",
+            "MARKETING_VERSION=\(version.marketingVersion)",
+            "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
+        ]
+        var secrets: Set<String> = []
+        if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
+            arguments.append("DEVELOPMENT_TEAM=\(team)")
+        }
+        if !simulator {
+            arguments.append("-allowProvisioningUpdates")
+            for (flag, key) in [
+                ("-authenticationKeyPath", "ASC_KEY_PATH"), ("-authenticationKeyID", "ASC_KEY_ID"),
+                ("-authenticationKeyIssuerID", "ASC_ISSUER_ID"),
+            ] {
+                let value = variables[key] ?? ""
+                arguments += [flag, value.isEmpty ? "<unset: \(key)>" : value]
+                if Secret.isSecretKey(key), !value.isEmpty { secrets.insert(value) }
+            }
+        } else {
+            arguments.append("CODE_SIGNING_ALLOWED=NO")
+        }
+        for (key, value) in flavour.settings.sorted(by: { $0.key < $1.key }) {
+            arguments.append("\(key)=\(value)")
+        }
+        var environment: [String: String] = [:]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(
+            tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment, secretValues: secrets)
+    }
+
+    /// The Mac Catalyst build as the app's `scripts/build.sh mac` makes it: the iOS target's Mac
+    /// variant chosen by destination (no `-sdk`, no iOS deployment target), only the active arch, and
+    /// development signing with the team (`Apple Development`, automatic) — a Mac runs no
+    /// provisioning-profile check for a development build of its own team.
+    func macCatalyst(_ flavour: Flavour) -> ProcessCommand {
+        let directory = "\(buildDirectory)/\(flavour.name)"
+        var arguments = [
+            "build",
+            "-project", project,
+            "-scheme", flavour.scheme ?? scheme,
+            "-configuration", flavour.configuration,
+            "-destination", "platform=macOS,variant=Mac Catalyst",
+            "-derivedDataPath", "\(directory)/DerivedData",
+            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
+            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
+            "ONLY_ACTIVE_ARCH=YES",
+            "MARKETING_VERSION=\(version.marketingVersion)",
+            "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
+            "CODE_SIGN_IDENTITY=Apple Development",
+            "CODE_SIGN_STYLE=Automatic",
+        ]
+        if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
+            arguments.append("DEVELOPMENT_TEAM=\(team)")
+        }
+        for (key, value) in flavour.settings.sorted(by: { $0.key < $1.key }) {
+            arguments.append("\(key)=\(value)")
+        }
+        var environment: [String: String] = [:]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment)
+    }
+
+    /// What a flavour's build runs, in order: XcodeGen, then xcodebuild or the flavour's own script.
+    public func commands(_ flavour: Flavour) -> [ProcessCommand] {
+        [xcodegen(flavour), script(flavour) ?? xcodebuild(flavour)]
+    }
+
+    /// The app's own build script for a flavour with `script:`. The version goes in the environment
+    /// (`MARKETING_VERSION`, `CURRENT_PROJECT_VERSION`) as xcodebuild would get it as settings; the
+    /// flavour's Xcode becomes `DEVELOPER_DIR`.
+    public func script(_ flavour: Flavour) -> ProcessCommand? {
+        guard let script = flavour.script else { return nil }
+        let words = Self.words(script)
+        guard let executable = words.first else { return nil }
+        var environment = [
+            "MARKETING_VERSION": version.marketingVersion,
+            "CURRENT_PROJECT_VERSION": "\(version.buildNumber)",
+            "CONFIGURATION": flavour.configuration,
+        ]
+        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
+        return ProcessCommand(executable, Array(words.dropFirst()), environment: environment)
+    }
+
+    /// Splits a `script:` line on spaces, honouring single and double quotes (no shell is involved).
+    public static func words(_ line: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var quote: Character?
+        var started = false
+        for character in line {
+            if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                started = true
+            } else if character == " " || character == "\t" {
+                if started { words.append(current) }
+                current = ""
+                started = false
+            } else {
+                current.append(character)
+                started = true
+            }
+        }
+        if started { words.append(current) }
+        return words
+    }
+}

@@ -1,0 +1,116 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// Makes a small stand-in app bundle per flavour for `--virtual` runs on hosts without Xcode.
+///
+/// The bundle is real in shape (Info.plist, versions from git, an executable whose Mach-O header
+/// carries exactly the flavour's architectures, so arch checks behave as with a real build) but its
+/// code is not: it only runs on virtual devices, and reports say it is a demo bundle.
+public struct DemoAppBuilder: Sendable {
+    public var bundleID: String
+    public var executableName: String
+    public var displayName: String
+
+    /// The demo app's bundle id when `.env` sets no BUNDLE_ID (what `--virtual` installs).
+    public static let defaultBundleID = "com.example.hadashboard"
+
+    public init(
+        bundleID: String = DemoAppBuilder.defaultBundleID, executableName: String = "HADashboard",
+        displayName: String = "HA Dashboard"
+    ) {
+        self.bundleID = bundleID
+        self.executableName = executableName
+        self.displayName = displayName
+    }
+
+    public func build(flavour: Flavour, marketingVersion: String, buildNumber: Int, into directory: URL)
+        throws
+        -> Artifact
+    {
+        let app = directory.appendingPathComponent(flavour.name).appendingPathComponent(
+            "\(executableName).app")
+        try? FileManager.default.removeItem(at: app)
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        let info: [String: Any] = [
+            "CFBundleIdentifier": bundleID,
+            "CFBundleExecutable": executableName,
+            "CFBundleName": executableName,
+            "CFBundleDisplayName": displayName,
+            "CFBundleShortVersionString": marketingVersion,
+            "CFBundleVersion": String(buildNumber),
+            "CFBundlePackageType": "APPL",
+            "CFBundleSupportedPlatforms": [flavour.sdk == "iphonesimulator" ? "iPhoneSimulator" : "iPhoneOS"],
+            "MinimumOSVersion": flavour.deploymentTarget,
+            "UIDeviceFamily": [1, 2],
+            "HADeployDemoBundle": true,
+        ]
+        let plist = try PropertyListValue.encode(info, .xml)
+        try plist.write(to: app.appendingPathComponent("Info.plist"))
+        try MachOWriter.executable(archs: flavour.archs).write(to: app.appendingPathComponent(executableName))
+        try Data("APPL????".utf8).write(to: app.appendingPathComponent("PkgInfo"))
+        return Artifact(
+            path: app.path, bundleID: bundleID, executable: executableName,
+            marketingVersion: marketingVersion,
+            buildNumber: String(buildNumber), flavour: flavour.name, archs: flavour.archs.map(\.rawValue))
+    }
+}
+
+/// Minimal Mach-O images: a header per architecture, fat when there are several.
+public enum MachOWriter {
+    static func cpu(_ arch: Arch) -> (type: UInt32, subtype: UInt32, is64: Bool) {
+        switch arch {
+        case .armv7: return (12, 9, false)  // CPU_TYPE_ARM, CPU_SUBTYPE_ARM_V7
+        case .arm64: return (0x0100_000C, 0, true)  // CPU_TYPE_ARM64
+        case .arm64e: return (0x0100_000C, 2, true)
+        case .x86_64: return (0x0100_0007, 3, true)  // CPU_TYPE_X86_64, CPU_SUBTYPE_X86_64_ALL
+        }
+    }
+
+    /// A thin image: mach_header(_64) with no load commands, then padding.
+    static func thin(_ arch: Arch) -> Data {
+        let (type, subtype, is64) = cpu(arch)
+        var data = Data()
+        func le(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        le(is64 ? 0xFEED_FACF : 0xFEED_FACE)
+        le(type)
+        le(subtype)
+        le(2)  // MH_EXECUTE
+        le(0)  // ncmds
+        le(0)  // sizeofcmds
+        le(0x0020_0085)  // MH_NOUNDEFS | MH_DYLDLINK | MH_TWOLEVEL | MH_PIE
+        if is64 { le(0) }
+        data.append(Data(repeating: 0, count: 4096 - data.count))
+        return data
+    }
+
+    public static func executable(archs: [Arch]) -> Data {
+        guard archs.count > 1 else { return thin(archs.first ?? .arm64) }
+        let align: UInt32 = 14  // 16 KiB, as ld aligns ARM slices
+        var header = Data()
+        func be(_ value: UInt32) { withUnsafeBytes(of: value.bigEndian) { header.append(contentsOf: $0) } }
+        be(0xCAFE_BABE)
+        be(UInt32(archs.count))
+        var offset = UInt32(1 << align)
+        var slices: [Data] = []
+        for arch in archs {
+            let slice = thin(arch)
+            let (type, subtype, _) = cpu(arch)
+            be(type)
+            be(subtype)
+            be(offset)
+            be(UInt32(slice.count))
+            be(align)
+            slices.append(slice)
+            offset += UInt32(1 << align)
+        }
+        var data = header
+        for slice in slices {
+            data.append(
+                Data(repeating: 0, count: Int(UInt32(1 << align)) - (data.count % Int(UInt32(1 << align)))))
+            data.append(slice)
+        }
+        return data
+    }
+}

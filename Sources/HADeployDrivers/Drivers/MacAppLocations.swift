@@ -1,0 +1,55 @@
+import Foundation
+import HADeployCore
+
+/// Where the Mac Catalyst app lives on this Mac: hadeploy's installed copy (and the one it
+/// replaced), the app's preferences domain and its data folder.
+///
+/// The app's project has no entitlements file, so its Mac build is not sandboxed: NSUserDefaults
+/// reads `~/Library/Preferences/<bundle id>.plist` (the `defaults` domain `<bundle id>`) and
+/// `NSDocumentDirectory` is `~/Documents`, where HALog writes `ha-log.txt`. A sandboxed build keeps
+/// both under `~/Library/Containers/<bundle id>/Data/`; once macOS has made that container (the
+/// app's first launch) it is used instead.
+public struct MacAppLocations: Sendable, Hashable {
+    /// Shown in the plan (the home folder differs per user).
+    public static let installRootDisplay = "~/Library/Application Support/hadeploy/mac"
+
+    var home: URL
+    var bundleID: String
+    /// The app's folder name (`HA Dashboard.app`), from the artifact.
+    var appName: String
+
+    /// `<install root>/<bundle id>`: hadeploy's own folder; nothing else writes there.
+    var installFolder: URL {
+        home.appendingPathComponent("Library/Application Support/hadeploy/mac")
+            .appendingPathComponent(bundleID)
+    }
+
+    /// The copy that runs.
+    var installedApp: URL { installFolder.appendingPathComponent(appName) }
+
+    /// The copy the last install replaced: `open` it to go back.
+    var previousApp: URL { installFolder.appendingPathComponent("previous").appendingPathComponent(appName) }
+
+    /// The sandbox container's data folder, when macOS has made one for this bundle id.
+    var container: URL {
+        home.appendingPathComponent("Library/Containers").appendingPathComponent(bundleID)
+            .appendingPathComponent("Data")
+    }
+
+    var isSandboxed: Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: container.path, isDirectory: &isDirectory)
+            && isDirectory.boolValue
+    }
+
+    /// Where `Documents/ha-log.txt` and `Library/Preferences/<bundle id>.plist` are found: the home
+    /// folder for the unsandboxed app, else its container.
+    var dataFolder: URL { isSandboxed ? container : home }
+
+    /// What `defaults` is given: the domain name, or the container's plist path for a sandboxed app
+    /// (`defaults` takes a path for a domain outside `~/Library/Preferences`).
+    var defaultsDomain: String {
+        isSandboxed
+            ? container.appendingPathComponent("Library/Preferences/\(bundleID).plist").path : bundleID
+    }
+}

@@ -1,0 +1,257 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployCore
+import SSHTransport
+
+/// The `DeviceDriver` for jailbroken devices over SSH (libssh), as the app's old deploy script did it:
+/// backup on the device first, only the changed files sent, `ldid -S`, atomic rename into
+/// /Applications, `killall`, `uicache`, this app's caches cleared, the launch keys merged into its
+/// preferences plist, `open <bundle id>`; evidence from /var/mobile/Documents/ha-log.txt and the app's
+/// own screenshot trigger.
+public final class SSHDriver: DeviceDriver, @unchecked Sendable {
+    public let deployer: JailbreakDeployer
+    let plan: DevicePlan
+    let crashDirectory: String
+    let workDirectory: URL
+
+    public init(
+        deployer: JailbreakDeployer, plan: DevicePlan, workDirectory: URL,
+        crashDirectory: String = "/var/mobile/Library/Logs/CrashReporter"
+    ) {
+        self.deployer = deployer
+        self.plan = plan
+        self.workDirectory = workDirectory
+        self.crashDirectory = crashDirectory
+    }
+
+    /// Builds the SSH settings for a device from devices.yaml and `.env` (password only from there).
+    public static func config(
+        for device: Device, plan: DevicePlan, variables: [String: String], knownHosts: String
+    ) throws -> JailbreakDeployConfig {
+        guard let host = plan.host?.value else {
+            throw TransportUnavailable(
+                device: plan.name, transport: "ssh",
+                reason: "no host: set `host:` in devices.yaml (or its .env key)")
+        }
+        let settings = device.ssh ?? SSHSettings()
+        let authentication: SSHAuthentication
+        if let key = settings.passwordEnv, let password = password(key, in: variables) {
+            authentication = .password(Secret(password))
+        } else if let keyPath = settings.key.flatMap({ value -> String? in
+            if case .value(let path) = value.resolve(variables) { return path }
+            return nil
+        }), !keyPath.isEmpty {
+            let expanded = HomePath.expand(keyPath, variables)
+            if FileManager.default.fileExists(atPath: expanded) {
+                authentication = .privateKey(path: expanded, passphrase: nil)
+            } else {
+                authentication = .agent(socketPath: variables["SSH_AUTH_SOCK"])
+            }
+        } else {
+            authentication = .agent(socketPath: variables["SSH_AUTH_SOCK"])
+        }
+        var timeouts = SSHTimeouts()
+        if let connect = plan.timeouts["connect"] { timeouts.connect = connect }
+        if let install = plan.timeouts["install"] { timeouts.transfer = install }
+        let connection = SSHConnectionConfig(
+            name: plan.name, host: host, port: settings.port, user: settings.user,
+            authentication: authentication,
+            knownHostsPath: knownHosts, legacyAlgorithms: settings.legacyAlgorithms, timeouts: timeouts)
+        var config = JailbreakDeployConfig(connection: connection)
+        // iOS 10's kernel rejects Apple's signature next to ldid's: sent without it, as the old script did.
+        config.stripAppleSignature = (Int(plan.ios.split(separator: ".").first ?? "") ?? 0) >= 10
+        try config.apply(commandOverrides: settings.commands)
+        return config
+    }
+
+    /// The password from `.env`: `password_env`'s key, or the old scripts' spelling of it
+    /// (`IPAD2_SSH_PASS` for `IPAD2_SSH_PASSWORD`, and the other way round) that users' `.env` files have.
+    static func password(_ key: String, in variables: [String: String]) -> String? {
+        var keys = [key]
+        if key.hasSuffix("_PASSWORD") { keys.append(String(key.dropLast(4))) }
+        if key.hasSuffix("_PASS") { keys.append(key + "WORD") }
+        return keys.lazy.compactMap { variables[$0] }.first { !$0.isEmpty }
+    }
+
+    public func connect() async throws -> ConnectedDevice {
+        let connection = try await SSHConnection.connect(deployer.config.connection)
+        await connection.close()
+        return ConnectedDevice(
+            udid: plan.udid?.value ?? deployer.config.connection.host, name: plan.name,
+            productType: plan.productType,
+            iosVersion: plan.ios, arch: plan.arch)
+    }
+
+    public func prepare() async throws {}
+
+    /// The `.app` directory to send: an `.ipa`'s bundle as the run unpacked it before any device
+    /// started (`ArtifactStaging`), the same for every device; never unpacked here, per device.
+    func appDirectory(_ artifact: Artifact) throws -> URL {
+        if let bundle = artifact.bundlePath { return URL(fileURLWithPath: bundle) }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: artifact.path, isDirectory: &isDirectory),
+            isDirectory.boolValue
+        {
+            return URL(fileURLWithPath: artifact.path)
+        }
+        throw ArtifactError(
+            path: artifact.path,
+            problem: "an .ipa is sent over SSH as the bundle the run unpacks before the devices start, "
+                + "and none was unpacked for it; nothing was installed")
+    }
+
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome {
+        let report = try await deployer.install(app: try appDirectory(artifact), force: force) { update in
+            let percent = update.totalBytes > 0 ? Int(update.bytesSent * 100 / update.totalBytes) : 100
+            progress(
+                TransferProgress(
+                    bytesDone: update.bytesSent, bytesTotal: update.totalBytes, percent: percent,
+                    phase: "uploading"))
+        }
+        return report.changed ? .installed : .unchanged
+    }
+
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        let app = try appDirectory(artifact)
+        var pairs: [LaunchParameters.Argument] = []
+        var index = 0
+        while index + 1 < arguments.count {
+            pairs.append(
+                LaunchParameters.Argument(
+                    flag: arguments[index], value: arguments[index + 1],
+                    isSecret: secrets.contains(arguments[index + 1])))
+            index += 2
+        }
+        try await deployer.stop(app: app)
+        try await deployer.launch(app: app, parameters: LaunchParameters(arguments: pairs))
+    }
+
+    /// Crash reports named `<Executable>-YYYY-MM-DD-HHMMSS.{ips,crash,plist}` newer than `since`.
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        let connection = try await SSHConnection.connect(deployer.config.connection)
+        defer { Task { await connection.close() } }
+        let listing = try await connection.execute(
+            "ls -1 \(ProcessCommand.quote(crashDirectory)) 2>/dev/null", step: "listing crash reports")
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd-HHmmss"
+        var copied: [URL] = []
+        for name in listing.stdoutText.split(separator: "\n").map(String.init)
+        where name.hasPrefix(artifact.executable + "-") && !name.contains("/") {
+            let stamp = name.dropFirst(artifact.executable.count + 1).prefix(17)
+            guard let date = formatter.date(from: String(stamp)), date >= since.addingTimeInterval(-60) else {
+                continue
+            }
+            // The name comes from the device (a file the app, running as mobile, may have named): quoted.
+            let output = try await connection.run(
+                "cat \(ProcessCommand.quote(crashDirectory + "/" + name))", step: "copying \(name)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let local = directory.appendingPathComponent(name)
+            try output.stdout.write(to: local)
+            copied.append(local)
+        }
+        return copied
+    }
+
+    public func screenshot() async throws -> Data {
+        try await deployer.screenshot()
+    }
+
+    /// An app in /Applications keeps its data in the mobile user's home (`Documents/ha-log.txt` is
+    /// /var/mobile/Documents/ha-log.txt).
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        try await deployer.mobileFile(relativePath)
+    }
+
+    /// Restores the app and its preferences from the newest backup (or `backup`) and relaunches it.
+    public func rollback(bundleID: String, backup: String?) async throws -> RollbackReport {
+        try await deployer.rollback(bundleID: bundleID, backup: backup)
+    }
+
+    public func backups(bundleID: String) async throws -> [String] {
+        try await deployer.backups(bundleID: bundleID)
+    }
+}
+
+extension SSHError: TransientClassifying {
+    public var isTransient: Bool { isTransientConnectFault }
+}
+
+/// Tries the primary transport; when it cannot connect, the fallback (the iPad 2: SSH, else USB).
+public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
+    let primary: any DeviceDriver
+    let fallback: any DeviceDriver
+    private let lock = NSLock()
+    private var chosen: (any DeviceDriver)?
+    private var onFallback = false
+
+    public init(primary: any DeviceDriver, fallback: any DeviceDriver) {
+        self.primary = primary
+        self.fallback = fallback
+    }
+
+    var active: any DeviceDriver { lock.withLock { chosen ?? primary } }
+
+    public func connect() async throws -> ConnectedDevice {
+        do {
+            let device = try await primary.connect()
+            lock.withLock { chosen = primary }
+            return device
+        } catch let primaryError {
+            do {
+                let device = try await fallback.connect()
+                lock.withLock {
+                    chosen = fallback
+                    onFallback = true
+                }
+                return device
+            } catch {
+                throw FallbackFailed(primary: "\(primaryError)", fallback: "\(error)")
+            }
+        }
+    }
+
+    public func prepare() async throws { try await active.prepare() }
+    /// The device over SSH when it answers there, else over its cable.
+    public func facts(_ query: StatusQuery) async -> DeviceFacts {
+        let first = await primary.facts(query)
+        guard first.device == nil else { return first }
+        let second = await fallback.facts(query)
+        guard second.device == nil else { return second }
+        return .unreachable(
+            "\(FallbackFailed(primary: first.unreachable ?? "?", fallback: second.unreachable ?? "?"))")
+    }
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome { try await active.install(artifact, force: force, progress: progress) }
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        try await active.launch(artifact, arguments: arguments, secrets: secrets)
+    }
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        try await active.crashReports(of: artifact, since: since, into: directory)
+    }
+    /// The active transport's screenshot; when that fails (the jailbroken app's trigger needs a rebuild
+    /// of its dashboard), the other transport's (screenshotr over USB).
+    public func screenshot() async throws -> Data {
+        let current = active
+        do {
+            return try await current.screenshot()
+        } catch {
+            let other = lock.withLock { onFallback } ? primary : fallback
+            guard let image = try? await other.screenshot() else { throw error }
+            return image
+        }
+    }
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        try await active.appDataFile(artifact, relativePath: relativePath)
+    }
+}
+
+struct FallbackFailed: Error, CustomStringConvertible {
+    var primary: String
+    var fallback: String
+    var description: String { "not reachable: \(primary); fallback: \(fallback)" }
+}

@@ -1,0 +1,94 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployCore
+import Logging
+import MobileDevice
+
+/// The `DeviceDriver` for devices reached through usbmuxd (libimobiledevice): local USB, a remote
+/// USB host's forwarded usbmuxd, or virtual devices.
+public final class USBDriver: DeviceDriver, @unchecked Sendable {
+    let udid: String
+    let name: String
+    let options: USBDeviceOptions
+    let connectDeadline: Duration
+    private let lock = NSLock()
+    private var device: USBDevice?
+
+    public init(
+        udid: String, name: String, options: USBDeviceOptions, connectDeadline: Duration = .seconds(30)
+    ) {
+        self.udid = udid
+        self.name = name
+        self.options = options
+        self.connectDeadline = connectDeadline
+    }
+
+    func current() async throws -> USBDevice {
+        if let device = lock.withLock({ device }) { return device }
+        _ = try await connect()
+        return lock.withLock { device! }
+    }
+
+    public func connect() async throws -> ConnectedDevice {
+        let connected = try await USBTransport.connect(
+            udid: udid, deadline: .now + connectDeadline, options: options)
+        lock.withLock { device = connected }
+        let info = await connected.info
+        return ConnectedDevice(
+            udid: udid, name: info.identity.name ?? name, productType: info.productType,
+            iosVersion: info.productVersion.description, arch: info.cpuArchitecture)
+    }
+
+    public func prepare() async throws {
+        let device = try await current()
+        // iOS 17+ cannot mount a legacy image through libimobiledevice 1.3.0; launch says so itself.
+        guard await device.info.productVersion.major < 17 else { return }
+        _ = try await device.mountDeveloperImageIfNeeded()
+    }
+
+    public func install(
+        _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> InstallOutcome {
+        let device = try await current()
+        let outcome = try await device.install(artifact: URL(fileURLWithPath: artifact.path), force: force) {
+            update in
+            progress(
+                TransferProgress(
+                    bytesDone: update.bytesDone, bytesTotal: update.bytesTotal, percent: update.percent,
+                    phase: update.phase.rawValue))
+        }
+        return outcome == .skippedUnchanged ? .unchanged : .installed
+    }
+
+    public func launch(_ artifact: Artifact, arguments: [String], secrets: Set<String>) async throws {
+        let device = try await current()
+        _ = try await device.launch(
+            bundleID: artifact.bundleID, arguments: arguments, restart: true, secrets: secrets)
+    }
+
+    public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
+        let device = try await current()
+        return try await device.crashReports(since: since, process: artifact.executable, copyTo: directory)
+    }
+
+    public func screenshot() async throws -> Data {
+        try await current().screenshotPNG()
+    }
+
+    /// Through house_arrest (VendContainer): a development-signed build's container.
+    public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
+        let device = try await current()
+        do {
+            return try await device.appDataFile(bundleID: artifact.bundleID, path: relativePath)
+        } catch let error as MobileDeviceError where error.kind == .appNotInstalled {
+            throw AppDataUnavailable(error.reason)
+        }
+    }
+}
+
+extension MobileDeviceError: TransientClassifying {}
+
+extension MobileDeviceError: HostLimitationClassifying {
+    public var isHostLimitation: Bool { kind == .unsupportedOnThisIOS }
+}
