@@ -138,7 +138,7 @@ public struct StatusExecutor: Sendable {
     }
 
     /// A boot time after the deploy; else the Developer Disk Image the deploy mounted, gone.
-    static func rebooted(_ boot: Fact<BootState>, since deployedAt: Date?) -> Fact<Bool> {
+    public static func rebooted(_ boot: Fact<BootState>, since deployedAt: Date?) -> Fact<Bool> {
         guard let deployedAt else { return .unavailable("no deploy from here recorded") }
         switch boot {
         case .unavailable(let reason):
