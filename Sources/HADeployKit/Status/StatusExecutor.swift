@@ -57,19 +57,21 @@ public struct StatusExecutor: Sendable {
         return Self.assess(device, facts: facts, notOnThisHost: nil, seconds: seconds, plan: plan)
     }
 
-    /// `body`'s answer, or nil when `deadline` passes first (the body is cancelled and left behind).
+    /// `body`'s answer, or nil when `deadline` passes first. The body is cancelled then and left
+    /// behind: a driver stuck in a blocking call cannot hold up the answer (a task group would wait).
     static func withDeadline<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async -> T)
         async -> T?
     {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await body() }
-            group.addTask {
+        let once = FirstAnswer<T?>()
+        return await withCheckedContinuation { continuation in
+            once.arm(continuation)
+            let work = Task { once.give(await body()) }
+            // After an early answer the timer's `nil` is dropped.
+            Task {
                 try? await Task.sleep(for: deadline)
-                return nil
+                work.cancel()
+                once.give(nil)
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
         }
     }
 
@@ -170,5 +172,26 @@ public struct StatusExecutor: Sendable {
             summary = "no dashboard yet (last entry: \(last ?? "none"))"
         }
         return .known(DashboardNow(sessionStarted: session.date, summary: summary, loaded: loaded))
+    }
+}
+
+/// Resumes a continuation with the first value given; later ones are dropped.
+final class FirstAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, Never>?
+    private var answered = false
+
+    func arm(_ continuation: CheckedContinuation<T, Never>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func give(_ value: T) {
+        let taken = lock.withLock { () -> CheckedContinuation<T, Never>? in
+            guard !answered else { return nil }
+            answered = true
+            defer { continuation = nil }
+            return continuation
+        }
+        taken?.resume(returning: value)
     }
 }

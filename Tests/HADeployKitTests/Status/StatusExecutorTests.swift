@@ -78,7 +78,8 @@ struct DeployOnlyDriver: DeviceDriver {
             plan: try plan(["stuck", "fine"], deadline: 1),
             driver: { device in DeployOnlyDriver(hangs: device.id == "stuck", log: nil) }
         ).run()
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Far less than the stuck connect's 600 s (a loaded machine schedules late).
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(report.devices.map(\.id) == ["stuck", "fine"])
         let stuck = report.devices[0]
         #expect(!stuck.reachable && stuck.unreachable?.hasPrefix("no answer within 1 s") == true)
