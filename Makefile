@@ -47,7 +47,7 @@ check-fresh:
 
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
-TEST_TARGETS = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests HADeployKitTests CLITests \
+TEST_TARGETS = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HADeployKitTests CLITests \
   VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHTransportTests HomeAssistantTests EndToEndTests
 
 # What users install is what is tested: the release archive (`make dist`) is built next to the test

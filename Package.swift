@@ -87,7 +87,7 @@ let package = Package(
         // What a run looks like to people and CI: live terminal, JSON lines, HTML, JUnit.
         .target(
             name: "HADeployReporting",
-            dependencies: ["DeployModel", "HADeployCore", "Templating"],
+            dependencies: ["DeployModel", "HADeployCore", "Templating", "ImageCodec"],
             swiftSettings: strict
         ),
         // `hadeploy init`: turning an existing Xcode project into a devices.yaml.
@@ -233,7 +233,7 @@ let package = Package(
             name: "hadeploy-bench",
             dependencies: [
                 "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployDrivers",
-                "HADeployCore",
+                "HADeployCore", "ImageCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -260,6 +260,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec"], swiftSettings: strict),
         .testTarget(
             name: "HADeployCoreTests",
             dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")],

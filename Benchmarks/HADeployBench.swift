@@ -11,6 +11,6 @@ struct HADeployBench: AsyncParsableCommand {
         abstract: "hadeploy's benchmarks (see BENCHMARKS.md for the recorded figures).",
         subcommands: [
             HomeAssistantBenchmark.self, USBInstallBenchmark.self, VirtualInstallBenchmark.self,
-            MakeIPACommand.self, JailbreakRedeployBenchmark.self,
+            MakeIPACommand.self, JailbreakRedeployBenchmark.self, ScreenshotCompareBenchmark.self,
         ])
 }

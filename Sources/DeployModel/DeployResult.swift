@@ -63,6 +63,8 @@ public struct DeviceResult: Sendable, Hashable, Codable {
     public var seconds: Double
     /// What proved the load (app log, Home Assistant, event); nil unless verified.
     public var evidence: [LoadEvidence]? = nil
+    /// The screenshot against this device's baseline (nil: no screenshot, or no `--report`).
+    public var visual: VisualCheck? = nil
 
     public init(
         id: String, name: String, ios: String, transport: String, version: String, outcome: DeviceOutcome,
@@ -107,6 +109,8 @@ public struct DeployReport: Sendable, Codable {
     /// Why summary.json, junit.xml and index.html could not be written (nil: written, or not asked
     /// for); such a run exits non-zero even when every device succeeded.
     public var reportProblem: String? = nil
+    /// Devices of one screen size showing one dashboard, compared with each other.
+    public var parity: [ParityCheck]? = nil
 
     public init(
         deployID: String, version: String, startedAt: Date, finishedAt: Date, verify: Bool, interrupted: Bool,

@@ -19,6 +19,8 @@ struct DeployCommand: AsyncParsableCommand {
               hadeploy all --dry-run                  print the plan, touch nothing
               hadeploy all --kiosk --virtual --report out/     (virtual devices)
               hadeploy all --no-build --artifacts dist/ --report out/ --json
+            With --report, each screenshot is compared with the device's last verified one
+            (.hadeploy/baselines): same (99 %+), changed a little (90 %+) or different.
             Exit codes: 0 every device succeeded, 1 some device failed (or the report
             could not be written), 2 build failed, 64 usage, 78 config, 130 interrupted
             (Ctrl-C), 143 terminated (SIGTERM).
@@ -38,6 +40,16 @@ struct DeployCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Write summary.json, junit.xml, screenshots and index.html here.", valueName: "dir"))
     var report: String?
+
+    @Flag(
+        name: .customLong("fail-on-visual-change"),
+        help: "Fail a device whose screenshot changed against its last verified one (with --report).")
+    var failOnVisualChange = false
+
+    @Flag(
+        name: .customLong("accept-screenshots"),
+        help: "Keep this deploy's screenshots as the devices' new baselines, changed or not (with --report).")
+    var acceptScreenshots = false
 
     @Option(
         name: .long, help: ArgumentHelp("Deploy to at most N devices at once (default: all).", valueName: "n")
@@ -77,6 +89,14 @@ struct DeployCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--jobs \(jobs) is out of range: give how many devices may deploy at once, from 1 to "
                     + "\(DeployCommand.maxJobs) (leave it out for every device at once)")
+        }
+        if report == nil,
+            let flag = failOnVisualChange
+                ? "--fail-on-visual-change" : acceptScreenshots ? "--accept-screenshots" : nil
+        {
+            throw ValidationError(
+                "\(flag) needs --report DIR: screenshots are taken, and compared with the last ones, for the report"
+            )
         }
         if artifact != nil && artifacts != nil {
             throw ValidationError("--artifact and --artifacts conflict")
@@ -134,6 +154,11 @@ struct DeployCommand: AsyncParsableCommand {
             settings.deployRecords =
                 arguments.virtual
                 ? .twins(stateDirectory: context.url(for: arguments.state)) : .project(context)
+            if report != nil, !worker {
+                settings.screenshotReview = ScreenshotReview(
+                    baselines: .project(context, virtual: arguments.virtual), acceptNew: acceptScreenshots,
+                    failOnChange: failOnVisualChange)
+            }
             let session = DeploySession(
                 context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
                 settings: settings, reporter: reporter)

@@ -167,6 +167,51 @@ public struct ReportWriter: Sendable {
         return String(cut[..<end]) + "…"
     }
 
+    static func verdictStyle(_ verdict: VisualVerdict) -> String {
+        switch verdict {
+        case .same: return "same"
+        case .changedALittle: return "little"
+        case .different: return "different"
+        case .noBaseline: return "new"
+        }
+    }
+
+    /// Baseline, new and difference side by side, for a screen that changed (empty otherwise).
+    static func comparison(_ visual: VisualCheck, screenshot: String?, name: String) -> String {
+        guard visual.verdict.isChange, let screenshot else { return "" }
+        let h = xml
+        let figures = [
+            ("baseline", visual.baseline, "the last verified screenshot"),
+            ("new", Optional(screenshot), "this deploy's screenshot"),
+            ("diff", visual.diff, "the difference: red darker, blue lighter, yellow anti-aliasing"),
+        ]
+        return "<div class=\"compare\">"
+            + figures.map { kind, path, caption in
+                let body =
+                    path.map { "<img src=\"\(h($0))\" alt=\"\(kind) screenshot of \(h(name))\">" }
+                    ?? "<div class=\"noshot\">none</div>"
+                return "<figure data-kind=\"\(kind)\"><figcaption>\(h(caption))</figcaption>\(body)</figure>"
+            }.joined() + "</div>"
+    }
+
+    /// Devices of one screen size showing one dashboard, compared with each other.
+    static func parityTable(_ parity: [ParityCheck]) -> String {
+        guard !parity.isEmpty else { return "" }
+        let h = xml
+        let rows = parity.map { check in
+            let diff = check.diff.map { "<a href=\"\(h($0))\">diff</a>" } ?? ""
+            return
+                "<tr><td>\(h(check.reference))</td><td>\(h(check.device))</td><td>\(h(check.dashboard))</td>"
+                + "<td>\(h(check.screen))</td><td class=\"visual \(verdictStyle(check.verdict))\">"
+                + "\(h(check.verdict.rawValue))</td><td>\(String(format: "%.1f %%", check.matchPercentage))</td>"
+                + "<td>\(diff)</td></tr>"
+        }.joined()
+        return
+            "<h2>Parity: same dashboard, same screen size</h2><table class=\"parity\"><tr><th>reference</th>"
+            + "<th>device</th><th>dashboard</th><th>screen</th><th>verdict</th><th>alike</th><th></th></tr>"
+            + rows + "</table>"
+    }
+
     public func html(_ report: DeployReport) -> String {
         let h = Self.xml
         let formatter = ISO8601DateFormatter()
@@ -175,10 +220,18 @@ public struct ReportWriter: Sendable {
         for result in report.results {
             let badge = Self.badge(result)
             counts[badge.label, default: 0] += 1
-            let picture =
+            var picture =
                 result.screenshot.map {
                     "<img src=\"\(h($0))\" alt=\"screenshot of \(h(result.name))\">"
                 } ?? "<div class=\"noshot\">no screenshot</div>"
+            var wide = false
+            if let visual = result.visual {
+                let comparison = Self.comparison(visual, screenshot: result.screenshot, name: result.name)
+                wide = !comparison.isEmpty
+                picture =
+                    "<p class=\"visual \(Self.verdictStyle(visual.verdict))\">screen: \(h(visual.summary))</p>"
+                    + (wide ? comparison : picture)
+            }
             var verification = ""
             switch result.verification {
             case .loaded(let seconds):
@@ -201,7 +254,7 @@ public struct ReportWriter: Sendable {
             let fullReason =
                 result.reason.flatMap { $0 == reason ? nil : "<pre class=\"reason\">\(h($0))</pre>" } ?? ""
             cards += """
-                <section class="card" data-device="\(h(result.id))">
+                <section class="card\(wide ? " wide" : "")" data-device="\(h(result.id))">
                   <h2>\(h(result.name)) <small>\(h(result.id)) · \(result.transport == "mac" ? "macOS" : "iOS \(h(result.ios))") · \(h(result.transport))</small></h2>
                   <p><span class="badge \(badge.style)">\(h(badge.label))</span>\(reason.isEmpty ? "" : " <span class=\"why\">\(h(reason))</span>")</p>
                   \(picture)
@@ -237,11 +290,17 @@ public struct ReportWriter: Sendable {
             details{font-size:13px;color:#444;margin-top:6px} pre.reason{white-space:pre-wrap;font-size:12px}
             table{font-size:12px;border-collapse:collapse;width:100%}
             td{border-top:1px solid #eee;padding:2px 4px;vertical-align:top}
+            .card.wide{grid-column:1/-1} .compare{display:flex;gap:12px}
+            .compare figure{flex:1;margin:0} .compare figcaption{font-size:13px;color:#444;margin-bottom:4px}
+            .visual{font-size:14px;margin:6px 0} .visual.same{color:#1b873f} .visual.little{color:#b07800}
+            .visual.different{color:#c62828} .visual.new{color:#6e6e73}
+            table.parity{max-width:900px;margin-top:16px;background:#fff} .parity th{text-align:left}
             </style></head><body>
             <h1>hadeploy — version \(h(report.version))</h1>
             <p>Deploy \(h(report.deployID)) · \(h(formatter.string(from: report.startedAt))) · \(report.results.count) device(s): \(h(tally))\(report.interrupted ? " · <strong>interrupted</strong>" : "")</p>
             <div class="grid">
             \(cards)</div>
+            \(Self.parityTable(report.parity ?? []))
             </body></html>
 
             """

@@ -237,7 +237,24 @@ public enum SummaryTable {
         } else if failed == 0 {
             footer += " — no failures"
         }
-        return (lines + [footer]).joined(separator: "\n")
+        return (lines + [footer] + screens(report)).joined(separator: "\n")
+    }
+
+    /// What the screenshots showed against each device's baseline, and against each other.
+    static func screens(_ report: DeployReport) -> [String] {
+        var lines: [String] = []
+        let checked = report.results.compactMap { result in result.visual.map { (result.id, $0) } }
+        if !checked.isEmpty {
+            lines.append("screens: " + checked.map { "\($0) \($1.summary)" }.joined(separator: " · "))
+        }
+        if let parity = report.parity, !parity.isEmpty {
+            lines.append(
+                "parity: "
+                    + parity.map {
+                        "\($0.reference)/\($0.device) \($0.verdict.rawValue) (\(String(format: "%.1f", $0.matchPercentage)) %)"
+                    }.joined(separator: " · "))
+        }
+        return lines
     }
 
     /// Rows as lines, each column as wide as its widest cell (the last one not padded).

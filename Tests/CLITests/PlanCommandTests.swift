@@ -176,6 +176,17 @@ import Testing
         #expect(conflict.stdout == "")
     }
 
+    @Test func screenshotFlagsNeedAReportFolder() async throws {
+        let project = try await Project(commits: 1)
+        for flag in ["--fail-on-visual-change", "--accept-screenshots"] {
+            let refused = try await project.run("mini4", flag, "--dry-run")
+            #expect(refused.status == 64)
+            #expect(refused.stderr.contains("\(flag) needs --report DIR"), "\(refused.stderr)")
+        }
+        let planned = try await project.run("mini4", "--accept-screenshots", "--report", "out", "--dry-run")
+        #expect(planned.status == 0, "\(planned.stderr)")
+    }
+
     @Test func targetsAreWordsFromDevicesYaml() async throws {
         let project = try await Project(commits: 1)
         let simIPhone = try await project.run("sim", "iphone", "--dry-run")

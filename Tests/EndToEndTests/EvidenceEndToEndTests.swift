@@ -15,9 +15,7 @@ struct EvidenceEndToEndTests {
     /// A saved dashboard with 2 views and 3 cards, under a name of its own.
     static func makeDashboard(_ ha: HomeAssistantServer) async throws -> String {
         let name = "dashboard-e2e-\(UUID().uuidString.prefix(6).lowercased())"
-        let connection = HomeAssistantConnection(
-            options: ClientOptions(server: try ServerAddress(ha.url), token: AccessToken(ha.token)))
-        try await connection.connect()
+        let connection = try await ha.connected()
         defer { Task { await connection.close() } }
         _ = try await connection.send(
             RawRequest("lovelace/dashboards/create", ["url_path": .string(name), "title": "E2E"]))
@@ -47,9 +45,7 @@ struct EvidenceEndToEndTests {
     }
 
     static func deleteDashboard(_ ha: HomeAssistantServer, _ name: String) async throws {
-        let connection = HomeAssistantConnection(
-            options: ClientOptions(server: try ServerAddress(ha.url), token: AccessToken(ha.token)))
-        try await connection.connect()
+        let connection = try await ha.connected()
         defer { Task { await connection.close() } }
         _ = try await connection.send(
             RawRequest(

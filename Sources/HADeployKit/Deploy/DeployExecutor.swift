@@ -19,6 +19,8 @@ public struct DeployEnvironment: Sendable {
     /// false in a worker process: the parent writes summary.json, junit.xml and index.html.
     public var writeReport: Bool
     public var lockDirectory: URL
+    /// Compares the screenshots with the devices' baselines once every device is done (nil: not).
+    public var screenshotReview: ScreenshotReview?
     public var jobs: Int?
     public var failFast: Bool
     public var force: Bool
@@ -149,11 +151,21 @@ public struct DeployExecutor: Sendable {
             (plan.devices.firstIndex { $0.id == a.id } ?? 0)
                 < (plan.devices.firstIndex { $0.id == b.id } ?? 0)
         }
+        var parity: [ParityCheck]?
+        if let review = environment.screenshotReview, let directory = environment.reportDirectory,
+            environment.writeReport
+        {
+            let reviewed = review.review(results, plan: plan, reportDirectory: directory)
+            results = reviewed.results
+            parity = reviewed.parity.isEmpty ? nil : reviewed.parity
+            for warning in reviewed.warnings { env.reporter.handle(.message("warning: \(warning)")) }
+        }
         let failed = results.contains { !$0.succeeded }
         var report = DeployReport(
             deployID: plan.deployID, version: plan.version.description, startedAt: started,
             finishedAt: environment.now(), verify: plan.verify, interrupted: interrupted, results: results,
             exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
+        report.parity = parity
         if let directory = environment.reportDirectory, environment.writeReport {
             do {
                 try ReportWriter(directory: directory).write(report)

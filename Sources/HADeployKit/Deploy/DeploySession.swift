@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HADeployReporting
 import Logging
 import MobileDevice
 import SSHTransport
@@ -35,6 +36,8 @@ public struct DeploySession: Sendable {
         /// Where each device's installed bundle id is remembered for `rollback` (nil: not at all, as
         /// for virtual twins, which are gone after the run).
         public var deployRecords: DeployRecords?
+        /// Each screenshot against the device's baseline (nil: screenshots are not compared).
+        public var screenshotReview: ScreenshotReview?
 
         public init(
             artifact: URL?, artifacts: URL?, artifactManifest: URL? = nil, virtual: Bool,
@@ -239,7 +242,7 @@ public struct DeploySession: Sendable {
                 verifier = candidate
             }
         }
-        let environment = DeployEnvironment(
+        var environment = DeployEnvironment(
             driver: { try drivers.driver(for: $0) }, verifier: verifier,
             verificationSkippedReason: plan.verificationSkipped
                 ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
@@ -248,6 +251,7 @@ public struct DeploySession: Sendable {
             lockDirectory: Self.lockDirectory(context.environment),
             jobs: settings.jobs, failFast: settings.failFast, force: settings.force, now: context.now,
             workers: workers, runner: context.runner)
+        environment.screenshotReview = settings.screenshotReview
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
         do {

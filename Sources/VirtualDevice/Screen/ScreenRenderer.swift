@@ -68,13 +68,62 @@ enum ScreenRenderer {
                 draw(line, into: &image, x: margin, y: y, scale: scale, color: .white)
                 y += lineHeight
             }
-        } else {
+        } else if isHomeScreen {
             for line in screen.lines {
                 draw(line, into: &image, x: margin, y: y, scale: scale, color: foreground)
                 y += lineHeight
             }
+        } else {
+            drawDashboard(screen.lines, into: &image, y: y, scale: scale)
         }
         return image
+    }
+
+    static let cardColor = RGBImage.Color.white
+    static let cardBorderColor = RGBImage.Color(red: 0xB0, green: 0xBE, blue: 0xC5)
+
+    /// The app's lines as a dashboard: a card (`  [Title]` and its `    row` lines, as
+    /// `DashboardScreen` writes them) is a white box with a coloured title band, as Home Assistant
+    /// draws its cards; any other line is text on the page. A card added in Home Assistant is a box
+    /// more on the screenshot, as it is on a real iPad.
+    static func drawDashboard(_ lines: [String], into image: inout RGBImage, y top: Int, scale: Int) {
+        let lineHeight = (BitmapFont.glyphHeight + 4) * scale
+        let margin = 4 * scale
+        var y = top
+        var index = 0
+        while index < lines.count {
+            let line = lines[index]
+            index += 1
+            guard line.hasPrefix("  [") else {
+                draw(line, into: &image, x: margin, y: y, scale: scale, color: textColor)
+                y += lineHeight
+                continue
+            }
+            var rows: [String] = []
+            while index < lines.count, lines[index].hasPrefix("    ") {
+                rows.append(String(lines[index].dropFirst(4)))
+                index += 1
+            }
+            let title = String(line.dropFirst(3).dropLast(line.hasSuffix("]") ? 1 : 0))
+            let cardWidth = image.width - 2 * margin
+            let cardHeight = lineHeight * (rows.count + 1) + margin
+            let border = max(1, scale / 2)
+            image.fill(x: margin, y: y, width: cardWidth, height: cardHeight, color: cardBorderColor)
+            image.fill(
+                x: margin + border, y: y + border, width: cardWidth - 2 * border,
+                height: cardHeight - 2 * border,
+                color: cardColor)
+            image.fill(
+                x: margin + border, y: y + border, width: cardWidth - 2 * border, height: lineHeight,
+                color: headerColor)
+            draw(title, into: &image, x: 2 * margin, y: y + 2 * scale + border, scale: scale, color: .white)
+            var rowY = y + lineHeight + margin / 2
+            for row in rows {
+                draw(row, into: &image, x: 2 * margin, y: rowY, scale: scale, color: textColor)
+                rowY += lineHeight
+            }
+            y += cardHeight + margin
+        }
     }
 
     static func textWidth(_ text: String, scale: Int) -> Int {

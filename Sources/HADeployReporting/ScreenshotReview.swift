@@ -1,0 +1,174 @@
+import DeployModel
+import Foundation
+import HADeployCore
+import ImageCodec
+
+/// After the devices: each screenshot compared with that device's baseline for its dashboard, and
+/// the devices of one screen size showing one dashboard compared with each other (parity). The
+/// baseline moves on with every verified deploy whose screen is the same (live values drift slowly);
+/// a changed screen keeps the old baseline until a deploy with `--accept-screenshots`, so the change
+/// is reported until someone has looked at it.
+public struct ScreenshotReview: Sendable {
+    public var baselines: ScreenshotBaselines
+    /// `--accept-screenshots`: this deploy's screenshots become the baselines whatever they show.
+    public var acceptNew: Bool
+    /// `--fail-on-visual-change`: a screen that changed fails its device.
+    public var failOnChange: Bool
+    public var comparison: PixelComparison
+
+    public init(
+        baselines: ScreenshotBaselines, acceptNew: Bool = false, failOnChange: Bool = false,
+        comparison: PixelComparison = PixelComparison()
+    ) {
+        self.baselines = baselines
+        self.acceptNew = acceptNew
+        self.failOnChange = failOnChange
+        self.comparison = comparison
+    }
+
+    public struct Outcome: Sendable {
+        public var results: [DeviceResult]
+        public var parity: [ParityCheck]
+        /// What could not be read or kept (a warning each: the deploy itself is not at stake).
+        public var warnings: [String]
+    }
+
+    /// A screenshot kept for parity: decoded once.
+    private struct Shot {
+        var device: String
+        var dashboard: String
+        var image: RGBImage
+    }
+
+    public func review(_ results: [DeviceResult], plan: DeployPlan, reportDirectory: URL) -> Outcome {
+        var reviewed = results
+        var warnings: [String] = []
+        var shots: [Shot] = []
+        for index in reviewed.indices {
+            let result = reviewed[index]
+            guard let path = result.screenshot, let device = plan.devices.first(where: { $0.id == result.id })
+            else { continue }
+            let dashboard = ScreenshotBaselines.dashboardKey(device.dashboard)
+            let png: Data
+            let image: RGBImage
+            do {
+                png = try Data(contentsOf: reportDirectory.appendingPathComponent(path))
+                image = try ImageCodec.decode(png)
+            } catch {
+                warnings.append(
+                    "\(result.id): the screenshot cannot be compared: \(SystemErrorText.message(error))")
+                continue
+            }
+            var check = compare(image, device: result.id, dashboard: dashboard, into: reportDirectory)
+            let verified: Bool
+            if case .loaded = result.verification { verified = true } else { verified = false }
+            let mayReplace = verified || (acceptNew && result.outcome == .unverified)
+            if mayReplace && (acceptNew || check.verdict == .same || check.verdict == .noBaseline) {
+                do {
+                    try baselines.write(png, device: result.id, dashboard: dashboard)
+                    check.baselineUpdated = true
+                } catch {
+                    warnings.append(
+                        "\(result.id): could not keep the screenshot as the baseline: \(SystemErrorText.message(error))"
+                    )
+                }
+            }
+            reviewed[index].visual = check
+            if failOnChange && check.verdict.isChange && result.outcome == .succeeded
+                && !check.baselineUpdated
+            {
+                reviewed[index].outcome = .failed
+                reviewed[index].failedStep = "screenshot"
+                reviewed[index].reason =
+                    "the screen \(check.summary) (--fail-on-visual-change; --accept-screenshots takes it as "
+                    + "the new baseline)"
+            }
+            if verified { shots.append(Shot(device: result.id, dashboard: dashboard, image: image)) }
+        }
+        return Outcome(
+            results: reviewed, parity: parity(shots, into: reportDirectory), warnings: warnings)
+    }
+
+    private func compare(_ image: RGBImage, device: String, dashboard: String, into reportDirectory: URL)
+        -> VisualCheck
+    {
+        guard let old = baselines.read(device: device, dashboard: dashboard) else {
+            return VisualCheck(dashboard: dashboard, verdict: .noBaseline)
+        }
+        guard let before = try? ImageCodec.decode(old) else {
+            return VisualCheck(
+                dashboard: dashboard, verdict: .noBaseline,
+                reason: "the baseline \(baselines.file(device: device, dashboard: dashboard).path) is not a "
+                    + "readable image; this screenshot replaces it")
+        }
+        let name = PathNames.component(device) + ".png"
+        var check: VisualCheck
+        var diff: RGBImage?
+        switch comparison.compare(before, image) {
+        case .differentSize(let reason):
+            check = VisualCheck(dashboard: dashboard, verdict: .different, reason: reason)
+        case .compared(let difference):
+            check = VisualCheck(
+                dashboard: dashboard, verdict: VisualVerdict(matchPercentage: difference.matchPercentage),
+                matchPercentage: difference.matchPercentage, differingPixels: difference.differingPixels)
+            diff = difference.diff
+        }
+        guard check.verdict.isChange else { return check }
+        // The contact sheet shows the old one beside the new one: it needs a copy the report keeps.
+        check.baseline = write(old, "screenshots/baseline/\(name)", into: reportDirectory)
+        if let diff, let png = try? ImageCodec.encode(diff, as: .png) {
+            check.diff = write(png, "screenshots/diff/\(name)", into: reportDirectory)
+        }
+        return check
+    }
+
+    /// Every group of verified devices showing one dashboard on one screen size, each compared with
+    /// the group's first device.
+    private func parity(_ shots: [Shot], into reportDirectory: URL) -> [ParityCheck] {
+        var groups: [[Shot]] = []
+        for shot in shots {
+            if let index = groups.firstIndex(where: {
+                $0[0].dashboard == shot.dashboard && $0[0].image.width == shot.image.width
+                    && $0[0].image.height == shot.image.height
+            }) {
+                groups[index].append(shot)
+            } else {
+                groups.append([shot])
+            }
+        }
+        var checks: [ParityCheck] = []
+        for group in groups where group.count > 1 {
+            let reference = group[0]
+            for other in group.dropFirst() {
+                guard case .compared(let difference) = comparison.compare(reference.image, other.image) else {
+                    continue
+                }
+                let verdict = VisualVerdict(matchPercentage: difference.matchPercentage)
+                var diff: String?
+                if verdict != .same, let png = try? ImageCodec.encode(difference.diff, as: .png) {
+                    let name =
+                        PathNames.component(reference.device) + "--" + PathNames.component(other.device)
+                        + ".png"
+                    diff = write(png, "screenshots/parity/\(name)", into: reportDirectory)
+                }
+                checks.append(
+                    ParityCheck(
+                        dashboard: reference.dashboard,
+                        screen: "\(reference.image.width)×\(reference.image.height)",
+                        reference: reference.device, device: other.device, verdict: verdict,
+                        matchPercentage: difference.matchPercentage, diff: diff))
+            }
+        }
+        return checks
+    }
+
+    /// Writes a file under the report folder; its relative path, or nil when it could not be written.
+    private func write(_ data: Data, _ relative: String, into reportDirectory: URL) -> String? {
+        do {
+            try FileWriter().write(data, to: reportDirectory.appendingPathComponent(relative))
+            return relative
+        } catch {
+            return nil
+        }
+    }
+}

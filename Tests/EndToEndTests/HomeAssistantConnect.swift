@@ -1,0 +1,12 @@
+import HomeAssistant
+import TestSupport
+
+extension HomeAssistantServer {
+    /// A connected WebSocket client with the server's token, for seeding dashboards; the caller closes it.
+    func connected() async throws -> HomeAssistantConnection {
+        let connection = HomeAssistantConnection(
+            options: ClientOptions(server: try ServerAddress(url), token: AccessToken(token)))
+        try await connection.connect()
+        return connection
+    }
+}
