@@ -92,6 +92,7 @@ test-install:
 lint: lint-workflows
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 	SWIFT=$(SWIFT) scripts/check-imports.sh
+	@scripts/side-effects-lint.sh
 
 # Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor (pinned in
 # .venv-workflow-lint): no finding of medium or high severity, no ignore comment honoured.

@@ -263,7 +263,7 @@ let package = Package(
         .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec"], swiftSettings: strict),
         .testTarget(
             name: "HADeployCoreTests",
-            dependencies: ["HADeployCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HADeployCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .testTarget(
             name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore"], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HADeployCore
 import MobileDevice
 
 /// `hadeploy-bench usb-install`: `ideviceinstaller -i` against `USBDevice.install(artifact:)` on
@@ -48,7 +49,8 @@ struct USBInstallBenchmark: AsyncParsableCommand {
                 ?? "/tmp/hadeploy-usb-bench-state")
         USBTransport.setUsbmuxdAddress(socket)
         var options = USBDeviceOptions(
-            stateDirectory: state, logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose))
+            fileSystem: LiveFileSystem(), clock: LiveClock(), stateDirectory: state,
+            logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose))
         options.network = network
         let device = try await USBTransport.connect(
             udid: udid, deadline: .now + .seconds(30), options: options)
@@ -68,7 +70,7 @@ struct USBInstallBenchmark: AsyncParsableCommand {
     private func sideBySide(device: USBDevice, udid: String, socket: String, ipa: URL, rounds: Int)
         async throws
     {
-        let app = try AppArtifact.inspect(ipa)
+        let app = try AppArtifact.inspect(ipa, in: LiveFileSystem())
         let clock = ContinuousClock()
         var tool: [Duration] = []
         var ours: [Duration] = []

@@ -31,11 +31,14 @@ public struct HostDeviceScan: Sendable {
     public var runner: any ProcessRunner
     public var rosettaSimConfigured: Bool
     public var timeout: Duration
+    /// Where discovery's scratch files go (`hadeploy-init` in it).
+    public var temporaryDirectory: URL
 
     public init(
-        host: HostPlatform, runner: any ProcessRunner, rosettaSimConfigured: Bool,
+        host: HostPlatform, runner: any ProcessRunner, rosettaSimConfigured: Bool, temporaryDirectory: URL,
         timeout: Duration = .seconds(15)
     ) {
+        self.temporaryDirectory = temporaryDirectory
         self.host = host
         self.runner = runner
         self.rosettaSimConfigured = rosettaSimConfigured
@@ -58,7 +61,7 @@ public struct HostDeviceScan: Sendable {
         }
         let apple = await AppleDeviceDiscovery(
             host: host, runner: runner, rosettaSimConfigured: rosettaSimConfigured,
-            scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("hadeploy-init"),
+            scratchDirectory: temporaryDirectory.appendingPathComponent("hadeploy-init"),
             timeout: timeout
         ).discover()
         notes += apple.notes

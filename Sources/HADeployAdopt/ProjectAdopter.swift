@@ -12,10 +12,12 @@ public struct ProjectAdopter: Sendable {
     public var root: URL
     /// `.env` merged with the environment, to tell which keys are still unset.
     public var variables: [String: String]
+    public var fileSystem: any FileSystem
 
-    public init(root: URL, variables: [String: String]) {
+    public init(root: URL, variables: [String: String], fileSystem: any FileSystem) {
         self.root = root
         self.variables = variables
+        self.fileSystem = fileSystem
     }
 
     static let templatePath = "Templates/project.yml.mustache"
@@ -25,7 +27,7 @@ public struct ProjectAdopter: Sendable {
 
     public func plan(seen: [SeenDevice] = [], scanNotes: [String] = []) throws -> AdoptionPlan {
         let specURL = root.appendingPathComponent("project.yml")
-        guard let specData = FileManager.default.contents(atPath: specURL.path) else {
+        guard let specData = fileSystem.contents(atPath: specURL.path) else {
             throw AdoptionError.noProjectSpec(directory: root.path)
         }
         let template = try XcodeGenTemplateMaker().template(from: String(decoding: specData, as: UTF8.self))
@@ -69,7 +71,7 @@ public struct ProjectAdopter: Sendable {
         }
         for flavour in matrix.flavours {
             if let script = flavour.script, let executable = BuildCommandBuilder.words(script).first,
-                !FileManager.default.fileExists(atPath: root.appendingPathComponent(executable).path)
+                !fileSystem.fileExists(atPath: root.appendingPathComponent(executable).path)
             {
                 notes.append(
                     "flavour \(flavour.name) runs `\(script)`, which this repository does not have; "
@@ -88,14 +90,15 @@ public struct ProjectAdopter: Sendable {
         if !force, !plan.conflicts.isEmpty { throw AdoptionError.wouldOverwrite(plan.conflicts) }
         var written: [AdoptionPlan.PlannedFile] = []
         for file in plan.files where file.action != .unchanged {
-            try FileWriter().write(Data(file.contents.utf8), to: root.appendingPathComponent(file.path))
+            try FileWriter(fileSystem: fileSystem).write(
+                Data(file.contents.utf8), to: root.appendingPathComponent(file.path))
             written.append(file)
         }
         return written
     }
 
     func file(_ path: String, _ contents: String, summary: String) -> AdoptionPlan.PlannedFile {
-        let existing = FileManager.default.contents(atPath: root.appendingPathComponent(path).path)
+        let existing = fileSystem.contents(atPath: root.appendingPathComponent(path).path)
         let action: AdoptionPlan.Action =
             existing == nil ? .create : existing == Data(contents.utf8) ? .unchanged : .replace
         return AdoptionPlan.PlannedFile(path: path, contents: contents, action: action, summary: summary)
@@ -105,7 +108,7 @@ public struct ProjectAdopter: Sendable {
     /// (its lines and comments are the app's; nothing of them changes).
     func envExample() -> AdoptionPlan.PlannedFile {
         let path = ".env.example"
-        guard let data = FileManager.default.contents(atPath: root.appendingPathComponent(path).path) else {
+        guard let data = fileSystem.contents(atPath: root.appendingPathComponent(path).path) else {
             return file(path, AdoptedMatrix.envExample, summary: "the keys to copy into .env")
         }
         let existing = String(decoding: data, as: UTF8.self)
@@ -141,7 +144,7 @@ public struct ProjectAdopter: Sendable {
 
     func gitignore() -> AdoptionPlan.PlannedFile? {
         let path = ".gitignore"
-        let existing = FileManager.default.contents(atPath: root.appendingPathComponent(path).path)
+        let existing = fileSystem.contents(atPath: root.appendingPathComponent(path).path)
             .map { String(decoding: $0, as: UTF8.self) }
         let lines = Set(
             (existing ?? "").split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })

@@ -83,7 +83,10 @@ public struct BuildExecutor: Sendable {
 
     /// Builds `flavour` on this machine.
     public func build(_ flavour: Flavour, appName: String = "HADashboard") async throws -> Outcome {
-        try await build(flavour, on: LocalBuildMachine(runner: context.runner, root: root), appName: appName)
+        try await build(
+            flavour,
+            on: LocalBuildMachine(runner: context.runner, root: root, fileSystem: context.fileSystem),
+            appName: appName)
     }
 
     /// Builds `flavour` on `machine` (here, or a remote macOS builder): the same plan either way. Logs,
@@ -101,14 +104,14 @@ public struct BuildExecutor: Sendable {
             ?? builder.xcodebuild(flavour)
         let relative = "\(builder.buildDirectory)/\(flavour.name)"
         let directory = root.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try context.fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
         let logURL = directory.appendingPathComponent("build.log")
         let recordURL = directory.appendingPathComponent("artifact.json")
 
         let key = try await cacheKey(flavour, on: machine)
-        if let data = FileManager.default.contents(atPath: recordURL.path),
+        if let data = context.fileSystem.contents(atPath: recordURL.path),
             let record = try? JSONDecoder().decode(Record.self, from: data), record.key == key,
-            FileManager.default.fileExists(atPath: record.artifact.path)
+            context.fileSystem.fileExists(atPath: record.artifact.path)
         {
             return Outcome(artifact: record.artifact, cached: true, logPath: logURL.path)
         }
@@ -125,7 +128,7 @@ public struct BuildExecutor: Sendable {
 
         // XcodeGen only when the rendered spec changed since the last generate there.
         let spec = root.appendingPathComponent("Generated/project.yml")
-        let specHash = Self.sha256(FileManager.default.contents(atPath: spec.path) ?? Data())
+        let specHash = Self.sha256(context.fileSystem.contents(atPath: spec.path) ?? Data())
         let stamp = "\(relative)/xcodegen.stamp"
         let stamped = try await machine.read(stamp).map { String(decoding: $0, as: UTF8.self) }
         let projectExists = try await machine.exists(builder.project)
@@ -190,7 +193,7 @@ public struct BuildExecutor: Sendable {
         let hash: String
         if flavour.sdk == "iphoneos" {
             let ipa = directory.appendingPathComponent(versioned + ".ipa")
-            try Self.packageIPA(app: products, to: ipa)
+            try Self.packageIPA(app: products, to: ipa, in: context.fileSystem)
             artifact.path = ipa.path
             hash = Self.sha256(try Data(contentsOf: ipa, options: .mappedIfSafe))
         } else {
@@ -199,15 +202,15 @@ public struct BuildExecutor: Sendable {
             // local product stays in DerivedData for incremental builds.
             let kept = directory.appendingPathComponent(versioned).appendingPathComponent(
                 products.lastPathComponent)
-            try? FileManager.default.removeItem(at: kept.deletingLastPathComponent())
-            try FileManager.default.createDirectory(
+            try? context.fileSystem.removeItem(at: kept.deletingLastPathComponent())
+            try context.fileSystem.createDirectory(
                 at: kept.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try FileManager.default.copyItem(at: products, to: kept)
+            try context.fileSystem.copyItem(at: products, to: kept)
             artifact.path = kept.path
-            hash = try ContentHasher.hash(of: kept, isDirectory: true)
+            hash = try ContentHasher.hash(of: kept, isDirectory: true, in: context.fileSystem)
         }
         let record = Record(key: key, artifact: artifact, contentHash: hash)
-        try FileWriter().write(try JSONEncoder().encode(record), to: recordURL)
+        try FileWriter(fileSystem: context.fileSystem).write(try JSONEncoder().encode(record), to: recordURL)
         return Outcome(artifact: artifact, cached: false, logPath: logURL.path)
     }
 
@@ -312,14 +315,15 @@ public struct BuildExecutor: Sendable {
         }.prefix(10).map { $0 }
     }
 
-    static func packageIPA(app: URL, to ipa: URL) throws {
+    static func packageIPA(app: URL, to ipa: URL, in fileSystem: any FileSystem) throws {
         let staging = ipa.deletingPathExtension().appendingPathExtension("payload")
-        try? FileManager.default.removeItem(at: staging)
+        try? fileSystem.removeItem(at: staging)
         let payload = staging.appendingPathComponent("Payload")
-        try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: app, to: payload.appendingPathComponent(app.lastPathComponent))
-        try? FileManager.default.removeItem(at: ipa)
-        try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
-        try? FileManager.default.removeItem(at: staging)
+        try fileSystem.createDirectory(at: payload, withIntermediateDirectories: true)
+        try fileSystem.copyItem(at: app, to: payload.appendingPathComponent(app.lastPathComponent))
+        try? fileSystem.removeItem(at: ipa)
+        // ZIPFoundation writes the archive itself, at the path the file system gave the folders.
+        try FileManager().zipItem(at: payload, to: ipa, shouldKeepParent: true)
+        try? fileSystem.removeItem(at: staging)
     }
 }

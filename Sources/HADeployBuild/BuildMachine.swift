@@ -31,10 +31,12 @@ public protocol BuildMachine: Sendable {
 public struct LocalBuildMachine: BuildMachine {
     public var runner: any ProcessRunner
     public var root: URL
+    public var fileSystem: any FileSystem
 
-    public init(runner: any ProcessRunner, root: URL) {
+    public init(runner: any ProcessRunner, root: URL, fileSystem: any FileSystem) {
         self.runner = runner
         self.root = root
+        self.fileSystem = fileSystem
     }
 
     public var name: String { "this machine" }
@@ -52,18 +54,17 @@ public struct LocalBuildMachine: BuildMachine {
     }
 
     public func read(_ path: String) async throws -> Data? {
-        FileManager.default.contents(atPath: root.appendingPathComponent(path).path)
+        fileSystem.contents(atPath: root.appendingPathComponent(path).path)
     }
 
     public func write(_ data: Data, to path: String) async throws {
         let url = root.appendingPathComponent(path)
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try data.write(to: url, options: .atomic)
+        try fileSystem.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try fileSystem.write(data, to: url, options: .atomic)
     }
 
     public func exists(_ path: String) async throws -> Bool {
-        FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path)
+        fileSystem.fileExists(atPath: root.appendingPathComponent(path).path)
     }
 
     public func fetch(_ path: String, into localDirectory: URL) async throws -> URL {

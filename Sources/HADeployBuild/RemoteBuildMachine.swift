@@ -18,6 +18,8 @@ public actor RemoteBuildMachine: BuildMachine {
     nonisolated let directory: String
     let localRoot: URL
     let runner: any ProcessRunner
+    /// The local files: the snapshot sent, the products fetched, a key file sent along.
+    let fileSystem: any FileSystem
     /// Executables the local plan uses, by tool name (`xcodebuild`: a local stand-in path…).
     let localTools: [String: String]
     /// Executables to use there instead, by tool name (relative paths resolve in the source tree).
@@ -30,17 +32,16 @@ public actor RemoteBuildMachine: BuildMachine {
 
     public init(
         address: String, authentication: SSHAuthentication, knownHostsPath: String, localRoot: URL,
-        runner: any ProcessRunner, localTools: [String: String] = [:], remoteTools: [String: String] = [:],
-        stepTimeout: Double = 300
+        runner: any ProcessRunner, fileSystem: any FileSystem, localUser: String,
+        localTools: [String: String] = [:], remoteTools: [String: String] = [:], stepTimeout: Double = 300
     ) throws {
         var config = try SSHConnectionConfig.parse(
-            url: address, authentication: authentication, name: address)
-        config.knownHostsPath = knownHostsPath
+            url: address, authentication: authentication, knownHostsPath: knownHostsPath, name: address)
         config.timeouts = SSHTimeouts(
             connect: 20, authentication: 20, command: stepTimeout, sftpInit: 15, transfer: stepTimeout)
         if URLComponents(string: address)?.user == nil {
             // A Mac's builder account is rarely root: default to the local user name, as ssh does.
-            config.user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+            config.user = localUser
         }
         self.config = config
         self.name = address
@@ -49,6 +50,7 @@ public actor RemoteBuildMachine: BuildMachine {
         if path.hasPrefix("/~") { path.removeFirst() }
         self.directory = path.isEmpty || path == "/" ? Self.defaultDirectory(for: localRoot) : path
         self.localRoot = localRoot
+        self.fileSystem = fileSystem
         self.runner = runner
         self.localTools = localTools
         self.remoteTools = remoteTools
@@ -137,7 +139,7 @@ public actor RemoteBuildMachine: BuildMachine {
 
     private func upload() async throws -> String {
         let snapshot = try await SourceSnapshot.take(
-            root: localRoot, runner: runner, extraPaths: ["Generated"])
+            root: localRoot, runner: runner, fileSystem: fileSystem, extraPaths: ["Generated"])
         let work = try await checked(
             "mkdir -p \(directoryWord) && cd \(directoryWord) && pwd -P", timeout: 30,
             step: "creating the work directory"
@@ -277,12 +279,12 @@ public actor RemoteBuildMachine: BuildMachine {
                 exitStatus: output.exitStatus,
                 stderr: output.stderrText)
         }
-        try FileManager.default.createDirectory(at: localDirectory, withIntermediateDirectories: true)
+        try fileSystem.createDirectory(at: localDirectory, withIntermediateDirectories: true)
         let target = localDirectory.appendingPathComponent(item)
-        try? FileManager.default.removeItem(at: target)
+        try? fileSystem.removeItem(at: target)
         let archive = localDirectory.appendingPathComponent(".\(item).tar")
-        try output.stdout.write(to: archive)
-        defer { try? FileManager.default.removeItem(at: archive) }
+        try fileSystem.write(output.stdout, to: archive, options: [])
+        defer { try? fileSystem.removeItem(at: archive) }
         _ = try await runner.checked(
             ProcessCommand("tar", ["-xf", archive.path, "-C", localDirectory.path]), timeout: .seconds(300))
         return target
@@ -302,7 +304,7 @@ public actor RemoteBuildMachine: BuildMachine {
             index + 1 < command.arguments.count
         {
             let local = command.arguments[index + 1]
-            if FileManager.default.isReadableFile(atPath: local) {
+            if fileSystem.isReadableFile(atPath: local) {
                 command.arguments[index + 1] = try await uploadKey(local)
             }
         }

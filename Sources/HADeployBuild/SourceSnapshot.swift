@@ -16,7 +16,7 @@ public struct SourceSnapshot: Sendable {
 
     /// Takes a snapshot of `root`. `extraPaths` (relative) are added to the changes when they exist.
     public static func take(
-        root: URL, runner: any ProcessRunner, extraPaths: [String] = [],
+        root: URL, runner: any ProcessRunner, fileSystem: any FileSystem, extraPaths: [String] = [],
         excluding outputs: String = ".hadeploy/"
     ) async throws -> SourceSnapshot {
         func git(_ arguments: [String]) async throws -> ProcessOutput {
@@ -34,18 +34,15 @@ public struct SourceSnapshot: Sendable {
         for extra in extraPaths {
             let url = root.appendingPathComponent(extra)
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            guard fileSystem.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
                 continue
             }
             if isDirectory.boolValue {
-                let files = FileManager.default.enumerator(
-                    at: url, includingPropertiesForKeys: [.isRegularFileKey])
-                while let file = files?.nextObject() as? URL {
-                    guard (try? file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
-                    else {
-                        continue
-                    }
-                    changed.insert(extra + "/" + String(file.path.dropFirst(url.path.count + 1)))
+                for subpath in (try? fileSystem.subpathsOfDirectory(atPath: url.path)) ?? [] {
+                    let attributes = try? fileSystem.attributesOfItem(
+                        atPath: url.appendingPathComponent(subpath).path)
+                    guard attributes?[.type] as? FileAttributeType == .typeRegular else { continue }
+                    changed.insert(extra + "/" + subpath)
                 }
             } else {
                 changed.insert(extra)
@@ -55,10 +52,10 @@ public struct SourceSnapshot: Sendable {
         var changes: Data?
         if !changedPaths.isEmpty {
             // tar reads the names NUL-separated from a file: any byte may appear in a path.
-            let list = FileManager.default.temporaryDirectory.appendingPathComponent(
+            let list = fileSystem.temporaryDirectory.appendingPathComponent(
                 "hadeploy-snapshot-\(UUID().uuidString).list")
-            try Data(changedPaths.joined(separator: "\0").utf8).write(to: list)
-            defer { try? FileManager.default.removeItem(at: list) }
+            try fileSystem.write(Data(changedPaths.joined(separator: "\0").utf8), to: list, options: [])
+            defer { try? fileSystem.removeItem(at: list) }
             changes = try await runner.checked(
                 ProcessCommand("tar", ["-cf", "-", "-C", root.path, "--null", "-T", list.path]),
                 timeout: .seconds(300)

@@ -3,7 +3,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 
-struct BuildCommand: AsyncParsableCommand {
+struct BuildCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "build",
         abstract: "Build each flavour the targets need, once, with its own Xcode.",
@@ -43,25 +43,23 @@ struct BuildCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            let matrix = try workspace.loadMatrix()
-            let (variables, _) = try workspace.loadVariables()
-            let version = try await workspace.loadVersion(allowShallow: allowShallow)
-            let built = try await BuildSession(
-                context: context, matrix: matrix, variables: variables, version: version
-            )
-            .run(targets: targets, flavours: flavour, out: out.map { context.url(for: $0) }) {
-                context.message($0)
-            }
-            for item in built {
-                let artifact = item.artifact
-                context.print(
-                    "\(item.flavour): \(item.path) (\(artifact.marketingVersion) (\(artifact.buildNumber)), "
-                        + "\(artifact.archs.joined(separator: "+")))")
-            }
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        let matrix = try workspace.loadMatrix()
+        let (variables, _) = try workspace.loadVariables()
+        let version = try await workspace.loadVersion(allowShallow: allowShallow)
+        let built = try await BuildSession(
+            context: context, matrix: matrix, variables: variables, version: version
+        )
+        .run(targets: targets, flavours: flavour, out: out.map { context.url(for: $0) }) {
+            context.message($0)
+        }
+        for item in built {
+            let artifact = item.artifact
+            context.print(
+                "\(item.flavour): \(item.path) (\(artifact.marketingVersion) (\(artifact.buildNumber)), "
+                    + "\(artifact.archs.joined(separator: "+")))")
         }
     }
 }

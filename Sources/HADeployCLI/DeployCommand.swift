@@ -6,7 +6,7 @@ import HADeployCore
 import HADeployKit
 import HADeployReporting
 
-struct DeployCommand: AsyncParsableCommand {
+struct DeployCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "deploy",
         abstract: "Build, install, launch and verify on the given devices (the default command).",
@@ -106,102 +106,103 @@ struct DeployCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            // Before any device (or twin) is touched: a report that cannot be written is found now.
-            if let report, !dryRun, !worker {
-                try ReportWriter.checkWritable(context.url(for: report), displayName: report)
-            }
-            let inputs = try await PlanInputs.make(
-                workspace: workspace, arguments: arguments, screenshots: report != nil, deployID: deployID)
-            let plan = inputs.plan
-            if dryRun {
-                await inputs.twins?.stop()
-                context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
-                return
-            }
-            let reporter: any DeployReporter
-            if json || worker {
-                reporter =
-                    worker
-                    ? JSONLinesReporter(output: context.output)
-                    : FanOutReporter([
-                        JSONLinesReporter(output: context.output),
-                        PlainReporter(output: context.output, stream: .standardError),
-                    ])
-            } else if isatty(STDERR_FILENO) == 1 && context.environment["TERM"] != "dumb" {
-                reporter = TerminalReporter(output: context.output)
-            } else {
-                reporter = PlainReporter(output: context.output, stream: .standardError)
-            }
-            if let twins = inputs.twins {
-                reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(twins.twins.address)"))
-            }
-            var settings = DeploySession.Settings(
-                artifact: artifact.map { context.url(for: $0) },
-                artifacts: artifacts.map { context.url(for: $0) },
-                artifactManifest: artifactManifest.map { context.url(for: $0) },
-                virtual: arguments.virtual, developerImages: inputs.twins?.developerImages,
-                stateDirectory: context.url(for: arguments.state),
-                reportDirectory: report.map { context.url(for: $0) }, writeReport: !worker, jobs: jobs,
-                failFast: failFast, force: arguments.force,
-                worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID))
-            settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
-            // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
-            // records (for `status --virtual`), apart from the real devices'.
-            settings.deployRecords =
-                arguments.virtual
-                ? .twins(stateDirectory: context.url(for: arguments.state)) : .project(context)
-            if report != nil, !worker {
-                settings.screenshotReview = ScreenshotReview(
-                    baselines: .project(context, virtual: arguments.virtual), acceptNew: acceptScreenshots,
-                    failOnChange: failOnVisualChange)
-            }
-            let session = DeploySession(
-                context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
-                settings: settings, reporter: reporter)
-            let started = Date()
-            let task = Task { try await session.run() }
-            let signals = SignalCancellation { task.cancel() }
-            defer { signals.cancel() }
-            let result: DeployReport
-            do {
-                result = try await task.value
-            } catch {
-                await inputs.twins?.stop()
-                // Stopped before any device was touched (a refused token, a failed build): CI still
-                // gets a report saying so for every device.
-                if let directory = report, !worker {
-                    let stopped = DeployReport.notStarted(
-                        plan, reason: SystemErrorText.message(error), startedAt: started, finishedAt: Date())
-                    do {
-                        try ReportWriter(directory: context.url(for: directory)).write(stopped)
-                        context.message(
-                            "report: \((directory as NSString).appendingPathComponent("index.html"))")
-                    } catch {
-                        context.message(
-                            "error: could not write the report to \(directory): \(SystemErrorText.describe(error))"
-                        )
-                    }
-                }
-                // Ctrl-C or SIGTERM: 130 or 143, not the failure a device's fault gives.
-                if let signal = signals.received {
-                    throw Interrupted(signal: signal, cause: error)
-                }
-                throw error
-            }
-            await inputs.twins?.stop()
-            if let directory = report, !worker {
-                // Named only when it exists: the executor said why it does not.
-                if result.reportProblem == nil {
-                    context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
-                }
-            }
-            if let signal = signals.received { throw ExitCode(ExitStatus.stopped(by: signal).rawValue) }
-            if result.exitCode != 0 { throw ExitCode(result.exitCode) }
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        // Before any device (or twin) is touched: a report that cannot be written is found now.
+        if let report, !dryRun, !worker {
+            try ReportWriter.checkWritable(
+                context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
+        let inputs = try await PlanInputs.make(
+            workspace: workspace, arguments: arguments, screenshots: report != nil, deployID: deployID)
+        let plan = inputs.plan
+        if dryRun {
+            await inputs.twins?.stop()
+            context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
+            return
+        }
+        let reporter: any DeployReporter
+        if json || worker {
+            reporter =
+                worker
+                ? JSONLinesReporter(output: context.output, clock: context.clock)
+                : FanOutReporter([
+                    JSONLinesReporter(output: context.output, clock: context.clock),
+                    PlainReporter(output: context.output, stream: .standardError, clock: context.clock),
+                ])
+        } else if isatty(STDERR_FILENO) == 1 && context.environment["TERM"] != "dumb" {
+            reporter = TerminalReporter(output: context.output, clock: context.clock)
+        } else {
+            reporter = PlainReporter(output: context.output, stream: .standardError, clock: context.clock)
+        }
+        if let twins = inputs.twins {
+            reporter.handle(.message("virtual devices up: USBMUXD_SOCKET_ADDRESS=\(twins.twins.address)"))
+        }
+        var settings = DeploySession.Settings(
+            artifact: artifact.map { context.url(for: $0) },
+            artifacts: artifacts.map { context.url(for: $0) },
+            artifactManifest: artifactManifest.map { context.url(for: $0) },
+            virtual: arguments.virtual, developerImages: inputs.twins?.developerImages,
+            stateDirectory: context.url(for: arguments.state),
+            reportDirectory: report.map { context.url(for: $0) }, writeReport: !worker, jobs: jobs,
+            failFast: failFast, force: arguments.force,
+            worker: worker ? nil : workerLauncher(context: context, deployID: plan.deployID))
+        settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
+        // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
+        // records (for `status --virtual`), apart from the real devices'.
+        settings.deployRecords =
+            arguments.virtual
+            ? .twins(context, stateDirectory: context.url(for: arguments.state)) : .project(context)
+        if report != nil, !worker {
+            settings.screenshotReview = ScreenshotReview(
+                baselines: .project(context, virtual: arguments.virtual), acceptNew: acceptScreenshots,
+                failOnChange: failOnVisualChange)
+        }
+        let session = DeploySession(
+            context: context, matrix: inputs.matrix, variables: inputs.variables, plan: plan,
+            settings: settings, reporter: reporter)
+        let started = context.clock.now()
+        let task = Task { try await session.run() }
+        let signals = SignalCancellation { task.cancel() }
+        defer { signals.cancel() }
+        let result: DeployReport
+        do {
+            result = try await task.value
+        } catch {
+            await inputs.twins?.stop()
+            // Stopped before any device was touched (a refused token, a failed build): CI still
+            // gets a report saying so for every device.
+            if let directory = report, !worker {
+                let stopped = DeployReport.notStarted(
+                    plan, reason: SystemErrorText.message(error), startedAt: started,
+                    finishedAt: context.clock.now())
+                do {
+                    try ReportWriter(directory: context.url(for: directory), fileSystem: context.fileSystem)
+                        .write(stopped)
+                    context.message(
+                        "report: \((directory as NSString).appendingPathComponent("index.html"))")
+                } catch {
+                    context.message(
+                        "error: could not write the report to \(directory): \(SystemErrorText.describe(error))"
+                    )
+                }
+            }
+            // Ctrl-C or SIGTERM: 130 or 143, not the failure a device's fault gives.
+            if let signal = signals.received {
+                throw Interrupted(signal: signal, cause: error)
+            }
+            throw error
+        }
+        await inputs.twins?.stop()
+        if let directory = report, !worker {
+            // Named only when it exists: the executor said why it does not.
+            if result.reportProblem == nil {
+                context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
+            }
+        }
+        if let signal = signals.received { throw ExitCode(ExitStatus.stopped(by: signal).rawValue) }
+        if result.exitCode != 0 { throw ExitCode(result.exitCode) }
     }
 
     /// hadeploy itself, deploying one USB route's devices with this run's options and artifacts.

@@ -3,7 +3,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 
-struct DevicesCommand: AsyncParsableCommand {
+struct DevicesCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "Configured and connected devices side by side, with the backend that drives each.",
@@ -24,30 +24,28 @@ struct DevicesCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            let matrix = try workspace.loadMatrix()
-            let (variables, _) = try workspace.loadVariables()
-            let inventory = await DeviceInventory.gather(
-                matrix: matrix, variables: variables, topology: .current(environment: context.environment),
-                runner: context.runner)
-            var result = inventory
-            if let address = matrix.buildHost.flatMap({ value -> String? in
-                if case .value(let text) = value.resolve(variables), !text.isEmpty { return text }
-                return nil
-            }) {
-                result.buildHost = await BuildHostStatus.probe(
-                    address: address, matrix: matrix, variables: variables, context: context)
-            }
-            context.print(json ? try PlanPrinter.json(result) : result.text)
-            // A usbmuxd that is not running means no USB devices here; one that answers garbage is
-            // a broken host, which a script checking the exit code must notice.
-            if result.usbmuxdError != nil, let fault = DeviceInventory.usbmuxdFault() {
-                context.message("error: \(fault)")
-                throw ExitCode(ExitStatus.failure.rawValue)
-            }
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        let matrix = try workspace.loadMatrix()
+        let (variables, _) = try workspace.loadVariables()
+        let inventory = await DeviceInventory.gather(
+            matrix: matrix, variables: variables, topology: .current(environment: context.environment),
+            runner: context.runner, fileSystem: context.fileSystem)
+        var result = inventory
+        if let address = matrix.buildHost.flatMap({ value -> String? in
+            if case .value(let text) = value.resolve(variables), !text.isEmpty { return text }
+            return nil
+        }) {
+            result.buildHost = await BuildHostStatus.probe(
+                address: address, matrix: matrix, variables: variables, context: context)
+        }
+        context.print(json ? try PlanPrinter.json(result) : result.text)
+        // A usbmuxd that is not running means no USB devices here; one that answers garbage is
+        // a broken host, which a script checking the exit code must notice.
+        if result.usbmuxdError != nil, let fault = DeviceInventory.usbmuxdFault() {
+            context.message("error: \(fault)")
+            throw ExitCode(ExitStatus.failure.rawValue)
         }
     }
 }

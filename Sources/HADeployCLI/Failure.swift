@@ -23,12 +23,22 @@ enum Failure {
     }
 }
 
-extension AsyncParsableCommand {
-    /// Runs `body` with the live context, mapping thrown errors to messages and exit codes.
-    func withContext(_ body: (HADeployContext) async throws -> Void) async throws {
-        let context = HADeployContext.live()
+/// A command whose every side effect goes through the context it is given (`run(_:)`); only the
+/// plain `run()` ArgumentParser calls builds the live one.
+protocol ContextCommand: AsyncParsableCommand {
+    func run(_ context: HADeployContext) async throws
+}
+
+extension ContextCommand {
+    func run() async throws {
+        try await run(reportingTo: .live())
+    }
+
+    /// Runs with `context`, printing a thrown error to its stderr the way the user reads it and
+    /// turning it into the promised exit code.
+    func run(reportingTo context: HADeployContext) async throws {
         do {
-            try await body(context)
+            try await run(context)
         } catch {
             throw Failure.report(error, context: context)
         }

@@ -4,7 +4,7 @@ import HADeployAdopt
 import HADeployCore
 import HADeployKit
 
-struct InitCommand: AsyncParsableCommand {
+struct InitCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Adopt hadeploy in the app's repository: devices.yaml, the project template, .env.example.",
@@ -34,23 +34,23 @@ struct InitCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the plan (files with their content, keys, devices) as JSON.")
     var json = false
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: ".env")
-            let (variables, _) = try workspace.loadVariables()
-            var seen: [SeenDevice] = []
-            var notes: [String] = []
-            if !noScan {
-                (seen, notes) = await HostDeviceScan(
-                    host: .current, runner: context.runner,
-                    rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty
-                ).scan()
-            }
-            let adopter = ProjectAdopter(root: context.currentDirectory, variables: variables)
-            let plan = try adopter.plan(seen: seen, scanNotes: notes)
-            var written: [AdoptionPlan.PlannedFile]?
-            if !dryRun { written = try adopter.write(plan, force: force) }
-            context.print(json ? try PlanPrinter.json(plan) : ProjectAdopter.text(plan, written: written))
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: ".env")
+        let (variables, _) = try workspace.loadVariables()
+        var seen: [SeenDevice] = []
+        var notes: [String] = []
+        if !noScan {
+            (seen, notes) = await HostDeviceScan(
+                host: .current, runner: context.runner,
+                rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
+                temporaryDirectory: context.fileSystem.temporaryDirectory
+            ).scan()
         }
+        let adopter = ProjectAdopter(
+            root: context.currentDirectory, variables: variables, fileSystem: context.fileSystem)
+        let plan = try adopter.plan(seen: seen, scanNotes: notes)
+        var written: [AdoptionPlan.PlannedFile]?
+        if !dryRun { written = try adopter.write(plan, force: force) }
+        context.print(json ? try PlanPrinter.json(plan) : ProjectAdopter.text(plan, written: written))
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 
-struct PlanCommand: AsyncParsableCommand {
+struct PlanCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Show the per-device plan: flavour, transport, version and exact launch arguments.",
@@ -52,14 +52,12 @@ struct PlanCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            let inputs = try await PlanInputs.make(
-                workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
-            await inputs.twins?.stop()
-            context.print(json ? try PlanPrinter.json(inputs.plan) : PlanPrinter.text(inputs.plan))
-        }
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        let inputs = try await PlanInputs.make(
+            workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
+        await inputs.twins?.stop()
+        context.print(json ? try PlanPrinter.json(inputs.plan) : PlanPrinter.text(inputs.plan))
     }
 }

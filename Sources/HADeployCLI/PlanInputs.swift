@@ -34,12 +34,13 @@ struct PlanInputs {
             let devices = try TargetResolver(matrix: matrix).resolve(arguments.targets)
             // Before the twins touch the folder: a second run would reset the first one's twins.
             stateLock = try StateFolderLock.acquire(
-                context.url(for: arguments.state), displayName: arguments.state)
+                context.url(for: arguments.state), displayName: arguments.state,
+                fileSystem: context.fileSystem)
             var logger = Logger(label: "hadeploy.virtual")
             logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
             let run = try await VirtualTwinsRun.start(
                 matrix: matrix, devices: devices, variables: variables,
-                stateDirectory: context.url(for: arguments.state), logger: logger)
+                stateDirectory: context.url(for: arguments.state), logger: logger, context: context)
             topology.virtual = run.twins
             twins = run
         }

@@ -4,7 +4,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 
-struct RollbackCommand: AsyncParsableCommand {
+struct RollbackCommand: ContextCommand {
     struct NotLoaded: Error, CustomStringConvertible {
         var device: String
         var log = "/var/mobile/Documents/ha-log.txt on the device"
@@ -52,34 +52,32 @@ struct RollbackCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "List the backups on the device and change nothing.")
     var list = false
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            let (variables, _) = try workspace.loadVariables()
-            let matrix = try workspace.loadMatrix()
-            if try TargetResolver(matrix: matrix).resolve([device]).first?.transport == .mac {
-                try await rollbackMac(matrix: matrix, variables: variables, context: context)
-                return
-            }
-            let rollback = try JailbreakRollback(
-                matrix: matrix, variables: variables, environment: context.environment,
-                device: device, bundleID: bundleID,
-                stateDirectory: context.url(for: ".hadeploy"), records: .project(context))
-            if list {
-                let names = try await rollback.backups()
-                context.print(names.isEmpty ? "no backups on \(device)" : names.joined(separator: "\n"))
-                return
-            }
-            let outcome = try await rollback.run(backup: backup)
-            context.print(
-                "\(device): restored \(outcome.report.installedPath) from \(outcome.report.backup)"
-                    + (outcome.report.preferencesRestored
-                        ? " with its preferences" : " (it had no preferences)"))
-            for line in outcome.evidence { context.print("  \(line)") }
-            guard outcome.loaded else { throw NotLoaded(device: device) }
-            context.print("\(device): dashboard loaded")
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        let (variables, _) = try workspace.loadVariables()
+        let matrix = try workspace.loadMatrix()
+        if try TargetResolver(matrix: matrix).resolve([device]).first?.transport == .mac {
+            try await rollbackMac(matrix: matrix, variables: variables, context: context)
+            return
         }
+        let rollback = try JailbreakRollback(
+            matrix: matrix, variables: variables, environment: context.environment,
+            device: device, bundleID: bundleID,
+            stateDirectory: context.url(for: ".hadeploy"), records: .project(context))
+        if list {
+            let names = try await rollback.backups()
+            context.print(names.isEmpty ? "no backups on \(device)" : names.joined(separator: "\n"))
+            return
+        }
+        let outcome = try await rollback.run(backup: backup)
+        context.print(
+            "\(device): restored \(outcome.report.installedPath) from \(outcome.report.backup)"
+                + (outcome.report.preferencesRestored
+                    ? " with its preferences" : " (it had no preferences)"))
+        for line in outcome.evidence { context.print("  \(line)") }
+        guard outcome.loaded else { throw NotLoaded(device: device) }
+        context.print("\(device): dashboard loaded")
     }
 
     func rollbackMac(matrix: DeviceMatrix, variables: [String: String], context: HADeployContext) async throws

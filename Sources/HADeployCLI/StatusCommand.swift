@@ -6,7 +6,7 @@ import HADeployCore
 import HADeployKit
 import HADeployReporting
 
-struct StatusCommand: AsyncParsableCommand {
+struct StatusCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Every device at a glance: reachable, build, app, dashboard, battery, storage, restarts.",
@@ -82,47 +82,49 @@ struct StatusCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await withContext { context in
-            if let report { try ReportWriter.checkWritable(context.url(for: report), displayName: report) }
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            var flags = ["--no-build", "--no-verify", "--state=\(state)"]
-            if virtual { flags.append("--virtual") }
-            if allowShallow { flags.append("--allow-shallow") }
-            let arguments = try DeployArguments.parse(flags + ["--"] + targets)
-            let inputs = try await PlanInputs.make(
-                workspace: workspace, arguments: arguments, screenshots: false)
-            let stateDirectory = context.url(for: state)
-            var settings = StatusSession.Settings(
-                artifact: artifact.map { context.url(for: $0) },
-                artifacts: artifacts.map { context.url(for: $0) },
-                virtual: virtual, stateDirectory: stateDirectory,
-                records: virtual ? .twins(stateDirectory: stateDirectory) : .project(context),
-                developerImages: inputs.twins?.developerImages, deadlineSeconds: timeout)
-            settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
-            let session = StatusSession(
-                context: context, matrix: inputs.matrix, variables: inputs.variables, deployPlan: inputs.plan,
-                settings: settings)
-            let result: StatusReport
-            do {
-                let plan = try session.plan()
-                result = await session.run(plan)
-            } catch {
-                await inputs.twins?.stop()
-                throw error
-            }
-            await inputs.twins?.stop()
-            if json {
-                context.print(try StatusText.json(result))
-            } else {
-                context.print(StatusText.table(result))
-            }
-            if let report {
-                try ReportWriter(directory: context.url(for: report)).write(result)
-                context.message("report: \((report as NSString).appendingPathComponent("index.html"))")
-            }
-            if result.exitCode != 0 { throw ExitCode(result.exitCode) }
+    func run(_ context: HADeployContext) async throws {
+        if let report {
+            try ReportWriter.checkWritable(
+                context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        var flags = ["--no-build", "--no-verify", "--state=\(state)"]
+        if virtual { flags.append("--virtual") }
+        if allowShallow { flags.append("--allow-shallow") }
+        let arguments = try DeployArguments.parse(flags + ["--"] + targets)
+        let inputs = try await PlanInputs.make(
+            workspace: workspace, arguments: arguments, screenshots: false)
+        let stateDirectory = context.url(for: state)
+        var settings = StatusSession.Settings(
+            artifact: artifact.map { context.url(for: $0) },
+            artifacts: artifacts.map { context.url(for: $0) },
+            virtual: virtual, stateDirectory: stateDirectory,
+            records: virtual ? .twins(context, stateDirectory: stateDirectory) : .project(context),
+            developerImages: inputs.twins?.developerImages, deadlineSeconds: timeout)
+        settings.jailbrokenTwins = inputs.twins?.twins.jailbroken ?? [:]
+        let session = StatusSession(
+            context: context, matrix: inputs.matrix, variables: inputs.variables, deployPlan: inputs.plan,
+            settings: settings)
+        let result: StatusReport
+        do {
+            let plan = try session.plan()
+            result = await session.run(plan)
+        } catch {
+            await inputs.twins?.stop()
+            throw error
+        }
+        await inputs.twins?.stop()
+        if json {
+            context.print(try StatusText.json(result))
+        } else {
+            context.print(StatusText.table(result))
+        }
+        if let report {
+            try ReportWriter(directory: context.url(for: report), fileSystem: context.fileSystem).write(
+                result)
+            context.message("report: \((report as NSString).appendingPathComponent("index.html"))")
+        }
+        if result.exitCode != 0 { throw ExitCode(result.exitCode) }
     }
 }

@@ -5,7 +5,7 @@ import HADeployCore
 import HADeployKit
 import Versioning
 
-struct TrustHostCommand: AsyncParsableCommand {
+struct TrustHostCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust-host",
         abstract: "Show an SSH device's host key and, once you confirm it, trust it.",
@@ -36,25 +36,23 @@ struct TrustHostCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Replace a different key stored for this host.")
     var replace = false
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            let request = try HostTrustRequest(
-                target: device, matrix: try workspace.loadMatrix(),
-                variables: try workspace.loadVariables().values,
-                topology: .current(environment: context.environment), configPath: project.config)
-            let info = try await request.scan()
-            context.print(
-                "\(request.label) at \(request.connection.address): \(info.keyType) \(info.fingerprint) "
-                    + "(\(info.status.rawValue))")
-            if info.status == .trusted {
-                context.print("already trusted in \(request.knownHosts)")
-                return
-            }
-            let trusted = try await request.trust(
-                info, fingerprint: fingerprint, replace: replace, context: context)
-            context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(request.knownHosts)")
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        let request = try HostTrustRequest(
+            target: device, matrix: try workspace.loadMatrix(),
+            variables: try workspace.loadVariables().values,
+            topology: .current(environment: context.environment), configPath: project.config)
+        let info = try await request.scan()
+        context.print(
+            "\(request.label) at \(request.connection.address): \(info.keyType) \(info.fingerprint) "
+                + "(\(info.status.rawValue))")
+        if info.status == .trusted {
+            context.print("already trusted in \(request.knownHosts)")
+            return
         }
+        let trusted = try await request.trust(
+            info, fingerprint: fingerprint, replace: replace, context: context)
+        context.print("trusted \(trusted.keyType) \(trusted.fingerprint) in \(request.knownHosts)")
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 
-struct VerifyCommand: AsyncParsableCommand {
+struct VerifyCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check Home Assistant before a deploy: server, token, version, dashboard, entities.",
@@ -38,16 +38,14 @@ struct VerifyCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(
-                context: context, configPath: project.config, envFilePath: project.envFile)
-            let choice: DashboardChoice =
-                dashboard.map { .named($0) } ?? (defaultDashboard ? .appDefault : .unspecified)
-            let report = try await HomeAssistantCheck(variables: try workspace.loadVariables().values)
-                .run(server: server, dashboard: choice)
-            context.print(json ? try PlanPrinter.json(report) : HomeAssistantCheck.text(report))
-            if !report.passed { throw ExitCode(ExitStatus.failure.rawValue) }
-        }
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(
+            context: context, configPath: project.config, envFilePath: project.envFile)
+        let choice: DashboardChoice =
+            dashboard.map { .named($0) } ?? (defaultDashboard ? .appDefault : .unspecified)
+        let report = try await HomeAssistantCheck(variables: try workspace.loadVariables().values)
+            .run(server: server, dashboard: choice)
+        context.print(json ? try PlanPrinter.json(report) : HomeAssistantCheck.text(report))
+        if !report.passed { throw ExitCode(ExitStatus.failure.rawValue) }
     }
 }

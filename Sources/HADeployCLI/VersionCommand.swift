@@ -2,7 +2,7 @@ import ArgumentParser
 import HADeployCore
 import HADeployKit
 
-struct VersionCommand: AsyncParsableCommand {
+struct VersionCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "version",
         abstract: "The app's version from git: nearest v* tag and commit count. Never edits a file.",
@@ -22,11 +22,9 @@ struct VersionCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
     var allowShallow = false
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: ".env")
-            let version = try await workspace.loadVersion(allowShallow: allowShallow)
-            context.print(json ? try PlanPrinter.json(version) : version.description)
-        }
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: ".env")
+        let version = try await workspace.loadVersion(allowShallow: allowShallow)
+        context.print(json ? try PlanPrinter.json(version) : version.description)
     }
 }

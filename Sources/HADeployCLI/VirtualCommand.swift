@@ -6,7 +6,7 @@ import HADeployKit
 import HADeployVirtual
 import Logging
 
-struct VirtualCommand: AsyncParsableCommand {
+struct VirtualCommand: ContextCommand {
     static let configuration = CommandConfiguration(
         commandName: "virtual",
         abstract: "Run virtual iOS devices for the matrix behind a virtual usbmuxd, until interrupted.",
@@ -49,43 +49,43 @@ struct VirtualCommand: AsyncParsableCommand {
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0...65535") }
     }
 
-    func run() async throws {
-        try await withContext { context in
-            let workspace = Workspace(context: context, configPath: config, envFilePath: envFile)
-            let matrix = try workspace.loadMatrix()
-            let (variables, _) = try workspace.loadVariables()
-            let devices = only.isEmpty ? matrix.devices : try TargetResolver(matrix: matrix).resolve(only)
-            let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
-            for (device, reason) in virtual.skipped {
-                context.message("\(device.id): no virtual twin: \(reason)")
-            }
-            guard !virtual.twins.isEmpty else {
-                throw ValidationError("none of these devices can be virtual")
-            }
-            var address: VirtualTwinsAddress?
-            if let socket { address = .unixSocket(context.url(for: socket).path) }
-            if let port { address = .tcp(port: port) }
-            var logger = Logger(label: "hadeploy.virtual")
-            logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .warning : .debug
-            let lock = try StateFolderLock.acquire(context.url(for: state), displayName: state)
-            let (usbmuxd, value) = try await virtual.start(
-                stateDirectory: context.url(for: state), address: address, logger: logger)
-            for info in await usbmuxd.devices() {
-                // A network twin is reached at its own address (`-n` for the Debian tools).
-                let wifi = (try? await usbmuxd.networkAddress(udid: info.udid)).flatMap { $0 }
-                context.message(
-                    "  \(info.name): \(info.deviceName) \(info.productType) iOS \(info.productVersion) "
-                        + "\(info.cpuArchitecture) udid \(info.udid)"
-                        + (wifi.map { ", Wi-Fi at \($0)" } ?? ""))
-            }
-            context.print("USBMUXD_SOCKET_ADDRESS=\(value)")
-            context.message("virtual devices running; Ctrl-C to stop")
-            let waiter = Task { while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) } }
-            let signals = SignalCancellation { waiter.cancel() }
-            await waiter.value
-            signals.cancel()
-            await usbmuxd.stop()
-            withExtendedLifetime(lock) {}
+    func run(_ context: HADeployContext) async throws {
+        let workspace = Workspace(context: context, configPath: config, envFilePath: envFile)
+        let matrix = try workspace.loadMatrix()
+        let (variables, _) = try workspace.loadVariables()
+        let devices = only.isEmpty ? matrix.devices : try TargetResolver(matrix: matrix).resolve(only)
+        let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
+        for (device, reason) in virtual.skipped {
+            context.message("\(device.id): no virtual twin: \(reason)")
         }
+        guard !virtual.twins.isEmpty else {
+            throw ValidationError("none of these devices can be virtual")
+        }
+        var address: VirtualTwinsAddress?
+        if let socket { address = .unixSocket(context.url(for: socket).path) }
+        if let port { address = .tcp(port: port) }
+        var logger = Logger(label: "hadeploy.virtual")
+        logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .warning : .debug
+        let lock = try StateFolderLock.acquire(
+            context.url(for: state), displayName: state, fileSystem: context.fileSystem)
+        let (usbmuxd, value) = try await virtual.start(
+            stateDirectory: context.url(for: state), address: address, logger: logger,
+            fileSystem: context.fileSystem)
+        for info in await usbmuxd.devices() {
+            // A network twin is reached at its own address (`-n` for the Debian tools).
+            let wifi = (try? await usbmuxd.networkAddress(udid: info.udid)).flatMap { $0 }
+            context.message(
+                "  \(info.name): \(info.deviceName) \(info.productType) iOS \(info.productVersion) "
+                    + "\(info.cpuArchitecture) udid \(info.udid)"
+                    + (wifi.map { ", Wi-Fi at \($0)" } ?? ""))
+        }
+        context.print("USBMUXD_SOCKET_ADDRESS=\(value)")
+        context.message("virtual devices running; Ctrl-C to stop")
+        let waiter = Task { while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) } }
+        let signals = SignalCancellation { waiter.cancel() }
+        await waiter.value
+        signals.cancel()
+        await usbmuxd.stop()
+        withExtendedLifetime(lock) {}
     }
 }

@@ -75,39 +75,57 @@ public struct NoInput: InputSource {
     public func readLine() -> String? { nil }
 }
 
-/// Everything with a side effect, injected: environment, processes, output, input, working directory, clock.
+/// Everything with a side effect, injected: environment, processes, output, input, working
+/// directory, files, clock.
 ///
-/// Only the CLI builds the live context; the Kit and below take it as a parameter and never read
-/// `ProcessInfo` themselves.
+/// Only the CLI builds the live context; the Kit and below take it (or the piece they need) as a
+/// parameter and never reach `FileManager`, the clock or the process environment themselves.
 public struct HADeployContext: Sendable {
+    /// The environment variables (the live context starts from the process's own).
     public var environment: [String: String]
     public var runner: any ProcessRunner
     public var output: any OutputSink
     public var currentDirectory: URL
-    public var now: @Sendable () -> Date
+    public var fileSystem: any FileSystem
+    public var clock: any WallClock
+    /// Process id, host and user name.
+    public var system: any SystemEnvironment
     public var input: any InputSource
 
     public init(
         environment: [String: String], runner: any ProcessRunner, output: any OutputSink,
-        currentDirectory: URL, now: @escaping @Sendable () -> Date = { Date() },
-        input: any InputSource = NoInput()
+        currentDirectory: URL, fileSystem: any FileSystem, clock: any WallClock,
+        system: any SystemEnvironment, input: any InputSource = NoInput()
     ) {
         self.environment = environment
         self.runner = runner
         self.output = output
         self.currentDirectory = currentDirectory
-        self.now = now
+        self.fileSystem = fileSystem
+        self.clock = clock
+        self.system = system
         self.input = input
     }
 
     /// The context of the running program.
     public static func live() -> HADeployContext {
-        HADeployContext(
-            environment: ProcessInfo.processInfo.environment,
+        let fileSystem = LiveFileSystem()
+        let system = LiveEnvironment()
+        return HADeployContext(
+            environment: system.variables,
             runner: LiveProcessRunner(),
             output: StandardOutputSink(),
-            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            currentDirectory: fileSystem.currentDirectory,
+            fileSystem: fileSystem,
+            clock: LiveClock(),
+            system: system,
             input: StandardInput())
+    }
+
+    /// The clock's time, as a function to hand on.
+    public var now: @Sendable () -> Date {
+        let clock = self.clock
+        return { clock.now() }
     }
 
     public func print(_ text: String) { output.write(text + "\n", to: .standardOutput) }

@@ -7,11 +7,13 @@ public struct FileWriter: Sendable {
         case created, updated, unchanged
     }
 
-    public init() {}
+    public let fileSystem: any FileSystem
+
+    public init(fileSystem: any FileSystem) { self.fileSystem = fileSystem }
 
     /// What writing `data` to `url` would do, without writing.
     public func outcome(writing data: Data, to url: URL) -> Outcome {
-        guard let existing = FileManager.default.contents(atPath: url.path) else { return .created }
+        guard let existing = fileSystem.contents(atPath: url.path) else { return .created }
         return existing == data ? .unchanged : .updated
     }
 
@@ -20,9 +22,8 @@ public struct FileWriter: Sendable {
     public func write(_ data: Data, to url: URL) throws -> Outcome {
         let outcome = outcome(writing: data, to: url)
         guard outcome != .unchanged else { return .unchanged }
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try data.write(to: url, options: .atomic)
+        try fileSystem.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try fileSystem.write(data, to: url, options: .atomic)
         return outcome
     }
 }

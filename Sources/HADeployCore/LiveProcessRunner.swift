@@ -22,7 +22,7 @@ public struct LiveProcessRunner: LineStreamingRunner {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = command.arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = LiveEnvironment().variables
         environment.merge(command.environment) { _, new in new }
         process.environment = environment
         if let directory = command.workingDirectory {
@@ -95,12 +95,12 @@ public struct LiveProcessRunner: LineStreamingRunner {
     /// Finds an executable by absolute path or on PATH.
     public static func resolve(_ name: String) -> String? {
         if name.contains("/") {
-            return FileManager.default.isExecutableFile(atPath: name) ? name : nil
+            return LiveFileSystem().isExecutableFile(atPath: name) ? name : nil
         }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let path = LiveEnvironment().variables["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            if LiveFileSystem().isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
     }

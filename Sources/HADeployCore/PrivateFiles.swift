@@ -22,7 +22,7 @@ private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int)
 public enum PrivateFiles {
     /// Creates `directory` (and missing parents, which get 0700 too) and makes it 0700.
     public static func createDirectory(_ directory: URL) throws {
-        try FileManager.default.createDirectory(
+        try LiveFileSystem().createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // An existing directory keeps its mode through createDirectory.
         if chmod(directory.path, 0o700) != 0 {
@@ -34,7 +34,7 @@ public enum PrivateFiles {
     /// directory 0700 when it is missing.
     public static func write(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: directory.path) { try createDirectory(directory) }
+        if !LiveFileSystem().fileExists(atPath: directory.path) { try createDirectory(directory) }
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
         let fd = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw error(errno, temporary) }

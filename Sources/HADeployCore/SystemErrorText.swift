@@ -70,12 +70,15 @@ public enum SystemErrorText {
 
     /// The path itself or its nearest existing ancestor when that is not a folder (a file where a
     /// folder should be): nil when the path is fine in that respect.
+    ///
+    /// It looks at the machine's own files: the error came from them.
     static func fileInTheWay(of path: String) -> String? {
+        let files = LiveFileSystem()
         var candidate = URL(fileURLWithPath: path).standardizedFileURL
         var first = true
         while candidate.path != "/" {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory) {
+            if files.fileExists(atPath: candidate.path, isDirectory: &isDirectory) {
                 if isDirectory.boolValue { return nil }
                 // The path itself as a file is only "in the way" when a folder was wanted: callers
                 // that write a file there get Foundation's own reason.

@@ -11,7 +11,7 @@ public struct ArtifactInspector: Sendable {
     public func inspect(_ url: URL, flavour: String) throws -> Artifact {
         let app: AppArtifact
         do {
-            app = try AppArtifact.inspect(url, hashing: false)
+            app = try AppArtifact.inspect(url, hashing: false, in: LiveFileSystem())
         } catch let error as MobileDeviceError {
             throw ArtifactError(
                 path: url.path,

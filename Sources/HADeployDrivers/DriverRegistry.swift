@@ -99,6 +99,7 @@ public struct DriverRegistry: Sendable {
         if let install = plan.timeouts["install"] { timeouts.install = .checkedSeconds(install) }
         if let launch = plan.step(.launch) { timeouts.launch = launch.deadline.duration(appBytes: 0) }
         let options = USBDeviceOptions(
+            fileSystem: LiveFileSystem(), clock: LiveClock(),
             stateDirectory: stateDirectory.appendingPathComponent("install-records"),
             developerImageDirectories: ddi,
             timeouts: timeouts, logger: Logger(label: "hadeploy.usb"),

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import SSHTransport
 
 /// How hadeploy logs in to the machines it reaches over SSH on its own behalf (a USB host, a build
@@ -7,8 +8,10 @@ public enum SSHLogin {
     /// The key named by `keyVariable` (e.g. `BUILD_HOST_SSH_KEY`); else the ssh-agent when one is
     /// running (an encrypted key lives there); else `~/.ssh/id_ed25519` or `~/.ssh/id_rsa`; else the
     /// agent anyway, so the error names it.
-    public static func authentication(keyVariable: String, variables: [String: String]) -> SSHAuthentication {
-        let home = variables["HOME"] ?? NSHomeDirectory()
+    public static func authentication(
+        keyVariable: String, variables: [String: String], fileSystem: any FileSystem
+    ) -> SSHAuthentication {
+        let home = variables["HOME"] ?? fileSystem.homeDirectory.path
         if let key = variables[keyVariable], !key.isEmpty {
             return .privateKey(path: key, passphrase: nil)
         }
@@ -16,7 +19,7 @@ public enum SSHLogin {
             return .agent(socketPath: agent)
         }
         if let key = ["\(home)/.ssh/id_ed25519", "\(home)/.ssh/id_rsa"].first(where: {
-            FileManager.default.fileExists(atPath: $0)
+            fileSystem.fileExists(atPath: $0)
         }) {
             return .privateKey(path: key, passphrase: nil)
         }
@@ -25,6 +28,6 @@ public enum SSHLogin {
 
     /// hadeploy's own known_hosts (`KnownHostsFile.defaultPath`: `HADEPLOY_KNOWN_HOSTS`, XDG, HOME).
     public static func knownHostsPath(_ variables: [String: String]) -> String {
-        KnownHostsFile.defaultPath(environment: variables)
+        KnownHostsFile.defaultPath(environment: variables, homeDirectory: LiveFileSystem().homeDirectory)
     }
 }

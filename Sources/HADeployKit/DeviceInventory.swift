@@ -35,14 +35,15 @@ public struct DeviceInventory: Sendable, Encodable {
     public var buildHost: BuildHostStatus?
 
     public static func gather(
-        matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner
+        matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner,
+        fileSystem: any FileSystem
     ) async -> DeviceInventory {
         let host = topology.host
         let usbmuxdAddress = topology.localUsbmuxd
         let planner = DeployPlanner(matrix: matrix, variables: variables, topology: topology)
         let apple = await AppleDeviceDiscovery(
             host: host, runner: runner, rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
-            scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+            scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                 "hadeploy-discovery")
         ).discover()
         var connected: [USBDeviceSummary] = []
@@ -66,7 +67,8 @@ public struct DeviceInventory: Sendable, Encodable {
             let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
                 .compactMap { $0.udid?.display(variables) }
             do {
-                let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+                let forwarder = try await USBHostTunnel.open(
+                    remote, udids: udids, variables: variables, fileSystem: fileSystem)
                 USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
                 let listed = (try? await USBTransport.devices()) ?? []
                 USBTransport.setUsbmuxdAddress(usbmuxdAddress)
@@ -113,7 +115,7 @@ public struct DeviceInventory: Sendable, Encodable {
             if note == nil, live != nil, case .pymobiledevice3(let route) = chosen, let udid {
                 note = await PyMobileDevice3Driver.make(
                     label: device.name, udid: udid, route: route, variables: variables, runner: runner,
-                    scratchDirectory: FileManager.default.temporaryDirectory.appendingPathComponent(
+                    scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                         "hadeploy-pymobiledevice3")
                 ).summary()
             }

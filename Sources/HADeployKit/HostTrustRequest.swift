@@ -28,10 +28,9 @@ public struct HostTrustRequest: Sendable {
                 }
                 address = value
             }
-            var parsed = try SSHConnectionConfig.parse(
-                url: address, authentication: .agent(socketPath: nil), name: address)
-            parsed.knownHostsPath = knownHosts
-            connection = parsed
+            connection = try SSHConnectionConfig.parse(
+                url: address, authentication: .agent(socketPath: nil), knownHostsPath: knownHosts,
+                name: address)
             label = address
             return
         }

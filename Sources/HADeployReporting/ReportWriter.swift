@@ -26,22 +26,27 @@ public struct ReportFolderUnusable: Error, CustomStringConvertible, ExitStatusPr
 /// report directory; screenshots and crash logs are already there, written by the pipeline.
 public struct ReportWriter: Sendable {
     public var directory: URL
+    public var fileSystem: any FileSystem
 
-    public init(directory: URL) { self.directory = directory }
+    public init(directory: URL, fileSystem: any FileSystem) {
+        self.directory = directory
+        self.fileSystem = fileSystem
+    }
 
     /// Checks, before any device is touched, that the report can be written here: the folder is
     /// created (with its parents) and a probe file is written, flushed and removed. A file in the
     /// way, a read-only folder or a full disk is found now, not after every device was deployed.
     /// `displayName` is the folder as the user gave it.
-    public static func checkWritable(_ directory: URL, displayName: String) throws {
+    public static func checkWritable(_ directory: URL, displayName: String, fileSystem: any FileSystem) throws
+    {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+        if fileSystem.fileExists(atPath: directory.path, isDirectory: &isDirectory),
             !isDirectory.boolValue
         {
             throw ReportFolderUnusable(folder: displayName, reason: "it is a file, not a folder")
         }
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
             throw ReportFolderUnusable(
                 folder: displayName, reason: "it cannot be created (\(SystemErrorText.describe(error)))")
@@ -67,8 +72,8 @@ public struct ReportWriter: Sendable {
     }
 
     public func write(_ report: DeployReport) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let writer = FileWriter()
+        try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
+        let writer = FileWriter(fileSystem: fileSystem)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -8,12 +8,9 @@ public final class PlainReporter: DeployReporter, @unchecked Sendable {
     private let stream: OutputChannel
     private let lock = NSLock()
     private var lastPercent: [String: Int] = [:]
-    private let clock: @Sendable () -> Date
+    private let clock: any WallClock
 
-    public init(
-        output: any OutputSink, stream: OutputChannel = .standardOutput,
-        clock: @escaping @Sendable () -> Date = { Date() }
-    ) {
+    public init(output: any OutputSink, stream: OutputChannel = .standardOutput, clock: any WallClock) {
         self.output = output
         self.stream = stream
         self.clock = clock
@@ -22,7 +19,7 @@ public final class PlainReporter: DeployReporter, @unchecked Sendable {
     private func line(_ text: String) {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
-        output.write("\(formatter.string(from: clock())) \(text)\n", to: stream)
+        output.write("\(formatter.string(from: clock.now())) \(text)\n", to: stream)
     }
 
     public func handle(_ event: DeployEvent) {
@@ -65,8 +62,12 @@ public final class TerminalReporter: DeployReporter, @unchecked Sendable {
     private var started: [String: Date] = [:]
     private var drawn = 0
     private var lastDraw = Date.distantPast
+    private let clock: any WallClock
 
-    public init(output: any OutputSink) { self.output = output }
+    public init(output: any OutputSink, clock: any WallClock) {
+        self.output = output
+        self.clock = clock
+    }
 
     public func handle(_ event: DeployEvent) {
         lock.withLock {
@@ -75,7 +76,7 @@ public final class TerminalReporter: DeployReporter, @unchecked Sendable {
                 order = devices
                 for device in devices {
                     status[device] = "waiting"
-                    started[device] = Date()
+                    started[device] = clock.now()
                 }
                 output.write("hadeploy \(version) — deploy \(id)\n", to: .standardError)
             case .message(let text):
@@ -91,7 +92,7 @@ public final class TerminalReporter: DeployReporter, @unchecked Sendable {
                 status[device] =
                     "\(progress.phase) \(bar) \(progress.percent)% \(Format.bytes(progress.bytesDone))/\(Format.bytes(progress.bytesTotal)) \(Format.rate(rate))"
                 // Redraw at most 10 times a second.
-                guard Date().timeIntervalSince(lastDraw) > 0.1 else { return }
+                guard clock.now().timeIntervalSince(lastDraw) > 0.1 else { return }
             case .stepFinished:
                 break
             case .deviceFinished(let result):
@@ -115,11 +116,12 @@ public final class TerminalReporter: DeployReporter, @unchecked Sendable {
 
     private func draw() {
         clear()
-        lastDraw = Date()
+        let now = clock.now()
+        lastDraw = now
         let nameWidth = order.map(\.count).max() ?? 8
         var text = ""
         for device in order {
-            let elapsed = Date().timeIntervalSince(started[device] ?? Date())
+            let elapsed = now.timeIntervalSince(started[device] ?? now)
             let name = device.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
             text +=
                 "  \(name)  \(Format.seconds(elapsed).padding(toLength: 7, withPad: " ", startingAt: 0)) \(status[device] ?? "")\n"
@@ -134,9 +136,11 @@ public final class JSONLinesReporter: DeployReporter, @unchecked Sendable {
     private let output: any OutputSink
     private let lock = NSLock()
     private let encoder: JSONEncoder
+    private let clock: any WallClock
 
-    public init(output: any OutputSink) {
+    public init(output: any OutputSink, clock: any WallClock) {
         self.output = output
+        self.clock = clock
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -144,7 +148,7 @@ public final class JSONLinesReporter: DeployReporter, @unchecked Sendable {
 
     public struct Line: Codable {
         public var event: String
-        public var time = Date()
+        public var time = Date.distantPast
         public var device: String?
         public var step: String?
         public var seconds: Double?
@@ -180,6 +184,7 @@ public final class JSONLinesReporter: DeployReporter, @unchecked Sendable {
         case .runFinished(let report):
             line = Line(event: "run_finished", report: report)
         }
+        line.time = clock.now()
         guard let data = try? encoder.encode(line) else { return }
         lock.withLock { output.write(String(decoding: data, as: UTF8.self) + "\n", to: .standardOutput) }
     }

@@ -7,14 +7,17 @@ import HADeployCore
 /// (`--virtual`) keep theirs apart (`.hadeploy/twin-baselines`): a twin's screen is not the iPad's.
 public struct ScreenshotBaselines: Sendable {
     public let directory: URL
+    let fileSystem: any FileSystem
 
-    public init(directory: URL) {
+    public init(directory: URL, fileSystem: any FileSystem) {
         self.directory = directory
+        self.fileSystem = fileSystem
     }
 
     public static func project(_ context: HADeployContext, virtual: Bool) -> ScreenshotBaselines {
         ScreenshotBaselines(
-            directory: context.url(for: virtual ? ".hadeploy/twin-baselines" : ".hadeploy/baselines"))
+            directory: context.url(for: virtual ? ".hadeploy/twin-baselines" : ".hadeploy/baselines"),
+            fileSystem: context.fileSystem)
     }
 
     /// The key a device's dashboard is kept under (see `VisualCheck.dashboard`).
@@ -32,13 +35,13 @@ public struct ScreenshotBaselines: Sendable {
     }
 
     func read(device: String, dashboard: String) -> Data? {
-        try? Data(contentsOf: file(device: device, dashboard: dashboard))
+        fileSystem.contents(atPath: file(device: device, dashboard: dashboard).path)
     }
 
     func write(_ png: Data, device: String, dashboard: String) throws {
         let url = file(device: device, dashboard: dashboard)
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try png.write(to: url, options: .atomic)
+        try fileSystem.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: nil)
+        try fileSystem.write(png, to: url, options: .atomic)
     }
 }

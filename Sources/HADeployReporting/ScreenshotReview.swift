@@ -165,7 +165,8 @@ public struct ScreenshotReview: Sendable {
     /// Writes a file under the report folder; its relative path, or nil when it could not be written.
     private func write(_ data: Data, _ relative: String, into reportDirectory: URL) -> String? {
         do {
-            try FileWriter().write(data, to: reportDirectory.appendingPathComponent(relative))
+            try FileWriter(fileSystem: baselines.fileSystem).write(
+                data, to: reportDirectory.appendingPathComponent(relative))
             return relative
         } catch {
             return nil

@@ -91,8 +91,8 @@ public enum StatusText {
 extension ReportWriter {
     /// `status.json` and `index.html`: a card per device with its facts and what needs attention.
     public func write(_ report: StatusReport) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let writer = FileWriter()
+        try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
+        let writer = FileWriter(fileSystem: fileSystem)
         try writer.write(
             Data(try StatusText.json(report).utf8), to: directory.appendingPathComponent("status.json"))
         try writer.write(Data(statusHTML(report).utf8), to: directory.appendingPathComponent("index.html"))

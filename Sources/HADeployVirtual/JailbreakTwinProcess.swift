@@ -36,7 +36,9 @@ final class JailbreakTwinProcess: @unchecked Sendable {
 
     /// The twin script: `HADEPLOY_JAILBREAK_TWIN`, else the checkout this binary was built in, else the
     /// project directory's own copy. nil when not root or none exists.
-    static func script(environment: [String: String], projectDirectory: URL) -> String? {
+    static func script(environment: [String: String], projectDirectory: URL, fileSystem: any FileSystem)
+        -> String?
+    {
         guard getuid() == 0 else { return nil }
         // Sources/HADeployVirtual/<this file> → the checkout.
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -46,14 +48,14 @@ final class JailbreakTwinProcess: @unchecked Sendable {
             source.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
             projectDirectory.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
         ]
-        return candidates.compactMap { $0 }.first { FileManager.default.fileExists(atPath: $0) }
+        return candidates.compactMap { $0 }.first { fileSystem.fileExists(atPath: $0) }
     }
 
     /// Starts a twin in `directory` (its root, a fresh client key, known_hosts) and waits until it listens.
-    static func start(script: String, directory: URL, runner: any ProcessRunner) async throws
-        -> JailbreakTwinProcess
+    static func start(script: String, directory: URL, runner: any ProcessRunner, fileSystem: any FileSystem)
+        async throws -> JailbreakTwinProcess
     {
-        let manager = FileManager.default
+        let manager = fileSystem
         try? manager.removeItem(at: directory)
         // Private to root: the per-run key, and the twin's host keys and files under root/.
         for folder in [directory.deletingLastPathComponent(), directory] {
@@ -104,8 +106,8 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         let twin = JailbreakTwinProcess(
             port: port, keyPath: key, knownHostsPath: directory.appendingPathComponent("known_hosts").path,
             process: process, lifeline: lifeline)
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !isListening(port) {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, !isListening(port) {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -135,8 +137,8 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         guard first else { return }
         try? lifeline.close()
         kill(process.processIdentifier, SIGKILL)
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, Self.isListening(port) { usleep(20_000) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, Self.isListening(port) { usleep(20_000) }
     }
 
     private static func freePort() throws -> Int {

@@ -55,10 +55,10 @@ public struct VirtualMatrix: Sendable {
     }
 
     /// Starts the virtual usbmuxd; returns it with the `USBMUXD_SOCKET_ADDRESS` clients must use.
-    public func start(stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger)
-        async throws -> (VirtualUsbmuxd, String)
-    {
-        try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
+    public func start(
+        stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger, fileSystem: any FileSystem
+    ) async throws -> (VirtualUsbmuxd, String) {
+        try fileSystem.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
         let socket = address ?? .unixSocket(stateDirectory.appendingPathComponent("usbmuxd.sock").path)
         let usbmuxd = try VirtualUsbmuxd(
             profiles: twins.map(\.profile), stateDirectory: stateDirectory, address: socket, logger: logger)

@@ -24,15 +24,16 @@ public struct VirtualTwinsRun: Sendable {
     /// it "not available" with the reason and the fix; every other device still gets its twin.
     public static func start(
         matrix: DeviceMatrix, devices: [Device], variables: [String: String], stateDirectory: URL,
-        logger: Logger, isRoot: Bool = getuid() == 0
+        logger: Logger, context: HADeployContext, isRoot: Bool = getuid() == 0
     ) async throws -> VirtualTwinsRun {
+        let files = context.fileSystem
         // SSH devices (the iPad 2) get a jailbroken twin reached over SSH, as the real device is — never
         // a USB twin in its place, which would show a path the real deploy does not take.
         var processes: [String: JailbreakTwinProcess] = [:]
         var unavailable: [String: String] = [:]
         let sshDevices = devices.filter { $0.transport == .ssh }
         if !sshDevices.isEmpty {
-            switch jailbreakScript(isRoot: isRoot) {
+            switch jailbreakScript(isRoot: isRoot, context: context) {
             case .missing(let reason):
                 for device in sshDevices { unavailable[device.id] = reason }
             case .found(let script):
@@ -42,11 +43,11 @@ public struct VirtualTwinsRun: Sendable {
                         .appendingPathComponent(PathNames.component(device.id))
                     do {
                         processes[device.id] = try await JailbreakTwinProcess.start(
-                            script: script, directory: directory, runner: LiveProcessRunner())
+                            script: script, directory: directory, runner: context.runner, fileSystem: files)
                     } catch {
                         logger.warning("the jailbroken twin of \(device.id) did not start: \(error)")
                         unavailable[device.id] = twinFailure(
-                            error, log: directory.appendingPathComponent("twin.log"))
+                            error, log: directory.appendingPathComponent("twin.log"), context: context)
                     }
                 }
             }
@@ -57,7 +58,8 @@ public struct VirtualTwinsRun: Sendable {
         let address: String
         do {
             (usbmuxd, address) = try await virtual.start(
-                stateDirectory: stateDirectory.appendingPathComponent("devices"), logger: logger)
+                stateDirectory: stateDirectory.appendingPathComponent("devices"), logger: logger,
+                fileSystem: files)
         } catch {
             for process in processes.values { process.stop() }
             throw error
@@ -70,7 +72,7 @@ public struct VirtualTwinsRun: Sendable {
         do {
             images = try developerImages(
                 versions: infos.map(\.productVersion),
-                in: stateDirectory.appendingPathComponent("DeviceSupport"))
+                in: stateDirectory.appendingPathComponent("DeviceSupport"), fileSystem: files)
         } catch {
             await usbmuxd.stop()
             for process in processes.values { process.stop() }
@@ -96,15 +98,15 @@ public struct VirtualTwinsRun: Sendable {
     }
 
     /// The jailbroken twin's script, or why this host cannot run a twin.
-    static func jailbreakScript(isRoot: Bool) -> JailbreakScript {
+    static func jailbreakScript(isRoot: Bool, context: HADeployContext) -> JailbreakScript {
         guard isRoot else {
             return .missing(
                 reason: "the jailbroken twin needs root (chroot, namespaces): run as root or with sudo")
         }
         guard
             let script = JailbreakTwinProcess.script(
-                environment: ProcessInfo.processInfo.environment,
-                projectDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+                environment: context.environment, projectDirectory: context.currentDirectory,
+                fileSystem: context.fileSystem)
         else {
             return .missing(
                 reason:
@@ -115,7 +117,7 @@ public struct VirtualTwinsRun: Sendable {
     }
 
     /// One line for the table: what the twin said last, the fix, and where its whole log is.
-    static func twinFailure(_ error: any Error, log: URL) -> String {
+    static func twinFailure(_ error: any Error, log: URL, context: HADeployContext) -> String {
         let logText = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         let errorText = (error as? TransportUnavailable)?.reason ?? "\(error)"
         func finalLine(_ text: String) -> String? {
@@ -138,27 +140,33 @@ public struct VirtualTwinsRun: Sendable {
         } else {
             fix = "make peers-demo installs what the twin needs"
         }
-        let logNote = FileManager.default.fileExists(atPath: log.path) ? "; log: \(relative(log.path))" : ""
+        let logNote =
+            context.fileSystem.fileExists(atPath: log.path)
+            ? "; log: \(relative(log.path, to: context.currentDirectory))" : ""
         return "the jailbroken twin did not start (\(said)): \(fix)\(logNote)"
     }
 
     /// `path` from the current directory when it is below it (shorter in the table).
-    static func relative(_ path: String) -> String {
-        let here = FileManager.default.currentDirectoryPath + "/"
+    static func relative(_ path: String, to directory: URL) -> String {
+        let here = directory.path + "/"
         return path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
     }
 
     /// Virtual devices mount any image; the files only need to exist where a real one would be.
-    static func developerImages(versions: [String], in directory: URL) throws -> URL {
+    static func developerImages(versions: [String], in directory: URL, fileSystem: any FileSystem) throws
+        -> URL
+    {
         for version in Set(versions) {
             let parts = version.split(separator: ".")
             let key = parts.prefix(2).joined(separator: ".") + (parts.count == 1 ? ".0" : "")
             let folder = directory.appendingPathComponent(key)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try fileSystem.createDirectory(at: folder, withIntermediateDirectories: true)
             let image = folder.appendingPathComponent("DeveloperDiskImage.dmg")
-            if !FileManager.default.fileExists(atPath: image.path) {
-                try Data("hadeploy virtual developer disk image for iOS \(key)\n".utf8).write(to: image)
-                try Data(repeating: 0x5A, count: 128).write(to: image.appendingPathExtension("signature"))
+            if !fileSystem.fileExists(atPath: image.path) {
+                try fileSystem.write(
+                    Data("hadeploy virtual developer disk image for iOS \(key)\n".utf8), to: image)
+                try fileSystem.write(
+                    Data(repeating: 0x5A, count: 128), to: image.appendingPathExtension("signature"))
             }
         }
         return directory

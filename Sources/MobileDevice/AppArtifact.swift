@@ -34,24 +34,28 @@ public struct AppArtifact: Sendable, Equatable {
     var fingerprint: String?
 
     /// Reads an `.ipa` or `.app`; throws `MobileDeviceError(.invalidArtifact)` naming what is wrong.
-    public static func inspect(_ url: URL) throws -> AppArtifact {
-        try inspect(url, hashing: true)
+    public static func inspect(_ url: URL, in fileSystem: any FileSystem) throws -> AppArtifact {
+        try inspect(url, hashing: true, in: fileSystem)
     }
 
     /// The content hash, computed now (it reads the whole artifact).
-    func hashed() throws -> AppArtifact {
+    func hashed(in fileSystem: any FileSystem) throws -> AppArtifact {
         var copy = self
-        copy.contentHash = try ContentHasher.hash(of: url, isDirectory: kind == .appDirectory)
+        copy.contentHash = try ContentHasher.hash(of: url, isDirectory: kind == .appDirectory, in: fileSystem)
         return copy
     }
 
     /// Reads identity, versions and slices only (capped reads; the content is not hashed).
     /// The artifact is then known by its real path (`url`): a symbolic link to an `.app` or `.ipa` is
     /// followed here, once, so every device gets what was read.
-    public static func inspect(_ url: URL, hashing: Bool) throws -> AppArtifact {
+    public static func inspect(_ url: URL, hashing: Bool, in fileSystem: any FileSystem) throws -> AppArtifact
+    {
         let (real, isDirectory) = try resolve(url)
-        let app = isDirectory ? try inspectAppDirectory(real, shown: url) : try inspectIPA(real, shown: url)
-        return hashing ? try app.hashed() : app
+        let app =
+            isDirectory
+            ? try inspectAppDirectory(real, shown: url, in: fileSystem)
+            : try inspectIPA(real, shown: url, in: fileSystem)
+        return hashing ? try app.hashed(in: fileSystem) : app
     }
 
     /// The real path of `url` and whether it is a directory. Anything but a regular file or a directory
@@ -87,12 +91,14 @@ public struct AppArtifact: Sendable, Equatable {
         return (URL(fileURLWithPath: String(cString: real), isDirectory: isDirectory), isDirectory)
     }
 
-    private static func inspectAppDirectory(_ url: URL, shown: URL) throws -> AppArtifact {
+    private static func inspectAppDirectory(_ url: URL, shown: URL, in fileSystem: any FileSystem) throws
+        -> AppArtifact
+    {
         // Walked first: links that leave the bundle, and FIFOs where the Info.plist or the executable
         // should be, are found before anything is opened.
         let entries: [AppDirectoryEntry]
         do {
-            entries = try AppDirectoryWalker.entries(of: url)
+            entries = try AppDirectoryWalker.entries(of: url, in: fileSystem)
         } catch {
             throw invalid(
                 shown, "its files cannot be listed (\(error))", next: "Check the folder's permissions.")
@@ -151,7 +157,9 @@ public struct AppArtifact: Sendable, Equatable {
             uploadSize: size, contentHash: "", fingerprint: nil)
     }
 
-    private static func inspectIPA(_ url: URL, shown: URL) throws -> AppArtifact {
+    private static func inspectIPA(_ url: URL, shown: URL, in fileSystem: any FileSystem) throws
+        -> AppArtifact
+    {
         let archive = try IPAArchive.open(url, shown: shown)
         let app = try IPAArchive.application(in: archive, limits: .standard, shown: shown)
         let infoEntry = app.infoPlist
@@ -165,7 +173,7 @@ public struct AppArtifact: Sendable, Equatable {
         let header = try extract(
             executableEntry, from: archive, limit: MachOSlices.headerBytesNeeded, artifact: shown)
         let slices = try architectures([UInt8](header), executable: info.executable, artifact: shown)
-        let attributes = (try? FileManager.default.attributesOfItem(atPath: url.path)) ?? [:]
+        let attributes = (try? fileSystem.attributesOfItem(atPath: url.path)) ?? [:]
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// One entry of an `.app` directory tree, relative to the bundle.
 struct AppDirectoryEntry: Sendable {
@@ -16,16 +17,17 @@ struct AppDirectoryEntry: Sendable {
 /// Lists an `.app` bundle in a stable order (directories before their contents), without
 /// following symbolic links — frameworks in a bundle use relative links that must stay links.
 enum AppDirectoryWalker {
-    static func entries(of root: URL) throws -> [AppDirectoryEntry] {
+    static func entries(of root: URL, in fileSystem: any FileSystem) throws -> [AppDirectoryEntry] {
         var result: [AppDirectoryEntry] = []
-        try walk(root, relative: "", into: &result)
+        try walk(root, relative: "", in: fileSystem, into: &result)
         return result
     }
 
-    private static func walk(_ directory: URL, relative: String, into result: inout [AppDirectoryEntry])
-        throws
-    {
-        let fileManager = FileManager.default
+    private static func walk(
+        _ directory: URL, relative: String, in fileSystem: any FileSystem,
+        into result: inout [AppDirectoryEntry]
+    ) throws {
+        let fileManager = fileSystem
         for name in try fileManager.contentsOfDirectory(atPath: directory.path).sorted() {
             let url = directory.appendingPathComponent(name)
             let path = relative.isEmpty ? name : relative + "/" + name
@@ -37,7 +39,7 @@ enum AppDirectoryWalker {
                     AppDirectoryEntry(relativePath: path, url: url, kind: .symbolicLink(target: target)))
             case .typeDirectory?:
                 result.append(AppDirectoryEntry(relativePath: path, url: url, kind: .directory))
-                try walk(url, relative: path, into: &result)
+                try walk(url, relative: path, in: fileSystem, into: &result)
             case .typeRegular?:
                 let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
                 result.append(AppDirectoryEntry(relativePath: path, url: url, kind: .file(size: size)))

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HADeployCore
 
 /// SHA-256 of an artifact's content, streamed (never the whole file in memory): the file's bytes for
 /// an `.ipa`; for an `.app` directory, every entry in sorted path order (type, relative path,
@@ -7,12 +8,12 @@ import Foundation
 public enum ContentHasher {
     static let chunkSize = 1 << 20
 
-    public static func hash(of url: URL, isDirectory: Bool) throws -> String {
+    public static func hash(of url: URL, isDirectory: Bool, in fileSystem: any FileSystem) throws -> String {
         var hasher = SHA256()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         if isDirectory {
-            for entry in try AppDirectoryWalker.entries(of: url) {
+            for entry in try AppDirectoryWalker.entries(of: url, in: fileSystem) {
                 switch entry.kind {
                 case .directory:
                     hasher.update(data: Data("D\0\(entry.relativePath)\0".utf8))

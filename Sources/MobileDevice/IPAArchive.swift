@@ -142,12 +142,15 @@ public enum IPAArchive {
     /// yet; returns `folder/<Name>.app`. Counts real bytes as they inflate (an entry may declare fewer),
     /// never writes through a symbolic link (links are made last, and nothing may lie beneath one),
     /// and refuses links that lead outside the bundle. On any error `folder` is removed.
-    public static func unpack(_ url: URL, shown: URL? = nil, into folder: URL, limits: Limits = .standard)
+    public static func unpack(
+        _ url: URL, shown: URL? = nil, into folder: URL, limits: Limits = .standard,
+        in fileSystem: any FileSystem
+    )
         throws -> URL
     {
         let shown = shown ?? url
-        let manager = FileManager.default
-        try PrivateFiles.createDirectory(folder.deletingLastPathComponent())
+        let manager = fileSystem
+        try fileSystem.createPrivateDirectory(at: folder.deletingLastPathComponent())
         // A folder of its own: one that already exists could hold links planted there.
         guard mkdir(folder.path, 0o700) == 0 else {
             throw AppArtifact.invalid(
@@ -155,15 +158,16 @@ public enum IPAArchive {
                 next: "Check the state folder's permissions and free space.")
         }
         do {
-            return try unpackChecked(url, shown: shown, into: folder, limits: limits)
+            return try unpackChecked(url, shown: shown, into: folder, limits: limits, in: fileSystem)
         } catch {
             try? manager.removeItem(at: folder)
             throw error
         }
     }
 
-    private static func unpackChecked(_ url: URL, shown: URL, into folder: URL, limits: Limits) throws -> URL
-    {
+    private static func unpackChecked(
+        _ url: URL, shown: URL, into folder: URL, limits: Limits, in fileSystem: any FileSystem
+    ) throws -> URL {
         let archive = try open(url, shown: shown)
         let app = try application(in: archive, limits: limits, shown: shown)
         var directories: [String] = []
@@ -200,7 +204,7 @@ public enum IPAArchive {
             }
         }
 
-        let manager = FileManager.default
+        let manager = fileSystem
         let root = folder.appendingPathComponent(app.name)
         try manager.createDirectory(at: root, withIntermediateDirectories: false)
         for directory in directories {
@@ -271,7 +275,7 @@ public enum IPAArchive {
                 atPath: root.appendingPathComponent(path).path, withDestinationPath: destination)
         }
         // Where every link really leads, now that all of them exist.
-        let entries = try AppDirectoryWalker.entries(of: root)
+        let entries = try AppDirectoryWalker.entries(of: root, in: fileSystem)
         if let problem = BundleLinks.problem(in: entries, root: root) {
             throw AppArtifact.invalid(shown, problem, next: "Export the .ipa again from the archive.")
         }

@@ -15,6 +15,7 @@ struct InstallRecord: Codable, Equatable, Sendable {
 /// One small JSON file per device and bundle id: `<stateDirectory>/<UDID>/<bundle id>.json`.
 /// (The device itself keeps no content hash that installation_proxy would return.)
 struct InstallRecordStore: Sendable {
+    let fileSystem: any FileSystem
     let directory: URL
 
     /// A record is a few hundred bytes; anything far larger is not one of ours (read no further).
@@ -36,15 +37,15 @@ struct InstallRecordStore: Sendable {
 
     func save(_ record: InstallRecord, udid: String) throws {
         let target = url(udid: udid, bundleIdentifier: record.bundleIdentifier)
-        try PrivateFiles.createDirectory(target.deletingLastPathComponent())
+        try fileSystem.createPrivateDirectory(at: target.deletingLastPathComponent())
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try PrivateFiles.write(encoder.encode(record), to: target)
+        try fileSystem.writePrivately(encoder.encode(record), to: target)
     }
 
     func remove(udid: String, bundleIdentifier: String) {
-        try? FileManager.default.removeItem(at: url(udid: udid, bundleIdentifier: bundleIdentifier))
+        try? fileSystem.removeItem(at: url(udid: udid, bundleIdentifier: bundleIdentifier))
     }
 
     private func url(udid: String, bundleIdentifier: String) -> URL {

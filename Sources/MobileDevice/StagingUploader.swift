@@ -12,6 +12,7 @@ struct StagingUploader {
     let afc: AFCClient
     let session: DeviceSession
     let timeouts: USBTimeouts
+    let fileSystem: any FileSystem
     let progress: (Int64) -> Void
 
     /// Where the package goes: a file named after the bundle id for an `.ipa`, the bundle's own
@@ -55,7 +56,7 @@ struct StagingUploader {
             try await session.run("afc_make_directory \(remote)", within: timeouts.request) {
                 try afc.makeDirectory(remote)
             }
-            for entry in try AppDirectoryWalker.entries(of: app.url) {
+            for entry in try AppDirectoryWalker.entries(of: app.url, in: fileSystem) {
                 let target = remote + "/" + entry.relativePath
                 switch entry.kind {
                 case .directory:

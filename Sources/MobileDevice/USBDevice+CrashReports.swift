@@ -1,5 +1,6 @@
 import CIMobileDevice
 import Foundation
+import HADeployCore
 
 extension USBDevice {
     /// Copies crash reports of `process` (the app's CFBundleExecutable) newer than `since` into
@@ -33,7 +34,7 @@ extension USBDevice {
                 try CrashReportFinder.find(in: afc, process: process, newerThan: threshold)
             }
             do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try options.fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
                 throw MobileDeviceError(
                     .hostIO, step: "create \(directory.path)", device: identity, reason: "\(error)",
@@ -43,7 +44,7 @@ extension USBDevice {
             for report in matches {
                 let target = directory.appendingPathComponent(report.localName)
                 try await session.run("copy crash report \(report.path)", within: timeouts.request) {
-                    try CrashReportFinder.copy(report.path, from: afc, to: target)
+                    try CrashReportFinder.copy(report.path, from: afc, to: target, in: self.fileSystem)
                 }
                 copied.append(target)
             }
@@ -99,10 +100,12 @@ enum CrashReportFinder {
         return found.sorted { $0.modified < $1.modified }
     }
 
-    static func copy(_ path: String, from afc: AFCClient, to target: URL) throws {
+    static func copy(_ path: String, from afc: AFCClient, to target: URL, in fileSystem: any FileSystem)
+        throws
+    {
         let handle = try afc.open(path, mode: AFC_FOPEN_RDONLY)
         defer { try? afc.close(handle, path: path) }
-        _ = FileManager.default.createFile(atPath: target.path, contents: nil)
+        _ = fileSystem.createFile(atPath: target.path, contents: nil)
         guard let output = try? FileHandle(forWritingTo: target) else {
             throw MobileDeviceError(
                 .hostIO, step: "write \(target.path)", device: afc.identity,

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 extension USBDevice {
     /// User apps installed on the device.
@@ -31,7 +32,7 @@ extension USBDevice {
     ) async throws -> USBInstallOutcome {
         let started = ContinuousClock.now
         // The content hash is computed only when it decides something (see installPrepared).
-        let app = try await Self.offPool { try AppArtifact.inspect(url, hashing: false) }
+        let app = try await Self.offPool { try AppArtifact.inspect(url, hashing: false, in: self.fileSystem) }
         logger.debug("inspected \(url.lastPathComponent) in \((ContinuousClock.now - started).secondsText)")
         return try await installPrepared(app, force: force, progress: progress)
     }
@@ -64,7 +65,9 @@ extension USBDevice {
                 if hash == nil, let fingerprint = app.fingerprint, record.fingerprint == fingerprint {
                     hash = record.contentHash
                 }
-                if hash == nil { hash = try await Self.offPool { try app.hashed().contentHash } }
+                if hash == nil {
+                    hash = try await Self.offPool { try app.hashed(in: self.fileSystem).contentHash }
+                }
                 if hash == record.contentHash {
                     logger.info(
                         "\(app.bundleIdentifier) \(app.shortVersion ?? "") (\(app.bundleVersion)) unchanged; skipping"
@@ -76,7 +79,7 @@ extension USBDevice {
             let known = hash
             let hashing = Task.detached { () throws -> String in
                 if let known { return known }
-                return try app.hashed().contentHash
+                return try app.hashed(in: self.fileSystem).contentHash
             }
             var reuse: InstallServices? = (session, proxy, afcService)
             var attempt = 1
@@ -104,7 +107,7 @@ extension USBDevice {
                         bundleIdentifier: app.bundleIdentifier, shortVersion: app.shortVersion,
                         bundleVersion: app.bundleVersion, contentHash: contentHash,
                         fingerprint: app.fingerprint,
-                        installedAt: Date()),
+                        installedAt: options.clock.now()),
                     udid: udid)
             }
             logger.info("installed \(app.bundleIdentifier) in \((ContinuousClock.now - started).secondsText)")
@@ -185,7 +188,9 @@ extension USBDevice {
             progress(
                 USBInstallProgress(
                     phase: .uploading, bytesDone: 0, bytesTotal: total, percent: 0, status: "Uploading"))
-            let uploader = StagingUploader(afc: afc, session: session, timeouts: timeouts) { done in
+            let uploader = StagingUploader(
+                afc: afc, session: session, timeouts: timeouts, fileSystem: fileSystem
+            ) { done in
                 let percent = total > 0 ? Int(min(done * 100 / total, 100)) : 100
                 progress(
                     USBInstallProgress(

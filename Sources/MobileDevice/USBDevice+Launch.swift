@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 extension USBDevice {
     /// debugserver over TLS from iOS 14 (DVTSecureSocketProxy), plain before (PROTOCOL.md §7.1).
@@ -28,7 +29,7 @@ extension USBDevice {
                     "launching \(bundleID) with \(arguments.count) argument(s): \(redactor.redact(arguments.joined(separator: " ")))"
                 )
                 let (session, _, descriptor) = try await startDeveloperService(debugserverServices)
-                let launchedAt = Date()
+                let launchedAt = options.clock.now()
                 let settle = options.launchSettle
                 let budget = timeouts.launch + settle
                 let result = try await session.run("debugserver launch \(bundleID)", within: budget) {

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 
 /// One device reached through usbmuxd. Operations run one at a time per device; each opens its own
@@ -19,13 +20,14 @@ public actor USBDevice {
         logger[metadataKey: "device"] = "\(info.identity.name ?? "?")"
         logger[metadataKey: "udid"] = "\(info.identity.udid)"
         self.logger = logger
-        self.records = InstallRecordStore(directory: options.stateDirectory)
+        self.records = InstallRecordStore(fileSystem: options.fileSystem, directory: options.stateDirectory)
     }
 
     public nonisolated let udid: String
 
     var identity: DeviceIdentity { info.identity }
     var timeouts: USBTimeouts { options.timeouts }
+    nonisolated var fileSystem: any FileSystem { options.fileSystem }
 
     /// Reads the device's identity again (name, iOS version after an update, Developer Mode).
     public func refreshInfo() async throws -> USBDeviceInfo {

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 
 /// How a `USBDevice` behaves: where it keeps state, where Developer Disk Images are, deadlines.
@@ -16,13 +17,20 @@ public struct USBDeviceOptions: Sendable {
     /// Reach the device through usbmuxd's network lookup (a Wi-Fi-synced device, `ideviceinstaller
     /// -n`): libimobiledevice then connects straight to the address usbmuxd lists for it.
     public var network: Bool
+    /// Where install records, crash reports and unpacked artifacts are read and written.
+    public var fileSystem: any FileSystem
+    /// When an install or a launch happened.
+    public var clock: any WallClock
 
     public init(
-        stateDirectory: URL, developerImageDirectories: [URL] = [], timeouts: USBTimeouts = USBTimeouts(),
+        fileSystem: any FileSystem, clock: any WallClock, stateDirectory: URL,
+        developerImageDirectories: [URL] = [], timeouts: USBTimeouts = USBTimeouts(),
         logger: Logger = Logger(label: "hadeploy.usb"), launchSettle: Duration = .seconds(1),
         crashClockTolerance: Duration = .seconds(2), network: Bool = false
     ) {
         self.network = network
+        self.fileSystem = fileSystem
+        self.clock = clock
         self.stateDirectory = stateDirectory
         self.developerImageDirectories = developerImageDirectories
         self.timeouts = timeouts

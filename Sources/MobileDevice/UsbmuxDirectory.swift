@@ -1,5 +1,6 @@
 import CUsbmuxd
 import Foundation
+import HADeployCore
 
 /// One entry of usbmuxd's device list.
 struct UsbmuxEntry: Sendable, Equatable {
@@ -72,8 +73,9 @@ enum UsbmuxDirectory {
     }
 
     /// Where libusbmuxd will connect, for messages.
+    /// libusbmuxd reads the process's own environment, so this does too.
     static var address: String {
-        if let value = ProcessInfo.processInfo.environment["USBMUXD_SOCKET_ADDRESS"], !value.isEmpty {
+        if let value = LiveEnvironment().variables["USBMUXD_SOCKET_ADDRESS"], !value.isEmpty {
             return value
         }
         return "/var/run/usbmuxd"

@@ -247,8 +247,8 @@ final class ForwardPump: @unchecked Sendable {
         else { return }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 32 * 1024)
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
             guard let n = try? channel.read(into: &buffer, timeoutMs: 100) else { return }
             received.append(contentsOf: buffer[0..<n])
             if let frame = try? UsbmuxFrame.take(from: &received) {

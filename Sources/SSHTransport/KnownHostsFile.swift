@@ -6,23 +6,16 @@ import HADeployCore
 public enum KnownHostsFile {
     /// hadeploy's own file, the one rule everywhere: `HADEPLOY_KNOWN_HOSTS`, else
     /// `$XDG_CONFIG_HOME/hadeploy/known_hosts`, else `$HOME/.config/hadeploy/known_hosts`.
-    public static func defaultPath(environment: [String: String]) -> String {
+    /// Without HOME, the account's home folder (as OpenSSH does).
+    public static func defaultPath(environment: [String: String], homeDirectory: URL) -> String {
         if let explicit = environment["HADEPLOY_KNOWN_HOSTS"], !explicit.isEmpty { return explicit }
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return xdg + "/hadeploy/known_hosts"
         }
         let home =
             environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? FileManager.default.homeDirectoryForCurrentUser.path
+            ?? homeDirectory.path
         return home + "/.config/hadeploy/known_hosts"
-    }
-
-    /// `defaultPath(environment:)` of this process.
-    public static var defaultPath: String { defaultPath(environment: ProcessInfo.processInfo.environment) }
-
-    /// The user's OpenSSH file, for people who already trust their devices there.
-    public static var userSSHPath: String {
-        FileManager.default.homeDirectoryForCurrentUser.path + "/.ssh/known_hosts"
     }
 
     /// The host pattern OpenSSH and libssh write: `host` for port 22, else `[host]:port`.
@@ -33,7 +26,8 @@ public enum KnownHostsFile {
     /// Removes every entry for `host:port` (plain or hashed `|1|salt|hash`) and returns how many went.
     @discardableResult
     static func removeEntries(host: String, port: Int, path: String) throws -> Int {
-        guard FileManager.default.fileExists(atPath: path) else { return 0 }
+        // The file libssh reads and writes: the machine's.
+        guard LiveFileSystem().fileExists(atPath: path) else { return 0 }
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)

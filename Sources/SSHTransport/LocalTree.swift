@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HADeployCore
 
 /// The files of a local `.app` directory, in a stable order, as they will be uploaded.
 public struct LocalTree: Sendable {
@@ -50,12 +51,12 @@ public struct LocalTree: Sendable {
         }
     }
 
-    public init(root given: URL) throws {
+    public init(root given: URL, in fileSystem: any FileSystem) throws {
         // A link to the bundle is followed once: listing the link itself would find nothing and
         // install an empty app.
         let root = given.resolvingSymlinksInPath()
         self.root = root
-        let manager = FileManager.default
+        let manager = fileSystem
         var isDirectory: ObjCBool = false
         guard manager.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw SSHError.localFileFailed(path: root.path, reason: "not a directory")

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Where and how to open one SSH connection.
 public struct SSHConnectionConfig: Sendable, Equatable {
@@ -17,7 +18,7 @@ public struct SSHConnectionConfig: Sendable, Equatable {
 
     public init(
         name: String? = nil, host: String, port: Int = 22, user: String = "root",
-        authentication: SSHAuthentication, knownHostsPath: String = KnownHostsFile.defaultPath,
+        authentication: SSHAuthentication, knownHostsPath: String,
         legacyAlgorithms: Bool = false, timeouts: SSHTimeouts = SSHTimeouts()
     ) {
         self.name = name ?? host
@@ -34,9 +35,10 @@ public struct SSHConnectionConfig: Sendable, Equatable {
     /// file edits must agree on one path).
     var resolvedKnownHostsPath: String { Self.expandTilde(knownHostsPath) }
 
+    /// Against the account's own home: the paths go to libssh, which reads the machine's files.
     static func expandTilde(_ path: String) -> String {
         guard path == "~" || path.hasPrefix("~/") else { return path }
-        return FileManager.default.homeDirectoryForCurrentUser.path + path.dropFirst()
+        return LiveFileSystem().homeDirectory.path + path.dropFirst()
     }
 
     /// `host:port` as shown in messages.
@@ -45,7 +47,9 @@ public struct SSHConnectionConfig: Sendable, Equatable {
     }
 
     /// Parses `ssh://user@host:port` (the `usb_host` form of devices.yaml); the rest comes from `base`.
-    public static func parse(url: String, authentication: SSHAuthentication, name: String? = nil)
+    public static func parse(
+        url: String, authentication: SSHAuthentication, knownHostsPath: String, name: String? = nil
+    )
         throws -> SSHConnectionConfig
     {
         guard let components = URLComponents(string: url), components.scheme == "ssh",
@@ -55,6 +59,6 @@ public struct SSHConnectionConfig: Sendable, Equatable {
         }
         return SSHConnectionConfig(
             name: name ?? host, host: host, port: components.port ?? 22, user: components.user ?? "root",
-            authentication: authentication)
+            authentication: authentication, knownHostsPath: knownHostsPath)
     }
 }

@@ -192,15 +192,18 @@ final class SessionHandle: @unchecked Sendable {
     /// Appends the current host key to the known_hosts file (creating it and its directory).
     func writeKnownHostsEntry() throws {
         let directory = (config.resolvedKnownHostsPath as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The file libssh appends to: the machine's.
+        let files = LiveFileSystem()
+        try? files.createDirectory(
+            at: URL(fileURLWithPath: directory), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         // libssh creates the file through fopen (0644 under the usual umask): a map of the hosts this
         // user deploys to is nobody else's business.
-        let existed = FileManager.default.fileExists(atPath: config.resolvedKnownHostsPath)
+        let existed = files.fileExists(atPath: config.resolvedKnownHostsPath)
         if !existed {
-            _ = try? PrivateFiles.write(Data(), to: URL(fileURLWithPath: config.resolvedKnownHostsPath))
+            _ = try? files.writePrivately(Data(), to: URL(fileURLWithPath: config.resolvedKnownHostsPath))
         }
-        defer { PrivateFiles.restrict(config.resolvedKnownHostsPath) }
+        defer { files.restrictToOwner(atPath: config.resolvedKnownHostsPath) }
         guard ssh_session_update_known_hosts(raw) == SSH_OK else {
             throw SSHError.knownHostsFailed(path: config.resolvedKnownHostsPath, reason: lastError)
         }
@@ -221,7 +224,7 @@ final class SessionHandle: @unchecked Sendable {
             let rc = ssh_pki_import_privkey_file(path, passphrase?.reveal(), nil, nil, &key)
             guard rc == SSH_OK, let key else {
                 let reason =
-                    !FileManager.default.isReadableFile(atPath: path)
+                    !LiveFileSystem().isReadableFile(atPath: path)
                     ? "the file does not exist or is not readable"
                     : (passphrase == nil
                         ? "not a supported private key, or it is encrypted and no passphrase was given"

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +25,7 @@ enum TCPConnector {
             throw TCPConnectError(reason: "cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
         }
         defer { freeaddrinfo(list) }
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ContinuousClock.now + .checkedSeconds(timeout)
         var lastError = "no address"
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {
@@ -40,7 +41,9 @@ enum TCPConnector {
             _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
             var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
             if result != 0 && errno == EINPROGRESS {
-                let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
+                let left = (deadline - ContinuousClock.now).components
+                let remaining = Int32(
+                    clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 let ready = poll(&pfd, 1, remaining)
                 if ready == 1 {
@@ -63,7 +66,7 @@ enum TCPConnector {
             lastError =
                 errno == ETIMEDOUT ? "no answer within \(Int(timeout)) s" : String(cString: strerror(errno))
             close(fd)
-            if deadline.timeIntervalSinceNow <= 0 { break }
+            if ContinuousClock.now >= deadline { break }
         }
         throw TCPConnectError(reason: lastError)
     }

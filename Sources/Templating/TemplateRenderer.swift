@@ -17,8 +17,10 @@ public struct TemplateRenderer: Sendable {
     public var templatesDirectory: URL
     /// How template paths appear in messages (relative to the working directory when possible).
     public var displayRoot: URL?
+    public var fileSystem: any FileSystem
 
-    public init(templatesDirectory: URL, displayRoot: URL? = nil) {
+    public init(fileSystem: any FileSystem, templatesDirectory: URL, displayRoot: URL? = nil) {
+        self.fileSystem = fileSystem
         self.templatesDirectory = templatesDirectory
         self.displayRoot = displayRoot
     }
@@ -26,15 +28,10 @@ public struct TemplateRenderer: Sendable {
     /// Template files, sorted, as paths relative to the templates directory.
     public func templatePaths() throws -> [String] {
         let root = templatesDirectory.standardizedFileURL
-        guard
-            let enumerator = FileManager.default.enumerator(
-                at: root, includingPropertiesForKeys: [.isRegularFileKey])
-        else { throw TemplatingError.noTemplates(directory: display(root)) }
-        var paths: [String] = []
-        for case let url as URL in enumerator where url.lastPathComponent.hasSuffix(".mustache") {
-            let full = url.standardizedFileURL.path
-            paths.append(String(full.dropFirst(root.path.count + 1)))
+        guard let subpaths = try? fileSystem.subpathsOfDirectory(atPath: root.path) else {
+            throw TemplatingError.noTemplates(directory: display(root))
         }
+        let paths = subpaths.filter { $0.hasSuffix(".mustache") }
         guard !paths.isEmpty else { throw TemplatingError.noTemplates(directory: display(root)) }
         return paths.sorted()
     }
@@ -45,7 +42,7 @@ public struct TemplateRenderer: Sendable {
         var sources: [(path: String, text: String)] = []
         for path in try templatePaths() {
             let url = templatesDirectory.appendingPathComponent(path)
-            guard let data = FileManager.default.contents(atPath: url.path),
+            guard let data = fileSystem.contents(atPath: url.path),
                 let text = String(data: data, encoding: .utf8)
             else {
                 throw TemplatingError.unreadableTemplate(path: display(url), reason: "not readable UTF-8")

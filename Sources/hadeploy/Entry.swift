@@ -15,7 +15,7 @@ enum Entry {
         sigprocmask(SIG_UNBLOCK, &signals, nil)
         // Library logs go to stderr (stdout is for results and JSON Lines), warnings and up unless
         // HADEPLOY_DEBUG is set.
-        let debug = ProcessInfo.processInfo.environment["HADEPLOY_DEBUG"] != nil
+        let debug = LiveEnvironment().variables["HADEPLOY_DEBUG"] != nil
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = debug ? .debug : .warning

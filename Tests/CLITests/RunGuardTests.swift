@@ -183,7 +183,8 @@ import Testing
         ])
         let context = HADeployContext(
             environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
-            currentDirectory: URL(fileURLWithPath: "/work/project"))
+            currentDirectory: URL(fileURLWithPath: "/work/project"), fileSystem: FakeFileSystem(),
+            clock: FakeClock(), system: FakeEnvironment())
         let command = parent.workerLauncher(context: context, deployID: "d-1").command(
             .local(address: nil), ["-weird-id", "mini4"], URL(fileURLWithPath: "/tmp/manifest.json"))
         #expect(command.arguments.first == "deploy")

@@ -53,7 +53,9 @@ struct HomeAssistantEvidenceTests {
         setenv("USBMUXD_SOCKET_ADDRESS", world.socket, 1)
         let usb = USBDriver(
             udid: try requireValue(world.udids["mini4"]), name: "mini4",
-            options: USBDeviceOptions(stateDirectory: world.root.appendingPathComponent("usb-state")))
+            options: USBDeviceOptions(
+                fileSystem: LiveFileSystem(), clock: LiveClock(),
+                stateDirectory: world.root.appendingPathComponent("usb-state")))
         let artifact = try ArtifactInspector().inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
         let verifier = try HomeAssistantVerifier(server: world.ha.url, token: Secret(world.ha.token))

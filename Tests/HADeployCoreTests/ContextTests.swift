@@ -1,12 +1,14 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @Suite struct ContextTests {
     func context(home: String? = "/home/me") -> HADeployContext {
         HADeployContext(
             environment: home.map { ["HOME": $0] } ?? [:], runner: LiveProcessRunner(),
-            output: RecordingOutputSink(), currentDirectory: URL(fileURLWithPath: "/work/project"))
+            output: RecordingOutputSink(), currentDirectory: URL(fileURLWithPath: "/work/project"),
+            fileSystem: FakeFileSystem(), clock: FakeClock(), system: FakeEnvironment())
     }
 
     @Test func pathsResolveAgainstTheWorkingDirectoryAndHome() {
@@ -19,7 +21,8 @@ import Testing
         let sink = RecordingOutputSink()
         let context = HADeployContext(
             environment: [:], runner: LiveProcessRunner(), output: sink,
-            currentDirectory: URL(fileURLWithPath: "/"))
+            currentDirectory: URL(fileURLWithPath: "/"), fileSystem: FakeFileSystem(), clock: FakeClock(),
+            system: FakeEnvironment())
         context.print("1.0.0 (3)")
         context.message("warning: no tag")
         #expect(sink.standardOutput == "1.0.0 (3)\n")

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 import Versioning
 
@@ -51,7 +52,8 @@ struct BuildExecutorTests {
         ]
         let context = HADeployContext(
             environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
-            currentDirectory: root)
+            currentDirectory: root, fileSystem: LiveFileSystem(), clock: LiveClock(),
+            system: FakeEnvironment())
         return BuildExecutor(context: context, builder: builder, root: root, timeout: .seconds(60))
     }
 

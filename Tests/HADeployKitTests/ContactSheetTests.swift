@@ -56,7 +56,7 @@ struct ContactSheetTests {
                     "ipad2", .failed, .notLoaded(reason: "Lovelace fetch failed"),
                     reason: "launch failed: the app crashed"),
             ], exitCode: 1)
-        try ReportWriter(directory: directory).write(report)
+        try ReportWriter(directory: directory, fileSystem: LiveFileSystem()).write(report)
         let page = directory.appendingPathComponent("index.html")
 
         // The DOM Chromium built: one badge in each device's card, with the right label.

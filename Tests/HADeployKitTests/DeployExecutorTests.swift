@@ -104,9 +104,11 @@ struct DeployExecutorTests {
         return DeployEnvironment(
             driver: { plan in drivers[plan.id]! }, verifier: nil,
             verificationSkippedReason: "no Home Assistant configured",
-            artifacts: ["modern": artifact], reporter: PlainReporter(output: RecordingOutputSink()),
+            artifacts: ["modern": artifact],
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
             reportDirectory: report,
-            lockDirectory: locks, jobs: jobs, failFast: failFast)
+            lockDirectory: locks, jobs: jobs, failFast: failFast, fileSystem: LiveFileSystem(),
+            clock: LiveClock())
     }
 
     func temporaryDirectory() throws -> URL {
@@ -256,7 +258,7 @@ struct DeployExecutorTests {
                 "c": ScriptedDriver(),
             ],
             report: nil, locks: root)
-        env.reporter = JSONLinesReporter(output: sink)
+        env.reporter = JSONLinesReporter(output: sink, clock: LiveClock())
         _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
         let lines = sink.standardOutput.split(separator: "\n")
         #expect(lines.count > 10)
@@ -329,7 +331,8 @@ final class StepLog: DeployReporter, @unchecked Sendable {
             let environment = DeployEnvironment(
                 driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
                 artifacts: ["modern": artifact, "simulator": artifact], reporter: log,
-                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root)
+                reportDirectory: root.appendingPathComponent("report"), lockDirectory: root,
+                fileSystem: LiveFileSystem(), clock: LiveClock())
             _ = await DeployExecutor(plan: plan, environment: environment).run()
             for device in plan.devices where device.availability == .available {
                 #expect(

@@ -83,8 +83,8 @@ import Versioning
                     runner: FailingRunner())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
-            reporter: PlainReporter(output: RecordingOutputSink()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"))
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
+            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock())
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         let result = try #require(report.results.first)
         #expect(result.outcome == .notAvailable)
@@ -164,8 +164,10 @@ import Versioning
         ])
         let environment = DeployEnvironment(
             driver: { _ in driver }, verifier: server, verificationSkippedReason: "",
-            artifacts: ["mac": artifact], reporter: PlainReporter(output: RecordingOutputSink()),
-            reportDirectory: folder.path("report"), lockDirectory: folder.path("locks"))
+            artifacts: ["mac": artifact],
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
+            reportDirectory: folder.path("report"), lockDirectory: folder.path("locks"),
+            fileSystem: LiveFileSystem(), clock: LiveClock())
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         return (try #require(report.results.first), runner)
     }
@@ -205,8 +207,8 @@ import Versioning
                     runner: FailingRunner())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
-            reporter: PlainReporter(output: RecordingOutputSink()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"))
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
+            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock())
         let result = try #require(
             await DeployExecutor(plan: plan, environment: environment).run().results.first)
         #expect(result.outcome == .failed)

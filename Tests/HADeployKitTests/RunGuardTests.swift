@@ -26,7 +26,7 @@ extension DeployExecutorTests {
         var env = environment(
             drivers: ["a": ScriptedDriver(), "b": ScriptedDriver(), "c": ScriptedDriver()],
             report: blocker.appendingPathComponent("report"), locks: root)
-        env.reporter = PlainReporter(output: sink)
+        env.reporter = PlainReporter(output: sink, clock: LiveClock())
         let report = await DeployExecutor(plan: try makePlan(), environment: env).run()
         #expect(report.results.allSatisfy { $0.succeeded })
         #expect(report.exitCode == ExitStatus.failure.rawValue)
@@ -52,8 +52,12 @@ extension DeployExecutorTests {
     @Test func hostileReasonsArePrintedNeutralisedByEveryReporter() async throws {
         let root = try temporaryDirectory()
         for makeReporter in [
-            { (sink: RecordingOutputSink) -> any DeployReporter in PlainReporter(output: sink) },
-            { (sink: RecordingOutputSink) -> any DeployReporter in TerminalReporter(output: sink) },
+            { (sink: RecordingOutputSink) -> any DeployReporter in
+                PlainReporter(output: sink, clock: LiveClock())
+            },
+            { (sink: RecordingOutputSink) -> any DeployReporter in
+                TerminalReporter(output: sink, clock: LiveClock())
+            },
         ] {
             let sink = RecordingOutputSink()
             var env = environment(
@@ -94,7 +98,7 @@ extension DeployExecutorTests {
                 "c": ScriptedDriver(),
             ],
             report: nil, locks: root)
-        env.reporter = JSONLinesReporter(output: sink)
+        env.reporter = JSONLinesReporter(output: sink, clock: LiveClock())
         _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
         var reasons: [String] = []
         for line in sink.standardOutput.split(separator: "\n") {
@@ -111,12 +115,14 @@ extension DeployExecutorTests {
     @Test func aSecondRunOnTheSameStateFolderIsRefusedWithTheOwnersPID() throws {
         let root = try temporaryDirectory()
         let state = root.appendingPathComponent("virtual")
-        let held = try StateFolderLock.acquire(state, displayName: ".hadeploy/virtual")
+        let held = try StateFolderLock.acquire(
+            state, displayName: ".hadeploy/virtual", fileSystem: LiveFileSystem())
         #expect(throws: StateFolderBusy.self) {
-            try StateFolderLock.acquire(state, displayName: ".hadeploy/virtual")
+            try StateFolderLock.acquire(state, displayName: ".hadeploy/virtual", fileSystem: LiveFileSystem())
         }
         do {
-            _ = try StateFolderLock.acquire(state, displayName: ".hadeploy/virtual")
+            _ = try StateFolderLock.acquire(
+                state, displayName: ".hadeploy/virtual", fileSystem: LiveFileSystem())
         } catch {
             #expect("\(error)".contains("another hadeploy run (pid \(getpid())) is using .hadeploy/virtual"))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import SSHTransport
+import TestSupport
 import Testing
 
 @testable import HADeployBuild
@@ -20,19 +21,23 @@ struct SSHLoginTests {
         var variables = ["HOME": home.path]
 
         #expect(
-            SSHLogin.authentication(keyVariable: "BUILD_HOST_SSH_KEY", variables: variables)
+            SSHLogin.authentication(
+                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
                 == .privateKey(path: rsa, passphrase: nil))
         variables["SSH_AUTH_SOCK"] = "/run/user/1000/agent.sock"
         #expect(
-            SSHLogin.authentication(keyVariable: "BUILD_HOST_SSH_KEY", variables: variables)
+            SSHLogin.authentication(
+                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
                 == .agent(socketPath: "/run/user/1000/agent.sock"))
         variables["BUILD_HOST_SSH_KEY"] = "/keys/builder"
         #expect(
-            SSHLogin.authentication(keyVariable: "BUILD_HOST_SSH_KEY", variables: variables)
+            SSHLogin.authentication(
+                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
                 == .privateKey(path: "/keys/builder", passphrase: nil))
         // Another host's variable does not apply.
         #expect(
-            SSHLogin.authentication(keyVariable: "USB_HOST_SSH_KEY", variables: variables)
+            SSHLogin.authentication(
+                keyVariable: "USB_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
                 == .agent(socketPath: "/run/user/1000/agent.sock"))
 
         #expect(SSHLogin.knownHostsPath(["HOME": "/home/ci"]) == "/home/ci/.config/hadeploy/known_hosts")
@@ -46,7 +51,8 @@ struct BuildHostAddressTests {
     func machine(_ address: String, root: String = "/src/My App") throws -> RemoteBuildMachine {
         try RemoteBuildMachine(
             address: address, authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
-            localRoot: URL(fileURLWithPath: root), runner: LiveProcessRunner())
+            localRoot: URL(fileURLWithPath: root), runner: FailingRunner(), fileSystem: FakeFileSystem(),
+            localUser: "builder")
     }
 
     @Test func theWorkDirectoryComesFromThePathOrDefaultsToOnePerCheckout() async throws {
@@ -64,8 +70,7 @@ struct BuildHostAddressTests {
         #expect(first.hasPrefix(".hadeploy-builds/MyApp-"))
         #expect(try machine("ssh://mac-mini").directory == first, "the same checkout keeps its tree")
         #expect(try machine("ssh://mac-mini", root: "/other/My App").directory != first)
-        #expect(
-            try machine("ssh://mac-mini").config.user
-                == (ProcessInfo.processInfo.environment["USER"] ?? NSUserName()))
+        // No user in the address: the local account's name, as ssh does.
+        #expect(try machine("ssh://mac-mini").config.user == "builder")
     }
 }

@@ -39,7 +39,7 @@ struct ScreenshotReviewTests {
 
     var report: URL { root.appendingPathComponent("report") }
     var baselines: ScreenshotBaselines {
-        ScreenshotBaselines(directory: root.appendingPathComponent("state"))
+        ScreenshotBaselines(directory: root.appendingPathComponent("state"), fileSystem: LiveFileSystem())
     }
 
     /// A dashboard screen: a page with `cards` card boxes stacked from the top.
@@ -60,7 +60,7 @@ struct ScreenshotReviewTests {
         try ["a", "b", "c"].compactMap { id in
             guard let image = screens[id] else { return nil }
             let path = "screenshots/\(id).png"
-            try FileWriter().write(
+            try FileWriter(fileSystem: LiveFileSystem()).write(
                 try ImageCodec.encode(image, as: .png), to: report.appendingPathComponent(path))
             let verified = !unverified.contains(id)
             return DeviceResult(

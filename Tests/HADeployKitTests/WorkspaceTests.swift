@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import HADeployKit
+import TestSupport
 import Testing
 
 @Suite struct WorkspaceTests {
@@ -14,7 +15,8 @@ import Testing
         let sink = RecordingOutputSink()
         let context = HADeployContext(
             environment: ["HA_TOKEN": "env-token", "PREFIX": "com.example"], runner: LiveProcessRunner(),
-            output: sink, currentDirectory: directory)
+            output: sink, currentDirectory: directory, fileSystem: LiveFileSystem(), clock: FakeClock(),
+            system: FakeEnvironment())
         let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: "ci.env")
         let (values, dotEnv) = try workspace.loadVariables()
         #expect(values["HA_TOKEN"] == "env-token")

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Testing
 
 @testable import HADeployAdopt
@@ -71,7 +72,7 @@ struct MacAdoptionTests {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: root) }
         try Data(projectYML.utf8).write(to: root.appendingPathComponent("project.yml"))
-        let plan = try ProjectAdopter(root: root, variables: [:]).plan()
+        let plan = try ProjectAdopter(root: root, variables: [:], fileSystem: LiveFileSystem()).plan()
         #expect(plan.files.first { $0.path == "devices.yaml" }?.contents.contains("transport: mac") == true)
         return plan.notes.filter { $0.contains("Mac Catalyst") }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Testing
 import VirtualDevice
 
@@ -37,7 +38,9 @@ import VirtualDevice
         let error = await #expect(throws: MobileDeviceError.self) {
             try await USBTransport.connect(
                 udid: "00008030-00000000DEADBEEF", deadline: .now + .seconds(1),
-                options: USBDeviceOptions(stateDirectory: URL(fileURLWithPath: "/tmp/unused")))
+                options: USBDeviceOptions(
+                    fileSystem: LiveFileSystem(), clock: LiveClock(),
+                    stateDirectory: URL(fileURLWithPath: "/tmp/unused")))
         }
         #expect(ContinuousClock.now - started < .seconds(4))
         #expect(error?.kind == .notConnected)

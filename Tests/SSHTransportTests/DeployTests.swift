@@ -113,7 +113,8 @@ struct DeployTests {
     @Test("devices.yaml command overrides map onto the config; typos and {token} are refused")
     func commandOverrides() throws {
         var config = JailbreakDeployConfig(
-            connection: SSHConnectionConfig(host: "10.0.0.5", authentication: .agent(socketPath: nil)))
+            connection: SSHConnectionConfig(
+                host: "10.0.0.5", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null"))
         try config.apply(commandOverrides: [
             "install_dir": "/var/stash/Applications", "refresh": "uicache -p {app}",
             "launch": "open {bundle_id}", "kill": "killall -9 {executable}",
@@ -129,12 +130,15 @@ struct DeployTests {
         }
 
         let parsed = try SSHConnectionConfig.parse(
-            url: "ssh://pi@nas.local:2222", authentication: .agent(socketPath: nil), name: "mini4")
+            url: "ssh://pi@nas.local:2222", authentication: .agent(socketPath: nil),
+            knownHostsPath: "/dev/null",
+            name: "mini4")
         #expect(
             parsed.host == "nas.local" && parsed.port == 2222 && parsed.user == "pi" && parsed.name == "mini4"
         )
         #expect(throws: SSHError.self) {
-            try SSHConnectionConfig.parse(url: "http://nas", authentication: .agent(socketPath: nil))
+            try SSHConnectionConfig.parse(
+                url: "http://nas", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null")
         }
         let secret = LaunchParameters(
             serverURL: "http://ha", accessToken: Secret("s3cr3t"), dashboard: nil, kioskMode: false,

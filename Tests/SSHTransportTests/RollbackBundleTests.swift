@@ -34,8 +34,11 @@ struct RollbackBundleTests {
         #expect(JailbreakTwinTests.snapshot(installed)["payload.bin"] != nil, "build 2 is installed")
 
         let record = try #require(
-            DeployRecords(directory: project.root.appendingPathComponent(".hadeploy/deployed"))
-                .read(device: "ipad2"))
+            DeployRecords(
+                directory: project.root.appendingPathComponent(".hadeploy/deployed"),
+                fileSystem: LiveFileSystem()
+            )
+            .read(device: "ipad2"))
         #expect(record.bundleID == "io.hadeploy.demo")
         #expect(record.marketingVersion == "1.0.2")
 

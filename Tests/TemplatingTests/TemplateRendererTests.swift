@@ -37,6 +37,7 @@ import Yams
         ])
         defer { try? FileManager.default.removeItem(at: directory) }
         let renderer = TemplateRenderer(
+            fileSystem: LiveFileSystem(),
             templatesDirectory: directory, displayRoot: directory.deletingLastPathComponent())
         let error = #expect(throws: TemplatingError.self) {
             try renderer.render(values: ["APP": "x"], envFileName: "ci.env")
@@ -67,7 +68,9 @@ import Yams
         let directory = try templates(["w.txt.mustache": "a\r\nb: {{B}}\rc: {{C}}\r\n"])
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = #expect(throws: TemplatingError.self) {
-            try TemplateRenderer(templatesDirectory: directory, displayRoot: directory).render(values: [:])
+            try TemplateRenderer(
+                fileSystem: LiveFileSystem(), templatesDirectory: directory, displayRoot: directory
+            ).render(values: [:])
         }
         guard case .missingKeys(let keys, _) = error else {
             Issue.record("expected missing keys")
@@ -82,7 +85,8 @@ import Yams
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(ProcessInfo.processInfo.environment["PATH"] != nil)
         let error = #expect(throws: TemplatingError.self) {
-            try TemplateRenderer(templatesDirectory: directory).render(values: [:])
+            try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+                values: [:])
         }
         guard case .missingKeys(let keys, _) = error else {
             Issue.record("expected missing keys")
@@ -94,14 +98,16 @@ import Yams
     @Test func anEmptyValueIsSuppliedNotMissing() throws {
         let directory = try templates(["t.txt.mustache": "team=[{{TEAM}}]"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(templatesDirectory: directory).render(values: ["TEAM": ""])
+        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            values: ["TEAM": ""])
         #expect(files.map(\.contents) == ["team=[]"])
     }
 
     @Test func textTemplatesInsertValuesAsIs() throws {
         let directory = try templates(["a/b/run.sh.mustache": "echo {{V}} {{{V}}}\n"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(templatesDirectory: directory).render(values: ["V": "<a & 'b'>"])
+        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            values: ["V": "<a & 'b'>"])
         #expect(files.map(\.relativePath) == ["a/b/run.sh"])
         #expect(files.map(\.contents) == ["echo <a & 'b'> <a & 'b'>\n"])
     }
@@ -118,7 +124,8 @@ import Yams
         let directory = try templates(["t.txt.mustache": template])
         defer { try? FileManager.default.removeItem(at: directory) }
         let values = ["NAME": "n", "FLAG": "yes"]
-        let files = try TemplateRenderer(templatesDirectory: directory).render(values: values)
+        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            values: values)
         let plain = try MustacheTemplate(string: template).render(values)
         #expect(files.first?.contents == plain)
     }
@@ -145,7 +152,8 @@ import Yams
     func syntaxErrorsNameFileLineAndColumn(_ sample: SyntaxCase) throws {
         let directory = try templates(["sub/project.yml.mustache": sample.template])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let renderer = TemplateRenderer(templatesDirectory: directory, displayRoot: directory)
+        let renderer = TemplateRenderer(
+            fileSystem: LiveFileSystem(), templatesDirectory: directory, displayRoot: directory)
         let error = #expect(throws: TemplatingError.self) {
             // No values at all: a broken template must be reported as broken, not as missing keys.
             try renderer.render(values: [:])
@@ -170,8 +178,10 @@ import Yams
         let directory = try templates(["t.yml.mustache": template])
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = #expect(throws: TemplatingError.self) {
-            try TemplateRenderer(templatesDirectory: directory, displayRoot: directory)
-                .render(values: ["A": "a", "HA_TOKEN": "secret-token-value"])
+            try TemplateRenderer(
+                fileSystem: LiveFileSystem(), templatesDirectory: directory, displayRoot: directory
+            )
+            .render(values: ["A": "a", "HA_TOKEN": "secret-token-value"])
         }
         guard case .syntax(let location, let message, _) = error else {
             Issue.record("expected a syntax error, got \(String(describing: error))")
@@ -185,7 +195,8 @@ import Yams
     @Test func theImplicitIteratorInsideASectionIsFine() throws {
         let directory = try templates(["t.txt.mustache": "{{#A}}[{{.}}]{{/A}}"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(templatesDirectory: directory).render(values: ["A": "a"])
+        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            values: ["A": "a"])
         #expect(files.first?.contents == "[a]")
     }
 
@@ -193,7 +204,8 @@ import Yams
         let directory = try templates(["README.md": "nothing"])
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = #expect(throws: TemplatingError.self) {
-            try TemplateRenderer(templatesDirectory: directory).render(values: [:])
+            try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+                values: [:])
         }
         #expect(error?.description.hasPrefix("no *.mustache templates under") == true)
     }
@@ -209,6 +221,7 @@ import Yams
         values["APPLE_TEAM_ID"] = "ABCDE12345"
         values["BUNDLE_ID"] = "com.example.ha-dashboard"
         let files = try TemplateRenderer(
+            fileSystem: LiveFileSystem(),
             templatesDirectory: root.appendingPathComponent("Templates"), displayRoot: root
         ).render(values: values)
         #expect(Set(files.map(\.relativePath)) == ["ExportOptions.plist", "project.yml"])

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Testing
 import Yams
 
@@ -35,7 +36,8 @@ import Yams
         let directory = try ReferenceTools.temporaryDirectory("yaml")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(to: directory.appendingPathComponent("t.yml.mustache"))
-        let files = try TemplateRenderer(templatesDirectory: directory).render(values: ["VALUE": value])
+        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            values: ["VALUE": value])
         #expect(files.map(\.relativePath) == ["t.yml"])
         return files[0].contents
     }

@@ -174,8 +174,9 @@ public actor MacDriver: DeviceDriver {
     /// Same files with the same contents as the artifact.
     func isInstalled(_ artifact: Artifact, at installed: URL) -> Bool {
         guard FileManager.default.fileExists(atPath: installed.path),
-            let current = try? ContentHasher.hash(of: installed, isDirectory: true),
-            let wanted = try? ContentHasher.hash(of: URL(fileURLWithPath: artifact.path), isDirectory: true)
+            let current = try? ContentHasher.hash(of: installed, isDirectory: true, in: LiveFileSystem()),
+            let wanted = try? ContentHasher.hash(
+                of: URL(fileURLWithPath: artifact.path), isDirectory: true, in: LiveFileSystem())
         else { return false }
         return current == wanted
     }

@@ -162,8 +162,10 @@ public actor SimctlDriver: DeviceDriver {
             timeout: configuration.deadlines.limit("terminate"))
         let installed = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard output.status == 0, installed.hasPrefix("/"),
-            let current = try? ContentHasher.hash(of: URL(fileURLWithPath: installed), isDirectory: true),
-            let wanted = try? ContentHasher.hash(of: URL(fileURLWithPath: artifact.path), isDirectory: true)
+            let current = try? ContentHasher.hash(
+                of: URL(fileURLWithPath: installed), isDirectory: true, in: LiveFileSystem()),
+            let wanted = try? ContentHasher.hash(
+                of: URL(fileURLWithPath: artifact.path), isDirectory: true, in: LiveFileSystem())
         else { return false }
         return current == wanted
     }

@@ -57,8 +57,11 @@ public struct TunneldProbe: TunneldProbing {
 
     /// `GET /` with `Connection: close`; the body of a 200 answer. Every wait is bounded by `timeout`.
     static func get(host: String, port: Int, timeout: Duration) -> Result<Data, ProbeFailure> {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
-        func remaining() -> Int32 { Int32(max(0, deadline.timeIntervalSinceNow * 1000)) }
+        let deadline = ContinuousClock.now + timeout
+        func remaining() -> Int32 {
+            let left = (deadline - ContinuousClock.now).components
+            return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+        }
         #if os(Linux)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

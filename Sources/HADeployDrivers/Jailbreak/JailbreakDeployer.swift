@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import SSHTransport
 
 /// Installs, starts, stops and photographs the dashboard app on a jailbroken iOS device over SSH.
@@ -271,7 +272,7 @@ public struct JailbreakDeployer: Sendable {
         // A link to the bundle: the bundle itself is what is copied and sent.
         let (app, cleanup) = try prepared(original.resolvingSymlinksInPath())
         defer { cleanup() }
-        let tree = try LocalTree(root: app)
+        let tree = try LocalTree(root: app, in: LiveFileSystem())
         let hash = try tree.contentHash()
         let (target, staging, hashFile) = paths(info)
         let q = ShellQuote.quote

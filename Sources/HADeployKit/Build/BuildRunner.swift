@@ -33,7 +33,7 @@ public struct BuildRunner: Sendable {
         if builder.tools["xcodebuild"] != nil { return true }
         guard host == .macOS else { return false }
         guard let developer = builder.developerDirectory(flavour) else { return true }
-        return FileManager.default.fileExists(atPath: developer)
+        return context.fileSystem.fileExists(atPath: developer)
     }
 
     /// Runs `body`, calling `beat` with the time so far every `interval` until it returns.
@@ -92,9 +92,9 @@ public struct BuildRunner: Sendable {
             return try RemoteBuildMachine(
                 address: address,
                 authentication: SSHLogin.authentication(
-                    keyVariable: "BUILD_HOST_SSH_KEY", variables: variables),
+                    keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: context.fileSystem),
                 knownHostsPath: SSHLogin.knownHostsPath(variables), localRoot: context.currentDirectory,
-                runner: context.runner,
+                runner: context.runner, fileSystem: context.fileSystem, localUser: context.system.userName,
                 localTools: builder.tools, remoteTools: remoteTools)
         } catch {
             throw BuildHostError(address: address, reason: "\(error)")
@@ -105,12 +105,15 @@ public struct BuildRunner: Sendable {
     /// build uses the spec of this `.env`. A repository without `Templates/` builds as it is.
     public func renderTemplates() throws {
         let templates = context.currentDirectory.appendingPathComponent("Templates")
-        guard FileManager.default.fileExists(atPath: templates.path) else { return }
-        let files = try TemplateRenderer(templatesDirectory: templates, displayRoot: context.currentDirectory)
-            .render(values: builder.variables)
+        guard context.fileSystem.fileExists(atPath: templates.path) else { return }
+        let files = try TemplateRenderer(
+            fileSystem: context.fileSystem, templatesDirectory: templates,
+            displayRoot: context.currentDirectory
+        )
+        .render(values: builder.variables)
         let generated = context.currentDirectory.appendingPathComponent("Generated")
         for file in files {
-            _ = try FileWriter().write(
+            _ = try FileWriter(fileSystem: context.fileSystem).write(
                 Data(file.contents.utf8), to: generated.appendingPathComponent(file.relativePath))
         }
     }
@@ -137,13 +140,14 @@ public struct BuildRunner: Sendable {
             let checkout = context.currentDirectory.standardizedFileURL.path
             lock = try DeviceLock.acquire(
                 device: checkout, key: "build-" + BuildExecutor.sha256(Data(checkout.utf8)).prefix(16),
-                directory: DeploySession.lockDirectory(context.environment))
+                directory: DeploySession.lockDirectory(context))
         } catch let busy as DeviceBusyError {
             throw BuildBusyError(checkout: busy.device, pid: busy.pid, lockFile: busy.lockFile)
         }
         defer { lock.release() }
         try renderTemplates()
-        let local = LocalBuildMachine(runner: context.runner, root: context.currentDirectory)
+        let local = LocalBuildMachine(
+            runner: context.runner, root: context.currentDirectory, fileSystem: context.fileSystem)
         // Group by machine and Xcode: one build at a time per installation.
         var groups: [String: [Flavour]] = [:]
         for flavour in flavours {

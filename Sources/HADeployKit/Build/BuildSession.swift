@@ -59,10 +59,10 @@ public struct BuildSession: Sendable {
             var path = artifact.path
             if let out {
                 let directory = out.appendingPathComponent(flavour)
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try context.fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
                 let target = directory.appendingPathComponent((artifact.path as NSString).lastPathComponent)
-                try? FileManager.default.removeItem(at: target)
-                try FileManager.default.copyItem(at: URL(fileURLWithPath: artifact.path), to: target)
+                try? context.fileSystem.removeItem(at: target)
+                try context.fileSystem.copyItem(at: URL(fileURLWithPath: artifact.path), to: target)
                 path = target.path
             }
             built.append(Built(flavour: flavour, path: path, artifact: artifact))

@@ -86,8 +86,8 @@ public struct ArtifactStaging: Sendable {
         let ipa = URL(fileURLWithPath: artifact.path)
         let app: AppArtifact
         do {
-            let bundle = try IPAArchive.unpack(ipa, into: folder, limits: limits)
-            app = try AppArtifact.inspect(bundle, hashing: false)
+            let bundle = try IPAArchive.unpack(ipa, into: folder, limits: limits, in: LiveFileSystem())
+            app = try AppArtifact.inspect(bundle, hashing: false, in: LiveFileSystem())
         } catch let error as MobileDeviceError {
             let reason =
                 error.reason.hasPrefix(ipa.path + ": ")

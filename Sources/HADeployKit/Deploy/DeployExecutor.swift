@@ -25,6 +25,8 @@ public struct DeployEnvironment: Sendable {
     public var failFast: Bool
     public var force: Bool
     public var now: @Sendable () -> Date
+    /// Where reports, crash reports and screenshots are written.
+    public var fileSystem: any FileSystem
     /// Devices of other USB routes, deployed by worker processes.
     var workers: [WorkerGroup]
     var runner: (any ProcessRunner)?
@@ -34,15 +36,14 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
-        failFast: Bool = false, force: Bool = false,
-        now: @escaping @Sendable () -> Date = { Date() }
+        failFast: Bool = false, force: Bool = false, fileSystem: any FileSystem, clock: any WallClock
     ) {
         self.init(
             driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
             artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
             writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: now, workers: [],
-            runner: nil)
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, force: force, now: { clock.now() },
+            fileSystem: fileSystem, workers: [], runner: nil)
     }
 
     init(
@@ -50,7 +51,8 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool, force: Bool,
-        now: @escaping @Sendable () -> Date, workers: [WorkerGroup], runner: (any ProcessRunner)?
+        now: @escaping @Sendable () -> Date, fileSystem: any FileSystem, workers: [WorkerGroup],
+        runner: (any ProcessRunner)?
     ) {
         self.writeReport = writeReport
         self.workers = workers
@@ -66,6 +68,7 @@ public struct DeployEnvironment: Sendable {
         self.failFast = failFast
         self.force = force
         self.now = now
+        self.fileSystem = fileSystem
     }
 }
 
@@ -168,7 +171,7 @@ public struct DeployExecutor: Sendable {
         report.parity = parity
         if let directory = environment.reportDirectory, environment.writeReport {
             do {
-                try ReportWriter(directory: directory).write(report)
+                try ReportWriter(directory: directory, fileSystem: environment.fileSystem).write(report)
             } catch {
                 // The folder was checked before the first device; it can still fill up or go away.
                 // A report CI will not find is a failed run, whatever the devices did.

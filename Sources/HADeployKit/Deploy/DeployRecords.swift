@@ -18,20 +18,24 @@ public struct DeployRecords: Sendable {
     }
 
     public let directory: URL
+    public let fileSystem: any FileSystem
 
-    public init(directory: URL) {
+    public init(directory: URL, fileSystem: any FileSystem) {
         self.directory = directory
+        self.fileSystem = fileSystem
     }
 
     /// The project's records: `<project>/.hadeploy/deployed`.
     public static func project(_ context: HADeployContext) -> DeployRecords {
-        DeployRecords(directory: context.url(for: ".hadeploy/deployed"))
+        DeployRecords(directory: context.url(for: ".hadeploy/deployed"), fileSystem: context.fileSystem)
     }
 
     /// The virtual twins' records (`--virtual`), next to the twins' own state and apart from the real
     /// devices': `rollback` never takes a twin's app for the real device's.
-    public static func twins(stateDirectory: URL) -> DeployRecords {
-        DeployRecords(directory: stateDirectory.appendingPathComponent("twins-deployed"))
+    public static func twins(_ context: HADeployContext, stateDirectory: URL) -> DeployRecords {
+        DeployRecords(
+            directory: stateDirectory.appendingPathComponent("twins-deployed"), fileSystem: context.fileSystem
+        )
     }
 
     func file(_ device: String) -> URL? {
@@ -40,7 +44,7 @@ public struct DeployRecords: Sendable {
     }
 
     public func read(device: String) -> Record? {
-        guard let file = file(device), let data = try? Data(contentsOf: file) else { return nil }
+        guard let file = file(device), let data = fileSystem.contents(atPath: file.path) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try? decoder.decode(Record.self, from: data)
@@ -48,11 +52,11 @@ public struct DeployRecords: Sendable {
 
     public func write(_ record: Record, device: String) throws {
         guard let file = file(device) else { return }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(record).write(to: file, options: .atomic)
+        try fileSystem.write(encoder.encode(record), to: file, options: .atomic)
     }
 
     /// Records every device of `report` whose install step ran (installed or unchanged): the app on it

@@ -130,7 +130,8 @@ public struct DeploySession: Sendable {
             let udids = plan.devices.filter { $0.backend.usbRoute == here }.compactMap { $0.udid?.value }
             reporter.handle(
                 .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
-            let forwarder = try await USBHostTunnel.open(remote, udids: udids, variables: variables)
+            let forwarder = try await USBHostTunnel.open(
+                remote, udids: udids, variables: variables, fileSystem: context.fileSystem)
             USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
             tunnel = forwarder
         case nil:
@@ -248,9 +249,9 @@ public struct DeploySession: Sendable {
                 ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
             writeReport: settings.writeReport,
-            lockDirectory: Self.lockDirectory(context.environment),
+            lockDirectory: Self.lockDirectory(context),
             jobs: settings.jobs, failFast: settings.failFast, force: settings.force, now: context.now,
-            workers: workers, runner: context.runner)
+            fileSystem: context.fileSystem, workers: workers, runner: context.runner)
         environment.screenshotReview = settings.screenshotReview
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         await verifier?.close()
@@ -268,7 +269,7 @@ public struct DeploySession: Sendable {
     /// `{"<flavour>": "<path>"}` for the workers, in a private folder.
     func writeManifest(_ artifacts: [String: Artifact]) throws -> URL {
         let folder = settings.stateDirectory.appendingPathComponent("workers")
-        try FileManager.default.createDirectory(
+        try context.fileSystem.createDirectory(
             at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appendingPathComponent("artifacts-\(plan.deployID).json")
         let paths = artifacts.mapValues { URL(fileURLWithPath: $0.path).standardizedFileURL.path }
@@ -277,11 +278,12 @@ public struct DeploySession: Sendable {
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
-    public static func lockDirectory(_ environment: [String: String]) -> URL {
+    public static func lockDirectory(_ context: HADeployContext) -> URL {
+        let environment = context.environment
         let base =
             environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".cache") }
-            ?? FileManager.default.temporaryDirectory
+            ?? context.fileSystem.temporaryDirectory
         return base.appendingPathComponent("hadeploy/locks")
     }
 }
@@ -308,14 +310,16 @@ public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProvi
 /// as `SSHLogin` says (`USB_HOST_SSH_KEY`, the agent, `~/.ssh` keys) and checking the host key against
 /// hadeploy's known_hosts.
 enum USBHostTunnel {
-    static func open(_ remote: String, udids: [String], variables: [String: String]) async throws
+    static func open(
+        _ remote: String, udids: [String], variables: [String: String], fileSystem: any FileSystem
+    ) async throws
         -> UsbmuxForwarder
     {
-        var config = try SSHConnectionConfig.parse(
+        let config = try SSHConnectionConfig.parse(
             url: remote,
-            authentication: SSHLogin.authentication(keyVariable: "USB_HOST_SSH_KEY", variables: variables),
-            name: remote)
-        config.knownHostsPath = SSHLogin.knownHostsPath(variables)
+            authentication: SSHLogin.authentication(
+                keyVariable: "USB_HOST_SSH_KEY", variables: variables, fileSystem: fileSystem),
+            knownHostsPath: SSHLogin.knownHostsPath(variables), name: remote)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
             ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,

@@ -258,7 +258,7 @@ struct DevicePipeline: Sendable {
                     // A crash report newer than the launch fails the device whatever else was seen.
                     let directory =
                         (environment.reportDirectory
-                        ?? FileManager.default.temporaryDirectory
+                        ?? environment.fileSystem.temporaryDirectory
                         .appendingPathComponent("hadeploy-\(plan.deployID)"))
                         .appendingPathComponent("crashes").appendingPathComponent(
                             PathNames.component(device.id))
@@ -353,9 +353,9 @@ struct DevicePipeline: Sendable {
             // The id names the file: the same rule as devices.yaml's, safe even for an id that skipped it.
             let name = PathNames.component(device.id) + ".png"
             let url = directory.appendingPathComponent("screenshots").appendingPathComponent(name)
-            try FileManager.default.createDirectory(
+            try environment.fileSystem.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try png.write(to: url, options: .atomic)
+            try environment.fileSystem.write(png, to: url, options: .atomic)
             recorder.screenshot = "screenshots/\(name)"
         } catch let failure as StepFailure {
             recorder.warnings.append("no screenshot: \(failure.reason)")

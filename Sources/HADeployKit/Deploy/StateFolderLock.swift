@@ -56,15 +56,17 @@ public final class StateFolderLock: Sendable {
 
     /// Locks `directory` (created 0700 when missing), or throws ``StateFolderBusy`` at once.
     /// `displayName` is the folder as the user gave it.
-    public static func acquire(_ directory: URL, displayName: String) throws -> StateFolderLock {
+    public static func acquire(_ directory: URL, displayName: String, fileSystem: any FileSystem) throws
+        -> StateFolderLock
+    {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+        if fileSystem.fileExists(atPath: directory.path, isDirectory: &isDirectory),
             !isDirectory.boolValue
         {
             throw StateFolderUnusable(folder: displayName, reason: "it is a file, not a folder")
         }
         do {
-            try PrivateFiles.createDirectory(directory)
+            try fileSystem.createPrivateDirectory(at: directory)
         } catch {
             throw StateFolderUnusable(folder: displayName, reason: SystemErrorText.describe(error))
         }

@@ -18,7 +18,7 @@ final class AppLogFile: Sendable {
     let previous: URL
     let rotationSize: Int
     private let started = ContinuousClock.now
-    private let startDate = Date()
+    private let startDate = EmulatorClock.now()
     private let lock = NIOLock()
     private let minimum: Level
 
@@ -52,13 +52,13 @@ final class AppLogFile: Sendable {
     }
 
     private var stamp: String {
-        if Date().timeIntervalSince(startDate) < 30 {
+        if EmulatorClock.now().timeIntervalSince(startDate) < 30 {
             return "+" + Self.pad(String(format: "%.1f", elapsedMilliseconds), 8) + "ms"
         }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "HH:mm:ss.SSS"
-        return formatter.string(from: Date())
+        return formatter.string(from: EmulatorClock.now())
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

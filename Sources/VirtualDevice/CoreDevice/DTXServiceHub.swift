@@ -390,7 +390,7 @@ struct DTXServiceHub {
 
     /// `runningProcesses`: the system daemons the twin has, and the foreground app.
     private func processes() async -> [ArchivedObject] {
-        let boot = Date().timeIntervalSince1970 - 3600
+        let boot = EmulatorClock.now().timeIntervalSince1970 - 3600
         let daemons: [(String, Int, String)] = [
             ("launchd", 1, "/sbin/launchd"),
             (
@@ -418,7 +418,7 @@ struct DTXServiceHub {
                     ("bundleIdentifier", .string(app.bundleIdentifier)), ("isApplication", .bool(true)),
                     ("name", .string(process.executable)), ("pid", .int(Int64(process.pid))),
                     ("realAppName", .string(installed.path + "/" + installed.executable)),
-                    ("startDate", .date(Date().timeIntervalSince1970)),
+                    ("startDate", .date(EmulatorClock.now().timeIntervalSince1970)),
                 ]))
         }
         return list

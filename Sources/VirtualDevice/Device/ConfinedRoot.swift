@@ -54,7 +54,8 @@ struct ConfinedRoot: Sendable {
         self.url = url
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         if realpath(url.path, &buffer) != nil {
-            realPath = String(cString: buffer)
+            realPath = String(
+                decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         } else {
             realPath = url.standardizedFileURL.path
         }
@@ -206,8 +207,7 @@ struct ConfinedRoot: Sendable {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlinkat(directory, name, &buffer, Int(PATH_MAX))
         guard length >= 0 else { throw Failure.system(errno) }
-        buffer[length] = 0
-        return String(cString: buffer)
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: operations

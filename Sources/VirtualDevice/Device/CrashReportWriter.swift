@@ -15,7 +15,8 @@ struct CrashReportWriter {
         let contents: Data
     }
 
-    func report(for app: VirtualInstalledApp, reason: String, pid: Int, date: Date = Date()) throws -> Report
+    func report(for app: VirtualInstalledApp, reason: String, pid: Int, date: Date = EmulatorClock.now())
+        throws -> Report
     {
         let incident = UUID().uuidString
         if profile.majorVersion >= 15 {

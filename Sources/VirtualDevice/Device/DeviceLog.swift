@@ -41,7 +41,8 @@ final class DeviceLog: Sendable {
 
     /// Logs `message` as `process[pid]` at `level`.
     func log(_ message: String, process: String, pid: Int, level: String = "Notice") {
-        let entry = Entry(date: Date(), process: process, pid: pid, level: level, message: message)
+        let entry = Entry(
+            date: EmulatorClock.now(), process: process, pid: pid, level: level, message: message)
         for continuation in listeners.withLockedValue({ Array($0.values) }) { continuation.yield(entry) }
     }
 

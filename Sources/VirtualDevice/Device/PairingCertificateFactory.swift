@@ -19,7 +19,7 @@ enum PairingCertificateFactory {
         let rootKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let hostKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let issuerKey = Certificate.PrivateKey(rootKey)
-        let now = Date()
+        let now = EmulatorClock.now()
         let notBefore = now.addingTimeInterval(-60)
         let notAfter = now.addingTimeInterval(10 * 365 * 24 * 3600)
         let empty = DistinguishedName()
@@ -65,7 +65,7 @@ enum PairingCertificateFactory {
     /// DeviceCertificate (the clients never verify the server certificate, PROTOCOL.md §2.6).
     static func selfSignedDeviceCertificate(deviceKey: _RSA.Signing.PrivateKey) throws -> String {
         let key = Certificate.PrivateKey(deviceKey)
-        let now = Date()
+        let now = EmulatorClock.now()
         let certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(bytes: [1]), publicKey: key.publicKey,
             notValidBefore: now.addingTimeInterval(-60),

@@ -355,7 +355,7 @@ struct AFCService {
         case .typeSymbolicLink?: kind = "S_IFLNK"
         default: kind = "S_IFREG"
         }
-        let modified = (attributes[.modificationDate] as? Date) ?? Date()
+        let modified = (attributes[.modificationDate] as? Date) ?? EmulatorClock.now()
         let created = (attributes[.creationDate] as? Date) ?? modified
         let links = (attributes[.referenceCount] as? NSNumber)?.intValue ?? 1
         var info: [(String, String)] = [

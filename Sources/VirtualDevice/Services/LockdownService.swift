@@ -169,7 +169,7 @@ struct LockdownService {
             "SerialNumber": identity.serialNumber,
             "TelephonyCapability": model?.hasBaseband ?? false,
             // The device clock (`pymobiledevice3 lockdown date`, AFC timestamps).
-            "TimeIntervalSince1970": Date().timeIntervalSince1970,
+            "TimeIntervalSince1970": EmulatorClock.now().timeIntervalSince1970,
             "TimeZone": "Europe/Berlin",
             "TimeZoneOffsetFromUTC": 3600.0,
             "TrustedHostAttached": true,

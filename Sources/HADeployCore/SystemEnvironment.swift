@@ -1,0 +1,30 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What the running program knows about itself and its host: environment variables, process id,
+/// host and user name. Injected through the context.
+public protocol SystemEnvironment: Sendable {
+    var variables: [String: String] { get }
+    var processIdentifier: Int32 { get }
+    var hostName: String { get }
+    var userName: String { get }
+}
+
+/// The running process's own.
+public struct LiveEnvironment: SystemEnvironment {
+    public init() {}
+    public var variables: [String: String] { ProcessInfo.processInfo.environment }
+    public var processIdentifier: Int32 { ProcessInfo.processInfo.processIdentifier }
+    /// The kernel's host name: Foundation's `hostName` may wait on a DNS lookup.
+    public var hostName: String {
+        var node = utsname()
+        uname(&node)
+        return withUnsafeBytes(of: node.nodename) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+    public var userName: String { variables["USER"] ?? NSUserName() }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The context owns every side effect: no `FileManager.default`, `Date()` or `ProcessInfo` in Sources
+# outside the live implementations (HADeployCore's Live* types) and the emulator's own clock.
+# Lists every offending line and fails when there is one. The emulator may keep its own clock behind
+# one type: list that type's file in `allowed`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+allowed=(
+    Sources/HADeployCore/LiveFileSystem.swift
+    Sources/HADeployCore/WallClock.swift
+    Sources/HADeployCore/SystemEnvironment.swift
+    Sources/VirtualDevice/Device/EmulatorClock.swift
+)
+
+# Files not converted yet: each must still need it (a converted file left here fails too), and the
+# list only shrinks.
+pending=(
+    Sources/HADeployBuild/DemoAppBuilder.swift
+    Sources/HADeployDrivers/Drivers/AppleDeviceDiscovery.swift
+    Sources/HADeployDrivers/Drivers/CrashReportScanner.swift
+    Sources/HADeployDrivers/Drivers/DevicectlDriver.swift
+    Sources/HADeployDrivers/Drivers/DriverDeadlines.swift
+    Sources/HADeployDrivers/Drivers/LaunchDefaultsWriter.swift
+    Sources/HADeployDrivers/Drivers/MacAppLocations.swift
+    Sources/HADeployDrivers/Drivers/MacDriver.swift
+    Sources/HADeployDrivers/Drivers/PyMobileDevice3Driver.swift
+    Sources/HADeployDrivers/Drivers/RosettaSimDriver.swift
+    Sources/HADeployDrivers/Drivers/SSHDriver.swift
+    Sources/HADeployDrivers/Drivers/SimctlDriver.swift
+    Sources/HADeployDrivers/Jailbreak/JailbreakDeployer.swift
+    Sources/HADeployKit/Deploy/ArtifactSource.swift
+    Sources/HADeployKit/Deploy/ArtifactStaging.swift
+    Sources/VirtualDevice/App/AppDefaults.swift
+    Sources/VirtualDevice/App/AppKeychain.swift
+    Sources/VirtualDevice/App/AppLogFile.swift
+    Sources/VirtualDevice/Device/ConfinedRoot.swift
+    Sources/VirtualDevice/Device/DevicePaths.swift
+    Sources/VirtualDevice/Device/DeviceRuntime.swift
+    Sources/VirtualDevice/Device/DeviceStorage.swift
+    Sources/VirtualDevice/Install/AppBundleInfo.swift
+    Sources/VirtualDevice/Services/HouseArrestService.swift
+    Sources/VirtualDevice/Services/ImageMounterService.swift
+    Sources/VirtualDevice/Services/InstallationProxyService.swift
+    Sources/VirtualDevice/Usbmuxd/PairRecordStore.swift
+)
+
+pattern='FileManager\.default|(^|[^A-Za-z0-9_.])Date\(\)|(^|[^A-Za-z0-9_])ProcessInfo([^A-Za-z0-9_]|$)'
+status=0
+hits=$(grep -rnE "$pattern" Sources --include='*.swift' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+for file in "${allowed[@]}" "${pending[@]}"; do
+    hits=$(printf '%s\n' "$hits" | grep -v "^$file:" || true)
+done
+if [ -n "$hits" ]; then
+    echo "side effects outside the context (use its fileSystem, clock or system):" >&2
+    printf '%s\n' "$hits" >&2
+    status=1
+fi
+for file in "${pending[@]}"; do
+    if ! grep -qE "$pattern" "$file" 2>/dev/null; then
+        echo "$file: no longer needs to be listed as pending in $0" >&2
+        status=1
+    fi
+done
+exit $status
