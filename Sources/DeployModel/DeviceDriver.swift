@@ -112,6 +112,9 @@ public protocol DeviceDriver: Sendable {
     /// A file in the app's data container (`Documents/ha-log.txt`), or nil when there is no such
     /// file. Throws ``AppDataUnavailable`` when this backend cannot read the container.
     func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data?
+    /// What `hadeploy status` shows, read without installing, mounting or launching anything; a backend
+    /// says what it cannot tell (the default: only reachability and the app's log).
+    func facts(_ query: StatusQuery) async -> DeviceFacts
 }
 
 extension DeviceDriver {

@@ -13,8 +13,11 @@ public struct DemoAppBuilder: Sendable {
     public var executableName: String
     public var displayName: String
 
+    /// The demo app's bundle id when `.env` sets no BUNDLE_ID (what `--virtual` installs).
+    public static let defaultBundleID = "com.example.hadashboard"
+
     public init(
-        bundleID: String = "com.example.hadashboard", executableName: String = "HADashboard",
+        bundleID: String = DemoAppBuilder.defaultBundleID, executableName: String = "HADashboard",
         displayName: String = "HA Dashboard"
     ) {
         self.bundleID = bundleID

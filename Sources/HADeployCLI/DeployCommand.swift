@@ -164,9 +164,14 @@ struct DeployCommand: ContextCommand {
             jobs: jobs, failFast: failFast,
             build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) },
             worker: worker ? nil : workerLauncher(context: context))
-        // `rollback DEVICE` later needs to know which app a deploy installed (twins are gone by then).
+        // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
+        // records (for `status --virtual`), apart from the real devices'.
         let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
-        if !virtual && !worker { settings.deployRecords = .project(context) }
+        if !worker {
+            settings.deployRecords =
+                virtual
+                ? .twins(context, stateDirectory: context.url(for: plan.stateDirectory)) : .project(context)
+        }
         if report != nil, !worker {
             settings.screenshotReview = ScreenshotReview(
                 baselines: .project(context, virtual: virtual), acceptNew: acceptScreenshots,

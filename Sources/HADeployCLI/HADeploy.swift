@@ -20,6 +20,7 @@ public struct HADeploy: AsyncParsableCommand {
               hadeploy sim iphone            the iPhone simulator
               hadeploy mini4 ipad2 --dashboard wall-kitchen
               hadeploy plan all --json       what a deploy would do, as JSON
+              hadeploy status all            every device at a glance
               hadeploy version               the app version from git tags: 1.10.0 (57)
             A version bump is just `git tag v1.2.3`.
             """,
@@ -27,7 +28,7 @@ public struct HADeploy: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self,
             VersionCommand.self, RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
-            RollbackCommand.self,
+            RollbackCommand.self, StatusCommand.self,
             VirtualCommand.self, ReportCommand.self,
         ],
         defaultSubcommand: DeployCommand.self

@@ -197,8 +197,9 @@ public struct FanOutReporter: DeployReporter {
     public func handle(_ event: DeployEvent) { for reporter in reporters { reporter.handle(event) } }
 }
 
-enum Format {
-    static func bytes(_ count: Int64) -> String {
+/// Sizes, rates and durations as the reporters print them.
+public enum Format {
+    public static func bytes(_ count: Int64) -> String {
         let value = Double(count)
         if value >= 1_000_000_000 { return String(format: "%.2f GB", value / 1e9) }
         if value >= 1_000_000 { return String(format: "%.1f MB", value / 1e6) }
@@ -227,15 +228,7 @@ public enum SummaryTable {
                 Format.seconds(result.seconds), result.reason ?? "",
             ])
         }
-        let widths = (0..<header.count).map { column in
-            rows.map { $0[column].count }.max() ?? 0
-        }
-        let lines = rows.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1
-                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }
+        let lines = aligned(rows)
         var counts: [DeviceOutcome: Int] = [:]
         for result in report.results { counts[result.outcome, default: 0] += 1 }
         let order: [DeviceOutcome] = [
@@ -267,5 +260,19 @@ public enum SummaryTable {
                     }.joined(separator: " · "))
         }
         return lines
+    }
+
+    /// Rows as lines, each column as wide as its widest cell (the last one not padded).
+    static func aligned(_ rows: [[String]]) -> [String] {
+        let count = rows.map(\.count).max() ?? 0
+        let widths = (0..<count).map { column in
+            rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1
+                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
     }
 }

@@ -101,6 +101,19 @@ struct DebugServerLauncher {
         return GDBStopReply(reply) != nil || reply.isEmpty
     }
 
+    /// Whether a process called `processName` runs, without attaching to it: lldb's
+    /// `qfProcessInfo` with an exact name match lists it (`pid:…;name:…;`) or answers `E` for none.
+    func isRunning(processName: String, deadline: ContinuousClock.Instant) throws -> Bool {
+        let reply = try client.request(
+            "qfProcessInfo:name:" + GDBPacket.hexEncode(processName) + ";name_match:equals;",
+            step: "debugserver qfProcessInfo \(processName)", deadline: deadline, last: true)
+        if reply.hasPrefix("E") { return false }
+        guard reply.split(separator: ";").contains(where: { $0.hasPrefix("pid:") }) else {
+            throw launchError("debugserver qfProcessInfo \(processName)", reply)
+        }
+        return true
+    }
+
     private func processIdentifier(deadline: ContinuousClock.Instant) throws -> Int? {
         let reply = try client.request("qProcessInfo", step: "debugserver qProcessInfo", deadline: deadline)
         for field in reply.split(separator: ";") where field.hasPrefix("pid:") {

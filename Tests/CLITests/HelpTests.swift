@@ -29,6 +29,13 @@ import Testing
             ]
         ),
         (
+            ["status"],
+            [
+                "hadeploy status all --virtual", "hadeploy status mini4 ipad2 --json", "--report",
+                "Exit codes: 0", "3 some", "--timeout",
+            ]
+        ),
+        (
             ["version"],
             [
                 "hadeploy version", "1.10.0 (57)", "hadeploy version --json", "git tag v1.11.0",

@@ -130,6 +130,23 @@ final class DeployWorld: Sendable {
         try await GitRepository.commitAll(at: root, tag: "v1.2.0")
     }
 
+    /// The `modern` flavour as the world's devices.yaml has it (for building other demo versions).
+    static var modernFlavour: Flavour {
+        Flavour(
+            name: "modern", xcode: nil, archs: [.arm64], deploymentTarget: "15.0", sdk: "iphoneos",
+            configuration: "Release", scheme: nil, settings: [:],
+            location: SourceLocation(file: "devices.yaml", line: 1))
+    }
+
+    /// Adds a device to devices.yaml (`devices:` is its last section) with these lines under its id.
+    func addDevice(id: String, lines: [String]) throws {
+        let file = root.appendingPathComponent("devices.yaml")
+        let yaml = try String(contentsOf: file, encoding: .utf8)
+        let entry = "  \(id):\n" + lines.map { "    \($0)\n" }.joined()
+        try (yaml + (yaml.hasSuffix("\n") ? "" : "\n") + entry).write(
+            to: file, atomically: true, encoding: .utf8)
+    }
+
     /// Runs `hadeploy <arguments>` in the checkout against the virtual devices.
     func deploy(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(180))
         async throws -> HADeployBinary.Result

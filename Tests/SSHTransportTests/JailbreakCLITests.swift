@@ -235,4 +235,31 @@ struct JailbreakCLITests {
         let ps = try await TestEnvironment.run("/bin/ps", ["-eo", "args"])
         #expect(!ps.output.contains(twinRoot.path), "\(ps.output)")
     }
+
+    @Test("status over SSH: boot time from sysctl, free space from df, the installed build; no battery")
+    func statusOfTheJailbreakTwin() async throws {
+        let root = try TestEnvironment.makeDirectory("hadeploy-jb-status")
+        try await JailbreakProject.create(at: root)
+        defer { TestEnvironment.remove(root) }
+        let run = try await HADeployBinary.run(
+            ["status", "ipad2", "--virtual", "--json"], in: root, timeout: .seconds(120))
+        let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let device = try #require(
+            (object?["devices"] as? [[String: Any]])?.first, "\(run.stdout)\(run.stderr)")
+        func value(_ key: String) -> Any? { (device[key] as? [String: Any])?["value"] }
+        func unavailable(_ key: String) -> String? {
+            (device[key] as? [String: Any])?["unavailable"] as? String
+        }
+        #expect(device["reachable"] as? Bool == true, "\(device)")
+        #expect(device["backend"] as? String == "ssh", "\(device)")
+        // The twin's boot is this host's (kern.boottime from sysctl, as iOS prints it).
+        let boot = try #require(value("boot") as? [String: Any], "\(device)")
+        #expect(boot["bootedAt"] is String)
+        let storage = try #require(value("storage") as? [String: Any], "\(device)")
+        #expect((storage["availableBytes"] as? Int ?? 0) > 0)
+        #expect(unavailable("battery")?.contains("jailbroken") == true, "\(device)")
+        // A twin starts empty for each run: nothing installed, nothing running, exit code 1.
+        #expect(device["build"] as? String == "missing", "\(device)")
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+    }
 }

@@ -71,6 +71,45 @@ extension VirtualDeviceSuite {
             #expect(info.stdout == "true\n", "\(info)")
         }
 
+        @Test(
+            "battery and storage set through the control socket are what ideviceinfo reads; a reboot is remembered"
+        )
+        func healthThroughTheControlSocket() async throws {
+            let emulator = try await EmulatorFixture.start([Profiles.ipadMini4])
+            defer { Task { await emulator.stop() } }
+            let udid = await emulator.udid("mini4")
+            let before = try await emulator.run(
+                "ideviceinfo", ["-u", udid, "-q", "com.apple.mobile.battery"])
+            #expect(before.stdout.contains("BatteryCurrentCapacity: 100"), "\(before)")
+            let replies = try Self.control(
+                emulator.directory,
+                [
+                    #"{"command":"setHealth","udid":"mini4","health":{"batteryLevel":12,"externalConnected":false,"dataAvailable":400000000}}"#,
+                    #"{"command":"setHealth","udid":"mini4","health":{"batteryLevel":140}}"#,
+                    #"{"command":"health","udid":"\#(udid)"}"#,
+                ])
+            #expect(replies[0] == #"{"ok":true}"#)
+            #expect(replies[1].contains(#""ok":false"#) && replies[1].contains("0...100"), "\(replies[1])")
+            #expect(replies[2].contains(#""batteryLevel":12"#), "\(replies[2])")
+            // The Debian client, as against a real device: the keys and values it prints.
+            let battery = try await emulator.run(
+                "ideviceinfo", ["-u", udid, "-q", "com.apple.mobile.battery"])
+            #expect(battery.status == 0, "\(battery)")
+            let lines = Set(battery.stdout.split(separator: "\n").map(String.init))
+            #expect(
+                lines.isSuperset(of: [
+                    "BatteryCurrentCapacity: 12", "BatteryIsCharging: false", "ExternalConnected: false",
+                    "FullyCharged: false",
+                ]), "\(battery)")
+            let disk = try await emulator.run("ideviceinfo", ["-u", udid, "-q", "com.apple.disk_usage"])
+            #expect(disk.stdout.contains("AmountDataAvailable: 400000000"), "\(disk)")
+            // A reboot is a new boot, remembered by the device's state like a real one's uptime.
+            let booted = try await emulator.daemon.bootedAt(udid: udid)
+            try await emulator.daemon.reboot(udid: udid)
+            #expect(try await emulator.daemon.bootedAt(udid: udid) > booted)
+            #expect(try await emulator.daemon.health(udid: udid).batteryLevel == 12)
+        }
+
         @Test("an install stalled on the device ends with 'Device removed' when the device reboots")
         func detachedDuringStalledInstall() async throws {
             let emulator = try await EmulatorFixture.start([Profiles.ipadMini4])

@@ -99,7 +99,7 @@ ln -sfn ../tmp var/tmp
 # Busybox-ish userland of an iOS 9 jailbreak (Cydia bootstrap + OpenSSH's openssl).
 for tool in sh bash tar gzip gunzip find cp mv rm mkdir rmdir chmod chown cat ls sed grep sort head tail \
     sleep date mktemp stat touch test printf ps id kill ln uname dd wc cut tr env true false basename \
-    dirname readlink openssl scp xargs awk expr; do
+    dirname readlink openssl scp xargs awk expr df; do
     src=$(command -v "$tool" 2>/dev/null || true)
     case "$src" in /usr/bin/*|/bin/*) ;; *) continue ;; esac
     ln -sfn "/host/usr/bin/$(basename "$src")" "usr/bin/$tool"
@@ -112,6 +112,21 @@ for tool in open uicache ldid killall; do
     printf '#!/bin/sh\nexec /usr/libexec/twin/python3 /usr/libexec/twin/springboard.py %s "$@"\n' "$tool" > "usr/bin/$tool"
     chmod 755 "usr/bin/$tool"
 done
+
+# sysctl as iOS answers `sysctl -n kern.boottime` (what `hadeploy status` reads): the device booted
+# when this host did (its btime), so a twin restarted for another run has not "rebooted".
+cat > usr/bin/sysctl <<'SYSCTL'
+#!/bin/sh
+[ "$1" = "-n" ] && shift
+case "$1" in
+kern.boottime)
+    btime=$(grep '^btime ' /proc/stat 2>/dev/null | cut -d ' ' -f 2)
+    [ -n "$btime" ] || { echo "sysctl: kern.boottime: unavailable" >&2; exit 1; }
+    printf '{ sec = %s, usec = 0 } %s\n' "$btime" "$(date -u -d "@$btime" 2>/dev/null)" ;;
+*) echo "sysctl: unknown oid '$1'" >&2; exit 1 ;;
+esac
+SYSCTL
+chmod 755 usr/bin/sysctl
 
 # Accounts as on iOS: root (home /var/root) and mobile 501:501; sshd's privilege separation user.
 # Root's password: `*` (no password matches) unless --password-file gave one; read from the file on stdin.

@@ -44,6 +44,9 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         try await usb.appDataFile(artifact, relativePath: relativePath)
     }
 
+    /// Lockdown answers battery, storage and the installed build over usbmuxd on iOS 17+ too.
+    public func facts(_ query: StatusQuery) async -> DeviceFacts { await usb.facts(query) }
+
     public func screenshot() async throws -> Data {
         if let missing = await tunnel.readiness().screenshot { throw TunnelMissing(detail: missing) }
         return try await tunnel.screenshot()

@@ -144,6 +144,44 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         try await deployer.screenshot()
     }
 
+    /// Over SSH: the boot time (`sysctl kern.boottime`), free space (`df`), the installed app's
+    /// Info.plist and its process (`ps`); no battery (no command on the device reads it).
+    public func facts(_ query: StatusQuery) async -> DeviceFacts {
+        let read: JailbreakStatus
+        do {
+            read = try await deployer.status(bundleID: query.bundleID)
+        } catch {
+            return .unreachable(SystemErrorText.message(error))
+        }
+        let device = ConnectedDevice(
+            udid: plan.udid?.value ?? deployer.config.connection.host, name: plan.name,
+            productType: plan.productType, iosVersion: plan.ios, arch: plan.arch)
+        var installed: Fact<InstalledBuild?> = .unavailable(
+            "which app is unknown: deploy once, or set BUNDLE_ID")
+        if query.bundleID != nil {
+            installed = .known(
+                read.infoPlist.map { data in
+                    let info =
+                        (try? PropertyListSerialization.propertyList(from: data, format: nil))
+                        as? [String: Any]
+                    return InstalledBuild(
+                        marketingVersion: info?["CFBundleShortVersionString"] as? String ?? "?",
+                        buildNumber: info?["CFBundleVersion"] as? String ?? "?")
+                })
+        }
+        return DeviceFacts(
+            device: device, installed: installed,
+            running: read.running.map { .known($0) }
+                ?? .known(false),
+            appLog: await appLog(query),
+            battery: .unavailable("battery: a jailbroken device has no command that reads it over SSH"),
+            storage: read.availableBytes.map {
+                .known(StorageState(availableBytes: $0, capacityBytes: read.capacityBytes))
+            } ?? .unavailable("`df` gave no figures for \(deployer.config.mobileDirectory)"),
+            boot: read.bootedAt.map { .known(BootState(bootedAt: $0)) }
+                ?? .unavailable("`sysctl -n kern.boottime` gave no boot time"))
+    }
+
     /// An app in /Applications keeps its data in the mobile user's home (`Documents/ha-log.txt` is
     /// /var/mobile/Documents/ha-log.txt).
     public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
@@ -199,6 +237,15 @@ public final class FallbackDriver: DeviceDriver, @unchecked Sendable {
     }
 
     public func prepare() async throws { try await active.prepare() }
+    /// The device over SSH when it answers there, else over its cable.
+    public func facts(_ query: StatusQuery) async -> DeviceFacts {
+        let first = await primary.facts(query)
+        guard first.device == nil else { return first }
+        let second = await fallback.facts(query)
+        guard second.device == nil else { return second }
+        return .unreachable(
+            "\(FallbackFailed(primary: first.unreachable ?? "?", fallback: second.unreachable ?? "?"))")
+    }
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome { try await active.install(artifact, force: force, progress: progress) }

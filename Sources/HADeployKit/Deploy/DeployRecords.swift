@@ -12,6 +12,9 @@ public struct DeployRecords: Sendable {
         public var buildNumber: String
         public var deployID: String
         public var deployedAt: Date
+        /// When a deploy last proved the dashboard loaded on this device (this one or an earlier one
+        /// of the same app; nil: never). Records from before `hadeploy status` have none.
+        public var verifiedAt: Date?
     }
 
     public let directory: URL
@@ -25,6 +28,14 @@ public struct DeployRecords: Sendable {
     /// The project's records: `<project>/.hadeploy/deployed`.
     public static func project(_ context: HADeployContext) -> DeployRecords {
         DeployRecords(directory: context.url(for: ".hadeploy/deployed"), fileSystem: context.fileSystem)
+    }
+
+    /// The virtual twins' records (`--virtual`), next to the twins' own state and apart from the real
+    /// devices': `rollback` never takes a twin's app for the real device's.
+    public static func twins(_ context: HADeployContext, stateDirectory: URL) -> DeployRecords {
+        DeployRecords(
+            directory: stateDirectory.appendingPathComponent("twins-deployed"), fileSystem: context.fileSystem
+        )
     }
 
     func file(_ device: String) -> URL? {
@@ -57,11 +68,17 @@ public struct DeployRecords: Sendable {
             guard let flavour = flavours[result.id], let artifact = artifacts[flavour],
                 !artifact.bundleID.isEmpty
             else { continue }
+            var verifiedAt: Date?
+            if case .loaded = result.verification {
+                verifiedAt = report.finishedAt
+            } else if let previous = read(device: result.id), previous.bundleID == artifact.bundleID {
+                verifiedAt = previous.verifiedAt
+            }
             try write(
                 Record(
                     bundleID: artifact.bundleID, marketingVersion: artifact.marketingVersion,
                     buildNumber: artifact.buildNumber, deployID: report.deployID,
-                    deployedAt: report.finishedAt),
+                    deployedAt: report.finishedAt, verifiedAt: verifiedAt),
                 device: result.id)
         }
     }

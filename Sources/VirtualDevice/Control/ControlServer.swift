@@ -14,6 +14,9 @@ import NIOPosix
 /// {"command":"reboot","udid":"…"}
 /// {"command":"acceptNextPairing","udid":"…"}   (the user taps "Trust" for the next host, 120 s)
 /// {"command":"installedApps","udid":"…"}  {"command":"runningApp","udid":"…"}
+/// {"command":"setHealth","udid":"…","health":{"batteryLevel":12,"charging":false,"externalConnected":false}}
+///     (battery and storage as lockdown reports them; `dataAvailable` in bytes, optional)
+/// {"command":"health","udid":"…"}
 /// ```
 /// Replies: `{"ok":true,…}` or `{"ok":false,"error":"…"}`.
 final class ControlServer: Sendable {
@@ -57,6 +60,7 @@ final class ControlServer: Sendable {
         let fault: VirtualFault?
         let kind: String?
         let onNetwork: Bool?
+        let health: VirtualDeviceHealth?
     }
 
     private func serve(_ stream: ByteStream) async {
@@ -107,6 +111,11 @@ final class ControlServer: Sendable {
                     return failure("setOnNetwork needs \"onNetwork\"")
                 }
                 try await daemon.setOnNetwork(onNetwork, udid: try udid(request))
+            case "setHealth":
+                guard let health = request.health else { return failure("setHealth needs a \"health\"") }
+                try await daemon.setHealth(health, udid: try udid(request))
+            case "health":
+                reply["health"] = AnyEncodable(try await daemon.health(udid: try udid(request)))
             case "installedApps":
                 reply["apps"] = AnyEncodable(try await daemon.installedApps(udid: try udid(request)))
             case "runningApp":

@@ -101,6 +101,7 @@ actor DeviceRuntime {
         self.faultBox = NIOLockedValueBox(profile.faults)
         self.log = DeviceLog(deviceName: profile.deviceName)
         self.network = profile.isOnNetwork ? NetworkEndpoint(configuredHost: profile.networkAddress) : nil
+        if state.bootedAt == nil { state.bootedAt = Date() }
         if profile.pairing == .prePaired && !state.prePairingDone {
             try Self.makePrePairedRecord(state: &state, deviceKey: key, pairRecords: pairRecords)
         }
@@ -155,6 +156,13 @@ actor DeviceRuntime {
     var isDeveloperImageMounted: Bool { state.developerImageSignature != nil }
     var developerImageSignature: Data? { state.developerImageSignature }
     var bootCount: Int { state.bootCount }
+    var bootedAt: Date { state.bootedAt ?? Date() }
+    var health: VirtualDeviceHealth { state.health ?? .plugged }
+
+    func setHealth(_ health: VirtualDeviceHealth) {
+        state.health = health
+        persistLogging()
+    }
 
     // MARK: faults
 
@@ -424,7 +432,7 @@ actor DeviceRuntime {
         logger.info("app \(running.app.bundleIdentifier) terminated (\(reason))")
     }
 
-    /// The foreground app's process, for the log relays' process lists.
+    /// The foreground app's process, for the log relays' and debugserver's process lists.
     var runningProcess: (pid: Int, executable: String)? {
         running.map { ($0.pid, $0.app.executable) }
     }
@@ -472,6 +480,7 @@ actor DeviceRuntime {
         terminateRunningApp(reason: "reboot")
         state.developerImageSignature = nil
         state.bootCount += 1
+        state.bootedAt = Date()
         services.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()

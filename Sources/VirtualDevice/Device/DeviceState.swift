@@ -10,4 +10,8 @@ struct DeviceState: Codable, Sendable {
     var developerImageSignature: Data?
     var installedApps: [VirtualInstalledApp] = []
     var bootCount = 1
+    /// When the device last booted (nil: before the emulator remembered it; taken as first start).
+    var bootedAt: Date?
+    /// Battery and flash as set through the control socket (nil: on its charger, full).
+    var health: VirtualDeviceHealth?
 }

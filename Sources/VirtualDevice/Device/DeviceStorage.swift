@@ -15,7 +15,10 @@ struct DeviceStorage {
     }
 
     var dataCapacity: Int { totalDiskCapacity - systemCapacity }
-    var dataAvailable: Int { max(0, Self.freshDataAvailable - used) }
+    /// What the control socket set (`setHealth`), in place of what the files leave free.
+    var available: Int?
+
+    var dataAvailable: Int { available ?? max(0, Self.freshDataAvailable - used) }
 
     private static func size(of directory: URL) -> Int {
         guard

@@ -224,6 +224,25 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).acceptNextPairing(within: window)
     }
 
+    /// Sets what a device reports about its battery and storage (kept across restarts).
+    public func setHealth(_ health: VirtualDeviceHealth, udid: String) async throws {
+        guard (0...100).contains(health.batteryLevel) else {
+            throw VirtualDeviceError.invalidConfiguration(
+                "batteryLevel \(health.batteryLevel) is not a percentage (0...100)")
+        }
+        try await runtime(udid: udid).setHealth(health)
+    }
+
+    /// What a device reports about its battery and storage.
+    public func health(udid: String) async throws -> VirtualDeviceHealth {
+        try await runtime(udid: udid).health
+    }
+
+    /// When a device last booted (its first start, or the last `reboot`); kept across restarts.
+    public func bootedAt(udid: String) async throws -> Date {
+        try await runtime(udid: udid).bootedAt
+    }
+
     /// Removes all faults of a device, or only those of one kind (`VirtualFault.kind`).
     public func clearFaults(udid: String, kind: String? = nil) async throws {
         try await runtime(udid: udid).clearFaults(kind: kind)

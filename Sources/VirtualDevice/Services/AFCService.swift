@@ -234,7 +234,8 @@ struct AFCService {
         case .getDeviceInfo:
             // The device's data partition (the same figures lockdown's disk_usage domain gives),
             // not the disk of the host the twin runs on.
-            let storage = DeviceStorage(paths: runtime.paths)
+            var storage = DeviceStorage(paths: runtime.paths)
+            storage.available = await runtime.health.dataAvailable
             try await replyData(
                 Self.pairs([
                     ("Model", runtime.profile.productType), ("FSTotalBytes", "\(storage.dataCapacity)"),

@@ -71,6 +71,11 @@ struct DebugserverService {
                 } else {
                     try await send("OK", ackMode: ackMode)
                 }
+            case "q" where packet.hasPrefix("qfProcessInfo"):
+                // lldb's process list, filtered by name (`name:<hex>;name_match:equals;`).
+                try await send(await processList(packet), ackMode: ackMode)
+            case "q" where packet == "qsProcessInfo":
+                try await send("E04", ackMode: ackMode)
             case "q" where packet == "qProcessInfo":
                 try await send(
                     context == nil ? "E44" : "pid:\(String(4000, radix: 16));parent-pid:1;", ackMode: ackMode)
@@ -115,6 +120,16 @@ struct DebugserverService {
                 try await send("", ackMode: ackMode)
             }
         }
+    }
+
+    /// The foreground app as debugserver lists a process, when it matches the query; `E04` for none.
+    private func processList(_ packet: String) async -> String {
+        let fields = packet.drop { $0 != ":" }.dropFirst().split(separator: ";")
+        let wanted = fields.first { $0.hasPrefix("name:") }.map { Self.decodeHex(String($0.dropFirst(5))) }
+        guard let process = await runtime.runningProcess else { return "E04" }
+        if let wanted, wanted != process.executable { return "E04" }
+        let name = process.executable.utf8.map { String(format: "%02x", $0) }.joined()
+        return "pid:\(String(process.pid, radix: 16));ppid:1;uid:1f5;gid:1f5;euid:1f5;egid:1f5;name:\(name);"
     }
 
     private func findApp(executablePath: String) async -> VirtualInstalledApp? {

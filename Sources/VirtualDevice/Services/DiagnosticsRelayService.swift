@@ -27,7 +27,7 @@ struct DiagnosticsRelayService {
             case "MobileGestalt":
                 try await mobileGestalt(request["MobileGestaltKeys"] as? [String] ?? [])
             case "IORegistry":
-                try await succeed(["IORegistry": ioRegistry(request)])
+                try await succeed(["IORegistry": ioRegistry(request, health: await runtime.health)])
             case "Restart", "Shutdown", "Sleep":
                 try await stream.writePropertyList(["Status": "Success"])
             case "Goodbye":
@@ -76,15 +76,16 @@ struct DiagnosticsRelayService {
         try await succeed(["MobileGestalt": values])
     }
 
-    private func ioRegistry(_ request: [String: Any]) -> [String: Any] {
+    private func ioRegistry(_ request: [String: Any], health: VirtualDeviceHealth) -> [String: Any] {
         // The battery node is what clients ask for (`diagnostics battery`); others come back empty.
         let name = request["EntryName"] as? String ?? request["EntryClass"] as? String ?? ""
         guard name == "AppleARMPMUCharger" || name == "IOPMPowerSource" || name == "AppleSmartBattery" else {
             return [:]
         }
         return [
-            "CurrentCapacity": 100, "MaxCapacity": 100, "IsCharging": false, "ExternalConnected": true,
-            "FullyCharged": true, "CycleCount": 212, "DesignCapacity": 5124, "Temperature": 2950,
+            "CurrentCapacity": health.batteryLevel, "MaxCapacity": 100, "IsCharging": health.charging,
+            "ExternalConnected": health.externalConnected, "FullyCharged": health.batteryLevel >= 100,
+            "CycleCount": 212, "DesignCapacity": 5124, "Temperature": 2950,
             "Voltage": 4350,
         ]
     }

@@ -37,7 +37,7 @@ struct LockdownService {
             case "QueryType":
                 reply["Type"] = "com.apple.mobile.lockdown"
             case "GetValue":
-                getValue(request, session: sessionID != nil, into: &reply)
+                getValue(request, session: sessionID != nil, health: await runtime.health, into: &reply)
             case "SetValue", "RemoveValue":
                 if sessionID == nil { reply["Error"] = "SessionInactive" }
             case "Pair":
@@ -99,14 +99,16 @@ struct LockdownService {
 
     // MARK: GetValue
 
-    private func getValue(_ request: [String: Any], session: Bool, into reply: inout [String: Any]) {
+    private func getValue(
+        _ request: [String: Any], session: Bool, health: VirtualDeviceHealth, into reply: inout [String: Any]
+    ) {
         let domain = request["Domain"] as? String
         let key = request["Key"] as? String
         if let domain { reply["Domain"] = domain }
         if let key { reply["Key"] = key }
         let values: [String: Any]
         if let domain {
-            guard let domainValues = domainValues(domain) else {
+            guard let domainValues = domainValues(domain, health: health) else {
                 reply["Error"] = "MissingValue"
                 return
             }
@@ -186,10 +188,11 @@ struct LockdownService {
         return values
     }
 
-    private func domainValues(_ domain: String) -> [String: Any]? {
+    private func domainValues(_ domain: String, health: VirtualDeviceHealth) -> [String: Any]? {
         switch domain {
         case "com.apple.disk_usage", "com.apple.disk_usage.factory":
-            let storage = DeviceStorage(paths: runtime.paths)
+            var storage = DeviceStorage(paths: runtime.paths)
+            storage.available = health.dataAvailable
             return [
                 "TotalDiskCapacity": storage.totalDiskCapacity, "TotalDataCapacity": storage.dataCapacity,
                 "TotalDataAvailable": storage.dataAvailable, "AmountDataAvailable": storage.dataAvailable,
@@ -198,8 +201,9 @@ struct LockdownService {
             ]
         case "com.apple.mobile.battery":
             return [
-                "BatteryCurrentCapacity": 100, "BatteryIsCharging": false, "ExternalChargeCapable": true,
-                "ExternalConnected": true, "FullyCharged": true,
+                "BatteryCurrentCapacity": health.batteryLevel, "BatteryIsCharging": health.charging,
+                "ExternalChargeCapable": true, "ExternalConnected": health.externalConnected,
+                "FullyCharged": health.batteryLevel >= 100,
             ]
         case "com.apple.international":
             return ["Language": "en", "Locale": "en_US", "SupportedLanguages": ["en", "de", "fr"]]

@@ -1,0 +1,87 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployBuild
+import HADeployCore
+import HADeployDrivers
+import MobileDevice
+
+/// `hadeploy status` from a deploy plan: which build a deploy would install, the status plan, and the
+/// executor over this run's drivers. libusbmuxd reads one usbmuxd address per process: the devices of
+/// the first USB route are asked here; those of another route say so (run status for them alone).
+public struct StatusSession: Sendable {
+    public struct Settings: Sendable {
+        public var virtual: Bool
+        public var records: DeployRecords
+        public var deadlineSeconds: Double
+
+        public init(virtual: Bool, records: DeployRecords, deadlineSeconds: Double) {
+            self.virtual = virtual
+            self.records = records
+            self.deadlineSeconds = deadlineSeconds
+        }
+    }
+
+    public var context: HADeployContext
+    /// The environment the plan's secret references are read from (`.env` over the process's).
+    public var variables: [String: String]
+    public var deployPlan: DeployPlan
+    public var settings: Settings
+
+    public init(
+        context: HADeployContext, variables: [String: String], deployPlan: DeployPlan, settings: Settings
+    ) {
+        self.context = context
+        self.variables = variables
+        self.deployPlan = deployPlan
+        self.settings = settings
+    }
+
+    /// The status plan: the artifacts the deploy plan names (`--artifact`, `--artifacts`) are
+    /// inspected; nothing is built or generated.
+    public func plan() throws -> StatusPlan {
+        var artifacts: [String: Artifact] = [:]
+        if case .files = deployPlan.artifacts {
+            artifacts = try deployPlan.artifacts.artifacts(for: deployPlan, host: .current)
+        }
+        let bundleID =
+            variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (settings.virtual ? DemoAppBuilder.defaultBundleID : nil)
+        return StatusPlanner(
+            records: settings.records, defaultBundleID: bundleID, deadlineSeconds: settings.deadlineSeconds
+        ).plan(deployPlan, artifacts: artifacts)
+    }
+
+    public func run(_ plan: StatusPlan) async -> StatusReport {
+        let routes = plan.devices.compactMap { device -> USBRoute? in
+            device.device.availability == .available ? device.device.backend.usbRoute : nil
+        }
+        let here = routes.first
+        switch here {
+        case .local(let address?)?: USBTransport.setUsbmuxdAddress(address)
+        case .virtual(let address)?: USBTransport.setUsbmuxdAddress(address)
+        default: break
+        }
+        // The drivers come from the plan's configuration alone (twins' endpoints included).
+        let drivers = DriverRegistry(host: .current, environment: variables, runner: context.runner)
+        return await StatusExecutor(
+            plan: plan,
+            driver: { device in
+                if let route = device.backend.usbRoute {
+                    if case .usbHost = route { throw OtherUSBRoute(route: route) }
+                    if route != here { throw OtherUSBRoute(route: route) }
+                }
+                return try drivers.driver(for: device)
+            }, now: context.now
+        ).run()
+    }
+}
+
+/// A device behind another usbmuxd than this run's (or a USB host's, reached through a tunnel a
+/// status check does not open).
+struct OtherUSBRoute: Error, CustomStringConvertible {
+    var route: USBRoute
+    var description: String {
+        "reached through \(route), another usbmuxd than this run's: run `hadeploy status` for it on its own"
+    }
+}
