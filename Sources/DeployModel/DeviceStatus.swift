@@ -39,6 +39,9 @@ public struct DeviceStatus: Sendable, Encodable {
     public var expected: ExpectedBuild
     public var running: Fact<Bool>
     public var dashboard: Fact<DashboardNow>
+    /// The `active_dashboard` the app's mobile_app device last reported to Home Assistant (nil: not
+    /// asked — the device's `ha_integration` is off, or no Home Assistant is configured).
+    public var homeAssistantDashboard: Fact<String>?
     public var lastDeployedAt: Date?
     public var lastVerifiedAt: Date?
     public var battery: Fact<BatteryState>

@@ -11,6 +11,39 @@ public struct LiveProcessRunner: LineStreamingRunner {
     public func runStreaming(
         _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
     ) async throws -> ProcessOutput {
+        // A script written a moment ago can still be open for writing in a child another thread
+        // forked meanwhile (it inherited the descriptor): exec then fails with ETXTBSY, "text file
+        // busy", until that child execs or exits. A few short retries, then the error as it is.
+        var attempt = 0
+        while true {
+            do {
+                return try await runStreamingOnce(command, timeout: timeout, onLine: onLine)
+            } catch let busy as TextFileBusy {
+                attempt += 1
+                if attempt >= 6 { throw ProcessError.launchFailed(command: command, reason: busy.reason) }
+                try await Task.sleep(for: .milliseconds(25 * attempt))
+            }
+        }
+    }
+
+    private struct TextFileBusy: Error {
+        var reason: String
+    }
+
+    /// The POSIX error under Foundation's launch error (it reports a failed spawn as a Cocoa file
+    /// error with the errno underneath).
+    static func posixCode(of error: any Error) -> Int32? {
+        var current: NSError? = error as NSError
+        while let error = current {
+            if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
+            current = error.userInfo[NSUnderlyingErrorKey] as? NSError
+        }
+        return nil
+    }
+
+    private func runStreamingOnce(
+        _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
+    ) async throws -> ProcessOutput {
         // A relative path with a slash (`scripts/build.sh`) names a file of the working directory.
         var name = command.executable
         if name.contains("/"), !name.hasPrefix("/"), let directory = command.workingDirectory {
@@ -43,7 +76,11 @@ public struct LiveProcessRunner: LineStreamingRunner {
         do {
             try process.run()
         } catch {
-            throw ProcessError.launchFailed(command: command, reason: "\(error.localizedDescription)")
+            let code = Self.posixCode(of: error)
+            let reason =
+                error.localizedDescription + (code.map { " (\(String(cString: strerror($0))))" } ?? "")
+            if code == ETXTBSY { throw TextFileBusy(reason: reason) }
+            throw ProcessError.launchFailed(command: command, reason: reason)
         }
         if let stdinPipe, let input = command.standardInput {
             // On a thread of its own: a child that never reads must not block us past the deadline.

@@ -8,8 +8,8 @@ public enum StatusText {
     public static func table(_ report: StatusReport) -> String {
         var rows = [
             [
-                "DEVICE", "IOS", "BACKEND", "BUILD", "APP", "DASHBOARD", "BATTERY", "FREE", "REBOOTED",
-                "VERIFIED",
+                "DEVICE", "IOS", "BACKEND", "BUILD", "APP", "DASHBOARD", "HA DASHBOARD", "BATTERY", "FREE",
+                "REBOOTED", "VERIFIED",
             ]
         ]
         for device in report.devices {
@@ -25,6 +25,7 @@ public enum StatusText {
                 device.id, device.ios.value ?? "?", device.backend, build(device),
                 device.running.value.map { $0 ? "running" : "not running" } ?? "?",
                 device.dashboard.value.map { ReportWriter.shortReason($0.summary, limit: 40) } ?? "?",
+                homeAssistant(device) ?? "-",
                 device.battery.value.map(battery) ?? "?",
                 device.storage.value.map { Format.bytes($0.availableBytes) } ?? "?",
                 device.rebootedSinceDeploy.value.map { $0 ? "yes" : "no" } ?? "?",
@@ -59,6 +60,13 @@ public enum StatusText {
         }
     }
 
+    /// What the app last reported to Home Assistant as `active_dashboard`; nil: not asked (the
+    /// device's `ha_integration` is off).
+    static func homeAssistant(_ device: DeviceStatus) -> String? {
+        guard let fact = device.homeAssistantDashboard else { return nil }
+        return fact.value ?? "?"
+    }
+
     static func battery(_ state: BatteryState) -> String {
         "\(state.level) %"
             + (state.charging ? " charging" : state.externalPower == false ? " on battery" : "")
@@ -76,7 +84,7 @@ public enum StatusText {
     static func unknowns(_ device: DeviceStatus) -> [String] {
         [
             device.installed.reason, device.running.reason, device.dashboard.reason, device.battery.reason,
-            device.storage.reason, device.rebootedSinceDeploy.reason,
+            device.storage.reason, device.rebootedSinceDeploy.reason, device.homeAssistantDashboard?.reason,
         ].compactMap { $0.map { "\(device.id): \($0)" } }
     }
 
@@ -125,6 +133,11 @@ extension ReportWriter {
                             ?? ""
                     ),
                     ("dashboard", device.dashboard.value?.summary ?? device.dashboard.reason ?? ""),
+                    (
+                        "Home Assistant's active_dashboard",
+                        device.homeAssistantDashboard.map { $0.value ?? $0.reason ?? "" }
+                            ?? "not asked (ha_integration off)"
+                    ),
                     ("battery", device.battery.value.map(StatusText.battery) ?? device.battery.reason ?? ""),
                     (
                         "free",

@@ -113,6 +113,37 @@ struct StatusEndToEndTests {
         #expect(!table.stdout.contains(world.ha.token) && !table.stderr.contains(world.ha.token))
     }
 
+    @Test func withItsIntegrationOnTheDashboardHomeAssistantLastHeardIsShown() async throws {
+        var twin = DeployWorld.defaultTwins[1]
+        twin.extra = ["ha_integration: true"]
+        twin.deviceName = "Status iPad \(UUID().uuidString.prefix(4))"
+        let world = try await DeployWorld(twins: [twin, DeployWorld.defaultTwins[2]])
+        defer { Task { await world.shutdown() } }
+        let dashboard = try await EvidenceEndToEndTests.makeDashboard(world.ha)
+        let deploy = try await world.deploy([
+            "mini4", "kitchen", "--dashboard", dashboard, "--no-build", "--artifacts", "artifacts",
+        ])
+        #expect(deploy.status == 0, "\(deploy.stderr)")
+
+        let status = try await world.deploy([
+            "status", "mini4", "kitchen", "--artifacts", "artifacts", "--json",
+        ])
+        let devices = try Self.devices(status.stdout)
+        let mini4 = try #require(devices["mini4"], "\(status.stdout)\n\(status.stderr)")
+        // What the app reported to Home Assistant as active_dashboard, read from Home Assistant.
+        #expect(Self.value(mini4["homeAssistantDashboard"]) as? String == dashboard, "\(mini4)")
+        // The kitchen iPad's integration is off: Home Assistant is not asked about it.
+        let kitchen = try #require(devices["kitchen"])
+        #expect(kitchen["homeAssistantDashboard"] == nil, "\(kitchen)")
+
+        let table = try await world.deploy(["status", "mini4", "kitchen", "--artifacts", "artifacts"])
+        #expect(table.stdout.contains("HA DASHBOARD"), "\(table.stdout)")
+        #expect(
+            table.stdout.split(separator: "\n").contains { $0.hasPrefix("mini4") && $0.contains(dashboard) },
+            "\(table.stdout)")
+        #expect(!table.stdout.contains(world.ha.token) && !table.stderr.contains(world.ha.token))
+    }
+
     @Test func theVirtualTwinsAreEachListedWithTheirFacts() async throws {
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[0], DeployWorld.defaultTwins[1]])
         defer { Task { await world.shutdown() } }

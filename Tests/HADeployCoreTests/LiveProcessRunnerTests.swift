@@ -40,6 +40,39 @@ import Testing
         #expect(lines[1] == "a b")
     }
 
+    /// A script still open for writing somewhere (a child forked while a test wrote it inherits the
+    /// descriptor) cannot be executed ("text file busy"): the runner waits briefly instead of failing.
+    @Test func aScriptStillOpenForWritingRunsOnceItIsClosed() async throws {
+        let directory = try temporaryDirectory("busy")
+        let script = directory.appendingPathComponent("tool")
+        FileManager.default.createFile(
+            atPath: script.path, contents: Data("#!/bin/sh\necho ready\n".utf8),
+            attributes: [.posixPermissions: 0o755])
+        let writer = try FileHandle(forWritingTo: script)
+        let closer = Task {
+            try await Task.sleep(for: .milliseconds(120))
+            try writer.close()
+        }
+        let output = try await LiveProcessRunner().run(ProcessCommand(script.path), timeout: .seconds(20))
+        try await closer.value
+        #expect(output.status == 0 && output.stdout == "ready\n", "\(output)")
+    }
+
+    @Test func aScriptThatStaysOpenForWritingIsNamedWithTheSystemsReason() async throws {
+        let directory = try temporaryDirectory("busy-forever")
+        let script = directory.appendingPathComponent("tool")
+        FileManager.default.createFile(
+            atPath: script.path, contents: Data("#!/bin/sh\necho never\n".utf8),
+            attributes: [.posixPermissions: 0o755])
+        let writer = try FileHandle(forWritingTo: script)
+        defer { try? writer.close() }
+        await #expect {
+            _ = try await LiveProcessRunner().run(ProcessCommand(script.path), timeout: .seconds(20))
+        } throws: { error in
+            "\(error)".contains("could not start") && "\(error)".contains("busy")
+        }
+    }
+
     @Test func aMissingExecutableIsNamed() async throws {
         let error = await #expect(throws: ProcessError.self) {
             _ = try await runner.run(ProcessCommand("hadeploy-no-such-tool"), timeout: .seconds(5))

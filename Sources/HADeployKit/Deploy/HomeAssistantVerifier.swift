@@ -51,6 +51,50 @@ public actor HomeAssistantVerifier: DashboardVerifier {
         return connection
     }
 
+    /// What each named mobile_app device last reported as `active_dashboard` (`hadeploy status`):
+    /// the sensor's state now, or why it cannot be told. One registry and one states read for all.
+    public func activeDashboards(deviceNames: [String]) async -> [String: Fact<String>] {
+        guard !deviceNames.isEmpty else { return [:] }
+        func everyone(_ reason: String) -> [String: Fact<String>] {
+            Dictionary(
+                deviceNames.map { ($0, Fact<String>.unavailable(reason)) }, uniquingKeysWith: { a, _ in a })
+        }
+        let connection: HomeAssistantConnection
+        let states: [String: String]
+        do {
+            connection = try await shared()
+            states = Dictionary(
+                try await connection.states().map { ($0.entityID, $0.state) }, uniquingKeysWith: { a, _ in a }
+            )
+        } catch {
+            return everyone("Home Assistant could not be read: \(SystemErrorText.message(error))")
+        }
+        var result: [String: Fact<String>] = [:]
+        for name in deviceNames where result[name] == nil {
+            do {
+                guard
+                    let sensor = try await connection.mobileAppSensor(
+                        deviceName: name, key: "active_dashboard")
+                else {
+                    result[name] = .unavailable(
+                        "Home Assistant has no mobile_app device named '\(name)' with an active_dashboard sensor "
+                            + "(turn on the app's device integration, or -HAAutoRegister YES)")
+                    continue
+                }
+                switch states[sensor.entityID] {
+                case nil, "unknown"?, "unavailable"?:
+                    result[name] = .unavailable("\(sensor.entityID) has no value yet")
+                case let value?:
+                    result[name] = .known(value)
+                }
+            } catch {
+                result[name] = .unavailable(
+                    "Home Assistant's device registry could not be read: \(SystemErrorText.message(error))")
+            }
+        }
+        return result
+    }
+
     public func expectLoaded(deployID: String, device: String) async throws -> any LoadedWaiter {
         do {
             let waiter = try await DashboardLoadWaiter.subscribe(

@@ -64,7 +64,7 @@ public struct StatusSession: Sendable {
         }
         // The drivers come from the plan's configuration alone (twins' endpoints included).
         let drivers = DriverRegistry(host: .current, environment: variables, runner: context.runner)
-        return await StatusExecutor(
+        var report = await StatusExecutor(
             plan: plan,
             driver: { device in
                 if let route = device.backend.usbRoute {
@@ -74,6 +74,50 @@ public struct StatusSession: Sendable {
                 return try drivers.driver(for: device)
             }, now: context.now
         ).run()
+        await addHomeAssistantDashboards(to: &report, plan: plan)
+        return report
+    }
+
+    /// Where the app reports to Home Assistant (`ha_integration: true`), the `active_dashboard` it
+    /// last reported, read once for every such device within the status deadline.
+    func addHomeAssistantDashboards(to report: inout StatusReport, plan: StatusPlan) async {
+        // Under the name the deploy's check uses: devices.yaml's `ha_device`, else the name the
+        // device gave when it answered (the app registers under it).
+        var names: [String: String] = [:]
+        for device in plan.devices where device.device.verification.homeAssistant {
+            let answered = report.devices.first { $0.id == device.device.id }?.name
+            names[device.device.id] =
+                device.device.verification.homeAssistantDevice ?? answered ?? device.device.name
+        }
+        guard !names.isEmpty else { return }
+        let wanted = Array(Set(names.values)).sorted()
+        let answers = await activeDashboards(wanted)
+        for index in report.devices.indices {
+            guard let name = names[report.devices[index].id] else { continue }
+            report.devices[index].homeAssistantDashboard =
+                answers[name] ?? .unavailable("Home Assistant did not say")
+        }
+    }
+
+    func activeDashboards(_ names: [String]) async -> [String: Fact<String>] {
+        func everyone(_ reason: String) -> [String: Fact<String>] {
+            Dictionary(names.map { ($0, Fact<String>.unavailable(reason)) }, uniquingKeysWith: { a, _ in a })
+        }
+        guard let server = deployPlan.server.value, let reference = deployPlan.accessToken,
+            let token = reference.resolve(variables)
+        else { return everyone("HA_SERVER and HA_TOKEN are not both set") }
+        let verifier: HomeAssistantVerifier
+        do {
+            verifier = try HomeAssistantVerifier(server: server, token: token, caFile: deployPlan.caFile)
+        } catch {
+            return everyone("Home Assistant is not usable: \(SystemErrorText.message(error))")
+        }
+        let seconds = settings.deadlineSeconds
+        let answers = try? await withDeadline("Home Assistant", .checkedSeconds(seconds)) {
+            await verifier.activeDashboards(deviceNames: names)
+        }
+        await verifier.close()
+        return answers ?? everyone("Home Assistant did not answer within \(Int(seconds)) s")
     }
 }
 
