@@ -40,11 +40,14 @@ public struct BuildPlan: Sendable, Hashable, Codable {
     public var buildHost: String?
     /// The exact commands the build runs, tools and environment resolved (secrets as *** when shown).
     public var commands: [ProcessCommand]
+    /// false when every device of the flavour lacks a setting it needs (`unsetKeys`): a deploy does not
+    /// build it (no device could take it); `hadeploy build` still does.
+    public var deployable: Bool
 
     public init(
         flavour: String, xcode: String, archs: [String], deploymentTarget: String, sdk: String,
         configuration: String, devices: [String], enabled: Bool, buildHost: String? = nil,
-        commands: [ProcessCommand]
+        commands: [ProcessCommand], deployable: Bool = true
     ) {
         self.flavour = flavour
         self.xcode = xcode
@@ -56,6 +59,7 @@ public struct BuildPlan: Sendable, Hashable, Codable {
         self.enabled = enabled
         self.buildHost = buildHost
         self.commands = commands
+        self.deployable = deployable
     }
 }
 

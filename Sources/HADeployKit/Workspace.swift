@@ -63,7 +63,10 @@ extension Workspace {
     public func builder(matrix: DeviceMatrix, variables: [String: String]) -> DeploySession.Builder {
         let context = self.context
         return { plan, message in
-            try await BuildRunner(
+            // What the planner marked: a flavour no device of which could take the build is not built.
+            var plan = plan
+            plan.builds = plan.builds.filter(\.deployable)
+            return try await BuildRunner(
                 context: context, matrix: matrix,
                 builder: BuildCommandBuilder.resolved(variables: variables, version: plan.version),
                 host: .current

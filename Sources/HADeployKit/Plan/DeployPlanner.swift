@@ -89,8 +89,7 @@ public struct DeployPlanner: Sendable {
         var builds: [BuildPlan] = []
         for flavour in matrix.flavours {
             let users = devicePlans.filter { $0.flavour == flavour.name && $0.availability == .available }
-            // A flavour none of whose devices can be deployed (each lacks a setting) is not built.
-            guard users.contains(where: \.unsetKeys.isEmpty) else { continue }
+            guard !users.isEmpty else { continue }
             builds.append(
                 BuildPlan(
                     flavour: flavour.name,
@@ -99,7 +98,10 @@ public struct DeployPlanner: Sendable {
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
                     configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
                     buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
-                    commands: options.build ? commands.commands(flavour) : [])
+                    commands: options.build ? commands.commands(flavour) : [],
+                    // A flavour none of whose devices can be deployed (each lacks a setting) is not
+                    // built by a deploy.
+                    deployable: users.contains(where: \.unsetKeys.isEmpty))
             )
         }
         var result = DeployPlan(
