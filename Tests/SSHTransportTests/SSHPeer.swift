@@ -173,11 +173,15 @@ final class SSHPeer: @unchecked Sendable {
 
     /// Kills the server and every session process it forked (SIGKILL: like pulling the plug).
     func kill() {
+        // The sessions first, while they are still the server's descendants: cutting the lifeline
+        // first lets the watcher end the server, whose sessions then belong to init and live on.
+        if let pid {
+            let pids = [pid] + TestEnvironment.descendants(of: pid)
+            for one in pids { Glibc.kill(one, SIGKILL) }
+        }
         lifeline?.cut()
         lifeline = nil
         guard let pid else { return }
-        let pids = [pid] + TestEnvironment.descendants(of: pid)
-        for one in pids { Glibc.kill(one, SIGKILL) }
         _ = TestEnvironment.wait(pid, timeout: 10)
         self.pid = nil
     }
