@@ -52,23 +52,12 @@ public actor HomeAssistantVerifier: DashboardVerifier {
     }
 
     /// What each named mobile_app device last reported as `active_dashboard` (`hadeploy status`):
-    /// the sensor's state now, or why it cannot be told. One registry and one states read for all.
-    public func activeDashboards(deviceNames: [String]) async -> [String: Fact<String>] {
-        guard !deviceNames.isEmpty else { return [:] }
-        func everyone(_ reason: String) -> [String: Fact<String>] {
-            Dictionary(
-                deviceNames.map { ($0, Fact<String>.unavailable(reason)) }, uniquingKeysWith: { a, _ in a })
-        }
-        let connection: HomeAssistantConnection
-        let states: [String: String]
-        do {
-            connection = try await shared()
-            states = Dictionary(
-                try await connection.states().map { ($0.entityID, $0.state) }, uniquingKeysWith: { a, _ in a }
-            )
-        } catch {
-            return everyone("Home Assistant could not be read: \(SystemErrorText.message(error))")
-        }
+    /// the sensor's state now, or why it cannot be told. One states read for all (the registries
+    /// are read per device); throws when Home Assistant cannot be read at all.
+    public func activeDashboards(deviceNames: [String]) async throws -> [String: Fact<String>] {
+        let connection = try await shared()
+        let states = Dictionary(
+            try await connection.states().map { ($0.entityID, $0.state) }, uniquingKeysWith: { a, _ in a })
         var result: [String: Fact<String>] = [:]
         for name in deviceNames where result[name] == nil {
             do {

@@ -113,11 +113,16 @@ public struct StatusSession: Sendable {
             return everyone("Home Assistant is not usable: \(SystemErrorText.message(error))")
         }
         let seconds = settings.deadlineSeconds
-        let answers = try? await withDeadline("Home Assistant", .checkedSeconds(seconds)) {
-            await verifier.activeDashboards(deviceNames: names)
+        let answers: [String: Fact<String>]
+        do {
+            answers = try await withDeadline("reading Home Assistant", .checkedSeconds(seconds)) {
+                try await verifier.activeDashboards(deviceNames: names)
+            }
+        } catch {
+            answers = everyone("Home Assistant could not be read: \(SystemErrorText.message(error))")
         }
         await verifier.close()
-        return answers ?? everyone("Home Assistant did not answer within \(Int(seconds)) s")
+        return answers
     }
 }
 
