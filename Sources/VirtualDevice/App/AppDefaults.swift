@@ -9,11 +9,13 @@ struct AppDefaults {
     private let arguments: [String: Any]
     private var persistent: [String: Any]
     let file: URL
+    private let fileSystem: any FileSystem
 
-    init(arguments: [String], file: URL) {
+    init(arguments: [String], file: URL, fileSystem: any FileSystem) {
         self.arguments = Self.argumentDomain(arguments)
         self.file = file
-        if let data = try? Data(contentsOf: file),
+        self.fileSystem = fileSystem
+        if let data = fileSystem.contents(atPath: file.path),
             let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil)
                 as? [String: Any]
         {
@@ -77,9 +79,9 @@ struct AppDefaults {
     }
 
     func save() throws {
-        try FileManager.default.createDirectory(
+        try fileSystem.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let data = try PropertyListValue.encode(persistent, .binary)
-        try data.write(to: file, options: .atomic)
+        try fileSystem.write(data, to: file, options: .atomic)
     }
 }

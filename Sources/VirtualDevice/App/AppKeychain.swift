@@ -5,11 +5,13 @@ import HADeployCore
 /// data container, so this one does too: a plist beside it that a container read never returns.
 struct AppKeychain {
     let file: URL
+    private let fileSystem: any FileSystem
     private var items: [String: String]
 
-    init(file: URL) {
+    init(file: URL, fileSystem: any FileSystem) {
         self.file = file
-        if let data = try? Data(contentsOf: file),
+        self.fileSystem = fileSystem
+        if let data = fileSystem.contents(atPath: file.path),
             let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil)
                 as? [String: String]
         {
@@ -25,10 +27,10 @@ struct AppKeychain {
     }
 
     func save() throws {
-        try FileManager.default.createDirectory(
+        try fileSystem.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let data = try PropertyListValue.encode(items, .binary)
-        try data.write(to: file, options: .atomic)
-        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        try fileSystem.write(data, to: file, options: .atomic)
+        try? fileSystem.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
     }
 }
