@@ -15,14 +15,13 @@ final class AFCClient: @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         handle = try ClientHandle(
-            device: device, success: AFC_E_SUCCESS,
-            make: { afc_client_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: AFC_E_SUCCESS, new: afc_client_new,
+            connectionDepth: 2,
             failure: {
                 AFCClient.error(
                     $0, step: "afc_client_new (\(descriptor.name))", path: nil, identity: identity)
             },
             release: { _ = afc_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.service = descriptor.name
         self.owner = nil

@@ -1,3 +1,4 @@
+import CIMobileDevice
 import Foundation
 
 /// The one owner of a libimobiledevice client handle (`afc_client_t`, `screenshotr_client_t`, …):
@@ -36,5 +37,21 @@ final class ClientHandle<Raw>: @unchecked Sendable {
             work.value.1(work.value.0)
             _ = device
         }
+    }
+}
+
+extension ClientHandle where Raw == OpaquePointer {
+    /// A service's client on `descriptor`: `new` is the library's `*_client_new(device, service,
+    /// &client)`. The connection's sends are made blocking again (``BlockingSends``; the connection
+    /// is `connectionDepth` first members down the client).
+    convenience init<Code: Equatable>(
+        device: DeviceHandle, descriptor: ServiceDescriptor, success: Code,
+        new: (idevice_t?, lockdownd_service_descriptor_t?, UnsafeMutablePointer<OpaquePointer?>?) -> Code,
+        connectionDepth: Int, failure: (Code) -> MobileDeviceError, release: @escaping (OpaquePointer) -> Void
+    ) throws {
+        try self.init(
+            device: device, success: success, make: { new(device.raw, descriptor.raw, $0) }, failure: failure,
+            release: release)
+        BlockingSends.restore(raw, depth: connectionDepth, on: device)
     }
 }

@@ -17,8 +17,9 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
         // debugserver_client_new does the TLS handshake when lockdown said EnableServiceSSL
         // (DVTSecureSocketProxy, iOS ≥ 14).
         handle = try ClientHandle(
-            device: device, success: DEBUGSERVER_E_SUCCESS,
-            make: { debugserver_client_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: DEBUGSERVER_E_SUCCESS,
+            new: debugserver_client_new,
+            connectionDepth: 2,
             failure: { code in
                 MobileDeviceError(
                     .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
@@ -26,7 +27,6 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
                     nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
             },
             release: { _ = debugserver_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.oneByteReads = descriptor.usesTLS
     }

@@ -12,8 +12,9 @@ final class HouseArrestClient: @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         handle = try ClientHandle(
-            device: device, success: HOUSE_ARREST_E_SUCCESS,
-            make: { house_arrest_client_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: HOUSE_ARREST_E_SUCCESS,
+            new: house_arrest_client_new,
+            connectionDepth: 3,
             failure: { code in
                 MobileDeviceError(
                     .serviceUnavailable, step: "house_arrest_client_new", device: identity,
@@ -21,7 +22,6 @@ final class HouseArrestClient: @unchecked Sendable {
                     nextStep: "Unlock the device and retry.", isTransient: true)
             },
             release: { _ = house_arrest_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 3, on: device)
         self.identity = identity
     }
 

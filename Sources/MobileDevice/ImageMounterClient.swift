@@ -12,14 +12,14 @@ final class ImageMounterClient: @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         handle = try ClientHandle(
-            device: device, success: MOBILE_IMAGE_MOUNTER_E_SUCCESS,
-            make: { mobile_image_mounter_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: MOBILE_IMAGE_MOUNTER_E_SUCCESS,
+            new: mobile_image_mounter_new,
+            connectionDepth: 3,
             failure: { ImageMounterClient.error($0, step: "mobile_image_mounter_new", identity: identity) },
             release: {
                 _ = mobile_image_mounter_hangup($0)
                 _ = mobile_image_mounter_free($0)
             })
-        BlockingSends.restore(handle.raw, depth: 3, on: device)
         self.identity = identity
     }
 

@@ -15,14 +15,14 @@ final class PropertyListConnection: @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         handle = try ClientHandle(
-            device: device, success: PROPERTY_LIST_SERVICE_E_SUCCESS,
-            make: { property_list_service_client_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: PROPERTY_LIST_SERVICE_E_SUCCESS,
+            new: property_list_service_client_new,
+            connectionDepth: 2,
             failure: {
                 PropertyListConnection.error(
                     $0, step: "property_list_service_client_new (\(descriptor.name))", identity: identity)
             },
             release: { _ = property_list_service_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.service = descriptor.name
     }

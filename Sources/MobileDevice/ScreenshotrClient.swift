@@ -10,11 +10,11 @@ final class ScreenshotrClient: @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         handle = try ClientHandle(
-            device: device, success: SCREENSHOTR_E_SUCCESS,
-            make: { screenshotr_client_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: SCREENSHOTR_E_SUCCESS,
+            new: screenshotr_client_new,
+            connectionDepth: 4,
             failure: { ScreenshotrClient.error($0, step: "screenshotr_client_new", identity: identity) },
             release: { _ = screenshotr_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 4, on: device)
         self.identity = identity
     }
 

@@ -10,8 +10,8 @@ final class ServiceConnection: @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
         handle = try ClientHandle(
-            device: device, success: SERVICE_E_SUCCESS,
-            make: { service_client_new(device.raw, descriptor.raw, $0) },
+            device: device, descriptor: descriptor, success: SERVICE_E_SUCCESS, new: service_client_new,
+            connectionDepth: 1,
             failure: { code in
                 MobileDeviceError(
                     .connectionLost, step: "service_client_new (\(descriptor.name))", device: identity,
@@ -19,7 +19,6 @@ final class ServiceConnection: @unchecked Sendable {
                     nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
             },
             release: { _ = service_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 1, on: device)
         self.identity = identity
     }
 
