@@ -104,6 +104,17 @@ struct AppBundleInfo {
             bundleURL: bundleURL, bundleIdentifier: identifier, executable: executable,
             bundleVersion: version,
             shortVersion: info["CFBundleShortVersionString"] as? String, displayName: name,
-            architectures: architectures, diskUsage: Int(fileSystem.allocatedSize(ofDirectory: bundleURL)))
+            architectures: architectures, diskUsage: Self.size(of: bundleURL, in: fileSystem))
+    }
+
+    /// What installd reports as the bundle's StaticDiskUsage: the sizes of everything in it (folders
+    /// and links as the host stores them, links not followed).
+    private static func size(of url: URL, in fileSystem: any FileSystem) -> Int {
+        let subpaths = (try? fileSystem.subpathsOfDirectory(atPath: url.path)) ?? []
+        return subpaths.reduce(0) { total, subpath in
+            let attributes = try? fileSystem.attributesOfItem(
+                atPath: url.appendingPathComponent(subpath).path)
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
     }
 }
