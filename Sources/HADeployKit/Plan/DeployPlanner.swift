@@ -329,7 +329,7 @@ public struct DeployPlanner: Sendable {
     }
 
     /// The one place transport × host × topology is decided.
-    func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
+    public func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
         let local = USBRoute.local(address: topology.localUsbmuxd)
         let lookup: USBLookup = device.network ? .network : .usb
         if let twins = topology.virtual {
