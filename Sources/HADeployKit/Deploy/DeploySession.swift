@@ -288,8 +288,8 @@ public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProvi
 /// The SSH tunnel to a USB host's usbmuxd (`usb_host: ssh://user@nas[/path/to/usbmuxd]`), logging in
 /// as `SSHLogin` says (`USB_HOST_SSH_KEY`, the agent, `~/.ssh` keys) and checking the host key against
 /// hadeploy's known_hosts.
-enum USBHostTunnel {
-    static func open(
+public enum USBHostTunnel {
+    public static func open(
         _ remote: String, udids: [String], login: HostLogin?, environment: [String: String],
         fileSystem: any FileSystem
     ) async throws -> UsbmuxForwarder {

@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HADeployKit
 import MobileDevice
 
 /// `hadeploy status` from a deploy plan: which build a deploy would install, the status plan, and the

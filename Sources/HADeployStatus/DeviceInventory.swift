@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HADeployKit
 import MobileDevice
 import SSHTransport
 
