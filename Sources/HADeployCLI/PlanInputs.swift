@@ -74,8 +74,9 @@ struct PlanInputs {
                 plan.artifacts = try ArtifactPlan.files(
                     artifact: arguments.artifact.map { context.url(for: $0) },
                     directory: arguments.artifacts.map { context.url(for: $0) },
-                    flavours: Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
-                )
+                    flavours: Array(
+                        Set(plan.devices.filter { $0.availability == .available }.map(\.flavour))),
+                    in: context.fileSystem)
             }
             plan.project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
             return PlanInputs(

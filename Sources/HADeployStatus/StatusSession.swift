@@ -38,7 +38,8 @@ public struct StatusSession: Sendable {
     public func plan() throws -> StatusPlan {
         var artifacts: [String: Artifact] = [:]
         if case .files = deployPlan.artifacts {
-            artifacts = try deployPlan.artifacts.artifacts(for: deployPlan, host: .current)
+            artifacts = try deployPlan.artifacts.artifacts(
+                for: deployPlan, host: .current, in: context.fileSystem)
         }
         let bundleID =
             variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
@@ -59,7 +60,9 @@ public struct StatusSession: Sendable {
         default: break
         }
         // The drivers come from the plan's configuration alone (twins' endpoints included).
-        let drivers = DriverRegistry(host: .current, environment: variables, runner: context.runner)
+        let drivers = DriverRegistry(
+            host: .current, environment: variables, runner: context.runner, fileSystem: context.fileSystem,
+            clock: context.clock)
         var report = await StatusExecutor(
             plan: plan,
             driver: { device in
