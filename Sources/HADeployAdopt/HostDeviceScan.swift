@@ -14,14 +14,6 @@ public struct SeenDevice: Sendable, Hashable, Encodable {
     public var os: String?
     /// `USB`, `Wi-Fi`, `devicectl`, `pymobiledevice3`, `simctl` or `rosettasim`.
     public var source: String
-
-    public init(udid: String, name: String, productType: String?, os: String?, source: String) {
-        self.udid = udid
-        self.name = name
-        self.productType = productType
-        self.os = os
-        self.source = source
-    }
 }
 
 /// Lists what this host can reach: usbmuxd's devices (USB and Wi-Fi), and on macOS simulators and

@@ -7,22 +7,11 @@ public struct BuildCommandBuilder: Sendable {
     public var variables: [String: String]
     public var version: GitVersion
     /// Where derived data, logs and result bundles go.
-    public var buildDirectory: String
-    public var project: String
-    public var scheme: String
+    public var buildDirectory: String = ".hadeploy/build"
+    public var project: String = "HADashboard.xcodeproj"
+    public var scheme: String = "HADashboard"
     /// Executables by name, for a non-standard install (or a stand-in in tests).
     public var tools: [String: String] = [:]
-
-    public init(
-        variables: [String: String], version: GitVersion, buildDirectory: String = ".hadeploy/build",
-        project: String = "HADashboard.xcodeproj", scheme: String = "HADashboard"
-    ) {
-        self.variables = variables
-        self.version = version
-        self.buildDirectory = buildDirectory
-        self.project = project
-        self.scheme = scheme
-    }
 
     /// The builder with the tool overrides `HADEPLOY_XCODEBUILD` / `HADEPLOY_XCODEGEN` (from `.env` or
     /// the environment) applied: the one place they are read, so the plan shows what runs.

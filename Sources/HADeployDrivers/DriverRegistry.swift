@@ -41,28 +41,16 @@ public struct DriverRegistry: Sendable {
             }
             return primary
         case .simctl(let simulator):
-            let home = URL(fileURLWithPath: simulator.home)
             return SimctlDriver(
-                configuration: SimctlDriver.Configuration(
-                    label: plan.name,
-                    selector: SimulatorSelector(
-                        udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
-                    host: host, commands: SimctlCommands(developerDir: simulator.developerDir),
-                    simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
-                    diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
-                    scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
+                configuration: simulatorConfiguration(
+                    plan, simulator, commands: SimctlCommands(developerDir: simulator.developerDir),
+                    deadlines: deadlines),
                 runner: runner, fileSystem: fileSystem)
         case .rosettaSim(let simulator):
-            let home = URL(fileURLWithPath: simulator.home)
             return RosettaSimDriver(
-                configuration: RosettaSimDriver.Configuration(
-                    label: plan.name,
-                    selector: SimulatorSelector(
-                        udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
-                    host: host, commands: simulator.tool.map(RosettaSimCommands.init(executable:)),
-                    simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
-                    diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
-                    scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
+                configuration: simulatorConfiguration(
+                    plan, simulator, commands: simulator.tool.map(RosettaSimCommands.init(executable:)),
+                    deadlines: deadlines),
                 runner: runner, fileSystem: fileSystem)
         case .devicectl(let devicectl):
             return DevicectlDriver(
@@ -87,6 +75,22 @@ public struct DriverRegistry: Sendable {
             throw TransportUnavailable(
                 device: plan.name, transport: plan.backend.name, reason: "not available on this host")
         }
+    }
+
+    /// A simulator driver's configuration: simctl and rosettasim-ctl differ only in their tool's commands.
+    func simulatorConfiguration<Commands>(
+        _ plan: DevicePlan, _ simulator: SimulatorConfiguration, commands: Commands,
+        deadlines: DriverDeadlines
+    ) -> SimulatorDriverConfiguration<Commands> {
+        let home = URL(fileURLWithPath: simulator.home)
+        return SimulatorDriverConfiguration(
+            label: plan.name,
+            selector: SimulatorSelector(
+                udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
+            host: host, commands: commands,
+            simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
+            diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
+            scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines)
     }
 
     func sshDriver(_ plan: DevicePlan, _ ssh: SSHConfiguration) throws -> any DeviceDriver {

@@ -9,13 +9,7 @@ public struct StatusPlanner: Sendable {
     /// BUNDLE_ID from `.env`, or the demo app's for virtual twins: the app asked about when neither
     /// an artifact nor a record names it.
     public var defaultBundleID: String?
-    public var deadlineSeconds: Double
-
-    public init(records: DeployRecords, defaultBundleID: String?, deadlineSeconds: Double = 15) {
-        self.records = records
-        self.defaultBundleID = defaultBundleID
-        self.deadlineSeconds = deadlineSeconds
-    }
+    public var deadlineSeconds: Double = 15
 
     /// `artifacts`: flavour → the artifact `--artifact`/`--artifacts` name; without one, a deploy
     /// would build (or make the demo app) at the git version.

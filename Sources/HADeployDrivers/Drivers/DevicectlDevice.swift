@@ -22,26 +22,6 @@ public struct DevicectlDevice: Sendable, Hashable, Codable {
     public var developerModeStatus: String?
     public var cpuType: String?
 
-    public init(
-        identifier: String, udid: String?, name: String, productType: String?, marketingName: String?,
-        platform: String?, osVersion: String?, reality: String?, transportType: String?, tunnelState: String?,
-        pairingState: String?, developerModeStatus: String?, cpuType: String?
-    ) {
-        self.identifier = identifier
-        self.udid = udid
-        self.name = name
-        self.productType = productType
-        self.marketingName = marketingName
-        self.platform = platform
-        self.osVersion = osVersion
-        self.reality = reality
-        self.transportType = transportType
-        self.tunnelState = tunnelState
-        self.pairingState = pairingState
-        self.developerModeStatus = developerModeStatus
-        self.cpuType = cpuType
-    }
-
     /// Whether `value` names this device the way `--device` accepts (UDID, identifier or name).
     public func matches(_ value: String) -> Bool {
         [identifier, udid, name].compactMap { $0 }.contains {

@@ -10,18 +10,6 @@ public struct UsbmuxDevice: Sendable, Hashable, Codable {
     public var connectionType: String?
     public var deviceClass: String?
 
-    public init(
-        udid: String, name: String?, productType: String?, productVersion: String?, connectionType: String?,
-        deviceClass: String?
-    ) {
-        self.udid = udid
-        self.name = name
-        self.productType = productType
-        self.productVersion = productVersion
-        self.connectionType = connectionType
-        self.deviceClass = deviceClass
-    }
-
     public var majorVersion: Int { Int(productVersion?.split(separator: ".").first ?? "") ?? 0 }
 }
 

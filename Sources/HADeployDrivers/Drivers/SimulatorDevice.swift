@@ -16,21 +16,6 @@ public struct SimulatorDevice: Sendable, Hashable, Codable {
     /// `com.apple.CoreSimulator.SimDeviceType.iPad-10th-generation`; absent from old Xcodes.
     public var deviceTypeIdentifier: String?
 
-    public init(
-        udid: String, name: String, state: String, isAvailable: Bool, availabilityError: String?,
-        runtimeIdentifier: String, platform: String, version: String, deviceTypeIdentifier: String?
-    ) {
-        self.udid = udid
-        self.name = name
-        self.state = state
-        self.isAvailable = isAvailable
-        self.availabilityError = availabilityError
-        self.runtimeIdentifier = runtimeIdentifier
-        self.platform = platform
-        self.version = version
-        self.deviceTypeIdentifier = deviceTypeIdentifier
-    }
-
     /// `iOS 17.5`.
     public var runtimeName: String { "\(platform) \(version)" }
     public var isBooted: Bool { state == "Booted" }

@@ -12,7 +12,7 @@ public struct SimulatorDriverConfiguration<Commands: Sendable>: Sendable {
     public var host: HostPlatform
     public var commands: Commands
     /// Extra environment for the app, passed as `SIMCTL_CHILD_*` on simctl's launch command.
-    public var launchEnvironment: [String: String]
+    public var launchEnvironment: [String: String] = [:]
     /// `~/Library/Developer/CoreSimulator/Devices`, where rosettasim-ctl's launch finds the app's
     /// data container to write its preferences into.
     public var simulatorDevices: URL
@@ -20,23 +20,7 @@ public struct SimulatorDriverConfiguration<Commands: Sendable>: Sendable {
     public var diagnosticReports: URL
     /// Where screenshots are written before being read back.
     public var scratchDirectory: URL
-    public var deadlines: DriverDeadlines
-
-    public init(
-        label: String, selector: SimulatorSelector, host: HostPlatform, commands: Commands,
-        launchEnvironment: [String: String] = [:], simulatorDevices: URL, diagnosticReports: URL,
-        scratchDirectory: URL, deadlines: DriverDeadlines = .init()
-    ) {
-        self.label = label
-        self.selector = selector
-        self.host = host
-        self.commands = commands
-        self.launchEnvironment = launchEnvironment
-        self.simulatorDevices = simulatorDevices
-        self.diagnosticReports = diagnosticReports
-        self.scratchDirectory = scratchDirectory
-        self.deadlines = deadlines
-    }
+    public var deadlines: DriverDeadlines = .init()
 }
 
 /// What the two simulator drivers do alike: find the simulator once, scan the Mac's crash reports for

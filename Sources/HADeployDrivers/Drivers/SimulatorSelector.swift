@@ -8,12 +8,6 @@ public struct SimulatorSelector: Sendable, Hashable {
     /// `iOS 17.5`, `17.5`, or `com.apple.CoreSimulator.SimRuntime.iOS-17-5`.
     public var runtime: String?
 
-    public init(udid: String?, deviceType: String?, runtime: String?) {
-        self.udid = udid
-        self.deviceType = deviceType
-        self.runtime = runtime
-    }
-
     public enum Choice: Sendable, Hashable {
         case found(SimulatorDevice)
         /// Why nothing fits, and what to do about it.

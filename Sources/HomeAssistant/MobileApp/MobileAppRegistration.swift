@@ -10,10 +10,4 @@ public struct MobileAppRegistration: Sendable, Hashable, Codable {
         case cloudhookURL = "cloudhook_url"
         case remoteUIURL = "remote_ui_url"
     }
-
-    public init(webhookID: String, cloudhookURL: String? = nil, remoteUIURL: String? = nil) {
-        self.webhookID = webhookID
-        self.cloudhookURL = cloudhookURL
-        self.remoteUIURL = remoteUIURL
-    }
 }

@@ -13,17 +13,6 @@ public struct EntityState: Sendable, Hashable, Codable {
         case lastUpdated = "last_updated"
     }
 
-    public init(
-        entityID: String, state: String, attributes: [String: JSONValue] = [:], lastChanged: String? = nil,
-        lastUpdated: String? = nil
-    ) {
-        self.entityID = entityID
-        self.state = state
-        self.attributes = attributes
-        self.lastChanged = lastChanged
-        self.lastUpdated = lastUpdated
-    }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         entityID = try container.decode(String.self, forKey: .entityID)

@@ -3,22 +3,11 @@ public struct DashboardCheck: Sendable, Hashable, Codable {
     /// `nil` for the default dashboard.
     public var urlPath: String?
     /// HA knows the dashboard.
-    public var exists: Bool
+    public var exists: Bool = false
     /// It has a saved config (a dashboard never saved shows HA's auto-generated one).
-    public var saved: Bool
+    public var saved: Bool = false
     /// The storage dashboards HA has (the default dashboard is not among them).
-    public var availableDashboards: [String]
+    public var availableDashboards: [String] = []
     /// Entity references found in the config (one per place of use).
-    public var referencedEntities: Int
-
-    public init(
-        urlPath: String?, exists: Bool = false, saved: Bool = false, availableDashboards: [String] = [],
-        referencedEntities: Int = 0
-    ) {
-        self.urlPath = urlPath
-        self.exists = exists
-        self.saved = saved
-        self.availableDashboards = availableDashboards
-        self.referencedEntities = referencedEntities
-    }
+    public var referencedEntities: Int = 0
 }

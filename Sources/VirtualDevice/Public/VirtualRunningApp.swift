@@ -11,13 +11,6 @@ public struct VirtualRunningApp: Sendable, Equatable, Codable, CustomStringConve
     /// What the app's screen shows right now.
     public let screen: VirtualScreen
 
-    public init(bundleIdentifier: String, arguments: [String], environment: [String], screen: VirtualScreen) {
-        self.bundleIdentifier = bundleIdentifier
-        self.arguments = arguments
-        self.environment = environment
-        self.screen = screen
-    }
-
     /// The arguments with secret values replaced by `***`.
     public var redactedArguments: [String] { Self.redact(arguments) }
 
