@@ -152,15 +152,6 @@ struct DeployEndToEndTests {
         #expect(result.stderr.contains("Restart the device"), "\(result.stderr)")
     }
 
-}
-
-/// The rest of `hadeploy all` on the twins: reboots, no verification, a wrong token, and runs that are
-/// cut short (Home Assistant gone, Ctrl-C). Its own serialized suite, so that it runs beside
-/// ``DeployEndToEndTests`` (each test has its own twins and checkout).
-@Suite(.serialized)
-struct DeployInterruptionEndToEndTests {
-    static let arguments = DeployEndToEndTests.arguments
-
     @Test func aRebootUnmountsTheImageAndTheNextDeployMountsItAgain() async throws {
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
         defer { Task { await world.shutdown() } }
