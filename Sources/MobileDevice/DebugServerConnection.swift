@@ -14,11 +14,15 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
     private let oneByteReads: Bool
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        // debugserver_client_new does the TLS handshake when lockdown said EnableServiceSSL
-        // (DVTSecureSocketProxy, iOS ≥ 14).
+        // TLS when lockdown said EnableServiceSSL (DVTSecureSocketProxy, iOS ≥ 14): connected in
+        // plain text, then the handshake on a blocking socket (`TLSHandshake`).
         handle = try ClientHandle(
             device: device, success: DEBUGSERVER_E_SUCCESS,
-            make: { debugserver_client_new(device.raw, descriptor.raw, $0) },
+            make: { made in
+                TLSHandshake.connectPlain(descriptor) {
+                    debugserver_client_new(device.raw, descriptor.raw, made)
+                }
+            },
             failure: { code in
                 MobileDeviceError(
                     .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
@@ -26,6 +30,12 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
                     nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
             },
             release: { _ = debugserver_client_free($0) })
+        if descriptor.usesTLS, !TLSHandshake.enable(UnsafeRawPointer(handle.raw), depth: 2) {
+            throw MobileDeviceError(
+                .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
+                reason: "the TLS handshake with debugserver failed",
+                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+        }
         BlockingSends.restore(handle.raw, depth: 2, on: device)
         self.identity = identity
         self.oneByteReads = descriptor.usesTLS
