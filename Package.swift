@@ -38,8 +38,9 @@ let package = Package(
         .target(
             name: "HADeployCLI",
             dependencies: [
-                "HADeployKit", "HADeployReporting", "HADeployCore", "DeviceSpec", "Versioning", "Templating",
-                "DeployModel", "HADeployAdopt", "HADeployVirtual",
+                "HADeployKit", "HADeployStatus", "HADeployReporting", "HADeployCore", "DeviceSpec",
+                "Versioning",
+                "Templating", "DeployModel", "HADeployAdopt", "HADeployVirtual",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -55,6 +56,16 @@ let package = Package(
                 "MobileDevice", "SSHTransport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // What the devices are and what they run, asked without changing them: `hadeploy status`
+        // (its plan and executor) and `hadeploy devices` (the inventory and the build host's Xcodes).
+        .target(
+            name: "HADeployStatus",
+            dependencies: [
+                "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
+                "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice", "SSHTransport",
             ],
             swiftSettings: strict
         ),
@@ -282,8 +293,9 @@ let package = Package(
         .testTarget(
             name: "HADeployKitTests",
             dependencies: [
-                "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
-                "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning", "TestSupport", "SSHTransport",
+                "HADeployKit", "HADeployStatus", "DeployModel", "HADeployDrivers", "HADeployBuild",
+                "HADeployReporting", "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning",
+                "TestSupport", "SSHTransport",
                 "HomeAssistant", "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],

@@ -33,8 +33,10 @@ struct JailbreakRedeployBenchmark: AsyncParsableCommand {
             name: "ipad2", host: "127.0.0.1", port: port, user: "root",
             authentication: .privateKey(path: key, passphrase: nil), knownHostsPath: knownHosts,
             legacyAlgorithms: legacy, timeouts: SSHTimeouts(transfer: 600))
+        let context = HADeployContext.live()
         let deployer = JailbreakDeployer(
-            config: JailbreakDeployConfig(connection: connection, transfer: .sftp))
+            config: JailbreakDeployConfig(connection: connection, transfer: .sftp),
+            fileSystem: context.fileSystem, clock: context.clock)
         let launch = try ResolvedLaunch(
             LaunchSettings(
                 credentials: .homeAssistant(

@@ -23,4 +23,6 @@ libimobiledevice6 libusbmuxd6 libplist3 libssh-4 libpng16-16 libtiff6 libstdc++6
 DEPS
 mkdir -p "$out"
 tar -C "$stage" -czf "$out/$name.tar.gz" "$name"
+# Its checksum, as `sha256sum --check` reads it: the workflow templates pin it (HADEPLOY_SHA256).
+(cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 echo "$out/$name.tar.gz"

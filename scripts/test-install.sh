@@ -35,6 +35,8 @@ if grep -q 'warning' "$tmp/man.err"; then cat "$tmp/man.err"; fail "roff warning
 
 archive="$("$make" -s --no-print-directory dist | tail -1)"
 [ -f "$archive" ] || fail "make dist printed '$archive', not an archive"
+(cd "$(dirname "$archive")" && sha256sum --check --strict --quiet "$(basename "$archive").sha256") \
+  || fail "$archive.sha256 does not match the archive"
 mkdir "$tmp/dist"
 tar -C "$tmp/dist" -xzf "$archive"
 bin="$(echo "$tmp"/dist/hadeploy-*/bin/hadeploy)"

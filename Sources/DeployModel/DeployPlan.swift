@@ -36,8 +36,8 @@ public struct BuildPlan: Sendable, Hashable, Codable {
     public var devices: [String]
     /// false with --no-build: the devices use an existing artifact.
     public var enabled: Bool
-    /// The remote builder (`build_host:`) when this host cannot run Xcode; nil builds here.
-    public var buildHost: String?
+    /// Where it builds, decided once by the planner: the build runs there and nowhere else.
+    public var location: BuildLocation
     /// The exact commands the build runs, tools and environment resolved (secrets as *** when shown).
     public var commands: [ProcessCommand]
     /// false when every device of the flavour lacks a setting it needs (`unsetKeys`): a deploy does not
@@ -46,7 +46,7 @@ public struct BuildPlan: Sendable, Hashable, Codable {
 
     public init(
         flavour: String, xcode: String, archs: [String], deploymentTarget: String, sdk: String,
-        configuration: String, devices: [String], enabled: Bool, buildHost: String? = nil,
+        configuration: String, devices: [String], enabled: Bool, location: BuildLocation = .here,
         commands: [ProcessCommand], deployable: Bool = true
     ) {
         self.flavour = flavour
@@ -57,9 +57,37 @@ public struct BuildPlan: Sendable, Hashable, Codable {
         self.configuration = configuration
         self.devices = devices
         self.enabled = enabled
-        self.buildHost = buildHost
+        self.location = location
         self.commands = commands
         self.deployable = deployable
+    }
+}
+
+/// Where a flavour builds. In JSON: `"here"`, `"nowhere"` or the build host's address.
+public enum BuildLocation: Sendable, Hashable, Codable {
+    /// This machine: macOS with the flavour's Xcode, or the xcodebuild HADEPLOY_XCODEBUILD names.
+    case here
+    /// devices.yaml's `build_host:` (`ssh://…`), resolved.
+    case buildHost(String)
+    /// This machine cannot run the flavour's Xcode and devices.yaml names no build host.
+    case nowhere
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        switch text {
+        case "here": self = .here
+        case "nowhere": self = .nowhere
+        default: self = .buildHost(text)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .here: try container.encode("here")
+        case .buildHost(let address): try container.encode(address)
+        case .nowhere: try container.encode("nowhere")
+        }
     }
 }
 

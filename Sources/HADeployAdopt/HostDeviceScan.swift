@@ -33,12 +33,14 @@ public struct HostDeviceScan: Sendable {
     public var timeout: Duration
     /// Where discovery's scratch files go (`hadeploy-init` in it).
     public var temporaryDirectory: URL
+    public var fileSystem: any FileSystem
 
     public init(
         host: HostPlatform, runner: any ProcessRunner, rosettaSimConfigured: Bool, temporaryDirectory: URL,
-        timeout: Duration = .seconds(15)
+        fileSystem: any FileSystem, timeout: Duration = .seconds(15)
     ) {
         self.temporaryDirectory = temporaryDirectory
+        self.fileSystem = fileSystem
         self.host = host
         self.runner = runner
         self.rosettaSimConfigured = rosettaSimConfigured
@@ -62,6 +64,7 @@ public struct HostDeviceScan: Sendable {
         let apple = await AppleDeviceDiscovery(
             host: host, runner: runner, rosettaSimConfigured: rosettaSimConfigured,
             scratchDirectory: temporaryDirectory.appendingPathComponent("hadeploy-init"),
+            fileSystem: fileSystem,
             timeout: timeout
         ).discover()
         notes += apple.notes

@@ -25,14 +25,14 @@ public struct DemoAppBuilder: Sendable {
         self.displayName = displayName
     }
 
-    public func build(flavour: Flavour, marketingVersion: String, buildNumber: Int, into directory: URL)
-        throws
-        -> Artifact
-    {
+    public func build(
+        flavour: Flavour, marketingVersion: String, buildNumber: Int, into directory: URL,
+        in fileSystem: any FileSystem
+    ) throws -> Artifact {
         let app = directory.appendingPathComponent(flavour.name).appendingPathComponent(
             "\(executableName).app")
-        try? FileManager.default.removeItem(at: app)
-        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        try? fileSystem.removeItem(at: app)
+        try fileSystem.createDirectory(at: app, withIntermediateDirectories: true)
         let info: [String: Any] = [
             "CFBundleIdentifier": bundleID,
             "CFBundleExecutable": executableName,
@@ -47,9 +47,11 @@ public struct DemoAppBuilder: Sendable {
             "HADeployDemoBundle": true,
         ]
         let plist = try PropertyListValue.encode(info, .xml)
-        try plist.write(to: app.appendingPathComponent("Info.plist"))
-        try MachOWriter.executable(archs: flavour.archs).write(to: app.appendingPathComponent(executableName))
-        try Data("APPL????".utf8).write(to: app.appendingPathComponent("PkgInfo"))
+        try fileSystem.write(plist, to: app.appendingPathComponent("Info.plist"), options: [])
+        try fileSystem.write(
+            MachOWriter.executable(archs: flavour.archs), to: app.appendingPathComponent(executableName),
+            options: [])
+        try fileSystem.write(Data("APPL????".utf8), to: app.appendingPathComponent("PkgInfo"), options: [])
         return Artifact(
             path: app.path, bundleID: bundleID, executable: executableName,
             marketingVersion: marketingVersion,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployStatus
 
 struct DevicesCommand: ContextCommand {
     static let configuration = CommandConfiguration(

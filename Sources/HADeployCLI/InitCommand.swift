@@ -43,7 +43,7 @@ struct InitCommand: ContextCommand {
             (seen, notes) = await HostDeviceScan(
                 host: .current, runner: context.runner,
                 rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
-                temporaryDirectory: context.fileSystem.temporaryDirectory
+                temporaryDirectory: context.fileSystem.temporaryDirectory, fileSystem: context.fileSystem
             ).scan()
         }
         let adopter = ProjectAdopter(

@@ -48,7 +48,11 @@ struct PlanInputs {
         }
         let state = context.url(for: arguments.state)
         // Where files and tools are, found now: the planner reads no files, the run none but the plan.
-        let paths = workspace.hostPaths(stateDirectory: state, developerImages: twins?.developerImages)
+        var paths = workspace.hostPaths(
+            stateDirectory: state, developerImages: twins?.developerImages, matrix: matrix,
+            variables: variables)
+        // `--as-host macos`: a Mac with the flavours' Xcodes, whatever this machine has.
+        if host != nil { paths.installedDeveloperDirectories = nil }
         var options = arguments.options(screenshots: screenshots)
         if arguments.virtual
             && (arguments.noBuild || (HostPlatform.current == .linux && matrix.buildHost == nil))
@@ -70,8 +74,9 @@ struct PlanInputs {
                 plan.artifacts = try ArtifactPlan.files(
                     artifact: arguments.artifact.map { context.url(for: $0) },
                     directory: arguments.artifacts.map { context.url(for: $0) },
-                    flavours: Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
-                )
+                    flavours: Array(
+                        Set(plan.devices.filter { $0.availability == .available }.map(\.flavour))),
+                    in: context.fileSystem)
             }
             plan.project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
             return PlanInputs(

@@ -64,7 +64,9 @@ struct RollbackCommand: ContextCommand {
         let rollback = try JailbreakRollback(
             matrix: matrix, variables: variables, environment: context.environment,
             device: device, bundleID: bundleID,
-            stateDirectory: context.url(for: ".hadeploy"), records: .project(context))
+            stateDirectory: context.url(for: ".hadeploy"), fileSystem: context.fileSystem,
+            clock: context.clock,
+            records: .project(context))
         if list {
             let names = try await rollback.backups()
             context.print(names.isEmpty ? "no backups on \(device)" : names.joined(separator: "\n"))
@@ -87,7 +89,7 @@ struct RollbackCommand: ContextCommand {
         }
         let rollback = try MacRollback(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, host: .current,
-            runner: context.runner, records: .project(context))
+            runner: context.runner, fileSystem: context.fileSystem, records: .project(context))
         if list {
             let previous = try await rollback.previous()
             context.print(

@@ -5,6 +5,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 import HADeployReporting
+import HADeployStatus
 
 struct StatusCommand: ContextCommand {
     static let configuration = CommandConfiguration(

@@ -42,7 +42,8 @@ struct TrustHostCommand: ContextCommand {
         let request = try HostTrustRequest(
             target: device, matrix: try workspace.loadMatrix(),
             variables: try workspace.loadVariables().values,
-            topology: .current(environment: context.environment), configPath: project.config)
+            topology: .current(environment: context.environment), configPath: project.config,
+            fileSystem: context.fileSystem)
         let info = try await request.scan()
         context.print(
             "\(request.label) at \(request.connection.address): \(info.keyType) \(info.fingerprint) "

@@ -14,11 +14,19 @@ public struct DriverRegistry: Sendable {
     public var environment: [String: String]
     /// Runs xcrun, rosettasim-ctl and pymobiledevice3.
     public var runner: any ProcessRunner
+    /// This host's files: the artifacts, scratch files, crash reports copied out, install records.
+    public var fileSystem: any FileSystem
+    public var clock: any WallClock
 
-    public init(host: HostPlatform, environment: [String: String], runner: any ProcessRunner) {
+    public init(
+        host: HostPlatform, environment: [String: String], runner: any ProcessRunner,
+        fileSystem: any FileSystem, clock: any WallClock
+    ) {
         self.host = host
         self.environment = environment
         self.runner = runner
+        self.fileSystem = fileSystem
+        self.clock = clock
     }
 
     public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
@@ -33,16 +41,17 @@ public struct DriverRegistry: Sendable {
             }
             return primary
         case .simctl(let simulator):
+            let home = URL(fileURLWithPath: simulator.home)
             return SimctlDriver(
                 configuration: SimctlDriver.Configuration(
                     label: plan.name,
                     selector: SimulatorSelector(
                         udid: simulator.udid, deviceType: simulator.deviceType, runtime: simulator.runtime),
                     host: host, commands: SimctlCommands(developerDir: simulator.developerDir),
-                    diagnosticReports: URL(fileURLWithPath: simulator.home).appendingPathComponent(
-                        "Library/Logs/DiagnosticReports"),
+                    simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
+                    diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
                     scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
-                runner: runner)
+                runner: runner, fileSystem: fileSystem)
         case .rosettaSim(let simulator):
             let home = URL(fileURLWithPath: simulator.home)
             return RosettaSimDriver(
@@ -54,25 +63,25 @@ public struct DriverRegistry: Sendable {
                     simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
                     diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
                     scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines),
-                runner: runner)
+                runner: runner, fileSystem: fileSystem)
         case .devicectl(let devicectl):
             return DevicectlDriver(
                 configuration: DevicectlDriver.Configuration(
                     label: plan.name, device: devicectl.device, host: host,
                     commands: DevicectlCommands(developerDir: devicectl.developerDir),
                     scratchDirectory: URL(fileURLWithPath: devicectl.scratchDirectory), deadlines: deadlines),
-                runner: runner)
+                runner: runner, fileSystem: fileSystem)
         case .mac(let mac):
             return MacDriver(
                 configuration: MacDriver.Configuration(
                     label: plan.name, host: host, home: URL(fileURLWithPath: mac.home), deadlines: deadlines),
-                runner: runner)
+                runner: runner, fileSystem: fileSystem)
         case .pymobiledevice3(let tunnel, let usb):
             return ModernLinuxDriver(
                 usb: try usbDriver(plan, usb),
                 tunnel: PyMobileDevice3Driver.make(
                     label: plan.name, udid: usb.udid ?? plan.name, route: plan.backend.usbRoute,
-                    executable: tunnel.executable, runner: runner,
+                    executable: tunnel.executable, runner: runner, fileSystem: fileSystem,
                     scratchDirectory: URL(fileURLWithPath: tunnel.scratchDirectory), deadlines: deadlines))
         case .none:
             throw TransportUnavailable(
@@ -81,9 +90,9 @@ public struct DriverRegistry: Sendable {
     }
 
     func sshDriver(_ plan: DevicePlan, _ ssh: SSHConfiguration) throws -> any DeviceDriver {
-        let config = try SSHDriver.config(ssh, plan: plan, environment: environment)
+        let config = try SSHDriver.config(ssh, plan: plan, environment: environment, fileSystem: fileSystem)
         return SSHDriver(
-            deployer: JailbreakDeployer(config: config), plan: plan,
+            deployer: JailbreakDeployer(config: config, fileSystem: fileSystem, clock: clock), plan: plan,
             workDirectory: URL(fileURLWithPath: ssh.workDirectory))
     }
 
@@ -98,7 +107,7 @@ public struct DriverRegistry: Sendable {
         if let install = plan.timeouts["install"] { timeouts.install = .checkedSeconds(install) }
         if let launch = plan.step(.launch) { timeouts.launch = launch.deadline.duration(appBytes: 0) }
         let options = USBDeviceOptions(
-            fileSystem: LiveFileSystem(), clock: LiveClock(),
+            fileSystem: fileSystem, clock: clock,
             stateDirectory: URL(fileURLWithPath: usb.installRecords),
             developerImageDirectories: usb.developerImages.map { URL(fileURLWithPath: $0) },
             timeouts: timeouts, logger: Logger(label: "hadeploy.usb"),

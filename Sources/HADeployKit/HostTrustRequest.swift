@@ -16,7 +16,7 @@ public struct HostTrustRequest: Sendable {
 
     public init(
         target: String, matrix: DeviceMatrix, variables: [String: String], topology: Topology,
-        configPath: String
+        configPath: String, fileSystem: any FileSystem
     ) throws {
         knownHosts = SSHLogin.knownHostsPath(variables)
         if target.hasPrefix("ssh://") || target == "build_host" || target == "build-host" {
@@ -46,7 +46,9 @@ public struct HostTrustRequest: Sendable {
             throw TrustTargetError(message: "\(target) is not reached over SSH in \(configPath)")
         }
         ssh.knownHosts = knownHosts
-        connection = try SSHDriver.config(ssh, plan: devicePlan, environment: variables).connection
+        connection = try SSHDriver.config(
+            ssh, plan: devicePlan, environment: variables, fileSystem: fileSystem
+        ).connection
         label = device.name
     }
 

@@ -51,12 +51,16 @@ public struct Workspace: Sendable {
 
 extension Workspace {
     /// Where a run from this checkout keeps its files and finds its tools, for the planner.
-    public func hostPaths(stateDirectory: URL, developerImages: URL?) -> HostPaths {
+    public func hostPaths(
+        stateDirectory: URL, developerImages: URL?, matrix: DeviceMatrix, variables: [String: String]
+    ) -> HostPaths {
         HostPaths(
             stateDirectory: stateDirectory.standardizedFileURL.path, home: NSHomeDirectory(),
             developerImages: developerImages.map { [$0.path] },
             pymobiledevice3: PyMobileDevice3Driver.executable(
-                variables: [:], checkout: context.currentDirectory))
+                variables: [:], checkout: context.currentDirectory, fileSystem: context.fileSystem),
+            installedDeveloperDirectories: BuildRunner.installedDeveloperDirectories(
+                matrix: matrix, variables: variables, fileSystem: context.fileSystem))
     }
 
     /// Builds a plan's builds in this checkout (`DeploySession.Settings.build`).

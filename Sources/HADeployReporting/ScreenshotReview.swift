@@ -40,7 +40,17 @@ public struct ScreenshotReview: Sendable {
         var image: RGBImage
     }
 
+    /// The report's folders of comparison pictures (baseline copies, differences, parity).
+    static let pictureFolders = ["screenshots/baseline", "screenshots/diff", "screenshots/parity"]
+
     public func review(_ results: [DeviceResult], plan: DeployPlan, reportDirectory: URL) -> Outcome {
+        // A report folder used again: the last run's pictures go, so every one left is this run's.
+        for folder in Self.pictureFolders {
+            let url = reportDirectory.appendingPathComponent(folder)
+            if baselines.fileSystem.fileExists(atPath: url.path) {
+                try? baselines.fileSystem.removeItem(at: url)
+            }
+        }
         var reviewed = results
         var warnings: [String] = []
         var shots: [Shot] = []

@@ -1,7 +1,11 @@
+import DeployModel
 import Foundation
+import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import HADeployKit
 import ImageCodec
+import MobileDevice
 import TestSupport
 import Testing
 import VirtualDevice
@@ -159,6 +163,41 @@ struct DeployEndToEndTests {
         let again = try await world.deploy(Self.arguments)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(await world.usbmuxd.devices().first?.developerImageMounted == true)
+    }
+
+    /// The image is the plan's mount step's: a launch that finds it unmounted (the device restarted)
+    /// mounts nothing and names the step that does; that step (`prepare()`) then mounts it.
+    @Test func aLaunchNeverMountsTheImageTheMountStepDoes() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        #expect(try await world.deploy(Self.arguments).status == 0)
+        let udid = try #require(world.udids["mini4"])
+        try await world.usbmuxd.reboot(udid: udid)
+        try await Task.sleep(for: .seconds(1))
+        USBTransport.setUsbmuxdAddress(world.socket)
+        let usb = USBDriver(
+            udid: udid, name: "mini4",
+            options: USBDeviceOptions(
+                fileSystem: LiveFileSystem(), clock: LiveClock(),
+                stateDirectory: world.root.appendingPathComponent("usb-state"),
+                developerImageDirectories: [world.root.appendingPathComponent("DeviceSupport")]))
+        _ = try await usb.connect()
+        let artifact = try ArtifactInspector().inspect(
+            world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
+        let launch = try ResolvedLaunch(
+            LaunchSettings(
+                credentials: .keep, dashboard: .unchanged, kiosk: nil, autoRegister: false, appSettings: [:],
+                deployID: nil, deviceID: nil), environment: [:])
+        let refused = await #expect(throws: MobileDeviceError.self) {
+            try await usb.launch(artifact, settings: launch)
+        }
+        let text = refused.map { "\($0)" } ?? ""
+        #expect(text.contains("Developer Disk Image is not mounted"), "\(text)")
+        #expect(text.contains("its mount step mounts the image"), "\(text)")
+        #expect(await world.usbmuxd.devices().first?.developerImageMounted == false)
+        try await usb.prepare()
+        #expect(await world.usbmuxd.devices().first?.developerImageMounted == true)
+        try await usb.launch(artifact, settings: launch)
     }
 
     @Test func withoutVerificationTheResultSaysSkippedNeverPassed() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployBuild
+import HADeployCore
 import TestSupport
 import Testing
 import VirtualDevice
@@ -31,7 +32,7 @@ struct StatusEndToEndTests {
         // iPad 2 restarts (which unmounts the Developer Disk Image the deploy mounted).
         let older = try DemoAppBuilder().build(
             flavour: DeployWorld.modernFlavour, marketingVersion: "1.1.0", buildNumber: 1,
-            into: world.root.appendingPathComponent("older"))
+            into: world.root.appendingPathComponent("older"), in: LiveFileSystem())
         let downgrade = try await world.deploy([
             "kitchen", "--no-build", "--artifact", older.path, "--no-verify",
         ])

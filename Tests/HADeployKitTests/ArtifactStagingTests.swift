@@ -1,5 +1,6 @@
 import DeviceSpec
 import Foundation
+import HADeployCore
 import Testing
 import ZIPFoundation
 
@@ -18,7 +19,7 @@ struct ArtifactStagingTests {
             location: .init(file: "devices.yaml", line: 1))
         let built = try DemoAppBuilder().build(
             flavour: flavour, marketingVersion: "2.0", buildNumber: 3,
-            into: root.appendingPathComponent("build"))
+            into: root.appendingPathComponent("build"), in: LiveFileSystem())
         let payload = root.appendingPathComponent("ipa/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
@@ -46,7 +47,7 @@ struct ArtifactStagingTests {
         let staging = try ArtifactStaging.prepare(
             ["legacy": artifact, "modern": other, "usb-only": artifact],
             needingBundles: ["legacy", "modern"],
-            under: base, runID: "run-1")
+            under: base, runID: "run-1", in: LiveFileSystem())
         let bundle = try #require(staging.artifacts["legacy"]?.bundlePath)
         #expect(staging.artifacts["modern"]?.bundlePath == bundle)
         #expect(staging.artifacts["usb-only"]?.bundlePath == nil)
@@ -70,10 +71,10 @@ struct ArtifactStagingTests {
             configuration: "Release", scheme: nil, settings: [:],
             location: .init(file: "devices.yaml", line: 1))
         let app = try DemoAppBuilder().build(
-            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root)
+            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root, in: LiveFileSystem())
         let staging = try ArtifactStaging.prepare(
             ["legacy": app], needingBundles: ["legacy"], under: root.appendingPathComponent("artifacts"),
-            runID: "r")
+            runID: "r", in: LiveFileSystem())
         #expect(staging.folder == nil)
         #expect(staging.artifacts["legacy"]?.bundlePath == nil)
     }

@@ -1,5 +1,6 @@
 import DeviceSpec
 import Foundation
+import HADeployCore
 import TestSupport
 import Testing
 import ZIPFoundation
@@ -19,7 +20,8 @@ struct ArtifactTests {
     func demoBundlesCarryExactlyTheFlavoursSlices(archs: [Arch]) throws {
         let root = try temporaryDirectory()
         let built = try DemoAppBuilder().build(
-            flavour: flavour("f", archs), marketingVersion: "1.4.0", buildNumber: 42, into: root)
+            flavour: flavour("f", archs), marketingVersion: "1.4.0", buildNumber: 42, into: root,
+            in: LiveFileSystem())
         let inspected = try ArtifactInspector().inspect(URL(fileURLWithPath: built.path), flavour: "f")
         #expect(inspected.archs == archs.map(\.rawValue))
         #expect(inspected.bundleID == "com.example.hadashboard")
@@ -30,7 +32,8 @@ struct ArtifactTests {
     @Test func anIpaIsReadFromItsPayload() throws {
         let root = try temporaryDirectory()
         let built = try DemoAppBuilder().build(
-            flavour: flavour("legacy", [.armv7, .arm64]), marketingVersion: "2.0", buildNumber: 3, into: root)
+            flavour: flavour("legacy", [.armv7, .arm64]), marketingVersion: "2.0", buildNumber: 3, into: root,
+            in: LiveFileSystem())
         let payload = root.appendingPathComponent("ipa/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
         try FileManager.default.copyItem(

@@ -1,6 +1,8 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import Synchronization
 import TestSupport
 import Testing
 import Versioning
@@ -80,6 +82,89 @@ struct BuildExecutorTests {
             to: root.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
         let third = try await executor.build(legacy)
         #expect(!third.cached)
+    }
+
+    /// A machine standing in for the build host: the build runs in `root` through it, and it says
+    /// that it did (no SSH peer is needed to see which machine the runner picked).
+    final class StandInBuildHost: BuildMachine, @unchecked Sendable {
+        let local: LocalBuildMachine
+        let name: String
+        private let lock = NSLock()
+        private var commands: [String] = []
+        init(_ local: LocalBuildMachine, name: String) {
+            self.local = local
+            self.name = name
+        }
+        var ran: [String] { lock.withLock { commands } }
+        func prepare() async throws {}
+        func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
+            lock.withLock { commands.append((command.executable as NSString).lastPathComponent) }
+            return try await local.run(command, timeout: timeout)
+        }
+        func query(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
+            try await local.query(command, timeout: timeout)
+        }
+        func read(_ path: String) async throws -> Data? { try await local.read(path) }
+        func write(_ data: Data, to path: String) async throws { try await local.write(data, to: path) }
+        func exists(_ path: String) async throws -> Bool { try await local.exists(path) }
+        func fetch(_ path: String, into localDirectory: URL) async throws -> URL {
+            try await local.fetch(path, into: localDirectory)
+        }
+        func adapt(_ command: ProcessCommand) async throws -> ProcessCommand { command }
+        func finish() async {}
+        func sourcePath() async -> String? { await local.sourcePath() }
+    }
+
+    /// The runner builds where the plan says, and only there, although this machine has an
+    /// xcodebuild (HADEPLOY_XCODEBUILD): the build host when the plan names it, nothing when the
+    /// plan found no place.
+    @Test func theRunnerBuildsWhereThePlanSays() async throws {
+        let root = try await makeRepository()
+        let base = executor(root: root)
+        let matrix = try SpecLoader().load(
+            yaml: """
+                version: 1
+                flavours:
+                  legacy: {xcode: /Applications/Xcode-13.2.1.app, archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos, configuration: Legacy}
+                devices:
+                  ipad2: {product_type: "iPad2,1", ios: "9.3.5", arch: armv7, flavour: legacy, transport: usb, udid: U2}
+                """, file: "devices.yaml")
+        var runner = BuildRunner(context: base.context, matrix: matrix, builder: base.builder, host: .linux)
+        let host = StandInBuildHost(
+            LocalBuildMachine(runner: LiveProcessRunner(), root: root, fileSystem: LiveFileSystem()),
+            name: "ssh://builder@mac-mini")
+        runner.buildHost = { _, address in
+            #expect(address == "ssh://builder@mac-mini")
+            return host
+        }
+        func plan(_ location: BuildLocation) -> DeployPlan {
+            DeployPlan(
+                version: base.builder.version, deployID: "d", server: .unset(["HA_SERVER"]), verify: false,
+                builds: [
+                    BuildPlan(
+                        flavour: "legacy", xcode: "13.2.1", archs: ["armv7", "arm64"],
+                        deploymentTarget: "9.0",
+                        sdk: "iphoneos", configuration: "Legacy", devices: ["ipad2"], enabled: true,
+                        location: location, commands: base.builder.commands(legacy))
+                ], devices: [], warnings: [])
+        }
+        let messages = Mutex<[String]>([])
+        let remote = try await runner.build(plan(.buildHost("ssh://builder@mac-mini"))) { line in
+            messages.withLock { $0.append(line) }
+        }
+        #expect(remote["legacy"] != nil)
+        #expect(host.ran.contains("xcodebuild-standin.py"), "\(host.ran)")
+        #expect(
+            messages.withLock { $0 }.contains {
+                $0.hasPrefix("build legacy: built on ssh://builder@mac-mini")
+            })
+
+        let before = host.ran.count
+        let nowhere = await #expect(throws: NoXcodeError.self) {
+            try await runner.build(plan(.nowhere)) { _ in }
+        }
+        #expect(nowhere?.flavours == ["legacy"])
+        #expect(host.ran.count == before, "nothing more ran: \(host.ran)")
     }
 
     /// The Mac Catalyst build is found in `Debug-maccatalyst/`, read as a Mac bundle, and kept as

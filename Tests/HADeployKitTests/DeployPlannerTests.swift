@@ -57,6 +57,41 @@ import Versioning
         }
     }
 
+    /// The build location is decided here, once: a named xcodebuild builds here, a Mac builds
+    /// here only with the flavour's Xcode, and otherwise the build host builds — or nothing can.
+    @Test func eachFlavourBuildsWhereThePlanSays() throws {
+        let yaml = """
+            version: 1
+            build_host: ssh://builder@${BUILD_MAC}
+            flavours:
+              modern: {xcode: /Applications/Xcode-26.app, archs: [arm64], deployment_target: "15.0", sdk: iphoneos, configuration: Release}
+            devices:
+              mini4: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb, udid: U1}
+            """
+        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        func location(
+            _ host: HostPlatform, _ variables: [String: String], installed: Set<String>? = nil
+        ) throws -> BuildLocation? {
+            try DeployPlanner(
+                matrix: matrix, variables: variables, topology: Topology(host: host),
+                paths: HostPaths(installedDeveloperDirectories: installed)
+            ).plan(options: DeployOptions(targets: ["mini4"]), version: Self.version, deployID: "d")
+                .builds.first?.location
+        }
+        let mac = ["BUILD_MAC": "mac-mini"]
+        #expect(try location(.linux, mac) == .buildHost("ssh://builder@mac-mini"))
+        #expect(try location(.linux, [:]) == .nowhere)
+        #expect(
+            try location(.linux, mac.merging(["HADEPLOY_XCODEBUILD": "/x/xcodebuild"]) { a, _ in a }) == .here
+        )
+        let developer = "/Applications/Xcode-26.app/Contents/Developer"
+        #expect(try location(.macOS, mac, installed: [developer]) == .here)
+        #expect(try location(.macOS, mac, installed: []) == .buildHost("ssh://builder@mac-mini"))
+        #expect(try location(.macOS, [:], installed: []) == .nowhere)
+        // `plan --as-host macos`: Xcodes not looked for, taken as there.
+        #expect(try location(.macOS, [:]) == .here)
+    }
+
     @Test func dashboardPrecedence() throws {
         var variables = configured
         variables["HA_DASHBOARD"] = "wall-hall"

@@ -80,7 +80,7 @@ import Versioning
             driver: { _ in
                 MacDriver(
                     configuration: .init(label: "Mac", host: .linux, home: folder.url),
-                    runner: FailingRunner())
+                    runner: FailingRunner(), fileSystem: FakeFileSystem())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
             reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
@@ -159,7 +159,7 @@ import Versioning
             configuration: .init(
                 label: device.name, host: .macOS, home: home,
                 deadlines: DriverDeadlines(overrides: device.timeouts)),
-            runner: runner)
+            runner: runner, fileSystem: LiveFileSystem())
         let server = LoadEvidenceVerifierTests.Server(shapes: [
             "living-room": .shape(LovelaceShape(views: 2, cards: 5, strategy: nil))
         ])
@@ -205,7 +205,7 @@ import Versioning
             driver: { _ in
                 MacDriver(
                     configuration: .init(label: "Mac", host: .macOS, home: folder.url),
-                    runner: FailingRunner())
+                    runner: FailingRunner(), fileSystem: FakeFileSystem())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
             reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,

@@ -114,6 +114,16 @@ struct ScreenshotReviewTests {
         #expect(diff.color(x: 150, y: 150) == PixelComparison.DiffColors.darker)
         #expect(visual.summary == "different (88.3 % like its baseline)")
 
+        // The same report folder again, the screen back to its baseline: the last run's pictures go.
+        let back = review(try results(["a": Self.screen(cards: 2)]))
+        #expect(back.results[0].visual?.verdict == .same)
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: report.appendingPathComponent("screenshots/diff/a.png").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: report.appendingPathComponent("screenshots/baseline/a.png").path))
+
         // --fail-on-visual-change fails the device; --accept-screenshots takes the new screen.
         let strict = review(
             try results(["a": Self.screen(cards: 3)]),

@@ -93,7 +93,7 @@ struct ArtifactDeployTests {
                 settings: [:], location: SourceLocation(file: "devices.yaml", line: 1))
             let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
                 flavour: flavour, marketingVersion: "1.0.\(build)", buildNumber: build,
-                into: root.appendingPathComponent(directory))
+                into: root.appendingPathComponent(directory), in: LiveFileSystem())
             let app = URL(fileURLWithPath: artifact.path)
             for index in 0..<files {
                 let folder = app.appendingPathComponent("Assets/\(index % 37)")

@@ -70,7 +70,7 @@ struct DeadlineTests {
         let parameters = try DeployTests.launch(
             server: "http://ha", token: token, dashboard: .named("d"), kiosk: false, deployID: "x")
         let error = await #expect(throws: SSHError.self) {
-            try await JailbreakDeployer(config: config).deploy(app: app.url, launch: parameters)
+            try await JailbreakDeployer(live: config).deploy(app: app.url, launch: parameters)
         }
         let message = error?.description ?? ""
         #expect(message.contains("-HAAccessToken"))

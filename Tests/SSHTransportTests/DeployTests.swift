@@ -54,7 +54,7 @@ struct DeployTests {
         defer { device.remove() }
         let app = try TestApp()
         defer { app.remove() }
-        let deployer = JailbreakDeployer(config: device.deployConfig(try await peer.config(name: "ipad2")))
+        let deployer = JailbreakDeployer(live: device.deployConfig(try await peer.config(name: "ipad2")))
 
         let report = try await deployer.deploy(app: app.url, launch: try Self.launchParameters())
         #expect(report.changed)
@@ -96,10 +96,10 @@ struct DeployTests {
         let app = try TestApp()
         defer { app.remove() }
         let sftpOnly = JailbreakDeployer(
-            config: device.deployConfig(try await peer.config(), transfer: .sftp))
+            live: device.deployConfig(try await peer.config(), transfer: .sftp))
         await #expect(throws: SSHError.self) { try await sftpOnly.install(app: app.url) }
         #expect(!FileManager.default.fileExists(atPath: device.applications + "/HADash.app"))
-        let scp = JailbreakDeployer(config: device.deployConfig(try await peer.config(), transfer: .scp))
+        let scp = JailbreakDeployer(live: device.deployConfig(try await peer.config(), transfer: .scp))
         let report = try await scp.install(app: app.url)
         #expect(report.method == .scp)
     }
@@ -115,7 +115,7 @@ struct DeployTests {
         var connection = try await peer.config()
         connection.timeouts.sftpInit = 2
         let started = Date()
-        let report = try await JailbreakDeployer(config: device.deployConfig(connection)).install(
+        let report = try await JailbreakDeployer(live: device.deployConfig(connection)).install(
             app: app.url)
         #expect(report.method == .scp)
         // A hang would last forever; the install's dozen remote steps take seconds, more under the load
@@ -172,7 +172,7 @@ struct DeployTests {
         defer { v1.remove() }
         let v2 = try TestApp(version: "2", bigFileBytes: 24 << 20)
         defer { v2.remove() }
-        let deployer = JailbreakDeployer(config: device.deployConfig(try await peer.config()))
+        let deployer = JailbreakDeployer(live: device.deployConfig(try await peer.config()))
         let installed = URL(fileURLWithPath: device.applications).appendingPathComponent("HADash.app")
         let staging = device.applications + "/.hadeploy-staging-HADash.app"
         _ = try await deployer.install(app: v1.url)
@@ -234,7 +234,7 @@ struct DeployTests {
         var config = device.deployConfig(try await peer.config(name: "ipad2"))
         config.commands.refreshIcons = "echo 'uicache: SpringBoard is not running' >&2; exit 3"
         let error = await #expect(throws: SSHError.self) {
-            try await JailbreakDeployer(config: config).install(app: app.url)
+            try await JailbreakDeployer(live: config).install(app: app.url)
         }
         guard case .remoteCommandFailed(_, _, _, let status, let stderr) = error else {
             Issue.record("expected remoteCommandFailed, got \(String(describing: error))")
@@ -247,7 +247,7 @@ struct DeployTests {
         // A missing install directory is a remote failure with a readable reason, too.
         config.installDirectory = device.url.path + "/NoSuchDir"
         let missing = await #expect(throws: SSHError.self) {
-            try await JailbreakDeployer(config: config).install(app: app.url)
+            try await JailbreakDeployer(live: config).install(app: app.url)
         }
         #expect(missing?.description.contains("does not exist") == true)
     }
@@ -261,13 +261,13 @@ struct DeployTests {
         let app = try TestApp()
         defer { app.remove() }
         var config = device.deployConfig(try await peer.config())
-        let deployer = JailbreakDeployer(config: config)
+        let deployer = JailbreakDeployer(live: config)
         #expect(try await deployer.screenshot() == device.screen)
         config.commands.screenshot = "cat \(device.url.path)/screen.png"
-        #expect(try await JailbreakDeployer(config: config).screenshot() == device.screen)
+        #expect(try await JailbreakDeployer(live: config).screenshot() == device.screen)
 
         config.commands.launch = "\(device.url.path)/bin/launch {bundle_id} {args_file}"
-        _ = try await JailbreakDeployer(config: config).deploy(
+        _ = try await JailbreakDeployer(live: config).deploy(
             app: app.url, launch: try Self.launchParameters())
         #expect(device.read("launch.argsfile").contains(Self.token))
         let mode = device.read("launch.argsfile.mode")

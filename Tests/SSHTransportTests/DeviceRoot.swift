@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import HADeployDrivers
 import SSHTransport
 
@@ -119,5 +120,12 @@ struct TestApp {
             }
         }
         return result
+    }
+}
+
+extension JailbreakDeployer {
+    /// A deployer with this machine's files and clock: these tests send real bundles to a real sshd.
+    init(live config: JailbreakDeployConfig) {
+        self.init(config: config, fileSystem: LiveFileSystem(), clock: LiveClock())
     }
 }

@@ -82,7 +82,8 @@ struct JailbreakCLITests {
                 location: SourceLocation(file: "devices.yaml", line: 1))
             let directory = root.appendingPathComponent("artifacts/\(build)")
             let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
-                flavour: flavour, marketingVersion: "1.0.\(build)", buildNumber: build, into: directory)
+                flavour: flavour, marketingVersion: "1.0.\(build)", buildNumber: build, into: directory,
+                in: LiveFileSystem())
             let app = URL(fileURLWithPath: artifact.path)
             if extraBytes > 0 {
                 var generator = SystemRandomNumberGenerator()

@@ -235,7 +235,7 @@ struct JailbreakTwinSafetyTests {
         var config = try await twin.deployConfig()
         config.installDirectory = missing
         let error = await #expect(throws: SSHError.self) {
-            try await JailbreakDeployer(config: config).install(app: app.url)
+            try await JailbreakDeployer(live: config).install(app: app.url)
         }
         // What the device said (not the command line, which names the directory too).
         guard case .remoteCommandFailed(_, _, _, _, let said) = error else {
@@ -250,7 +250,7 @@ struct JailbreakTwinSafetyTests {
         let odd = "/var/mobile/It's a \"quoted\" $HOME dir"
         try FileManager.default.createDirectory(at: twin.url(odd), withIntermediateDirectories: true)
         config.installDirectory = odd
-        let report = try await JailbreakDeployer(config: config).install(app: app.url)
+        let report = try await JailbreakDeployer(live: config).install(app: app.url)
         #expect(report.changed)
         #expect(FileManager.default.fileExists(atPath: twin.url(odd + "/HADash.app/Info.plist").path))
     }

@@ -97,7 +97,7 @@ struct JailbreakTwinTests {
         defer { app.remove() }
         // Every command line on the host, the twin's included (its PID namespace is visible from here).
         let watch = ProcessListSampler(secrets: [ha.token])
-        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        let deployer = JailbreakDeployer(live: try await twin.deployConfig())
         let launch = try Self.launch(ha, dashboard: dashboard)
 
         let first = try await deployer.deploy(app: app.url, launch: launch)
@@ -170,7 +170,7 @@ struct JailbreakTwinTests {
         defer { v1.remove() }
         let v2 = try TestApp(version: "2")
         defer { v2.remove() }
-        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        let deployer = JailbreakDeployer(live: try await twin.deployConfig())
         _ = try await deployer.deploy(app: v1.url, launch: try Self.launch(ha, dashboard: "one"))
         let installed = twin.url("/Applications/HADash.app")
         let appBefore = Self.snapshot(installed)
@@ -203,7 +203,7 @@ struct JailbreakTwinTests {
         defer { v1.remove() }
         let v2 = try TestApp(version: "2", bigFileBytes: 24 << 20)
         defer { v2.remove() }
-        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        let deployer = JailbreakDeployer(live: try await twin.deployConfig())
         _ = try await deployer.install(app: v1.url)
         let installed = twin.url("/Applications/HADash.app")
         let v1Snapshot = Self.snapshot(installed)
@@ -246,7 +246,7 @@ struct JailbreakTwinTests {
         defer { v2.remove() }
         var config = try await twin.deployConfig()
         config.backupsKept = 2
-        let deployer = JailbreakDeployer(config: config)
+        let deployer = JailbreakDeployer(live: config)
         _ = try await deployer.deploy(app: v1.url, launch: try Self.launch(ha, dashboard: dashboard))
         let installed = twin.url("/Applications/HADash.app")
         let v1Snapshot = Self.snapshot(installed)
@@ -332,7 +332,7 @@ struct JailbreakTwinTests {
         try Data("profile".utf8).write(to: app.url.appendingPathComponent("embedded.mobileprovision"))
         var config = try await twin.deployConfig(name: "ipad4")
         config.stripAppleSignature = true
-        let report = try await JailbreakDeployer(config: config).install(app: app.url)
+        let report = try await JailbreakDeployer(live: config).install(app: app.url)
         #expect(report.signed)
         #expect(
             !report.filesSent.contains { $0.hasPrefix("_CodeSignature") || $0 == "embedded.mobileprovision" })

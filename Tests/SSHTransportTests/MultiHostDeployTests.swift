@@ -101,7 +101,8 @@ struct MultiHostDeployTests {
                 name: "modern", xcode: nil, archs: [.arm64], deploymentTarget: "15.0", sdk: "iphoneos",
                 configuration: "Release", scheme: nil, settings: [:],
                 location: SourceLocation(file: "devices.yaml", line: 1)),
-            marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"))
+            marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"),
+            in: LiveFileSystem())
 
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)

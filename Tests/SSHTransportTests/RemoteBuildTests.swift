@@ -190,7 +190,7 @@ struct RemoteBuildTests {
 
         let plan = try await world.hadeploy(["plan", "all", "--json"])
         #expect(plan.status == 0, "\(plan.stderr)")
-        #expect(plan.stdout.contains("\"buildHost\" : \"\(world.address)\""), "\(plan.stdout)")
+        #expect(plan.stdout.contains("\"location\" : \"\(world.address)\""), "\(plan.stdout)")
 
         let first = try await world.hadeploy(["build", "all"])
         #expect(first.status == 0, "\(first.stderr)")

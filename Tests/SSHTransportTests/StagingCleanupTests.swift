@@ -29,7 +29,7 @@ struct StagingCleanupTests {
         let v1 = try TestApp(version: "1")
         let v2 = try TestApp(version: "2", bigFileBytes: bigFileBytes)
         let config = try await twin.deployConfig()
-        _ = try await JailbreakDeployer(config: config).install(app: v1.url)
+        _ = try await JailbreakDeployer(live: config).install(app: v1.url)
         return (twin, config, v1, v2)
     }
 
@@ -41,7 +41,7 @@ struct StagingCleanupTests {
             v1.remove()
             v2.remove()
         }
-        let deployer = JailbreakDeployer(config: config)
+        let deployer = JailbreakDeployer(live: config)
         let cut = Flag()
         let error = await #expect(throws: SSHError.self) {
             try await deployer.install(app: v2.url) { progress in
@@ -67,7 +67,7 @@ struct StagingCleanupTests {
             v1.remove()
             v2.remove()
         }
-        let deployer = JailbreakDeployer(config: config)
+        let deployer = JailbreakDeployer(live: config)
         let installed = twin.url("/Applications/HADash.app")
         let before = TestApp.snapshot(installed)
         let holder = TaskHolder()
@@ -100,7 +100,7 @@ struct StagingCleanupTests {
         let installed = twin.url("/Applications/HADash.app")
         let before = TestApp.snapshot(installed)
         let error = await #expect(throws: SSHError.self) {
-            try await JailbreakDeployer(config: failing).install(app: v2.url)
+            try await JailbreakDeployer(live: failing).install(app: v2.url)
         }
         guard case .remoteCommandFailed(_, let step, _, _, let stderr) = error else {
             Issue.record("expected remoteCommandFailed, got \(String(describing: error))")
@@ -121,7 +121,7 @@ struct StagingCleanupTests {
             v1.remove()
             v2.remove()
         }
-        let deployer = JailbreakDeployer(config: try await twin.deployConfig())
+        let deployer = JailbreakDeployer(live: try await twin.deployConfig())
         _ = try await deployer.install(app: v1.url)
         let backup = try #require(try await deployer.install(app: v2.url).backup)
         let installed = twin.url("/Applications/HADash.app")
@@ -168,7 +168,7 @@ struct StagingCleanupTests {
             atPath: applications.appendingPathComponent(".hadeploy-staging-Link.app").path,
             withDestinationPath: "/var/mobile/kept")
 
-        #expect(try await JailbreakDeployer(config: config).install(app: v2.url).changed)
+        #expect(try await JailbreakDeployer(live: config).install(app: v2.url).changed)
         #expect(Self.stagingLeft(twin) == [])
         #expect(twin.text("/Applications/Other.app/Other") == "other app", "the parked app is put back")
         #expect(twin.text("/var/mobile/kept/keep.txt") == "keep", "a link is not followed")

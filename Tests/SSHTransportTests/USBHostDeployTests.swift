@@ -75,7 +75,7 @@ struct USBHostDeployTests {
             location: SourceLocation(file: "devices.yaml", line: 1))
         _ = try DemoAppBuilder().build(
             flavour: flavour, marketingVersion: "1.0", buildNumber: 1,
-            into: project.appendingPathComponent("artifacts"))
+            into: project.appendingPathComponent("artifacts"), in: LiveFileSystem())
         _ = try await LiveProcessRunner().checked(
             ProcessCommand(
                 "/bin/sh",

@@ -36,12 +36,14 @@ public struct AppleDeviceDiscovery: Sendable {
     /// Whether `ROSETTASIM_CTL` is set (legacy simulators need it).
     public var rosettaSimConfigured: Bool
     public var scratchDirectory: URL
+    public var fileSystem: any FileSystem
     public var timeout: Duration
 
     public init(
         host: HostPlatform, runner: any ProcessRunner, simctl: SimctlCommands = .init(),
         devicectl: DevicectlCommands = .init(), pymobiledevice3: PyMobileDevice3Commands = .init(),
-        rosettaSimConfigured: Bool, scratchDirectory: URL, timeout: Duration = .seconds(30)
+        rosettaSimConfigured: Bool, scratchDirectory: URL, fileSystem: any FileSystem,
+        timeout: Duration = .seconds(30)
     ) {
         self.host = host
         self.runner = runner
@@ -50,6 +52,7 @@ public struct AppleDeviceDiscovery: Sendable {
         self.pymobiledevice3 = pymobiledevice3
         self.rosettaSimConfigured = rosettaSimConfigured
         self.scratchDirectory = scratchDirectory
+        self.fileSystem = fileSystem
         self.timeout = timeout
     }
 
@@ -89,15 +92,20 @@ public struct AppleDeviceDiscovery: Sendable {
         let invoker = ToolInvoker(
             runner: runner, tool: "xcrun devicectl", device: "devices",
             installHint: "install Xcode 15 or later")
-        let file = scratchDirectory.appendingPathComponent("hadeploy-devicectl-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: file) }
+        let scratch = ScratchFolder(fileSystem: fileSystem, directory: scratchDirectory)
         do {
-            try FileManager.default.createDirectory(at: scratchDirectory, withIntermediateDirectories: true)
+            let file = try scratch.newPath("hadeploy-devicectl", suffix: ".json")
+            defer { scratch.remove(file) }
             let seconds = Int(clampingDouble: timeout.seconds)
             _ = try await invoker.checked(
                 devicectl.listDevices(jsonOutput: file.path, timeout: seconds), step: "list",
                 timeout: timeout + .seconds(15))
-            for device in try DevicectlOutputParser.devices(Data(contentsOf: file))
+            guard let data = fileSystem.contents(atPath: file.path) else {
+                throw AppleDriverError(
+                    .unexpectedOutput, step: "list", device: "devices",
+                    reason: "devicectl exited 0 but wrote no --json-output file")
+            }
+            for device in try DevicectlOutputParser.devices(data)
             where device.reality != "virtual" {
                 let major = Int(device.osVersion?.split(separator: ".").first ?? "") ?? 0
                 report.devices.append(

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Finds the app's crash reports in a folder (the Mac's `~/Library/Logs/DiagnosticReports` for
 /// simulators, or a folder pulled from a device) and copies the new ones out.
@@ -10,19 +11,19 @@ struct CrashReportScanner: Sendable {
     var simulatorUDID: String?
     /// Skip every simulator's reports (the Mac app shares the folder and the executable name).
     var excludeSimulators = false
+    var fileSystem: any FileSystem
 
     /// The matching reports in `folder`, oldest first.
     func matches(in folder: URL) -> [URL] {
-        let files =
-            (try? FileManager.default.contentsOfDirectory(
-                at: folder, includingPropertiesForKeys: [.contentModificationDateKey, .isRegularFileKey]))
-            ?? []
+        let files = ((try? fileSystem.contentsOfDirectory(atPath: folder.path)) ?? []).map {
+            folder.appendingPathComponent($0)
+        }
         var found: [(Date, URL)] = []
         for file in files where ["ips", "crash"].contains(file.pathExtension) {
             let name = file.deletingPathExtension().lastPathComponent
             guard name.hasPrefix(executable + "-") || name.hasPrefix(executable + "_") || name == executable
             else { continue }
-            guard let data = try? Data(contentsOf: file) else { continue }
+            guard let data = fileSystem.contents(atPath: file.path) else { continue }
             let text = String(decoding: data, as: UTF8.self)
             let header = Self.header(text)
             if let process = header?["name"] as? String ?? header?["app_name"] as? String,
@@ -30,8 +31,7 @@ struct CrashReportScanner: Sendable {
             {
                 continue
             }
-            let modified = (try? file.resourceValues(forKeys: [.contentModificationDateKey]))?
-                .contentModificationDate
+            let modified = (try? fileSystem.attributesOfItem(atPath: file.path))?[.modificationDate] as? Date
             guard let date = (header?["timestamp"] as? String).flatMap(Self.timestamp) ?? modified,
                 date >= since
             else { continue }
@@ -48,13 +48,11 @@ struct CrashReportScanner: Sendable {
     func copyMatches(from folder: URL, into directory: URL) throws -> [URL] {
         let matches = matches(in: folder)
         guard !matches.isEmpty else { return [] }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
         return try matches.map { source in
             let target = directory.appendingPathComponent(source.lastPathComponent)
-            if FileManager.default.fileExists(atPath: target.path) {
-                try FileManager.default.removeItem(at: target)
-            }
-            try FileManager.default.copyItem(at: source, to: target)
+            if fileSystem.fileExists(atPath: target.path) { try fileSystem.removeItem(at: target) }
+            try fileSystem.copyItem(at: source, to: target)
             return target
         }
     }

@@ -32,12 +32,18 @@ public actor DevicectlDriver: DeviceDriver {
 
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
+    nonisolated let fileSystem: any FileSystem
     /// The app's process id from the last launch, for `terminate`.
     public private(set) var launchedProcessID: Int?
 
-    public init(configuration: Configuration, runner: any ProcessRunner) {
+    public init(configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem) {
         self.configuration = configuration
         self.runner = runner
+        self.fileSystem = fileSystem
+    }
+
+    var scratch: ScratchFolder {
+        ScratchFolder(fileSystem: fileSystem, directory: configuration.scratchDirectory)
     }
 
     /// Runs one devicectl command whose JSON file `build` names, and returns that file's `result` bytes.
@@ -52,16 +58,13 @@ public actor DevicectlDriver: DeviceDriver {
         let invoker = ToolInvoker(
             runner: runner, tool: "xcrun devicectl", device: configuration.label,
             installHint: "install Xcode 15 or later (devicectl ships with it)", secrets: secrets)
-        try FileManager.default.createDirectory(
-            at: configuration.scratchDirectory, withIntermediateDirectories: true)
-        let file = configuration.scratchDirectory.appendingPathComponent(
-            "hadeploy-devicectl-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: file) }
+        let file = try scratch.newPath("hadeploy-devicectl", suffix: ".json")
+        defer { scratch.remove(file) }
         // devicectl's own --timeout fires first and explains itself in the JSON; ours is the backstop.
         let seconds = max(5, Int(clampingDouble: limit.seconds.rounded(.up)))
         let command = build(file.path, seconds)
         let output = try await invoker.run(command, step: step, timeout: limit + .seconds(15))
-        if let data = try? Data(contentsOf: file), !data.isEmpty {
+        if let data = fileSystem.contents(atPath: file.path), !data.isEmpty {
             do {
                 _ = try DevicectlOutputParser.result(data)
                 return data
@@ -118,7 +121,7 @@ public actor DevicectlDriver: DeviceDriver {
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome {
         let target = configuration.device
-        let size = DriverDeadlines.size(of: artifact.path)
+        let size = DriverDeadlines.size(of: artifact.path, in: fileSystem)
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         // Wi-Fi installs are slow and devicectl adds ~10 s: a minute plus the app at 4 MB/s.
         let data = try await devicectl(
@@ -166,11 +169,8 @@ public actor DevicectlDriver: DeviceDriver {
     func storePreferences(_ values: [String: String], bundleID: String) async throws {
         let target = configuration.device
         let remote = "Library/Preferences/\(bundleID).plist"
-        let folder = configuration.scratchDirectory.appendingPathComponent(
-            "hadeploy-prefs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(
-            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try scratch.newFolder("hadeploy-prefs", attributes: [.posixPermissions: 0o700])
+        defer { scratch.remove(folder) }
         let local = folder.appendingPathComponent("\(bundleID).plist")
         let limit = configuration.deadlines.limit("launch")
         var merged: [String: Any] = [:]
@@ -179,7 +179,7 @@ public actor DevicectlDriver: DeviceDriver {
                 .from, device: target, bundleID: bundleID, source: remote, destination: local.path,
                 jsonOutput: json,
                 timeout: timeout)
-        }) != nil, let data = try? Data(contentsOf: local),
+        }) != nil, let data = fileSystem.contents(atPath: local.path),
             let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
                 as? [String: Any]
         {
@@ -187,9 +187,8 @@ public actor DevicectlDriver: DeviceDriver {
         }
         for (key, value) in values { merged[key] = value }
         let plist = try PropertyListValue.encode(merged, .binary)
-        _ = FileManager.default.createFile(
-            atPath: local.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        try plist.write(to: local)
+        _ = fileSystem.createFile(atPath: local.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        try fileSystem.write(plist, to: local, options: [])
         _ = try await devicectl(
             "launch", limit: limit,
             fix: "the app must be a development build (its data container is only reachable then)"
@@ -215,16 +214,15 @@ public actor DevicectlDriver: DeviceDriver {
     /// Pulls the device's crash logs into a scratch folder and keeps the app's reports newer than `since`.
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         let target = configuration.device
-        let pulled = configuration.scratchDirectory.appendingPathComponent(
-            "hadeploy-crashes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: pulled, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: pulled) }
+        let pulled = try scratch.newFolder("hadeploy-crashes")
+        defer { scratch.remove(pulled) }
         _ = try await devicectl("crash_check", limit: configuration.deadlines.limit("crash_check")) {
             json, timeout in
             configuration.commands.copyCrashLogs(
                 device: target, destination: pulled.path, jsonOutput: json, timeout: timeout)
         }
-        let scanner = CrashReportScanner(executable: artifact.executable, since: since, simulatorUDID: nil)
+        let scanner = CrashReportScanner(
+            executable: artifact.executable, since: since, simulatorUDID: nil, fileSystem: fileSystem)
         return try scanner.copyMatches(from: pulled, into: directory)
     }
 
@@ -234,7 +232,7 @@ public actor DevicectlDriver: DeviceDriver {
         let target = configuration.device
         let file = configuration.scratchDirectory.appendingPathComponent(
             "hadeploy-appdata-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
+        defer { scratch.remove(file) }
         do {
             _ = try await devicectl("verify", limit: configuration.deadlines.limit("crash_check")) {
                 json, timeout in
@@ -246,7 +244,7 @@ public actor DevicectlDriver: DeviceDriver {
             if "\(error)".localizedCaseInsensitiveContains("no such file") { return nil }
             throw error
         }
-        return try? Data(contentsOf: file)
+        return fileSystem.contents(atPath: file.path)
     }
 
     /// devicectl has no screenshot command (Xcode 15–26), so this says what to use instead.

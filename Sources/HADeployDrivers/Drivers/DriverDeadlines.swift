@@ -27,19 +27,12 @@ public struct DriverDeadlines: Sendable, Hashable {
         .checkedSeconds(overrides[step] ?? value)
     }
 
-    /// The size of an `.ipa` file or an `.app` directory, for sizing install deadlines.
-    public static func size(of path: String) -> Int64 {
-        let url = URL(fileURLWithPath: path)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return 0 }
-        if !isDirectory.boolValue {
-            return (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
+    /// The size of an `.ipa` file or an `.app` directory (its regular files), for sizing install deadlines.
+    public static func size(of path: String, in fileSystem: any FileSystem) -> Int64 {
+        guard fileSystem.fileExists(atPath: path) else { return 0 }
+        if !fileSystem.isDirectory(atPath: path) {
+            return ((try? fileSystem.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
         }
-        var total: Int64 = 0
-        let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey])
-        while let file = enumerator?.nextObject() as? URL {
-            total += Int64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
-        }
-        return total
+        return fileSystem.allocatedSize(ofDirectory: URL(fileURLWithPath: path))
     }
 }

@@ -8,15 +8,17 @@ struct LaunchDefaultsWriter: Sendable {
     /// `~/Library/Developer/CoreSimulator/Devices/<UDID>/data`.
     var simulatorData: URL
     var bundleID: String
+    var fileSystem: any FileSystem
 
     /// The app's data container: the folder whose container-manager metadata names the bundle id.
     func dataContainer() -> URL? {
         let root = simulatorData.appendingPathComponent("Containers/Data/Application")
-        let folders =
-            (try? FileManager.default.contentsOfDirectory(at: root, includingPropertiesForKeys: nil)) ?? []
+        let folders = ((try? fileSystem.contentsOfDirectory(atPath: root.path)) ?? []).map {
+            root.appendingPathComponent($0)
+        }
         for folder in folders.sorted(by: { $0.path < $1.path }) {
             let metadata = folder.appendingPathComponent(".com.apple.mobile_container_manager.metadata.plist")
-            guard let data = try? Data(contentsOf: metadata),
+            guard let data = fileSystem.contents(atPath: metadata.path),
                 let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
                     as? [String: Any],
                 plist["MCMMetadataIdentifier"] as? String == bundleID
@@ -30,10 +32,10 @@ struct LaunchDefaultsWriter: Sendable {
     /// `<container>/Library/Preferences/<bundle id>.plist`; returns the file.
     func write(_ defaults: [String: String], into container: URL) throws -> URL {
         let folder = container.appendingPathComponent("Library/Preferences")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try fileSystem.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent("\(bundleID).plist")
         var values: [String: Any] = [:]
-        if let data = try? Data(contentsOf: file),
+        if let data = fileSystem.contents(atPath: file.path),
             let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
                 as? [String: Any]
         {
@@ -41,9 +43,9 @@ struct LaunchDefaultsWriter: Sendable {
         }
         for (key, value) in defaults { values[key] = value }
         let data = try PropertyListValue.encode(values, .binary)
-        try data.write(to: file, options: .atomic)
+        try fileSystem.write(data, to: file, options: .atomic)
         // It holds the access token: readable by this user only (the simulator runs as this user).
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        try fileSystem.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         return file
     }
 }

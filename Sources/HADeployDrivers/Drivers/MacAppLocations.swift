@@ -36,20 +36,18 @@ public struct MacAppLocations: Sendable, Hashable {
             .appendingPathComponent("Data")
     }
 
-    var isSandboxed: Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: container.path, isDirectory: &isDirectory)
-            && isDirectory.boolValue
+    func isSandboxed(in fileSystem: any FileSystem) -> Bool {
+        fileSystem.isDirectory(atPath: container.path)
     }
 
     /// Where `Documents/ha-log.txt` and `Library/Preferences/<bundle id>.plist` are found: the home
     /// folder for the unsandboxed app, else its container.
-    var dataFolder: URL { isSandboxed ? container : home }
+    func dataFolder(in fileSystem: any FileSystem) -> URL { isSandboxed(in: fileSystem) ? container : home }
 
     /// What `defaults` is given: the domain name, or the container's plist path for a sandboxed app
     /// (`defaults` takes a path for a domain outside `~/Library/Preferences`).
-    var defaultsDomain: String {
-        isSandboxed
+    func defaultsDomain(in fileSystem: any FileSystem) -> String {
+        isSandboxed(in: fileSystem)
             ? container.appendingPathComponent("Library/Preferences/\(bundleID).plist").path : bundleID
     }
 }

@@ -54,11 +54,13 @@ public actor MacDriver: DeviceDriver {
 
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
+    nonisolated let fileSystem: any FileSystem
     private var connected: ConnectedDevice?
 
-    public init(configuration: Configuration, runner: any ProcessRunner) {
+    public init(configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem) {
         self.configuration = configuration
         self.runner = runner
+        self.fileSystem = fileSystem
     }
 
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
@@ -113,16 +115,15 @@ public actor MacDriver: DeviceDriver {
         try requireMacOS("install")
         try check(artifact)
         let places = locations(artifact)
-        let size = DriverDeadlines.size(of: artifact.path)
+        let size = DriverDeadlines.size(of: artifact.path, in: fileSystem)
         if !force, isInstalled(artifact, at: places.installedApp) {
             progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "unchanged"))
             return .unchanged
         }
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "copying"))
-        let fileManager = FileManager.default
         let staging = places.installFolder.appendingPathComponent(".staging-\(UUID().uuidString)")
-        try fileManager.createDirectory(at: staging, withIntermediateDirectories: true)
-        defer { try? fileManager.removeItem(at: staging) }
+        try fileSystem.createDirectory(at: staging, withIntermediateDirectories: true)
+        defer { try? fileSystem.removeItem(at: staging) }
         let staged = staging.appendingPathComponent(places.appName)
         // A local copy on one disk: 50 MB/s is pessimistic.
         _ = try await invoker().checked(
@@ -158,10 +159,10 @@ public actor MacDriver: DeviceDriver {
 
     /// Same files with the same contents as the artifact.
     func isInstalled(_ artifact: Artifact, at installed: URL) -> Bool {
-        guard FileManager.default.fileExists(atPath: installed.path),
-            let current = try? ContentHasher.hash(of: installed, isDirectory: true, in: LiveFileSystem()),
+        guard fileSystem.fileExists(atPath: installed.path),
+            let current = try? ContentHasher.hash(of: installed, isDirectory: true, in: fileSystem),
             let wanted = try? ContentHasher.hash(
-                of: URL(fileURLWithPath: artifact.path), isDirectory: true, in: LiveFileSystem())
+                of: URL(fileURLWithPath: artifact.path), isDirectory: true, in: fileSystem)
         else { return false }
         return current == wanted
     }
@@ -170,21 +171,20 @@ public actor MacDriver: DeviceDriver {
     /// kept there), the staged copy takes its place. A failure between them puts the old copy back,
     /// so the Mac has the old app or the new one, never a half-copied bundle.
     func swap(_ staged: URL, into places: MacAppLocations) throws {
-        let fileManager = FileManager.default
         let installed = places.installedApp
         let previous = places.previousApp
-        let hadOne = fileManager.fileExists(atPath: installed.path)
+        let hadOne = fileSystem.fileExists(atPath: installed.path)
         do {
             if hadOne {
-                try fileManager.createDirectory(
+                try fileSystem.createDirectory(
                     at: previous.deletingLastPathComponent(), withIntermediateDirectories: true)
-                if fileManager.fileExists(atPath: previous.path) { try fileManager.removeItem(at: previous) }
-                try fileManager.moveItem(at: installed, to: previous)
+                if fileSystem.fileExists(atPath: previous.path) { try fileSystem.removeItem(at: previous) }
+                try fileSystem.moveItem(at: installed, to: previous)
             }
             do {
-                try fileManager.moveItem(at: staged, to: installed)
+                try fileSystem.moveItem(at: staged, to: installed)
             } catch {
-                if hadOne { try? fileManager.moveItem(at: previous, to: installed) }
+                if hadOne { try? fileSystem.moveItem(at: previous, to: installed) }
                 throw error
             }
         } catch {
@@ -199,7 +199,7 @@ public actor MacDriver: DeviceDriver {
     public func previousInstall(bundleID: String) throws -> Artifact? {
         let folder = MacAppLocations(home: configuration.home, bundleID: bundleID, appName: "")
             .installFolder.appendingPathComponent("previous")
-        let apps = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+        let apps = ((try? fileSystem.contentsOfDirectory(atPath: folder.path)) ?? [])
             .filter { $0.hasSuffix(".app") }.sorted()
         guard let name = apps.first else { return nil }
         return try ArtifactInspector().inspect(folder.appendingPathComponent(name), flavour: "previous")
@@ -218,21 +218,20 @@ public actor MacDriver: DeviceDriver {
                 fix: "a rollback needs two deploys of different builds")
         }
         let places = locations(previous)
-        let fileManager = FileManager.default
         let parked = places.installFolder.appendingPathComponent(".rollback-\(UUID().uuidString)")
         do {
-            if fileManager.fileExists(atPath: places.installedApp.path) {
-                try fileManager.moveItem(at: places.installedApp, to: parked)
+            if fileSystem.fileExists(atPath: places.installedApp.path) {
+                try fileSystem.moveItem(at: places.installedApp, to: parked)
             }
-            try fileManager.moveItem(at: URL(fileURLWithPath: previous.path), to: places.installedApp)
-            if fileManager.fileExists(atPath: parked.path) {
-                try fileManager.moveItem(at: parked, to: URL(fileURLWithPath: previous.path))
+            try fileSystem.moveItem(at: URL(fileURLWithPath: previous.path), to: places.installedApp)
+            if fileSystem.fileExists(atPath: parked.path) {
+                try fileSystem.moveItem(at: parked, to: URL(fileURLWithPath: previous.path))
             }
         } catch {
-            if !fileManager.fileExists(atPath: places.installedApp.path),
-                fileManager.fileExists(atPath: parked.path)
+            if !fileSystem.fileExists(atPath: places.installedApp.path),
+                fileSystem.fileExists(atPath: parked.path)
             {
-                try? fileManager.moveItem(at: parked, to: places.installedApp)
+                try? fileSystem.moveItem(at: parked, to: places.installedApp)
             }
             throw AppleDriverError(
                 .failed, step: "rollback", device: configuration.label,
@@ -252,7 +251,8 @@ public actor MacDriver: DeviceDriver {
         let places = locations(artifact)
         // Quit first: a running app may write its own settings back to the domain as it quits.
         try await quit(artifact)
-        try await storeSettings(launch.defaults, domain: places.defaultsDomain, secrets: launch.secretValues)
+        try await storeSettings(
+            launch.defaults, domain: places.defaultsDomain(in: fileSystem), secrets: launch.secretValues)
         _ = try await invoker().checked(
             configuration.commands.open(places.installedApp.path), step: "launch",
             timeout: configuration.deadlines.limit("launch"),
@@ -277,18 +277,8 @@ public actor MacDriver: DeviceDriver {
         let limit = configuration.deadlines.limit("terminate")
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(domain), step: "launch", timeout: limit)
-        var merged: [String: Any] = [:]
-        if exported.status == 0,
-            let existing = try? PropertyListSerialization.propertyList(
-                from: exported.standardOutput, format: nil)
-                as? [String: Any]
-        {
-            merged = existing
-        }
-        let values = Self.settings(defaults)
-        for key in Self.launchKeys where values[key] == nil { merged[key] = nil }
-        for (key, value) in values { merged[key] = value }
-        let plist = try PropertyListValue.encode(merged, .xml)
+        let plist = try ExportedDefaults.merged(
+            exported, setting: Self.settings(defaults), removing: Self.launchKeys)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(domain, plist: plist, secrets: secrets), step: "launch",
             timeout: limit, fix: "can this user write \(domain)'s preferences?")
@@ -332,7 +322,8 @@ public actor MacDriver: DeviceDriver {
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
         // Simulator apps crash into the same folder under the same name; theirs name CoreSimulator.
         let scanner = CrashReportScanner(
-            executable: artifact.executable, since: since, simulatorUDID: nil, excludeSimulators: true)
+            executable: artifact.executable, since: since, simulatorUDID: nil, excludeSimulators: true,
+            fileSystem: fileSystem)
         return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
     }
 
@@ -347,6 +338,7 @@ public actor MacDriver: DeviceDriver {
     public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
         try requireMacOS("verify")
         return AppContainerFile.read(
-            container: locations(artifact).dataFolder.path, relativePath: relativePath)
+            container: locations(artifact).dataFolder(in: fileSystem).path, relativePath: relativePath,
+            in: fileSystem)
     }
 }

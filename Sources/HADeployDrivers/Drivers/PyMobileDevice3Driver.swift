@@ -50,20 +50,27 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     let tunneld: any TunneldProbing
+    nonisolated let fileSystem: any FileSystem
     private var installedVersion: String??
 
     public init(
-        configuration: Configuration, runner: any ProcessRunner, tunneld: any TunneldProbing = TunneldProbe()
+        configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem,
+        tunneld: any TunneldProbing = TunneldProbe()
     ) {
         self.configuration = configuration
         self.runner = runner
+        self.fileSystem = fileSystem
         self.tunneld = tunneld
+    }
+
+    var scratch: ScratchFolder {
+        ScratchFolder(fileSystem: fileSystem, directory: configuration.scratchDirectory)
     }
 
     /// The driver for device `udid` behind `route`'s usbmuxd: every command talks to that usbmuxd.
     public static func make(
         label: String, udid: String, route: USBRoute?, executable: String, runner: any ProcessRunner,
-        scratchDirectory: URL, deadlines: DriverDeadlines = .init()
+        fileSystem: any FileSystem, scratchDirectory: URL, deadlines: DriverDeadlines = .init()
     ) -> PyMobileDevice3Driver {
         // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
         var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]
@@ -77,7 +84,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
                 label: label, udid: udid,
                 commands: PyMobileDevice3Commands(executable: executable, environment: environment),
                 scratchDirectory: scratchDirectory, deadlines: deadlines),
-            runner: runner)
+            runner: runner, fileSystem: fileSystem)
     }
 
     /// One line for `hadeploy devices`: what launch and screenshots need, there or missing — Python,
@@ -259,7 +266,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome {
-        let size = DriverDeadlines.size(of: artifact.path)
+        let size = DriverDeadlines.size(of: artifact.path, in: fileSystem)
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         let tool = invoker()
         _ = try await tool.checked(
@@ -319,40 +326,37 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-        let pulled = configuration.scratchDirectory.appendingPathComponent(
-            "hadeploy-crashes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: pulled, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: pulled) }
+        let pulled = try scratch.newFolder("hadeploy-crashes")
+        defer { scratch.remove(pulled) }
         _ = try await invoker().checked(
             configuration.commands.pullCrashReports(udid: configuration.udid, into: pulled.path),
             step: "crash_check",
             timeout: configuration.deadlines.limit("crash_check"),
             missing: Self.missing("the crash check", tunnel: false))
-        let scanner = CrashReportScanner(executable: artifact.executable, since: since, simulatorUDID: nil)
+        let scanner = CrashReportScanner(
+            executable: artifact.executable, since: since, simulatorUDID: nil, fileSystem: fileSystem)
         return try scanner.copyMatches(from: pulled, into: directory)
     }
 
     public func screenshot() async throws -> Data {
         let route = try await requireTunnel("screenshot")
-        let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
-        try FileManager.default.createDirectory(
-            at: configuration.scratchDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: file) }
-        _ = try await invoker().checked(
-            configuration.commands.screenshot(udid: configuration.udid, to: file.path, route: route),
-            step: "screenshot",
-            timeout: configuration.deadlines.limit("screenshot"),
-            missing: Self.missing("screenshot", tunnel: true))
-        return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)
+        let commands = configuration.commands
+        let udid = configuration.udid
+        return try await scratch.screenshot(
+            invoker(), timeout: configuration.deadlines.limit("screenshot"),
+            missing: Self.missing("screenshot", tunnel: true)
+        ) { commands.screenshot(udid: udid, to: $0, route: route) }
     }
 }
 
 extension PyMobileDevice3Driver {
     /// pymobiledevice3 as a run finds it: `PYMOBILEDEVICE3` when set, else the pinned venv of this
     /// checkout (`.venv-pmd3`, scripts/pmd3-venv.sh) when there is one, else `pymobiledevice3` on PATH.
-    public static func executable(variables: [String: String], checkout: URL) -> String {
+    public static func executable(
+        variables: [String: String], checkout: URL, fileSystem: any FileSystem
+    ) -> String {
         if let named = variables["PYMOBILEDEVICE3"], !named.isEmpty { return named }
         let venv = checkout.appendingPathComponent(".venv-pmd3/bin/pymobiledevice3").path
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "pymobiledevice3"
+        return fileSystem.isExecutableFile(atPath: venv) ? venv : "pymobiledevice3"
     }
 }

@@ -6,43 +6,19 @@ import HADeployCore
 /// Drives an x86_64 legacy simulator (iOS 9.3–14) through `rosettasim-ctl` (macOS), because
 /// `simctl install/launch` hang on those runtimes. Its `launch` takes no app arguments, so the
 /// arguments are written into the app's preferences before launching (see `LaunchDefaultsWriter`).
-public actor RosettaSimDriver: DeviceDriver {
-    public struct Configuration: Sendable {
-        public var label: String
-        public var selector: SimulatorSelector
-        public var host: HostPlatform
-        /// nil when `.env` has no `ROSETTASIM_CTL`.
-        public var commands: RosettaSimCommands?
-        /// `~/Library/Developer/CoreSimulator/Devices`.
-        public var simulatorDevices: URL
-        /// `~/Library/Logs/DiagnosticReports`.
-        public var diagnosticReports: URL
-        public var scratchDirectory: URL
-        public var deadlines: DriverDeadlines
-
-        public init(
-            label: String, selector: SimulatorSelector, host: HostPlatform, commands: RosettaSimCommands?,
-            simulatorDevices: URL, diagnosticReports: URL, scratchDirectory: URL,
-            deadlines: DriverDeadlines = .init()
-        ) {
-            self.label = label
-            self.selector = selector
-            self.host = host
-            self.commands = commands
-            self.simulatorDevices = simulatorDevices
-            self.diagnosticReports = diagnosticReports
-            self.scratchDirectory = scratchDirectory
-            self.deadlines = deadlines
-        }
-    }
+public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
+    /// `commands` is nil when `.env` has no `ROSETTASIM_CTL`.
+    public typealias Configuration = SimulatorDriverConfiguration<RosettaSimCommands?>
 
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
-    private var device: SimulatorDevice?
+    nonisolated let fileSystem: any FileSystem
+    var device: SimulatorDevice?
 
-    public init(configuration: Configuration, runner: any ProcessRunner) {
+    public init(configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem) {
         self.configuration = configuration
         self.runner = runner
+        self.fileSystem = fileSystem
     }
 
     func tool(_ step: String, secrets: Set<String> = []) throws -> (RosettaSimCommands, ToolInvoker) {
@@ -66,19 +42,7 @@ public actor RosettaSimDriver: DeviceDriver {
 
     public func connect() async throws -> ConnectedDevice {
         let (commands, invoker) = try tool("connect")
-        let found = try await SimulatorLocator(invoker: invoker, selector: configuration.selector)
-            .locate(list: commands.listDevices(), timeout: configuration.deadlines.limit("connect"))
-        device = found
-        return ConnectedDevice(
-            udid: found.udid, name: found.name, productType: found.deviceType, iosVersion: found.version,
-            arch: "x86_64")
-    }
-
-    func resolved() async throws -> SimulatorDevice {
-        if let device { return device }
-        _ = try await connect()
-        guard let device else { throw CancellationError() }
-        return device
+        return try await locate(invoker, list: commands.listDevices(), arch: "x86_64")
     }
 
     /// Boots the simulator unless it is booted; `rosettasim-ctl boot` returns once it is (or fails).
@@ -97,7 +61,7 @@ public actor RosettaSimDriver: DeviceDriver {
     ) async throws -> InstallOutcome {
         let (commands, invoker) = try tool("install")
         let sim = try await resolved()
-        let size = DriverDeadlines.size(of: artifact.path)
+        let size = DriverDeadlines.size(of: artifact.path, in: fileSystem)
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         _ = try await invoker.checked(
             commands.install(sim.udid, app: artifact.path), step: "install",
@@ -115,7 +79,7 @@ public actor RosettaSimDriver: DeviceDriver {
         let writer = LaunchDefaultsWriter(
             simulatorData: configuration.simulatorDevices.appendingPathComponent(sim.udid)
                 .appendingPathComponent("data"),
-            bundleID: artifact.bundleID)
+            bundleID: artifact.bundleID, fileSystem: fileSystem)
         // Not running is fine: terminate's status is not checked.
         _ = try await invoker.run(
             commands.terminate(sim.udid, bundleID: artifact.bundleID), step: "launch", timeout: limit)
@@ -151,10 +115,7 @@ public actor RosettaSimDriver: DeviceDriver {
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-        let sim = try await resolved()
-        let scanner = CrashReportScanner(
-            executable: artifact.executable, since: since, simulatorUDID: sim.udid)
-        return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
+        try await copyCrashReports(of: artifact, since: since, into: directory)
     }
 
     /// `rosettasim-ctl appinfo` names the data container; the simulator's files are local.
@@ -168,7 +129,7 @@ public actor RosettaSimDriver: DeviceDriver {
         guard let container = Self.dataContainer(inAppInfo: output.stdout) else {
             throw AppDataUnavailable("rosettasim-ctl appinfo named no DataContainer for \(artifact.bundleID)")
         }
-        return AppContainerFile.read(container: container, relativePath: relativePath)
+        return appDataFile(container: container, relativePath: relativePath)
     }
 
     /// The `DataContainer` value of `appinfo`'s output (JSON or an old-style plist), as a path.
@@ -191,13 +152,8 @@ public actor RosettaSimDriver: DeviceDriver {
     public func screenshot() async throws -> Data {
         let (commands, invoker) = try tool("screenshot")
         let sim = try await resolved()
-        let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
-        try FileManager.default.createDirectory(
-            at: configuration.scratchDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: file) }
-        _ = try await invoker.checked(
-            commands.screenshot(sim.udid, to: file.path), step: "screenshot",
-            timeout: configuration.deadlines.limit("screenshot"))
-        return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)
+        return try await scratch.screenshot(invoker, timeout: configuration.deadlines.limit("screenshot")) {
+            commands.screenshot(sim.udid, to: $0)
+        }
     }
 }

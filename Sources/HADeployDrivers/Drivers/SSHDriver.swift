@@ -28,7 +28,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     /// The SSH settings for a device from its plan; the password the plan names is read from
     /// `environment` now, and a planned key that is not there means the ssh-agent.
     public static func config(
-        _ ssh: SSHConfiguration, plan: DevicePlan, environment: [String: String]
+        _ ssh: SSHConfiguration, plan: DevicePlan, environment: [String: String], fileSystem: any FileSystem
     ) throws -> JailbreakDeployConfig {
         guard !ssh.host.isEmpty else {
             throw TransportUnavailable(
@@ -47,7 +47,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             authentication = .password(password)
         case .key(let path):
             authentication =
-                FileManager.default.fileExists(atPath: path)
+                fileSystem.fileExists(atPath: path)
                 ? .privateKey(path: path, passphrase: nil) : agent
         case .agent:
             authentication = agent
@@ -81,10 +81,7 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     /// started (`ArtifactStaging`), the same for every device; never unpacked here, per device.
     func appDirectory(_ artifact: Artifact) throws -> URL {
         if let bundle = artifact.bundlePath { return URL(fileURLWithPath: bundle) }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: artifact.path, isDirectory: &isDirectory),
-            isDirectory.boolValue
-        {
+        if deployer.fileSystem.isDirectory(atPath: artifact.path) {
             return URL(fileURLWithPath: artifact.path)
         }
         throw ArtifactError(
@@ -132,9 +129,9 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             // The name comes from the device (a file the app, running as mobile, may have named): quoted.
             let output = try await connection.run(
                 "cat \(ProcessCommand.quote(crashDirectory + "/" + name))", step: "copying \(name)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try deployer.fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
             let local = directory.appendingPathComponent(name)
-            try output.stdout.write(to: local)
+            try deployer.fileSystem.write(output.stdout, to: local, options: [])
             copied.append(local)
         }
         return copied

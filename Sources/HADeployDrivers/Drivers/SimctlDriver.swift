@@ -6,45 +6,18 @@ import MobileDevice
 
 /// Drives a simulator through `xcrun simctl` (macOS): found by UDID or by device type + runtime,
 /// booted and waited for, then install, launch with arguments, crash reports and screenshots.
-public actor SimctlDriver: DeviceDriver {
-    public struct Configuration: Sendable {
-        /// The device's name in devices.yaml, for messages.
-        public var label: String
-        public var selector: SimulatorSelector
-        public var host: HostPlatform
-        public var commands: SimctlCommands
-        /// Extra environment for the app, passed as `SIMCTL_CHILD_*` on the launch command.
-        public var launchEnvironment: [String: String]
-        /// The Mac's `~/Library/Logs/DiagnosticReports`, where simulator apps' crash reports land.
-        public var diagnosticReports: URL
-        /// Where screenshots are written before being read back.
-        public var scratchDirectory: URL
-        public var deadlines: DriverDeadlines
-
-        public init(
-            label: String, selector: SimulatorSelector, host: HostPlatform,
-            commands: SimctlCommands = .init(),
-            launchEnvironment: [String: String] = [:], diagnosticReports: URL, scratchDirectory: URL,
-            deadlines: DriverDeadlines = .init()
-        ) {
-            self.label = label
-            self.selector = selector
-            self.host = host
-            self.commands = commands
-            self.launchEnvironment = launchEnvironment
-            self.diagnosticReports = diagnosticReports
-            self.scratchDirectory = scratchDirectory
-            self.deadlines = deadlines
-        }
-    }
+public actor SimctlDriver: DeviceDriver, SimulatorDriving {
+    public typealias Configuration = SimulatorDriverConfiguration<SimctlCommands>
 
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
-    private var device: SimulatorDevice?
+    nonisolated let fileSystem: any FileSystem
+    var device: SimulatorDevice?
 
-    public init(configuration: Configuration, runner: any ProcessRunner) {
+    public init(configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem) {
         self.configuration = configuration
         self.runner = runner
+        self.fileSystem = fileSystem
     }
 
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
@@ -62,20 +35,7 @@ public actor SimctlDriver: DeviceDriver {
 
     public func connect() async throws -> ConnectedDevice {
         try requireMacOS("connect")
-        let found = try await SimulatorLocator(invoker: invoker(), selector: configuration.selector)
-            .locate(
-                list: configuration.commands.listDevices(), timeout: configuration.deadlines.limit("connect"))
-        device = found
-        return ConnectedDevice(
-            udid: found.udid, name: found.name, productType: found.deviceType, iosVersion: found.version,
-            arch: nil)
-    }
-
-    func resolved() async throws -> SimulatorDevice {
-        if let device { return device }
-        _ = try await connect()
-        guard let device else { throw CancellationError() }
-        return device
+        return try await locate(invoker(), list: configuration.commands.listDevices(), arch: nil)
     }
 
     /// Boots the simulator if it is not running, then waits until it has finished booting.
@@ -102,7 +62,7 @@ public actor SimctlDriver: DeviceDriver {
     ) async throws -> InstallOutcome {
         try requireMacOS("install")
         let sim = try await resolved()
-        let size = DriverDeadlines.size(of: artifact.path)
+        let size = DriverDeadlines.size(of: artifact.path, in: fileSystem)
         if !force, try await isInstalled(artifact, on: sim) {
             progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "unchanged"))
             return .unchanged
@@ -128,9 +88,9 @@ public actor SimctlDriver: DeviceDriver {
         let installed = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard output.status == 0, installed.hasPrefix("/"),
             let current = try? ContentHasher.hash(
-                of: URL(fileURLWithPath: installed), isDirectory: true, in: LiveFileSystem()),
+                of: URL(fileURLWithPath: installed), isDirectory: true, in: fileSystem),
             let wanted = try? ContentHasher.hash(
-                of: URL(fileURLWithPath: artifact.path), isDirectory: true, in: LiveFileSystem())
+                of: URL(fileURLWithPath: artifact.path), isDirectory: true, in: fileSystem)
         else { return false }
         return current == wanted
     }
@@ -160,16 +120,7 @@ public actor SimctlDriver: DeviceDriver {
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(sim.udid, bundleID: bundleID), step: "launch",
             timeout: configuration.deadlines.limit("terminate"))
-        var merged: [String: Any] = [:]
-        if exported.status == 0,
-            let existing = try? PropertyListSerialization.propertyList(
-                from: exported.standardOutput, format: nil)
-                as? [String: Any]
-        {
-            merged = existing
-        }
-        for (key, value) in values { merged[key] = value }
-        let plist = try PropertyListValue.encode(merged, .xml)
+        let plist = try ExportedDefaults.merged(exported, setting: values)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(
                 sim.udid, bundleID: bundleID, plist: plist, secrets: secrets),
@@ -187,10 +138,7 @@ public actor SimctlDriver: DeviceDriver {
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-        let sim = try await resolved()
-        let scanner = CrashReportScanner(
-            executable: artifact.executable, since: since, simulatorUDID: sim.udid)
-        return try scanner.copyMatches(from: configuration.diagnosticReports, into: directory)
+        try await copyCrashReports(of: artifact, since: since, into: directory)
     }
 
     /// The simulator's containers are local directories: `simctl get_app_container … data` names it.
@@ -205,19 +153,15 @@ public actor SimctlDriver: DeviceDriver {
         guard container.hasPrefix("/") else {
             throw AppDataUnavailable("simctl named no data container for \(artifact.bundleID): \(container)")
         }
-        return AppContainerFile.read(container: container, relativePath: relativePath)
+        return appDataFile(container: container, relativePath: relativePath)
     }
 
     public func screenshot() async throws -> Data {
         try requireMacOS("screenshot")
         let sim = try await resolved()
-        let file = configuration.scratchDirectory.appendingPathComponent("hadeploy-\(UUID().uuidString).png")
-        try FileManager.default.createDirectory(
-            at: configuration.scratchDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: file) }
-        _ = try await invoker().checked(
-            configuration.commands.screenshot(sim.udid, to: file.path), step: "screenshot",
-            timeout: configuration.deadlines.limit("screenshot"))
-        return try ScreenshotFile.read(file, step: "screenshot", device: configuration.label)
+        let commands = configuration.commands
+        return try await scratch.screenshot(invoker(), timeout: configuration.deadlines.limit("screenshot")) {
+            commands.screenshot(sim.udid, to: $0)
+        }
     }
 }

@@ -61,8 +61,21 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
         return outcome == .skippedUnchanged ? .unchanged : .installed
     }
 
+    /// Launches only: the image is the planned `mount` step's (`prepare()`), never mounted under the
+    /// launch deadline. Without it, the launch stops and says which step to run.
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let device = try await current()
+        let info = await device.info
+        if info.productVersion.major < 17,
+            try await device.statusFacts(bundleID: nil).developerImageMounted == false
+        {
+            throw MobileDeviceError(
+                .serviceUnavailable, step: "launch \(artifact.bundleID)", device: info.identity,
+                reason: "the Developer Disk Image is not mounted (the launch does not mount it)",
+                nextStep:
+                    "Deploy again: its mount step mounts the image for iOS \(info.productVersion) from ddi_dir "
+                    + "(the device may have restarted since it was mounted).")
+        }
         _ = try await device.launch(
             bundleID: artifact.bundleID, arguments: launch.arguments, restart: true,
             secrets: launch.secretValues)

@@ -12,9 +12,15 @@ import SSHTransport
 /// interrupted deploy leaves the old app or the new one; the next deploy repairs a cut swap.
 public struct JailbreakDeployer: Sendable {
     public let config: JailbreakDeployConfig
+    /// This host's files: the app sent, its unsigned copy, crash reports fetched.
+    public let fileSystem: any FileSystem
+    /// Stamps backups and times installs.
+    let clock: any WallClock
 
-    public init(config: JailbreakDeployConfig) {
+    public init(config: JailbreakDeployConfig, fileSystem: any FileSystem, clock: any WallClock) {
         self.config = config
+        self.fileSystem = fileSystem
+        self.clock = clock
     }
 
     var device: String { config.connection.name }
@@ -190,7 +196,7 @@ public struct JailbreakDeployer: Sendable {
     /// The copy actually sent: for iOS 10+ without Apple's signature and provisioning profile.
     private func prepared(_ app: URL) throws -> (URL, cleanup: () -> Void) {
         guard config.stripAppleSignature else { return (app, {}) }
-        let manager = FileManager.default
+        let manager = fileSystem
         let scratch = manager.temporaryDirectory.appendingPathComponent("hadeploy-jb-\(UUID().uuidString)")
         let copy = scratch.appendingPathComponent(app.lastPathComponent)
         do {
@@ -215,7 +221,7 @@ public struct JailbreakDeployer: Sendable {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
         let parent = backupParent(bundleID: info.bundleID)
-        let directory = parent + "/" + formatter.string(from: Date()) + "-" + UUID().uuidString.prefix(4)
+        let directory = parent + "/" + formatter.string(from: clock.now()) + "-" + UUID().uuidString.prefix(4)
         let script = JailbreakScripts.backup(
             directory: directory, parent: parent, installDirectory: config.installDirectory,
             appDirectory: info.directoryName,
@@ -269,11 +275,11 @@ public struct JailbreakDeployer: Sendable {
         app original: URL, info: AppBundleInfo, force: Bool, on connection: inout SSHConnection,
         progress: (@Sendable (UploadProgress) -> Void)?
     ) async throws -> InstallReport {
-        let started = Date()
+        let started = clock.now()
         // A link to the bundle: the bundle itself is what is copied and sent.
         let (app, cleanup) = try prepared(original.resolvingSymlinksInPath())
         defer { cleanup() }
-        let tree = try LocalTree(root: app, in: LiveFileSystem())
+        let tree = try LocalTree(root: app, in: fileSystem)
         let hash = try tree.contentHash()
         let (target, staging, hashFile) = paths(info)
         let q = ShellQuote.quote
@@ -324,7 +330,7 @@ public struct JailbreakDeployer: Sendable {
         if !force, installedExists, changed.isEmpty, removed.isEmpty {
             return InstallReport(
                 installedPath: target, changed: false, method: nil, bytesSent: 0, contentHash: hash,
-                seconds: Date().timeIntervalSince(started), backup: backup)
+                seconds: clock.now().timeIntervalSince(started), backup: backup)
         }
 
         try await connection.run("mkdir -m 700 \(q(staging))", step: "preparing the staging directory")
@@ -369,7 +375,7 @@ public struct JailbreakDeployer: Sendable {
             step: "clearing the app's caches")
         var report = InstallReport(
             installedPath: target, changed: true, method: method,
-            bytesSent: sent.totalBytes, contentHash: hash, seconds: Date().timeIntervalSince(started))
+            bytesSent: sent.totalBytes, contentHash: hash, seconds: clock.now().timeIntervalSince(started))
         report.filesSent =
             delta
             ? changed.sorted()

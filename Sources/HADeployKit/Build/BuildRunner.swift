@@ -18,6 +18,11 @@ public struct BuildRunner: Sendable {
     /// looks hung).
     public var heartbeat: Duration = .seconds(60)
 
+    /// The machine at a build host's address (`remoteMachine(address:)`; a test's own).
+    public var buildHost: @Sendable (BuildRunner, String) throws -> any BuildMachine = {
+        try $0.remoteMachine(address: $1)
+    }
+
     public init(
         context: HADeployContext, matrix: DeviceMatrix, builder: BuildCommandBuilder, host: HostPlatform
     ) {
@@ -27,13 +32,16 @@ public struct BuildRunner: Sendable {
         self.host = host
     }
 
-    /// Whether this host can run the builds at all (macOS with the flavour's Xcode, or tools
-    /// pointed at explicitly through HADEPLOY_XCODEBUILD).
-    public func canBuild(_ flavour: Flavour) -> Bool {
-        if builder.tools["xcodebuild"] != nil { return true }
-        guard host == .macOS else { return false }
-        guard let developer = builder.developerDirectory(flavour) else { return true }
-        return context.fileSystem.fileExists(atPath: developer)
+    /// The developer folders of the flavours' Xcodes that exist here: what the planner decides each
+    /// flavour's build location from (it reads no files itself).
+    public static func installedDeveloperDirectories(
+        matrix: DeviceMatrix, variables: [String: String], fileSystem: any FileSystem
+    ) -> Set<String> {
+        let builder = BuildCommandBuilder.resolved(variables: variables, version: .unversioned)
+        return Set(
+            matrix.flavours.compactMap(builder.developerDirectory).filter {
+                fileSystem.fileExists(atPath: $0)
+            })
     }
 
     /// Runs `body`, calling `beat` with the time so far every `interval` until it returns.
@@ -66,15 +74,6 @@ public struct BuildRunner: Sendable {
     static func minutes(_ duration: Duration) -> String {
         let seconds = Int(duration.components.seconds)
         return seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min \(seconds % 60) s"
-    }
-
-    /// The remote builder from devices.yaml (`build_host:`), resolved; nil when there is none.
-    public var buildHostAddress: String? {
-        guard let value = matrix.buildHost else { return nil }
-        switch value.resolve(builder.variables) {
-        case .value(let text): return text.isEmpty ? nil : text
-        case .unset: return nil
-        }
     }
 
     /// The remote builder for the flavours this machine cannot build, logging in as `SSHLogin` says
@@ -118,21 +117,20 @@ public struct BuildRunner: Sendable {
         }
     }
 
+    /// Builds the plan's enabled builds, each where the plan says (`BuildPlan.location`): this
+    /// machine, the build host, or — when the plan found neither — nowhere, and nothing is built.
     public func build(_ plan: DeployPlan, report: @escaping @Sendable (String) -> Void) async throws
         -> [String: Artifact]
     {
-        let flavours = plan.builds.filter(\.enabled).compactMap { matrix.flavour(named: $0.flavour) }
-        let remoteFlavours = flavours.filter { !canBuild($0) }.map(\.name)
-        let remote: RemoteBuildMachine?
-        if !remoteFlavours.isEmpty {
-            guard let address = buildHostAddress else {
-                throw NoXcodeError(flavours: remoteFlavours, host: host)
-            }
-            remote = try remoteMachine(address: address)
-        } else {
-            remote = nil
+        let builds = plan.builds.filter(\.enabled)
+        let nowhere = builds.filter { $0.location == .nowhere }.map(\.flavour)
+        if !nowhere.isEmpty { throw NoXcodeError(flavours: nowhere, host: host) }
+        guard !builds.isEmpty else { return [:] }
+        var machines: [String: any BuildMachine] = [:]
+        for build in builds {
+            guard case .buildHost(let address) = build.location, machines[address] == nil else { continue }
+            machines[address] = try buildHost(self, address)
         }
-        guard !flavours.isEmpty else { return [:] }
         // One build at a time per checkout: two runs would write the same build directory here and
         // replace each other's source tree on the build host.
         let lock: DeviceLock
@@ -149,23 +147,29 @@ public struct BuildRunner: Sendable {
         let local = LocalBuildMachine(
             runner: context.runner, root: context.currentDirectory, fileSystem: context.fileSystem)
         // Group by machine and Xcode: one build at a time per installation.
-        var groups: [String: [Flavour]] = [:]
-        for flavour in flavours {
-            let machine = remoteFlavours.contains(flavour.name) ? "remote" : "local"
-            groups["\(machine) \(builder.developerDirectory(flavour) ?? "")", default: []].append(flavour)
+        var groups: [String: [(Flavour, BuildPlan)]] = [:]
+        for build in builds {
+            guard let flavour = matrix.flavour(named: build.flavour) else { continue }
+            let machine: String
+            if case .buildHost(let address) = build.location { machine = address } else { machine = "here" }
+            groups["\(machine) \(builder.developerDirectory(flavour) ?? "")", default: []].append(
+                (flavour, build))
         }
         let executor = BuildExecutor(context: context, builder: builder, root: context.currentDirectory)
         let heartbeat = self.heartbeat
+        let remotes = machines
         do {
             let artifacts = try await withThrowingTaskGroup(of: [String: Artifact].self) { group in
                 for (_, members) in groups {
                     group.addTask {
                         var built: [String: Artifact] = [:]
-                        for flavour in members {
-                            let machine: any BuildMachine =
-                                remoteFlavours.contains(flavour.name)
-                                ? remote ?? local as any BuildMachine : local
-                            let place: String = machine is RemoteBuildMachine ? " on " + machine.name : ""
+                        for (flavour, build) in members {
+                            let remote: (any BuildMachine)? =
+                                if case .buildHost(let address) = build.location { remotes[address] } else {
+                                    nil
+                                }
+                            let machine: any BuildMachine = remote ?? local
+                            let place = remote.map { " on " + $0.name } ?? ""
                             let archs: String = flavour.archs.map(\.rawValue).joined(separator: "+")
                             report("build \(flavour.name): building (\(archs))\(place)…")
                             let outcome = try await Self.withHeartbeat(every: heartbeat) { elapsed in
@@ -173,9 +177,7 @@ public struct BuildRunner: Sendable {
                                     "build \(flavour.name): still building\(place) (\(Self.minutes(elapsed)))"
                                 )
                             } body: {
-                                try await executor.build(
-                                    flavour, on: machine,
-                                    commands: plan.builds.first { $0.flavour == flavour.name }?.commands)
+                                try await executor.build(flavour, on: machine, commands: build.commands)
                             }
                             let state: String = outcome.cached ? "up to date, reusing" : "built" + place + ","
                             report("build \(flavour.name): \(state) \(outcome.artifact.path)")
@@ -188,10 +190,10 @@ public struct BuildRunner: Sendable {
                 for try await part in group { all.merge(part) { a, _ in a } }
                 return all
             }
-            await remote?.finish()
+            for remote in remotes.values { await remote.finish() }
             return artifacts
         } catch {
-            await remote?.finish()
+            for remote in remotes.values { await remote.finish() }
             throw error
         }
     }

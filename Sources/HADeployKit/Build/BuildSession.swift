@@ -35,8 +35,12 @@ public struct BuildSession: Sendable {
         if !unknown.isEmpty {
             throw UnknownFlavourError(names: unknown, known: matrix.flavours.map(\.name))
         }
+        let paths = HostPaths(
+            installedDeveloperDirectories: BuildRunner.installedDeveloperDirectories(
+                matrix: matrix, variables: variables, fileSystem: context.fileSystem))
         var plan = try DeployPlanner(
-            matrix: matrix, variables: variables, topology: .current(environment: context.environment)
+            matrix: matrix, variables: variables, topology: .current(environment: context.environment),
+            paths: paths
         ).plan(
             options: DeployOptions(targets: targets.isEmpty ? ["all"] : targets), version: version,
             deployID: "build")

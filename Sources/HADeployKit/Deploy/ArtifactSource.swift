@@ -45,7 +45,7 @@ public struct ArtifactChanged: Error, CustomStringConvertible, ExitStatusProvidi
 extension ArtifactPlan {
     /// `--artifact` (one for every flavour) or `--artifacts DIR`, found and hashed for the plan.
     public static func files(
-        artifact: URL?, directory: URL?, flavours: [String]
+        artifact: URL?, directory: URL?, flavours: [String], in fileSystem: any FileSystem
     ) throws -> ArtifactPlan {
         var files: [String: PlannedArtifact] = [:]
         for flavour in flavours {
@@ -53,7 +53,7 @@ extension ArtifactPlan {
             if let artifact {
                 url = artifact
             } else if let directory {
-                guard let found = find(flavour: flavour, in: directory) else {
+                guard let found = find(flavour: flavour, in: directory, fileSystem) else {
                     throw ArtifactError(
                         path: directory.path,
                         problem:
@@ -65,16 +65,17 @@ extension ArtifactPlan {
                 continue
             }
             let path = url.standardizedFileURL.path
-            files[flavour] = PlannedArtifact(path: path, sha256: try ArtifactDigest.sha256(path))
+            files[flavour] = PlannedArtifact(
+                path: path, sha256: try ArtifactDigest.sha256(path, in: fileSystem))
         }
         return .files(files)
     }
 
-    static func find(flavour: String, in directory: URL) -> URL? {
+    static func find(flavour: String, in directory: URL, _ fileSystem: any FileSystem) -> URL? {
         let candidates = [directory.appendingPathComponent("\(flavour).ipa")]
-        if FileManager.default.fileExists(atPath: candidates[0].path) { return candidates[0] }
+        if fileSystem.fileExists(atPath: candidates[0].path) { return candidates[0] }
         let sub = directory.appendingPathComponent(flavour)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: sub.path)) ?? []
+        let names = (try? fileSystem.contentsOfDirectory(atPath: sub.path)) ?? []
         if let name = names.sorted().first(where: { $0.hasSuffix(".ipa") || $0.hasSuffix(".app") }) {
             return sub.appendingPathComponent(name)
         }
@@ -83,7 +84,9 @@ extension ArtifactPlan {
 
     /// The artifact for every flavour the plan's available devices use, as the plan names them: given
     /// files (refused when their hash is not the plan's) or demo bundles; builds are the caller's.
-    public func artifacts(for plan: DeployPlan, host: HostPlatform) throws -> [String: Artifact] {
+    public func artifacts(
+        for plan: DeployPlan, host: HostPlatform, in fileSystem: any FileSystem
+    ) throws -> [String: Artifact] {
         let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
             .sorted()
         let inspector = ArtifactInspector()
@@ -94,7 +97,7 @@ extension ArtifactPlan {
                 guard let file = files[flavour] else {
                     throw ArtifactError(path: "(the plan)", problem: "no artifact for flavour \(flavour)")
                 }
-                guard try ArtifactDigest.sha256(file.path) == file.sha256 else {
+                guard try ArtifactDigest.sha256(file.path, in: fileSystem) == file.sha256 else {
                     throw ArtifactChanged(flavour: flavour, path: file.path)
                 }
                 result[flavour] = try inspector.inspect(URL(fileURLWithPath: file.path), flavour: flavour)
@@ -109,7 +112,8 @@ extension ArtifactPlan {
                     scheme: nil, settings: [:], location: SourceLocation(file: "plan", line: 0))
                 result[build.flavour] = try builder.build(
                     flavour: flavour, marketingVersion: plan.version.marketingVersion,
-                    buildNumber: plan.version.buildNumber, into: URL(fileURLWithPath: directory))
+                    buildNumber: plan.version.buildNumber, into: URL(fileURLWithPath: directory),
+                    in: fileSystem)
             }
         case .build:
             throw NoXcodeError(flavours: flavours, host: host)
@@ -123,28 +127,33 @@ extension ArtifactPlan {
 /// The content hash of an artifact: SHA-256 of an .ipa's bytes, or of an .app folder's files (each
 /// file's relative path and SHA-256, in path order).
 public enum ArtifactDigest {
-    public static func sha256(_ path: String) throws -> String {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    public static func sha256(_ path: String, in fileSystem: any FileSystem) throws -> String {
+        guard fileSystem.fileExists(atPath: path) else {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
-        guard isDirectory.boolValue else {
-            return hex(SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))))
+        guard fileSystem.isDirectory(atPath: path) else {
+            return hex(SHA256.hash(data: try contents(path, fileSystem)))
         }
         let root = URL(fileURLWithPath: path)
-        let files = (FileManager.default.subpaths(atPath: path) ?? []).sorted()
+        let files = ((try? fileSystem.subpathsOfDirectory(atPath: path)) ?? []).sorted()
         var lines = ""
         for relative in files {
             let url = root.appendingPathComponent(relative)
-            let values = try url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
-            if values.isSymbolicLink == true {
-                lines +=
-                    "\(relative) -> \(try FileManager.default.destinationOfSymbolicLink(atPath: url.path))\n"
-            } else if values.isRegularFile == true {
-                lines += "\(relative) \(hex(SHA256.hash(data: try Data(contentsOf: url))))\n"
+            let type = try fileSystem.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
+            if type == .typeSymbolicLink {
+                lines += "\(relative) -> \(try fileSystem.destinationOfSymbolicLink(atPath: url.path))\n"
+            } else if type == .typeRegular {
+                lines += "\(relative) \(hex(SHA256.hash(data: try contents(url.path, fileSystem))))\n"
             }
         }
         return hex(SHA256.hash(data: Data(lines.utf8)))
+    }
+
+    static func contents(_ path: String, _ fileSystem: any FileSystem) throws -> Data {
+        guard let data = fileSystem.contents(atPath: path) else {
+            throw ArtifactError(path: path, problem: "cannot be read")
+        }
+        return data
     }
 
     static func hex(_ digest: some Sequence<UInt8>) -> String {

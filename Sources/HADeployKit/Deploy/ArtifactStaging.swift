@@ -13,18 +13,21 @@ public struct ArtifactStaging: Sendable {
     public let folder: URL?
     /// The artifacts, with `bundlePath` set where an `.ipa` was unpacked.
     public let artifacts: [String: Artifact]
+    let fileSystem: any FileSystem
 
     /// Unpacks the `.ipa` of every flavour in `needingBundles` (each distinct file once).
     public static func prepare(
         _ artifacts: [String: Artifact], needingBundles: Set<String>, under base: URL, runID: String,
-        limits: IPAArchive.Limits = .standard
+        limits: IPAArchive.Limits = .standard, in fileSystem: any FileSystem
     ) throws -> ArtifactStaging {
         var result = artifacts
         var unpacked: [String: String] = [:]
         var folder: URL?
         do {
             for flavour in artifacts.keys.sorted() where needingBundles.contains(flavour) {
-                guard let artifact = artifacts[flavour], !isDirectory(artifact.path) else { continue }
+                guard let artifact = artifacts[flavour], !fileSystem.isDirectory(atPath: artifact.path) else {
+                    continue
+                }
                 if let bundle = unpacked[artifact.path] {
                     result[flavour]?.bundlePath = bundle
                     continue
@@ -33,61 +36,58 @@ public struct ArtifactStaging: Sendable {
                 if let folder {
                     runFolder = folder
                 } else {
-                    runFolder = try makeRunFolder(under: base, runID: runID)
+                    runFolder = try makeRunFolder(under: base, runID: runID, in: fileSystem)
                     folder = runFolder
                 }
                 let bundle = try unpack(
                     artifact, into: runFolder.appendingPathComponent("app-\(unpacked.count + 1)"),
-                    limits: limits)
+                    limits: limits, in: fileSystem)
                 unpacked[artifact.path] = bundle
                 result[flavour]?.bundlePath = bundle
             }
         } catch {
-            if let folder { try? FileManager.default.removeItem(at: folder) }
+            if let folder { try? fileSystem.removeItem(at: folder) }
             throw error
         }
-        return ArtifactStaging(folder: folder, artifacts: result)
+        return ArtifactStaging(folder: folder, artifacts: result, fileSystem: fileSystem)
     }
 
     /// Removes the run's unpacked bundles.
     public func remove() {
-        if let folder { try? FileManager.default.removeItem(at: folder) }
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            && isDirectory.boolValue
+        if let folder { try? fileSystem.removeItem(at: folder) }
     }
 
     /// `<base>/<run id>/` with this process's id in it; folders of runs whose process is gone (a
     /// SIGKILL leaves them) are removed first.
-    static func makeRunFolder(under base: URL, runID: String) throws -> URL {
-        try PrivateFiles.createDirectory(base)
-        let manager = FileManager.default
-        for name in (try? manager.contentsOfDirectory(atPath: base.path)) ?? [] {
+    static func makeRunFolder(under base: URL, runID: String, in fileSystem: any FileSystem) throws -> URL {
+        try fileSystem.createPrivateDirectory(at: base)
+        for name in (try? fileSystem.contentsOfDirectory(atPath: base.path)) ?? [] {
             let candidate = base.appendingPathComponent(name)
-            let owner =
-                (try? String(contentsOf: candidate.appendingPathComponent("owner.pid"), encoding: .utf8))
-                .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let owner = fileSystem.contents(atPath: candidate.appendingPathComponent("owner.pid").path)
+                .flatMap {
+                    Int32(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+                }
             if let owner, owner > 0, kill(owner, 0) != 0, errno == ESRCH {
-                try? manager.removeItem(at: candidate)
+                try? fileSystem.removeItem(at: candidate)
             }
         }
         let folder = base.appendingPathComponent(PathNames.component(runID))
-        try? manager.removeItem(at: folder)
-        try PrivateFiles.createDirectory(folder)
-        try PrivateFiles.write(Data("\(getpid())\n".utf8), to: folder.appendingPathComponent("owner.pid"))
+        try? fileSystem.removeItem(at: folder)
+        try fileSystem.createPrivateDirectory(at: folder)
+        try fileSystem.writePrivately(
+            Data("\(getpid())\n".utf8), to: folder.appendingPathComponent("owner.pid"))
         return folder
     }
 
     /// Unpacks one `.ipa` and checks that the bundle is the app its inspection read.
-    static func unpack(_ artifact: Artifact, into folder: URL, limits: IPAArchive.Limits) throws -> String {
+    static func unpack(
+        _ artifact: Artifact, into folder: URL, limits: IPAArchive.Limits, in fileSystem: any FileSystem
+    ) throws -> String {
         let ipa = URL(fileURLWithPath: artifact.path)
         let app: AppArtifact
         do {
-            let bundle = try IPAArchive.unpack(ipa, into: folder, limits: limits, in: LiveFileSystem())
-            app = try AppArtifact.inspect(bundle, hashing: false, in: LiveFileSystem())
+            let bundle = try IPAArchive.unpack(ipa, into: folder, limits: limits, in: fileSystem)
+            app = try AppArtifact.inspect(bundle, hashing: false, in: fileSystem)
         } catch let error as MobileDeviceError {
             let reason =
                 error.reason.hasPrefix(ipa.path + ": ")

@@ -199,7 +199,10 @@ extension DeployExecutor {
         var seconds = 120.0
         for id in worker.devices {
             guard let device = plan.devices.first(where: { $0.id == id }) else { continue }
-            let bytes = environment.artifacts[device.flavour].map { DriverDeadlines.size(of: $0.path) } ?? 0
+            let bytes =
+                environment.artifacts[device.flavour].map {
+                    DriverDeadlines.size(of: $0.path, in: environment.fileSystem)
+                } ?? 0
             for step in device.steps {
                 seconds += step.deadline.duration(appBytes: bytes).seconds * Double(step.retries + 1)
             }

@@ -78,7 +78,8 @@ public struct DeploySession: Sendable {
                     guard $0.availability == .available, case .ssh = $0.backend else { return false }
                     return true
                 }.map(\.flavour)),
-            under: stateDirectory.appendingPathComponent("artifacts"), runID: plan.deployID)
+            under: stateDirectory.appendingPathComponent("artifacts"), runID: plan.deployID,
+            in: context.fileSystem)
         defer { staging.remove() }
         let artifacts = staging.artifacts
         // The planner split the routes: the devices of `plan.workers` run in workers, the rest here.
@@ -135,7 +136,7 @@ public struct DeploySession: Sendable {
     func prepareArtifacts() async throws -> (artifacts: [String: Artifact], preflightDone: Bool) {
         let host = HostPlatform.current
         guard case .build = plan.artifacts else {
-            let artifacts = try plan.artifacts.artifacts(for: plan, host: host)
+            let artifacts = try plan.artifacts.artifacts(for: plan, host: host, in: context.fileSystem)
             if case .demo = plan.artifacts {
                 reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
             }
@@ -172,7 +173,8 @@ public struct DeploySession: Sendable {
         -> DeployReport
     {
         let drivers = DriverRegistry(
-            host: HostPlatform.current, environment: settings.environment, runner: context.runner)
+            host: HostPlatform.current, environment: settings.environment, runner: context.runner,
+            fileSystem: context.fileSystem, clock: context.clock)
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
         if plan.verify {
@@ -219,7 +221,8 @@ public struct DeploySession: Sendable {
         var files: [String: PlannedArtifact] = [:]
         for (flavour, artifact) in artifacts {
             let path = URL(fileURLWithPath: artifact.path).standardizedFileURL.path
-            files[flavour] = PlannedArtifact(path: path, sha256: try ArtifactDigest.sha256(path))
+            files[flavour] = PlannedArtifact(
+                path: path, sha256: try ArtifactDigest.sha256(path, in: context.fileSystem))
         }
         let file = folder.appendingPathComponent(
             "plan-\(plan.deployID)-\(PathNames.component("\(share.route)")).json")
@@ -285,8 +288,8 @@ public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProvi
 /// The SSH tunnel to a USB host's usbmuxd (`usb_host: ssh://user@nas[/path/to/usbmuxd]`), logging in
 /// as `SSHLogin` says (`USB_HOST_SSH_KEY`, the agent, `~/.ssh` keys) and checking the host key against
 /// hadeploy's known_hosts.
-enum USBHostTunnel {
-    static func open(
+public enum USBHostTunnel {
+    public static func open(
         _ remote: String, udids: [String], login: HostLogin?, environment: [String: String],
         fileSystem: any FileSystem
     ) async throws -> UsbmuxForwarder {

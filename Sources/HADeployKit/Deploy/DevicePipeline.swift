@@ -208,7 +208,7 @@ struct DevicePipeline: Sendable {
         } catch {
             throw StepFailure(step: StepID.connect.rawValue, reason: redact(SystemErrorText.message(error)))
         }
-        let appBytes = DriverDeadlines.size(of: artifact.path)
+        let appBytes = DriverDeadlines.size(of: artifact.path, in: environment.fileSystem)
         let deviceID = device.id
         let system = device.backend == .mac ? "macOS" : "iOS"
         var waiter: (any LoadedWaiter)?

@@ -27,7 +27,8 @@ public struct JailbreakRollback: Sendable {
     /// old scripts used), else the app the device keeps backups of.
     public init(
         matrix: DeviceMatrix, variables: [String: String], environment: [String: String], device: String,
-        bundleID: String?, stateDirectory: URL, records: DeployRecords? = nil
+        bundleID: String?, stateDirectory: URL, fileSystem: any FileSystem, clock: any WallClock,
+        records: DeployRecords? = nil
     ) throws {
         let resolved = try RollbackTarget(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
@@ -44,9 +45,11 @@ public struct JailbreakRollback: Sendable {
         guard case .ssh(let ssh, _) = devicePlan.configuration else {
             throw TransportUnavailable(device: device, transport: "ssh", reason: "not reached over SSH")
         }
-        let config = try SSHDriver.config(ssh, plan: devicePlan, environment: variables)
+        let config = try SSHDriver.config(
+            ssh, plan: devicePlan, environment: variables, fileSystem: fileSystem)
         self.driver = SSHDriver(
-            deployer: JailbreakDeployer(config: config), plan: devicePlan,
+            deployer: JailbreakDeployer(config: config, fileSystem: fileSystem, clock: clock),
+            plan: devicePlan,
             workDirectory: stateDirectory.appendingPathComponent("ssh"))
         self.device = device
         self.knownBundleID = resolved.bundleID

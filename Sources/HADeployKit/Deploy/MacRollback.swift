@@ -23,7 +23,8 @@ public struct MacRollback: Sendable {
     /// else the last deploy's (`records`), else `.env`'s `BUNDLE_ID`.
     public init(
         matrix: DeviceMatrix, variables: [String: String], device: String, bundleID: String?,
-        host: HostPlatform, runner: any ProcessRunner, records: DeployRecords? = nil
+        host: HostPlatform, runner: any ProcessRunner, fileSystem: any FileSystem,
+        records: DeployRecords? = nil
     ) throws {
         let resolved = try RollbackTarget(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
@@ -39,7 +40,7 @@ public struct MacRollback: Sendable {
             configuration: .init(
                 label: target.name, host: host, home: home,
                 deadlines: DriverDeadlines(overrides: target.timeouts)),
-            runner: runner)
+            runner: runner, fileSystem: fileSystem)
         self.bundleID = bundle
         self.verificationTimeout = target.verificationTimeout
     }

@@ -97,7 +97,7 @@ public struct DeployPlanner: Sendable {
                     archs: flavour.archs.map(\.rawValue),
                     deploymentTarget: flavour.deploymentTarget, sdk: flavour.sdk,
                     configuration: flavour.configuration, devices: users.map(\.id), enabled: options.build,
-                    buildHost: host == .macOS ? nil : matrix.buildHost?.display(variables),
+                    location: location(flavour, commands: commands),
                     commands: options.build ? commands.commands(flavour) : [],
                     // A flavour none of whose devices can be deployed (each lacks a setting) is not
                     // built by a deploy.
@@ -134,6 +134,25 @@ public struct DeployPlanner: Sendable {
                 knownHosts: SSHLogin.knownHostsPath(variables))
         }
         return result
+    }
+
+    /// Where a flavour builds — the one place it is decided: here when an xcodebuild is named
+    /// (HADEPLOY_XCODEBUILD) or this Mac has the flavour's Xcode; else on `build_host:`; else nowhere.
+    func location(_ flavour: Flavour, commands: BuildCommandBuilder) -> BuildLocation {
+        let here: Bool
+        if commands.tools["xcodebuild"] != nil {
+            here = true
+        } else if host != .macOS {
+            here = false
+        } else if let developer = commands.developerDirectory(flavour),
+            let installed = paths.installedDeveloperDirectories
+        {
+            here = installed.contains(developer)
+        } else {
+            here = true
+        }
+        if here { return .here }
+        return nonEmpty(matrix.buildHost?.resolve(variables).value).map { .buildHost($0) } ?? .nowhere
     }
 
     struct Context {
@@ -310,7 +329,7 @@ public struct DeployPlanner: Sendable {
     }
 
     /// The one place transport × host × topology is decided.
-    func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
+    public func backend(_ device: Device, udid: ConfigValue.Resolution?) -> (DeviceBackend, Availability) {
         let local = USBRoute.local(address: topology.localUsbmuxd)
         let lookup: USBLookup = device.network ? .network : .usb
         if let twins = topology.virtual {

@@ -13,9 +13,13 @@ public enum PlanPrinter {
             lines.append("")
             lines.append("Builds (once per flavour):")
             for build in plan.builds {
-                let state =
-                    !build.enabled
-                    ? " [--no-build: existing artifact]" : build.buildHost.map { " [built on \($0)]" } ?? ""
+                let state: String
+                switch (build.enabled, build.location) {
+                case (false, _): state = " [--no-build: existing artifact]"
+                case (true, .here): state = ""
+                case (true, .buildHost(let address)): state = " [built on \(address)]"
+                case (true, .nowhere): state = " [cannot be built here: no Xcode, no build_host]"
+                }
                 lines.append(
                     "  \(build.flavour): \(build.archs.joined(separator: "+")), "
                         + (build.deploymentTarget.isEmpty ? "" : "iOS \(build.deploymentTarget)+, ")

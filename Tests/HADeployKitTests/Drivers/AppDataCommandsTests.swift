@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Testing
 
 @testable import HADeployDrivers
@@ -66,13 +67,17 @@ struct AppDataCommandsTests {
         defer { try? FileManager.default.removeItem(at: container) }
         try Data("log".utf8).write(to: container.appendingPathComponent("Documents/ha-log.txt"))
         #expect(
-            AppContainerFile.read(container: container.path, relativePath: "Documents/ha-log.txt")
+            AppContainerFile.read(
+                container: container.path, relativePath: "Documents/ha-log.txt", in: LiveFileSystem())
                 == Data("log".utf8))
         #expect(
-            AppContainerFile.read(container: container.path, relativePath: "Documents/ha-log-prev.txt") == nil
+            AppContainerFile.read(
+                container: container.path, relativePath: "Documents/ha-log-prev.txt", in: LiveFileSystem())
+                == nil
         )
         #expect(
-            AppContainerFile.read(container: container.path, relativePath: "../ctr/Documents/ha-log.txt")
+            AppContainerFile.read(
+                container: container.path, relativePath: "../ctr/Documents/ha-log.txt", in: LiveFileSystem())
                 == nil)
     }
 }

@@ -21,7 +21,8 @@ import Testing
                 effect: AppleFixture.writes("devicectl-list-devices.json", at: "--json-output")),
         ])
         let report = await AppleDeviceDiscovery(
-            host: .macOS, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url
+            host: .macOS, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url,
+            fileSystem: LiveFileSystem()
         ).discover()
         let rows = report.devices.map { "\($0.name) | \($0.os) | \($0.backend) | \($0.note ?? "-")" }
         #expect(
@@ -49,7 +50,8 @@ import Testing
                 stdout: try AppleFixture.text("pymobiledevice3-usbmux-list.json"))
         ])
         let report = await AppleDeviceDiscovery(
-            host: .linux, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url
+            host: .linux, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url,
+            fileSystem: LiveFileSystem()
         ).discover()
         #expect(report.devices.map(\.name) == ["iPhone 16 Pro Max", "iPad mini 5"])
         #expect(report.devices.allSatisfy { $0.backend == "pymobiledevice3" && $0.kind == .device })
@@ -62,7 +64,8 @@ import Testing
             host: .linux, runner: LiveProcessRunner(),
             pymobiledevice3: PyMobileDevice3Commands(
                 executable: "pymobiledevice3-absent-\(UUID().uuidString.prefix(6))"),
-            rosettaSimConfigured: false, scratchDirectory: folder.url
+            rosettaSimConfigured: false, scratchDirectory: folder.url,
+            fileSystem: LiveFileSystem()
         ).discover()
         #expect(report.devices.isEmpty)
         #expect(report.notes.count == 2)

@@ -48,7 +48,8 @@ import Testing
                 label: "iPhone 16 Pro Max", udid: udid,
                 commands: PyMobileDevice3Commands(executable: executable),
                 scratchDirectory: folder.path("scratch")),
-            runner: LiveProcessRunner(), tunneld: FakeTunneld(state: .running(udids: [udid])))
+            runner: LiveProcessRunner(), fileSystem: LiveFileSystem(),
+            tunneld: FakeTunneld(state: .running(udids: [udid])))
     }
 
     @Test func pymobiledevice3LaunchKeepsTheTokenOutOfEveryCommandLine() async throws {

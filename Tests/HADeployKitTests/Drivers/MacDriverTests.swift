@@ -45,7 +45,7 @@ import Testing
             configuration: .init(
                 label: "Mac (Mac Catalyst)", host: host, home: home, quitGrace: .milliseconds(300),
                 pollInterval: .milliseconds(20)),
-            runner: runner)
+            runner: runner, fileSystem: LiveFileSystem())
     }
 
     // The fake tools, one step each.
@@ -282,7 +282,7 @@ import Testing
             configuration: .init(
                 label: "Mac", host: .macOS, home: home, quitGrace: .milliseconds(200),
                 pollInterval: .milliseconds(20)),
-            runner: tool)
+            runner: tool, fileSystem: LiveFileSystem())
         try await mac.launch(
             Self.artifact(folder.path("HA Dashboard.app")),
             settings: try TestApp.launch(credentials: .demo, dashboard: .unchanged, kiosk: nil))
@@ -295,7 +295,7 @@ import Testing
             configuration: .init(
                 label: "Mac", host: .macOS, home: home, quitGrace: .milliseconds(100),
                 killGrace: .milliseconds(100), pollInterval: .milliseconds(20)),
-            runner: survivor)
+            runner: survivor, fileSystem: LiveFileSystem())
         await #expect {
             try await stuck.launch(
                 Self.artifact(folder.path("HA Dashboard.app")),
@@ -388,7 +388,7 @@ import Testing
         )
         let places = MacAppLocations(home: home, bundleID: Self.bundleID, appName: "HA Dashboard.app")
         #expect(
-            places.defaultsDomain.hasSuffix(
+            places.defaultsDomain(in: LiveFileSystem()).hasSuffix(
                 "Containers/\(Self.bundleID)/Data/Library/Preferences/\(Self.bundleID).plist"))
     }
 
@@ -406,7 +406,10 @@ import Testing
     @Test func makeReadsHomeAndTheDevicesTimeouts() throws {
         let (plan, _, _) = try DriverTestPlans.plan("mac", variables: ["HOME": "/Users/dev"])
         let driver = try #require(
-            try DriverRegistry(host: .macOS, environment: [:], runner: FailingRunner()).driver(for: plan)
+            try DriverRegistry(
+                host: .macOS, environment: [:], runner: FailingRunner(), fileSystem: FakeFileSystem(),
+                clock: FakeClock()
+            ).driver(for: plan)
                 as? MacDriver)
         #expect(driver.configuration.home.path == "/Users/dev")
         #expect(driver.configuration.diagnosticReports.path == "/Users/dev/Library/Logs/DiagnosticReports")

@@ -163,7 +163,7 @@ import Testing
             configuration: .init(
                 label: "Mac", host: .macOS, home: mac.home, commands: MacCommands(tools: mac.tools),
                 quitGrace: .seconds(3), pollInterval: .milliseconds(50)),
-            runner: LiveProcessRunner())
+            runner: LiveProcessRunner(), fileSystem: LiveFileSystem())
         let artifact = MacDriverTests.artifact(mac.build)
 
         let sampler = ProcessListSampler(secrets: [token])

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Testing
 
 @testable import HADeployDrivers
@@ -220,17 +221,20 @@ import Testing
             to: reports.appendingPathComponent("Other-2025-06-02-102031.ips"))
 
         let scanner = CrashReportScanner(
-            executable: "HA Dashboard", since: since, simulatorUDID: "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33")
+            executable: "HA Dashboard", since: since, simulatorUDID: "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33",
+            fileSystem: LiveFileSystem())
         let copies = try scanner.copyMatches(from: reports, into: folder.path("out"))
         #expect(copies.map(\.lastPathComponent) == [name])
         #expect(FileManager.default.fileExists(atPath: folder.path("out").appendingPathComponent(name).path))
 
         // Another simulator's crash of the same app, and an older crash, are not this launch's.
         let otherSim = CrashReportScanner(
-            executable: "HA Dashboard", since: since, simulatorUDID: "C1D4A8E5-2B6F-4E19-9A03-5F7B8C2D1E64")
+            executable: "HA Dashboard", since: since, simulatorUDID: "C1D4A8E5-2B6F-4E19-9A03-5F7B8C2D1E64",
+            fileSystem: LiveFileSystem())
         #expect(otherSim.matches(in: reports).isEmpty)
         let later = CrashReportScanner(
-            executable: "HA Dashboard", since: since.addingTimeInterval(60), simulatorUDID: nil)
+            executable: "HA Dashboard", since: since.addingTimeInterval(60), simulatorUDID: nil,
+            fileSystem: LiveFileSystem())
         #expect(later.matches(in: reports).isEmpty)
     }
 }

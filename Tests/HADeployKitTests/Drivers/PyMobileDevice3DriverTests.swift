@@ -30,7 +30,7 @@ struct FakeTunneld: TunneldProbing {
                 commands: PyMobileDevice3Commands(executable: executable),
                 scratchDirectory: folder.path("scratch"),
                 launcher: PyMobileDevice3Launcher(interpreter: [python], script: script)),
-            runner: runner, tunneld: FakeTunneld(state: tunneld))
+            runner: runner, fileSystem: LiveFileSystem(), tunneld: FakeTunneld(state: tunneld))
     }
 
     @Test func installIsCheckedOnTheDeviceAndLaunchGoesThroughTheTunnel() async throws {

@@ -20,7 +20,7 @@ import Testing
                 host: .macOS, commands: configured ? RosettaSimCommands(executable: tool) : nil,
                 simulatorDevices: folder.path("Devices"), diagnosticReports: folder.path("DiagnosticReports"),
                 scratchDirectory: folder.path("scratch")),
-            runner: runner)
+            runner: runner, fileSystem: LiveFileSystem())
     }
 
     /// What the app's first launch does on the simulator: its data container appears.
@@ -95,7 +95,10 @@ import Testing
         let plan = try DriverTestPlans.plan(
             "sim-ios103", variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"])
         let driver = try #require(
-            try DriverRegistry(host: .macOS, environment: [:], runner: ScriptedRunner([])).driver(
+            try DriverRegistry(
+                host: .macOS, environment: [:], runner: ScriptedRunner([]), fileSystem: FakeFileSystem(),
+                clock: FakeClock()
+            ).driver(
                 for: plan.plan)
                 as? RosettaSimDriver)
         #expect(driver.configuration.commands?.executable == "/Users/dev/rosetta/rosettasim-ctl")

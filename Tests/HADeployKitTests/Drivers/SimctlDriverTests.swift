@@ -54,9 +54,10 @@ enum TestApp {
             configuration: .init(
                 label: "iPad simulator",
                 selector: SimulatorSelector(udid: nil, deviceType: type, runtime: "iOS 17.5"),
-                host: host, launchEnvironment: ["HADEPLOY_DEPLOY_ID": "d-42"],
-                diagnosticReports: folder.path("DiagnosticReports"), scratchDirectory: folder.path("scratch")),
-            runner: runner)
+                host: host, commands: SimctlCommands(), launchEnvironment: ["HADEPLOY_DEPLOY_ID": "d-42"],
+                simulatorDevices: folder.path("Devices"), diagnosticReports: folder.path("DiagnosticReports"),
+                scratchDirectory: folder.path("scratch")),
+            runner: runner, fileSystem: LiveFileSystem())
     }
 
     func list() throws -> ScriptedRunner.Step {
@@ -280,7 +281,10 @@ enum TestApp {
     @Test func makeReadsTheMatrix() throws {
         let plan = try DriverTestPlans.plan("sim", variables: ["HOME": "/Users/dev"])
         let driver = try #require(
-            try DriverRegistry(host: .macOS, environment: [:], runner: ScriptedRunner([])).driver(
+            try DriverRegistry(
+                host: .macOS, environment: [:], runner: ScriptedRunner([]), fileSystem: FakeFileSystem(),
+                clock: FakeClock()
+            ).driver(
                 for: plan.plan)
                 as? SimctlDriver)
         #expect(

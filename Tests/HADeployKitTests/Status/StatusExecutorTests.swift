@@ -2,6 +2,7 @@ import DeployModel
 import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployStatus
 import Testing
 import Versioning
 

@@ -1,5 +1,6 @@
 import DeployModel
 import Foundation
+import HADeployKit
 
 /// Makes the status plan from what a deploy would do: the deploy plan's devices, the artifacts a
 /// deploy would install (when given), and the deploy records.

@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HADeployKit
 import MobileDevice
 
 /// `hadeploy status` from a deploy plan: which build a deploy would install, the status plan, and the
@@ -42,7 +43,8 @@ public struct StatusSession: Sendable {
     public func plan() throws -> StatusPlan {
         var artifacts: [String: Artifact] = [:]
         if case .files = deployPlan.artifacts {
-            artifacts = try deployPlan.artifacts.artifacts(for: deployPlan, host: .current)
+            artifacts = try deployPlan.artifacts.artifacts(
+                for: deployPlan, host: .current, in: context.fileSystem)
         }
         let bundleID =
             variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
@@ -63,7 +65,9 @@ public struct StatusSession: Sendable {
         default: break
         }
         // The drivers come from the plan's configuration alone (twins' endpoints included).
-        let drivers = DriverRegistry(host: .current, environment: variables, runner: context.runner)
+        let drivers = DriverRegistry(
+            host: .current, environment: variables, runner: context.runner, fileSystem: context.fileSystem,
+            clock: context.clock)
         var report = await StatusExecutor(
             plan: plan,
             driver: { device in

@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HADeployKit
 import MobileDevice
 import SSHTransport
 
@@ -44,7 +45,7 @@ public struct DeviceInventory: Sendable, Encodable {
         let apple = await AppleDeviceDiscovery(
             host: host, runner: runner, rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
             scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
-                "hadeploy-discovery")
+                "hadeploy-discovery"), fileSystem: fileSystem
         ).discover()
         var connected: [USBDeviceSummary] = []
         var usbError: String?
@@ -117,8 +118,8 @@ public struct DeviceInventory: Sendable, Encodable {
                     label: device.name, udid: udid, route: route,
                     executable: PyMobileDevice3Driver.executable(
                         variables: variables,
-                        checkout: fileSystem.currentDirectory),
-                    runner: runner,
+                        checkout: fileSystem.currentDirectory, fileSystem: fileSystem),
+                    runner: runner, fileSystem: fileSystem,
                     scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                         "hadeploy-pymobiledevice3")
                 ).summary()

@@ -2,6 +2,7 @@ import DeviceSpec
 import Foundation
 import HADeployBuild
 import HADeployCore
+import HADeployKit
 import Versioning
 
 /// What `hadeploy devices` says about the `build_host:`: reachable and trusted, and which Xcode each

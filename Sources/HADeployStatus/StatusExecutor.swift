@@ -1,6 +1,7 @@
 import DeployModel
 import Foundation
 import HADeployCore
+import HADeployKit
 import HADeployReporting
 
 /// Runs a status plan: every device at once, each under the plan's deadline, one device's silence
