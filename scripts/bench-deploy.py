@@ -25,7 +25,7 @@ parser.add_argument("--devices", type=int, default=6, help="number of twins (def
 parser.add_argument("--app-mb", type=int, default=None, help="app size in MB (default 50, or 20 with --devices > 6)")
 parser.add_argument("--profile", action="store_true", help="print CPU seconds and per-step wall times of each run")
 options = parser.parse_args()
-BIN = options.binary
+BIN = os.path.abspath(options.binary)
 FLEET = options.devices != 6 or options.profile
 DEVICES = [f"d{i}" for i in range(1, options.devices + 1)]
 APP_MB = options.app_mb or (50 if options.devices <= 6 else 20)
