@@ -15,8 +15,9 @@ import Foundation
 /// `idevice_connection_enable_ssl`). An answer over a USB link always takes longer than that first
 /// read; on a busy host a twin's does too: a deploy to 24 twins slept 162 times, 0.7 s per device.
 /// With the socket blocking for the handshake, OpenSSL's read waits for the answer itself; the
-/// socket's flags are put back afterwards. A device that never answers is bounded by the step's
-/// deadline on the worker, as it was (the library's loop has no limit of its own either).
+/// socket's flags are put back afterwards. Each read still ends after half a second without an
+/// answer (the library then sleeps and retries, as before); a device that never answers is bounded
+/// by the step's deadline on the worker, as it was.
 enum TLSHandshake {
     /// Runs `body` (which handshakes on the connection under `client`, `depth` first members down,
     /// see `ConnectionLiveness.descriptor`) with that socket blocking.
@@ -24,8 +25,20 @@ enum TLSHandshake {
         guard let fd = ConnectionLiveness.descriptor(client, depth: depth) else { return try body() }
         let flags = fcntl(fd, F_GETFL, 0)
         guard flags >= 0, flags & O_NONBLOCK != 0 else { return try body() }
+        var saved = timeval()
+        var length = socklen_t(MemoryLayout<timeval>.size)
+        let hadTimeout = getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &saved, &length) == 0
+        // Each read waits at most this long; then the library's loop sleeps and reads again, as it
+        // did, so a device that stalls mid-handshake never holds the thread in one endless read.
+        var wait = timeval(tv_sec: 0, tv_usec: 500_000)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        defer { _ = fcntl(fd, F_SETFL, flags) }
+        defer {
+            _ = fcntl(fd, F_SETFL, flags)
+            if hadTimeout {
+                _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &saved, socklen_t(MemoryLayout<timeval>.size))
+            }
+        }
         return try body()
     }
 
