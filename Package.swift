@@ -125,7 +125,10 @@ let package = Package(
         // MARK: pure middle
         .target(
             name: "HADeployCore",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -234,7 +237,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -342,7 +344,7 @@ let package = Package(
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
-                "VirtualDevice", "ImageCodec", "TestSupport", "HomeAssistant",
+                "VirtualDevice", "ImageCodec", "TestSupport", "HomeAssistant", "HADeployCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -337,8 +337,9 @@ public struct HostLogin: Sendable, Hashable, Codable {
 /// A whole deploy, as a value: `hadeploy plan` prints it, the executor runs it, and a plan file
 /// (`hadeploy plan --json > plan.json`) holds all of it: `hadeploy deploy --plan plan.json` runs it.
 public struct DeployPlan: Sendable, Codable {
-    /// The plan file format this hadeploy reads and writes.
-    public static let currentFormat = 1
+    /// The plan file format this hadeploy reads and writes (2: each build says where it builds,
+    /// `location`, instead of a `buildHost` that the build could overrule).
+    public static let currentFormat = 2
 
     /// `format` of the file; a plan of another format is refused.
     public var format: Int = DeployPlan.currentFormat

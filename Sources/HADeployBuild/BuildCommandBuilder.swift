@@ -52,22 +52,18 @@ public struct BuildCommandBuilder: Sendable {
     public func xcodebuild(_ flavour: Flavour) -> ProcessCommand {
         if flavour.isMacCatalyst { return macCatalyst(flavour) }
         let simulator = flavour.sdk == "iphonesimulator"
-        let directory = "\(buildDirectory)/\(flavour.name)"
-        var arguments = [
-            "build",
-            "-project", project,
-            "-scheme", flavour.scheme ?? scheme,
-            "-configuration", flavour.configuration,
-            "-sdk", flavour.sdk,
-            "-destination", simulator ? "generic/platform=iOS Simulator" : "generic/platform=iOS",
-            "-derivedDataPath", "\(directory)/DerivedData",
-            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
-            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
-            "ONLY_ACTIVE_ARCH=NO",
-            "IPHONEOS_DEPLOYMENT_TARGET=\(flavour.deploymentTarget)",
-            "MARKETING_VERSION=\(version.marketingVersion)",
-            "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
-        ]
+        var arguments =
+            xcodebuildArguments(
+                flavour,
+                platform: [
+                    "-sdk", flavour.sdk,
+                    "-destination", simulator ? "generic/platform=iOS Simulator" : "generic/platform=iOS",
+                ]) + [
+                "ONLY_ACTIVE_ARCH=NO",
+                "IPHONEOS_DEPLOYMENT_TARGET=\(flavour.deploymentTarget)",
+                "MARKETING_VERSION=\(version.marketingVersion)",
+                "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
+            ]
         var secrets: Set<String> = []
         if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
             arguments.append("DEVELOPMENT_TEAM=\(team)")
@@ -85,13 +81,33 @@ public struct BuildCommandBuilder: Sendable {
         } else {
             arguments.append("CODE_SIGNING_ALLOWED=NO")
         }
-        for (key, value) in flavour.settings.sorted(by: { $0.key < $1.key }) {
-            arguments.append("\(key)=\(value)")
-        }
+        return xcodebuildCommand(flavour, arguments, secrets: secrets)
+    }
+
+    /// How every xcodebuild of a flavour starts: the project, scheme and configuration, the
+    /// `platform` (SDK, destination), where its files go, and its archs.
+    func xcodebuildArguments(_ flavour: Flavour, platform: [String]) -> [String] {
+        let directory = "\(buildDirectory)/\(flavour.name)"
+        return [
+            "build", "-project", project, "-scheme", flavour.scheme ?? scheme, "-configuration",
+            flavour.configuration,
+        ] + platform + [
+            "-derivedDataPath", "\(directory)/DerivedData",
+            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
+            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
+        ]
+    }
+
+    /// The command: `arguments`, then the flavour's own build settings, with its Xcode's DEVELOPER_DIR.
+    func xcodebuildCommand(_ flavour: Flavour, _ arguments: [String], secrets: Set<String> = [])
+        -> ProcessCommand
+    {
         var environment: [String: String] = [:]
         if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
         return ProcessCommand(
-            tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment, secretValues: secrets)
+            tools["xcodebuild"] ?? "xcodebuild",
+            arguments + flavour.settings.sorted(by: { $0.key < $1.key }).map { "\($0.key)=\($0.value)" },
+            environment: environment, secretValues: secrets)
     }
 
     /// The Mac Catalyst build as the app's `scripts/build.sh mac` makes it: the iOS target's Mac
@@ -99,31 +115,19 @@ public struct BuildCommandBuilder: Sendable {
     /// development signing with the team (`Apple Development`, automatic) — a Mac runs no
     /// provisioning-profile check for a development build of its own team.
     func macCatalyst(_ flavour: Flavour) -> ProcessCommand {
-        let directory = "\(buildDirectory)/\(flavour.name)"
-        var arguments = [
-            "build",
-            "-project", project,
-            "-scheme", flavour.scheme ?? scheme,
-            "-configuration", flavour.configuration,
-            "-destination", "platform=macOS,variant=Mac Catalyst",
-            "-derivedDataPath", "\(directory)/DerivedData",
-            "-resultBundlePath", "\(directory)/\(flavour.name)-\(version.buildNumber).xcresult",
-            "ARCHS=\(flavour.archs.map(\.rawValue).joined(separator: " "))",
-            "ONLY_ACTIVE_ARCH=YES",
-            "MARKETING_VERSION=\(version.marketingVersion)",
-            "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
-            "CODE_SIGN_IDENTITY=Apple Development",
-            "CODE_SIGN_STYLE=Automatic",
-        ]
+        var arguments =
+            xcodebuildArguments(flavour, platform: ["-destination", "platform=macOS,variant=Mac Catalyst"])
+            + [
+                "ONLY_ACTIVE_ARCH=YES",
+                "MARKETING_VERSION=\(version.marketingVersion)",
+                "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
+                "CODE_SIGN_IDENTITY=Apple Development",
+                "CODE_SIGN_STYLE=Automatic",
+            ]
         if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
             arguments.append("DEVELOPMENT_TEAM=\(team)")
         }
-        for (key, value) in flavour.settings.sorted(by: { $0.key < $1.key }) {
-            arguments.append("\(key)=\(value)")
-        }
-        var environment: [String: String] = [:]
-        if let developer = developerDirectory(flavour) { environment["DEVELOPER_DIR"] = developer }
-        return ProcessCommand(tools["xcodebuild"] ?? "xcodebuild", arguments, environment: environment)
+        return xcodebuildCommand(flavour, arguments)
     }
 
     /// What a flavour's build runs, in order: XcodeGen, then xcodebuild or the flavour's own script.

@@ -180,7 +180,8 @@ public struct BuildExecutor: Sendable {
                 reason: "fetching \(appName).app from \(machine.name): \(SystemErrorText.message(error))",
                 errors: [], logPath: logURL.path)
         }
-        var artifact = try ArtifactInspector().inspect(products, flavour: flavour.name)
+        var artifact = try ArtifactInspector(fileSystem: context.fileSystem).inspect(
+            products, flavour: flavour.name)
         let expected = Set(flavour.archs.map(\.rawValue))
         guard Set(artifact.archs) == expected else {
             throw BuildFailure(

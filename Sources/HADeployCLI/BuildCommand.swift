@@ -44,17 +44,14 @@ struct BuildCommand: ContextCommand {
     }
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         let matrix = try workspace.loadMatrix()
         let (variables, _) = try workspace.loadVariables()
         let version = try await workspace.loadVersion(allowShallow: allowShallow)
-        let built = try await BuildSession(
-            context: context, matrix: matrix, variables: variables, version: version
-        )
-        .run(targets: targets, flavours: flavour, out: out.map { context.url(for: $0) }) {
-            context.message($0)
-        }
+        let built = try await workspace.build(
+            matrix: matrix, variables: variables, version: version, targets: targets, flavours: flavour,
+            out: out.map { context.url(for: $0) }
+        ) { context.message($0) }
         for item in built {
             let artifact = item.artifact
             context.print(

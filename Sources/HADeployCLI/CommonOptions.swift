@@ -12,6 +12,11 @@ struct ProjectOptions: ParsableArguments {
         name: .customLong("env-file"),
         help: ArgumentHelp("Values for templates and ${VARS}.", valueName: "path"))
     var envFile: String = ".env"
+
+    /// devices.yaml and `.env` as these options name them, read through `context`.
+    func workspace(_ context: HADeployContext) -> Workspace {
+        Workspace(context: context, configPath: config, envFilePath: envFile)
+    }
 }
 
 /// The options of `deploy` and `plan`.

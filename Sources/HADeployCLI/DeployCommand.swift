@@ -112,8 +112,7 @@ struct DeployCommand: ContextCommand {
     }
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         // Before any device (or twin) is touched: a report that cannot be written is found now.
         if let report, !dryRun, !worker {
             try ReportWriter.checkWritable(
@@ -236,8 +235,7 @@ struct DeployCommand: ContextCommand {
         }
         var project: String?
         if !worker, context.fileSystem.fileExists(atPath: context.url(for: self.project.config).path) {
-            let workspace = Workspace(
-                context: context, configPath: self.project.config, envFilePath: self.project.envFile)
+            let workspace = self.project.workspace(context)
             let (_, dotEnv) = try workspace.loadVariables()
             let version = try await workspace.loadVersion(allowShallow: true)
             project = try workspace.fingerprint(dotEnv: dotEnv, version: version)

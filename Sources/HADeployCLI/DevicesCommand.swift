@@ -26,8 +26,7 @@ struct DevicesCommand: ContextCommand {
     var json = false
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         let matrix = try workspace.loadMatrix()
         let (variables, _) = try workspace.loadVariables()
         let inventory = await DeviceInventory.gather(

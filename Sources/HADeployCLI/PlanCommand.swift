@@ -53,8 +53,7 @@ struct PlanCommand: ContextCommand {
     }
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
         await inputs.twins?.stop()

@@ -53,8 +53,7 @@ struct RollbackCommand: ContextCommand {
     var list = false
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         let (variables, _) = try workspace.loadVariables()
         let matrix = try workspace.loadMatrix()
         if try TargetResolver(matrix: matrix).resolve([device]).first?.transport == .mac {

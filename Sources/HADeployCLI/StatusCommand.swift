@@ -88,8 +88,7 @@ struct StatusCommand: ContextCommand {
             try ReportWriter.checkWritable(
                 context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         var flags = ["--no-build", "--no-verify", "--state=\(state)"]
         if virtual { flags.append("--virtual") }
         if allowShallow { flags.append("--allow-shallow") }
@@ -99,12 +98,10 @@ struct StatusCommand: ContextCommand {
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: false)
         let stateDirectory = context.url(for: state)
-        let settings = StatusSession.Settings(
-            virtual: virtual,
+        let session = StatusSession(
+            context: context, variables: inputs.variables, deployPlan: inputs.plan, virtual: virtual,
             records: virtual ? .twins(context, stateDirectory: stateDirectory) : .project(context),
             deadlineSeconds: timeout)
-        let session = StatusSession(
-            context: context, variables: inputs.variables, deployPlan: inputs.plan, settings: settings)
         let result: StatusReport
         do {
             let plan = try session.plan()

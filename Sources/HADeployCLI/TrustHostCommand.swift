@@ -37,8 +37,7 @@ struct TrustHostCommand: ContextCommand {
     var replace = false
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         let request = try HostTrustRequest(
             target: device, matrix: try workspace.loadMatrix(),
             variables: try workspace.loadVariables().values,

@@ -39,8 +39,7 @@ struct VerifyCommand: ContextCommand {
     }
 
     func run(_ context: HADeployContext) async throws {
-        let workspace = Workspace(
-            context: context, configPath: project.config, envFilePath: project.envFile)
+        let workspace = project.workspace(context)
         let choice: DashboardChoice =
             dashboard.map { .named($0) } ?? (defaultDashboard ? .appDefault : .unspecified)
         let report = try await HomeAssistantCheck(variables: try workspace.loadVariables().values)

@@ -15,32 +15,17 @@ extension Duration {
     }
 }
 
-extension Int {
-    /// `value` rounded toward zero and clamped to `Int`'s range; NaN is 0.
+extension FixedWidthInteger where Self: SignedInteger {
+    /// `value` rounded toward zero and clamped to the type's range (`Int`, `Int64`…); NaN is 0.
     public init(clampingDouble value: Double) {
         if value.isNaN {
             self = 0
-        } else if value >= Double(Int.max) {
+        } else if value >= Double(Self.max) {
             self = .max
-        } else if value <= Double(Int.min) {
+        } else if value <= Double(Self.min) {
             self = .min
         } else {
-            self = Int(value)
-        }
-    }
-}
-
-extension Int64 {
-    /// `value` rounded toward zero and clamped to `Int64`'s range; NaN is 0.
-    public init(clampingDouble value: Double) {
-        if value.isNaN {
-            self = 0
-        } else if value >= Double(Int64.max) {
-            self = .max
-        } else if value <= Double(Int64.min) {
-            self = .min
-        } else {
-            self = Int64(value)
+            self = Self(value)
         }
     }
 }

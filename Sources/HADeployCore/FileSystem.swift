@@ -29,6 +29,11 @@ public protocol FileSystem: Sendable {
     func removeItem(at url: URL) throws
     func moveItem(at source: URL, to destination: URL) throws
     func copyItem(at source: URL, to destination: URL) throws
+    /// Appends `data` to the file at `path` (made when missing) and returns the file's size after.
+    func append(_ data: Data, toFileAtPath path: String) throws -> UInt64
+    /// Extracts the zip archive at `source` into the folder `destination` (entries that would land
+    /// outside it are refused).
+    func unzipItem(at source: URL, to destination: URL) throws
 
     /// Files that hold secrets or say what was deployed where: owner-only from the first byte
     /// (``PrivateFiles``).

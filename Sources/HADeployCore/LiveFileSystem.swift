@@ -1,4 +1,5 @@
 import Foundation
+import ZIPFoundation
 
 /// The machine's file system (the only place outside the emulator that talks to `FileManager`).
 public struct LiveFileSystem: FileSystem {
@@ -63,6 +64,19 @@ public struct LiveFileSystem: FileSystem {
     }
     public func copyItem(at source: URL, to destination: URL) throws {
         try manager.copyItem(at: source, to: destination)
+    }
+
+    public func append(_ data: Data, toFileAtPath path: String) throws -> UInt64 {
+        if !manager.fileExists(atPath: path) { _ = manager.createFile(atPath: path, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        let size = try handle.seekToEnd()
+        try handle.write(contentsOf: data)
+        return size + UInt64(data.count)
+    }
+
+    public func unzipItem(at source: URL, to destination: URL) throws {
+        try manager.unzipItem(at: source, to: destination)
     }
 
     public func writePrivately(_ data: Data, to url: URL) throws { try PrivateFiles.write(data, to: url) }

@@ -6,12 +6,14 @@ import MobileDevice
 /// Reads what an `.app` directory or `.ipa` holds: bundle id, versions, executable slices — through
 /// the one artifact reader (`AppArtifact`: capped reads, names checked before any path is built).
 public struct ArtifactInspector: Sendable {
-    public init() {}
+    public var fileSystem: any FileSystem
+
+    public init(fileSystem: any FileSystem) { self.fileSystem = fileSystem }
 
     public func inspect(_ url: URL, flavour: String) throws -> Artifact {
         let app: AppArtifact
         do {
-            app = try AppArtifact.inspect(url, hashing: false, in: LiveFileSystem())
+            app = try AppArtifact.inspect(url, hashing: false, in: fileSystem)
         } catch let error as MobileDeviceError {
             throw ArtifactError(
                 path: url.path,

@@ -11,12 +11,6 @@ public struct ReportMergeInput: Sendable {
     public var report: DeployReport
     public var folder: URL?
 
-    public init(name: String, report: DeployReport, folder: URL?) {
-        self.name = name
-        self.report = report
-        self.folder = folder
-    }
-
     /// Reads `path`: a report folder (summary.json; without it, the one `*.jsonl` file in it) or a
     /// JSON Lines file. Throws a problem naming the file and what is wrong with it.
     public static func load(_ path: String, base: URL, fileSystem: any FileSystem) throws -> ReportMergeInput

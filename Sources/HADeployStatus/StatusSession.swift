@@ -11,31 +11,26 @@ import MobileDevice
 /// executor over this run's drivers. libusbmuxd reads one usbmuxd address per process: the devices of
 /// the first USB route are asked here; those of another route say so (run status for them alone).
 public struct StatusSession: Sendable {
-    public struct Settings: Sendable {
-        public var virtual: Bool
-        public var records: DeployRecords
-        public var deadlineSeconds: Double
-
-        public init(virtual: Bool, records: DeployRecords, deadlineSeconds: Double) {
-            self.virtual = virtual
-            self.records = records
-            self.deadlineSeconds = deadlineSeconds
-        }
-    }
-
     public var context: HADeployContext
     /// The environment the plan's secret references are read from (`.env` over the process's).
     public var variables: [String: String]
     public var deployPlan: DeployPlan
-    public var settings: Settings
+    /// `--virtual`: without BUNDLE_ID, the app asked about is the twins' demo app.
+    public var virtual: Bool
+    public var records: DeployRecords
+    /// How long every device (and Home Assistant) has to answer.
+    public var deadlineSeconds: Double
 
     public init(
-        context: HADeployContext, variables: [String: String], deployPlan: DeployPlan, settings: Settings
+        context: HADeployContext, variables: [String: String], deployPlan: DeployPlan, virtual: Bool,
+        records: DeployRecords, deadlineSeconds: Double
     ) {
         self.context = context
         self.variables = variables
         self.deployPlan = deployPlan
-        self.settings = settings
+        self.virtual = virtual
+        self.records = records
+        self.deadlineSeconds = deadlineSeconds
     }
 
     /// The status plan: the artifacts the deploy plan names (`--artifact`, `--artifacts`) are
@@ -48,9 +43,9 @@ public struct StatusSession: Sendable {
         }
         let bundleID =
             variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (settings.virtual ? DemoAppBuilder.defaultBundleID : nil)
+            ?? (virtual ? DemoAppBuilder.defaultBundleID : nil)
         return StatusPlanner(
-            records: settings.records, defaultBundleID: bundleID, deadlineSeconds: settings.deadlineSeconds
+            records: records, defaultBundleID: bundleID, deadlineSeconds: deadlineSeconds
         ).plan(deployPlan, artifacts: artifacts)
     }
 
@@ -116,7 +111,7 @@ public struct StatusSession: Sendable {
         } catch {
             return everyone("Home Assistant is not usable: \(SystemErrorText.message(error))")
         }
-        let seconds = settings.deadlineSeconds
+        let seconds = deadlineSeconds
         let answers: [String: Fact<String>]
         do {
             answers = try await withDeadline("reading Home Assistant", .checkedSeconds(seconds)) {

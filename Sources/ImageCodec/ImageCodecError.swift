@@ -3,11 +3,6 @@ public struct ImageCodecError: Error, CustomStringConvertible, Sendable {
     public let operation: String
     public let reason: String
 
-    public init(operation: String, reason: String) {
-        self.operation = operation
-        self.reason = reason
-    }
-
     public var description: String {
         "\(operation) failed: \(reason). Check that the data is a complete PNG or TIFF image."
     }

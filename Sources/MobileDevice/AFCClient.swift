@@ -5,37 +5,33 @@ import HADeployCore
 /// Owns an `afc_client_t`: file access under the service's root (`/var/mobile/Media` for
 /// com.apple.afc, the CrashReporter directory for com.apple.crashreportcopymobile; PROTOCOL.md §4).
 /// Use only on the device's worker.
-final class AFCClient: @unchecked Sendable {
-    private let handle: ClientHandle<afc_client_t>
-    let identity: DeviceIdentity
+final class AFCClient: ServiceClient, @unchecked Sendable {
     let service: String
     /// What must outlive this client: the house_arrest client whose connection it borrows.
     private let owner: AnyObject?
-    var raw: afc_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        handle = try ClientHandle(
-            device: device, success: AFC_E_SUCCESS,
-            make: { afc_client_new(device.raw, descriptor.raw, $0) },
+        self.service = descriptor.name
+        self.owner = nil
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity, success: AFC_E_SUCCESS,
+            new: afc_client_new,
+            connectionDepth: 2,
             failure: {
                 AFCClient.error(
                     $0, step: "afc_client_new (\(descriptor.name))", path: nil, identity: identity)
             },
             release: { _ = afc_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 2, on: device)
-        self.identity = identity
-        self.service = descriptor.name
-        self.owner = nil
     }
 
     /// An AFC client on a connection another client owns (house_arrest after VendContainer); that
     /// owner is kept alive, and so freed after this client.
     init(raw: afc_client_t, device: DeviceHandle, identity: DeviceIdentity, service: String, owner: AnyObject)
     {
-        self.handle = ClientHandle(raw: raw, device: device) { _ = afc_client_free($0) }
-        self.identity = identity
         self.service = service
         self.owner = owner
+        super.init(
+            handle: ClientHandle(raw: raw, device: device) { _ = afc_client_free($0) }, identity: identity)
     }
 
     /// `st_size`, `st_ifmt`, `st_mtime`… for a path, or nil when it does not exist.

@@ -1,3 +1,4 @@
+import CIMobileDevice
 import Foundation
 
 /// The one owner of a libimobiledevice client handle (`afc_client_t`, `screenshotr_client_t`, …):
@@ -36,5 +37,43 @@ final class ClientHandle<Raw>: @unchecked Sendable {
             work.value.1(work.value.0)
             _ = device
         }
+    }
+}
+
+/// A client of one device service: the library handle it owns (``ClientHandle``) and the device it
+/// speaks for. Use only on the device's worker.
+class ServiceClient: @unchecked Sendable {
+    let handle: ClientHandle<OpaquePointer>
+    let identity: DeviceIdentity
+    var raw: OpaquePointer { handle.raw }
+    var device: DeviceHandle { handle.device }
+
+    /// Owns a handle made some other way (lockdownd's own connection, AFC on a vended connection).
+    init(handle: ClientHandle<OpaquePointer>, identity: DeviceIdentity) {
+        self.handle = handle
+        self.identity = identity
+    }
+
+    /// The client of the service lockdown started at `descriptor`: `new` is the library's
+    /// `*_client_new(device, service, &client)`. The connection's sends are made blocking again
+    /// (``BlockingSends``; the connection is `connectionDepth` first members down the client).
+    init<Code: Equatable>(
+        device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity, success: Code,
+        new: (idevice_t?, lockdownd_service_descriptor_t?, UnsafeMutablePointer<OpaquePointer?>?) -> Code,
+        connectionDepth: Int, failure: (Code) -> MobileDeviceError, release: @escaping (OpaquePointer) -> Void
+    ) throws {
+        // A service over TLS (EnableServiceSSL: debugserver's DVTSecureSocketProxy) connects in
+        // plain text, then does its handshake on a blocking socket (``TLSHandshake``).
+        handle = try ClientHandle(
+            device: device, success: success,
+            make: { made in TLSHandshake.connectPlain(descriptor) { new(device.raw, descriptor.raw, made) } },
+            failure: failure, release: release)
+        if descriptor.usesTLS, !TLSHandshake.enable(UnsafeRawPointer(handle.raw), depth: connectionDepth) {
+            throw MobileDeviceError.connectionBroke(
+                step: "TLS handshake (\(descriptor.name))", device: identity,
+                reason: "the TLS handshake with \(descriptor.name) failed")
+        }
+        BlockingSends.restore(handle.raw, depth: connectionDepth, on: device)
+        self.identity = identity
     }
 }

@@ -4,41 +4,26 @@ import Foundation
 /// Owns a `debugserver_client_t` used as a raw byte pipe: the GDB remote protocol on top is ours
 /// (`GDBRemoteClient`), because 1.3.0's command helpers cannot detach (PROTOCOL.md §7).
 /// Use only on the device's worker.
-final class DebugServerConnection: @unchecked Sendable, GDBTransport {
-    private let handle: ClientHandle<debugserver_client_t>
-    let identity: DeviceIdentity
-    var raw: debugserver_client_t { handle.raw }
+final class DebugServerConnection: ServiceClient, @unchecked Sendable, GDBTransport {
     /// Over TLS, libimobiledevice 1.3.0 keeps reading until the whole requested length arrived and
     /// drops a partial read on timeout (idevice.c, idevice_connection_receive_timeout): read one
     /// byte per call there, as idevicedebug does.
     private let oneByteReads: Bool
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        // TLS when lockdown said EnableServiceSSL (DVTSecureSocketProxy, iOS ≥ 14): connected in
-        // plain text, then the handshake on a blocking socket (`TLSHandshake`).
-        handle = try ClientHandle(
-            device: device, success: DEBUGSERVER_E_SUCCESS,
-            make: { made in
-                TLSHandshake.connectPlain(descriptor) {
-                    debugserver_client_new(device.raw, descriptor.raw, made)
-                }
-            },
+        // debugserver_client_new does the TLS handshake when lockdown said EnableServiceSSL
+        // (DVTSecureSocketProxy, iOS ≥ 14).
+        self.oneByteReads = descriptor.usesTLS
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity, success: DEBUGSERVER_E_SUCCESS,
+            new: debugserver_client_new,
+            connectionDepth: 2,
             failure: { code in
-                MobileDeviceError(
-                    .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
-                    reason: "could not connect to debugserver (error \(code.rawValue))",
-                    nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+                MobileDeviceError.connectionBroke(
+                    step: "debugserver_client_new (\(descriptor.name))", device: identity,
+                    reason: "could not connect to debugserver (error \(code.rawValue))")
             },
             release: { _ = debugserver_client_free($0) })
-        if descriptor.usesTLS, !TLSHandshake.enable(UnsafeRawPointer(handle.raw), depth: 2) {
-            throw MobileDeviceError(
-                .connectionLost, step: "debugserver_client_new (\(descriptor.name))", device: identity,
-                reason: "the TLS handshake with debugserver failed",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
-        }
-        BlockingSends.restore(handle.raw, depth: 2, on: device)
-        self.identity = identity
-        self.oneByteReads = descriptor.usesTLS
     }
 
     func send(_ bytes: [UInt8]) throws {
@@ -51,10 +36,9 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
                 }
             }
             guard result == DEBUGSERVER_E_SUCCESS, sent > 0 else {
-                throw MobileDeviceError(
-                    .connectionLost, step: "debugserver_client_send", device: identity,
-                    reason: "the debugserver connection broke (error \(result.rawValue))",
-                    nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+                throw MobileDeviceError.connectionBroke(
+                    step: "debugserver_client_send", device: identity,
+                    reason: "the debugserver connection broke (error \(result.rawValue))")
             }
             offset += Int(sent)
         }
@@ -78,10 +62,9 @@ final class DebugServerConnection: @unchecked Sendable, GDBTransport {
             return []
         }
         guard result == DEBUGSERVER_E_SUCCESS else {
-            throw MobileDeviceError(
-                .connectionLost, step: "debugserver_client_receive_with_timeout", device: identity,
-                reason: "the debugserver connection broke (error \(result.rawValue))",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            throw MobileDeviceError.connectionBroke(
+                step: "debugserver_client_receive_with_timeout", device: identity,
+                reason: "the debugserver connection broke (error \(result.rawValue))")
         }
         return Array(buffer.prefix(Int(received)))
     }

@@ -3,17 +3,14 @@ import Foundation
 
 /// Owns a `house_arrest_client_t`: asks for one app's data container (`VendContainer`) and turns
 /// the connection into AFC rooted there. Use only on the device's worker.
-final class HouseArrestClient: @unchecked Sendable {
+final class HouseArrestClient: ServiceClient, @unchecked Sendable {
     static let service = "com.apple.mobile.house_arrest"
-    private let handle: ClientHandle<house_arrest_client_t>
-    let identity: DeviceIdentity
-    var raw: house_arrest_client_t { handle.raw }
-    var device: DeviceHandle { handle.device }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        handle = try ClientHandle(
-            device: device, success: HOUSE_ARREST_E_SUCCESS,
-            make: { house_arrest_client_new(device.raw, descriptor.raw, $0) },
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity, success: HOUSE_ARREST_E_SUCCESS,
+            new: house_arrest_client_new,
+            connectionDepth: 3,
             failure: { code in
                 MobileDeviceError(
                     .serviceUnavailable, step: "house_arrest_client_new", device: identity,
@@ -21,8 +18,6 @@ final class HouseArrestClient: @unchecked Sendable {
                     nextStep: "Unlock the device and retry.", isTransient: true)
             },
             release: { _ = house_arrest_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 3, on: device)
-        self.identity = identity
     }
 
     /// `VendContainer` for `bundleID`, then AFC over the same connection, rooted at the container.

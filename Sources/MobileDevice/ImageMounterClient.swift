@@ -2,25 +2,21 @@ import CIMobileDevice
 import Foundation
 
 /// Owns a `mobile_image_mounter_client_t` (PROTOCOL.md §6). Use only on the device's worker.
-final class ImageMounterClient: @unchecked Sendable {
+final class ImageMounterClient: ServiceClient, @unchecked Sendable {
     /// Where iOS ≥ 7 stores an image received with ReceiveBytes (what ideviceimagemounter sends).
     static let stagingPath = "/private/var/mobile/Media/PublicStaging/staging.dimage"
 
-    private let handle: ClientHandle<mobile_image_mounter_client_t>
-    let identity: DeviceIdentity
-    var raw: mobile_image_mounter_client_t { handle.raw }
-
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        handle = try ClientHandle(
-            device: device, success: MOBILE_IMAGE_MOUNTER_E_SUCCESS,
-            make: { mobile_image_mounter_new(device.raw, descriptor.raw, $0) },
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity,
+            success: MOBILE_IMAGE_MOUNTER_E_SUCCESS,
+            new: mobile_image_mounter_new,
+            connectionDepth: 3,
             failure: { ImageMounterClient.error($0, step: "mobile_image_mounter_new", identity: identity) },
             release: {
                 _ = mobile_image_mounter_hangup($0)
                 _ = mobile_image_mounter_free($0)
             })
-        BlockingSends.restore(handle.raw, depth: 3, on: device)
-        self.identity = identity
     }
 
     /// Whether a Developer image is mounted: newer firmware lists signatures, older says ImagePresent.
@@ -116,10 +112,9 @@ final class ImageMounterClient: @unchecked Sendable {
                 reason: "the device refused the image upload",
                 nextStep: "Check that the image matches the device's iOS version, then retry.")
         default:
-            return MobileDeviceError(
-                .connectionLost, step: step, device: identity,
-                reason: "the image mounter connection failed (error \(code.rawValue))",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            return MobileDeviceError.connectionBroke(
+                step: step, device: identity,
+                reason: "the image mounter connection failed (error \(code.rawValue))")
         }
     }
 }

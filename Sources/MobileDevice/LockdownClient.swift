@@ -3,21 +3,10 @@ import Foundation
 
 /// Owns a `lockdownd_client_t`: the device's port 62078, either plain (QueryType and the few
 /// values a device gives before pairing) or after the full handshake (pair record, session, TLS).
-/// Use only on the device's worker.
-final class LockdownClient: @unchecked Sendable {
+/// lockdownd_client_free sends StopSession when a session is open (PROTOCOL.md §2.6): the handle
+/// frees it on the worker while the device handle is still there. Use only on the device's worker.
+final class LockdownClient: ServiceClient, @unchecked Sendable {
     static let label = "hadeploy"
-
-    /// lockdownd_client_free sends StopSession when a session is open (PROTOCOL.md §2.6): the
-    /// handle frees it on the worker while the device handle is still there.
-    private let handle: ClientHandle<lockdownd_client_t>
-    let identity: DeviceIdentity
-    var raw: lockdownd_client_t { handle.raw }
-    var device: DeviceHandle { handle.device }
-
-    private init(handle: ClientHandle<lockdownd_client_t>, identity: DeviceIdentity) {
-        self.handle = handle
-        self.identity = identity
-    }
 
     /// Connects to lockdownd. With `handshake`, pairs if there is no pair record yet (which shows the
     /// Trust dialog) and starts a TLS session (PROTOCOL.md §2.9).

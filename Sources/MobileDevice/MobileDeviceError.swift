@@ -91,6 +91,14 @@ public struct MobileDeviceError: Error, Sendable, CustomStringConvertible {
             isTransient: isTransient)
     }
 
+    /// A service connection that could not be made or broke: worth another try, with the device
+    /// unlocked and connected.
+    static func connectionBroke(step: String, device: DeviceIdentity?, reason: String) -> MobileDeviceError {
+        MobileDeviceError(
+            .connectionLost, step: step, device: device, reason: reason,
+            nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+    }
+
     /// What to check when a Wi-Fi device cannot be found or stops answering.
     static var networkNextStep: String {
         "Is Wi-Fi sync on for this computer (Finder or iTunes: \"Show this iPad when on Wi-Fi\"), is the "

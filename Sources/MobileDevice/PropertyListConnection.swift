@@ -7,24 +7,21 @@ import Foundation
 /// `instproxy_install` keeps every receive on our worker with a timeout, because the library's
 /// asynchronous status thread ends silently when the connection drops (installation_proxy.c).
 /// Use only on the device's worker.
-final class PropertyListConnection: @unchecked Sendable {
-    private let handle: ClientHandle<property_list_service_client_t>
-    let identity: DeviceIdentity
+final class PropertyListConnection: ServiceClient, @unchecked Sendable {
     let service: String
-    var raw: property_list_service_client_t { handle.raw }
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        handle = try ClientHandle(
-            device: device, success: PROPERTY_LIST_SERVICE_E_SUCCESS,
-            make: { property_list_service_client_new(device.raw, descriptor.raw, $0) },
+        self.service = descriptor.name
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity,
+            success: PROPERTY_LIST_SERVICE_E_SUCCESS,
+            new: property_list_service_client_new,
+            connectionDepth: 2,
             failure: {
                 PropertyListConnection.error(
                     $0, step: "property_list_service_client_new (\(descriptor.name))", identity: identity)
             },
             release: { _ = property_list_service_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 2, on: device)
-        self.identity = identity
-        self.service = descriptor.name
     }
 
     func send(_ message: PlistValue, step: String) throws {

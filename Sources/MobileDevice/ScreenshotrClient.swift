@@ -3,19 +3,15 @@ import Foundation
 
 /// Owns a `screenshotr_client_t` (DeviceLink version exchange done by the library, PROTOCOL.md §5).
 /// Use only on the device's worker.
-final class ScreenshotrClient: @unchecked Sendable {
-    private let handle: ClientHandle<screenshotr_client_t>
-    let identity: DeviceIdentity
-    var raw: screenshotr_client_t { handle.raw }
+final class ScreenshotrClient: ServiceClient, @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        handle = try ClientHandle(
-            device: device, success: SCREENSHOTR_E_SUCCESS,
-            make: { screenshotr_client_new(device.raw, descriptor.raw, $0) },
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity, success: SCREENSHOTR_E_SUCCESS,
+            new: screenshotr_client_new,
+            connectionDepth: 4,
             failure: { ScreenshotrClient.error($0, step: "screenshotr_client_new", identity: identity) },
             release: { _ = screenshotr_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 4, on: device)
-        self.identity = identity
     }
 
     /// The screen as the device encodes it (TIFF up to iOS 8, PNG later).
@@ -45,10 +41,9 @@ final class ScreenshotrClient: @unchecked Sendable {
                 .protocolError, step: step, device: identity, reason: "the device sent an empty screenshot",
                 nextStep: "Unlock the device and retry.", isTransient: true)
         default:
-            return MobileDeviceError(
-                .connectionLost, step: step, device: identity,
-                reason: "the screenshotr connection failed (error \(code.rawValue))",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            return MobileDeviceError.connectionBroke(
+                step: step, device: identity,
+                reason: "the screenshotr connection failed (error \(code.rawValue))")
         }
     }
 }

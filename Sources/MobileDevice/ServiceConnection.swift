@@ -3,24 +3,19 @@ import Foundation
 
 /// Owns a raw `service_client_t`, for services with no framing of their own (crashreportmover
 /// says "ping" in 4 raw bytes, PROTOCOL.md §8). Use only on the device's worker.
-final class ServiceConnection: @unchecked Sendable {
-    private let handle: ClientHandle<service_client_t>
-    let identity: DeviceIdentity
-    var raw: service_client_t { handle.raw }
+final class ServiceConnection: ServiceClient, @unchecked Sendable {
 
     init(device: DeviceHandle, descriptor: ServiceDescriptor, identity: DeviceIdentity) throws {
-        handle = try ClientHandle(
-            device: device, success: SERVICE_E_SUCCESS,
-            make: { service_client_new(device.raw, descriptor.raw, $0) },
+        try super.init(
+            device: device, descriptor: descriptor, identity: identity, success: SERVICE_E_SUCCESS,
+            new: service_client_new,
+            connectionDepth: 1,
             failure: { code in
-                MobileDeviceError(
-                    .connectionLost, step: "service_client_new (\(descriptor.name))", device: identity,
-                    reason: "could not connect to the service (error \(code.rawValue))",
-                    nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+                MobileDeviceError.connectionBroke(
+                    step: "service_client_new (\(descriptor.name))", device: identity,
+                    reason: "could not connect to the service (error \(code.rawValue))")
             },
             release: { _ = service_client_free($0) })
-        BlockingSends.restore(handle.raw, depth: 1, on: device)
-        self.identity = identity
     }
 
     /// Up to `maximum` bytes, or an empty array when nothing came within the timeout.
@@ -41,10 +36,9 @@ final class ServiceConnection: @unchecked Sendable {
             return []
         }
         guard result == SERVICE_E_SUCCESS else {
-            throw MobileDeviceError(
-                .connectionLost, step: step, device: identity,
-                reason: "the service connection broke (error \(result.rawValue))",
-                nextStep: "Keep the device unlocked and connected, then retry.", isTransient: true)
+            throw MobileDeviceError.connectionBroke(
+                step: step, device: identity,
+                reason: "the service connection broke (error \(result.rawValue))")
         }
         return Array(buffer.prefix(Int(received)))
     }

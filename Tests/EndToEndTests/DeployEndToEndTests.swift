@@ -182,7 +182,7 @@ struct DeployEndToEndTests {
                 stateDirectory: world.root.appendingPathComponent("usb-state"),
                 developerImageDirectories: [world.root.appendingPathComponent("DeviceSupport")]))
         _ = try await usb.connect()
-        let artifact = try ArtifactInspector().inspect(
+        let artifact = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
         let launch = try ResolvedLaunch(
             LaunchSettings(

@@ -51,7 +51,7 @@ struct HomeAssistantEvidenceTests {
             options: USBDeviceOptions(
                 fileSystem: LiveFileSystem(), clock: LiveClock(),
                 stateDirectory: world.root.appendingPathComponent("usb-state")))
-        let artifact = try ArtifactInspector().inspect(
+        let artifact = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
         let verifier = try HomeAssistantVerifier(server: world.ha.url, token: Secret(world.ha.token))
         return Scene(world: world, usb: usb, artifact: artifact, dashboard: dashboard, verifier: verifier)

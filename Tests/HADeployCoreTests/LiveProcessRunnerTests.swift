@@ -45,7 +45,7 @@ import Testing
     @Test func aScriptStillOpenForWritingRunsOnceItIsClosed() async throws {
         let directory = try temporaryDirectory("busy")
         let script = directory.appendingPathComponent("tool")
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: script.path, contents: Data("#!/bin/sh\necho ready\n".utf8),
             attributes: [.posixPermissions: 0o755])
         let writer = try FileHandle(forWritingTo: script)
@@ -61,7 +61,7 @@ import Testing
     @Test func aScriptThatStaysOpenForWritingIsNamedWithTheSystemsReason() async throws {
         let directory = try temporaryDirectory("busy-forever")
         let script = directory.appendingPathComponent("tool")
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: script.path, contents: Data("#!/bin/sh\necho never\n".utf8),
             attributes: [.posixPermissions: 0o755])
         let writer = try FileHandle(forWritingTo: script)

@@ -26,7 +26,7 @@ struct ArtifactStagingTests {
             at: URL(fileURLWithPath: built.path), to: payload.appendingPathComponent("HADashboard.app"))
         let ipa = root.appendingPathComponent("HADashboard.ipa")
         try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
-        return try ArtifactInspector().inspect(ipa, flavour: "legacy")
+        return try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(ipa, flavour: "legacy")
     }
 
     @Test func oneIpaForTwoFlavoursIsUnpackedOnceAndRemovedAtTheEnd() throws {

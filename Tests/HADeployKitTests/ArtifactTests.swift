@@ -22,7 +22,8 @@ struct ArtifactTests {
         let built = try DemoAppBuilder().build(
             flavour: flavour("f", archs), marketingVersion: "1.4.0", buildNumber: 42, into: root,
             in: LiveFileSystem())
-        let inspected = try ArtifactInspector().inspect(URL(fileURLWithPath: built.path), flavour: "f")
+        let inspected = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
+            URL(fileURLWithPath: built.path), flavour: "f")
         #expect(inspected.archs == archs.map(\.rawValue))
         #expect(inspected.bundleID == "com.example.hadashboard")
         #expect(inspected.marketingVersion == "1.4.0")
@@ -40,7 +41,7 @@ struct ArtifactTests {
             at: URL(fileURLWithPath: built.path), to: payload.appendingPathComponent("HADashboard.app"))
         let ipa = root.appendingPathComponent("HADashboard.ipa")
         try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
-        let inspected = try ArtifactInspector().inspect(ipa, flavour: "legacy")
+        let inspected = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(ipa, flavour: "legacy")
         #expect(inspected.archs == ["armv7", "arm64"])
         #expect(inspected.marketingVersion == "2.0")
     }
@@ -76,7 +77,7 @@ struct ArtifactTests {
         #expect(archiveSize < 4 << 20)
         let before = Self.peakMemory()
         #expect {
-            try ArtifactInspector().inspect(ipa, flavour: "modern")
+            try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(ipa, flavour: "modern")
         } throws: { error in
             "\(error)".contains("Payload/Bomb.app/Info.plist inflates to more than 4 MB")
         }
@@ -90,7 +91,7 @@ struct ArtifactTests {
         let bogus = root.appendingPathComponent("broken.ipa")
         try Data("this is not a zip".utf8).write(to: bogus)
         #expect {
-            try ArtifactInspector().inspect(bogus, flavour: "modern")
+            try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(bogus, flavour: "modern")
         } throws: { error in
             "\(error)".contains("broken.ipa: it is not a zip archive")
         }

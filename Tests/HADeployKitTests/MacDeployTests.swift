@@ -103,7 +103,7 @@ import Versioning
         header.replaceSubrange(0..<12, with: [0xCF, 0xFA, 0xED, 0xFE, 0x0C, 0x00, 0x00, 0x01, 0, 0, 0, 0])
         header[12] = 2
         try Data(header).write(to: build.appendingPathComponent("Contents/MacOS/HA Dashboard"))
-        return try ArtifactInspector().inspect(build, flavour: "mac")
+        return try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(build, flavour: "mac")
     }
 
     static func session(_ lines: [String]) -> String {

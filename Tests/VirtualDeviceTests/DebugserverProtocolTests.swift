@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -66,8 +67,9 @@ extension VirtualDeviceSuite {
             defer { try? FileManager.default.removeItem(at: directory) }
             let runtime = try DeviceRuntime(
                 profile: Profiles.ipadMini4, stateDirectory: directory,
-                pairRecords: try PairRecordStore(directory: directory.appendingPathComponent("usbmuxd")),
-                behaviour: GreeterBehaviour(), logger: EmulatorFixture.logger)
+                pairRecords: try PairRecordStore(
+                    directory: directory.appendingPathComponent("usbmuxd"), fileSystem: LiveFileSystem()),
+                behaviour: GreeterBehaviour(), logger: EmulatorFixture.logger, fileSystem: LiveFileSystem())
             let app = VirtualInstalledApp(
                 bundleIdentifier: "io.hadeploy.greeter", displayName: "Greeter", bundleVersion: "1",
                 shortVersion: "1.0", executable: "Greeter", architectures: ["arm64"],

@@ -202,7 +202,8 @@ public actor MacDriver: DeviceDriver {
         let apps = ((try? fileSystem.contentsOfDirectory(atPath: folder.path)) ?? [])
             .filter { $0.hasSuffix(".app") }.sorted()
         guard let name = apps.first else { return nil }
-        return try ArtifactInspector().inspect(folder.appendingPathComponent(name), flavour: "previous")
+        return try ArtifactInspector(fileSystem: fileSystem).inspect(
+            folder.appendingPathComponent(name), flavour: "previous")
     }
 
     /// `hadeploy rollback mac`: the copy the last install replaced and the installed one change

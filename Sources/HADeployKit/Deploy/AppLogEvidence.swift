@@ -39,4 +39,26 @@ struct AppLogEvidence: Sendable {
                 || $0.contains("CRASH") || $0.hasPrefix("Device:")
         }
     }
+
+    /// What a rollback's relaunch shows: reads the log (`read`) until a session newer than the
+    /// `before` ones shows the dashboard loaded or failing, or `timeout` seconds have passed. A
+    /// failure seen twice is final: the app logs a failed fetch just before its fallback.
+    static func relaunch(
+        after before: Int, timeout: Double, now: @Sendable () -> Date, read: () async throws -> Data?
+    ) async throws -> (evidence: [String], loaded: Bool) {
+        let deadline = now().addingTimeInterval(timeout)
+        var evidence = AppLogEvidence(text: "")
+        var failedBefore = false
+        while now() < deadline {
+            if let data = try await read() {
+                evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
+                let verdict = evidence.sessionCount > before ? evidence.verdict : nil
+                if verdict == true || (verdict == false && failedBefore) { break }
+                failedBefore = verdict == false
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let fresh = evidence.sessionCount > before
+        return (fresh ? evidence.lastSessionHighlights : [], fresh && evidence.verdict == true)
+    }
 }

@@ -89,7 +89,7 @@ extension ArtifactPlan {
     ) throws -> [String: Artifact] {
         let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
             .sorted()
-        let inspector = ArtifactInspector()
+        let inspector = ArtifactInspector(fileSystem: fileSystem)
         var result: [String: Artifact] = [:]
         switch self {
         case .files(let files):

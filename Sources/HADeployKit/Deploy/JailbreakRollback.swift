@@ -76,22 +76,11 @@ public struct JailbreakRollback: Sendable {
         let before =
             try await driver.deployer.mobileFile(AppLogEvidence.path).map(AppLogEvidence.sessions) ?? 0
         let report = try await driver.rollback(bundleID: try await bundleID(), backup: backup)
-        let deadline = now().addingTimeInterval(verificationTimeout)
-        var evidence = AppLogEvidence(text: "")
-        // A failure seen twice is final: the app logs a failed fetch just before its fallback.
-        var failedBefore = false
-        while now() < deadline {
-            if let data = try await driver.deployer.mobileFile(AppLogEvidence.path) {
-                evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
-                let verdict = evidence.sessionCount > before ? evidence.verdict : nil
-                if verdict == true || (verdict == false && failedBefore) { break }
-                failedBefore = verdict == false
-            }
-            try await Task.sleep(for: .milliseconds(500))
+        let relaunch = try await AppLogEvidence.relaunch(
+            after: before, timeout: verificationTimeout, now: now
+        ) {
+            try await driver.deployer.mobileFile(AppLogEvidence.path)
         }
-        let fresh = evidence.sessionCount > before
-        return Outcome(
-            report: report, evidence: fresh ? evidence.lastSessionHighlights : [],
-            loaded: fresh && evidence.verdict == true)
+        return Outcome(report: report, evidence: relaunch.evidence, loaded: relaunch.loaded)
     }
 }

@@ -68,22 +68,8 @@ public struct MacRollback: Sendable {
         try await driver.requireMacOS("rollback")
         let before = try await log().map(AppLogEvidence.sessions) ?? 0
         let restored = try await driver.rollback(bundleID: bundleID)
-        let deadline = now().addingTimeInterval(verificationTimeout)
-        var evidence = AppLogEvidence(text: "")
-        // A failure seen twice is final: the app logs a failed fetch just before its fallback.
-        var failedBefore = false
-        while now() < deadline {
-            if let data = try await log() {
-                evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
-                let verdict = evidence.sessionCount > before ? evidence.verdict : nil
-                if verdict == true || (verdict == false && failedBefore) { break }
-                failedBefore = verdict == false
-            }
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        let fresh = evidence.sessionCount > before
-        return Outcome(
-            restored: restored, evidence: fresh ? evidence.lastSessionHighlights : [],
-            loaded: fresh && evidence.verdict == true)
+        let relaunch = try await AppLogEvidence.relaunch(
+            after: before, timeout: verificationTimeout, now: now, read: log)
+        return Outcome(restored: restored, evidence: relaunch.evidence, loaded: relaunch.loaded)
     }
 }

@@ -2,9 +2,4 @@
 public struct EntityReference: Sendable, Hashable, Codable {
     public let entityID: String
     public let path: String
-
-    public init(entityID: String, path: String) {
-        self.entityID = entityID
-        self.path = path
-    }
 }

@@ -57,7 +57,7 @@ public struct Preflight: Sendable {
         // dashboard: a ping says it plainly, within the connect deadline.
         let deadline = options.connectTimeout
         do {
-            try await connection.send(PingRequest(), timeout: deadline)
+            _ = try await connection.send(PingRequest(), timeout: deadline)
         } catch let error as HomeAssistantError where error.kind == .timedOut {
             report.issues.append(
                 PreflightIssue(

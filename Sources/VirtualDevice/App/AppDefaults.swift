@@ -8,20 +8,15 @@ import HADeployCore
 struct AppDefaults {
     private let arguments: [String: Any]
     private var persistent: [String: Any]
-    let file: URL
+    private let store: PropertyListFile
 
-    init(arguments: [String], file: URL) {
+    init(arguments: [String], file: URL, fileSystem: any FileSystem) {
         self.arguments = Self.argumentDomain(arguments)
-        self.file = file
-        if let data = try? Data(contentsOf: file),
-            let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil)
-                as? [String: Any]
-        {
-            persistent = dictionary
-        } else {
-            persistent = [:]
-        }
+        store = PropertyListFile(url: file, fileSystem: fileSystem)
+        persistent = store.read(Any.self) ?? [:]
     }
+
+    var file: URL { store.url }
 
     /// NSUserDefaults parses each `-Key value` pair; a value that reads as a property list becomes
     /// that object, anything else stays a string (`-HADashboard ""` is the empty string).
@@ -77,9 +72,6 @@ struct AppDefaults {
     }
 
     func save() throws {
-        try FileManager.default.createDirectory(
-            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let data = try PropertyListValue.encode(persistent, .binary)
-        try data.write(to: file, options: .atomic)
+        try store.write(persistent)
     }
 }

@@ -4,20 +4,15 @@ import HADeployCore
 /// The app's keychain items (server URL, token, webhook id). A real keychain lives outside the
 /// data container, so this one does too: a plist beside it that a container read never returns.
 struct AppKeychain {
-    let file: URL
+    private let store: PropertyListFile
     private var items: [String: String]
 
-    init(file: URL) {
-        self.file = file
-        if let data = try? Data(contentsOf: file),
-            let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil)
-                as? [String: String]
-        {
-            items = dictionary
-        } else {
-            items = [:]
-        }
+    init(file: URL, fileSystem: any FileSystem) {
+        store = PropertyListFile(url: file, fileSystem: fileSystem)
+        items = store.read(String.self) ?? [:]
     }
+
+    var file: URL { store.url }
 
     subscript(key: String) -> String? {
         get { items[key] }
@@ -25,10 +20,7 @@ struct AppKeychain {
     }
 
     func save() throws {
-        try FileManager.default.createDirectory(
-            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let data = try PropertyListValue.encode(items, .binary)
-        try data.write(to: file, options: .atomic)
-        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        try store.write(items)
+        try? store.fileSystem.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
     }
 }

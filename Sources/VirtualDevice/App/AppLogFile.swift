@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import NIOConcurrencyHelpers
 
 /// The app's own log, `Documents/ha-log.txt`, written the way its HALog class writes it: a session
@@ -17,6 +18,7 @@ final class AppLogFile: Sendable {
     let current: URL
     let previous: URL
     let rotationSize: Int
+    private let fileSystem: any FileSystem
     private let started = ContinuousClock.now
     private let startDate = EmulatorClock.now()
     private let lock = NIOLock()
@@ -25,13 +27,14 @@ final class AppLogFile: Sendable {
     /// Opens (creating) the log in `documents` and appends the session header.
     init(
         documents: URL, model: String, systemVersion: String, minimum: Level = .info,
-        rotationSize: Int = 2 * 1024 * 1024
+        rotationSize: Int = 2 * 1024 * 1024, fileSystem: any FileSystem
     ) {
         current = documents.appendingPathComponent("ha-log.txt")
         previous = documents.appendingPathComponent("ha-log-prev.txt")
         self.rotationSize = rotationSize
         self.minimum = minimum
-        try? FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        self.fileSystem = fileSystem
+        try? fileSystem.createDirectory(at: documents, withIntermediateDirectories: true)
         append(
             "\n=== HA Dashboard log session ===\nDevice: \(model) / iOS \(systemVersion)\n"
                 + "Date: \(Self.nsDateDescription(startDate))\nMin level: \(minimum.name)\n\n")
@@ -88,18 +91,13 @@ final class AppLogFile: Sendable {
 
     private func append(_ text: String) {
         lock.withLock {
-            let manager = FileManager.default
-            if !manager.fileExists(atPath: current.path) {
-                _ = manager.createFile(atPath: current.path, contents: nil)
+            guard let size = try? fileSystem.append(Data(text.utf8), toFileAtPath: current.path) else {
+                return
             }
-            guard let handle = try? FileHandle(forWritingTo: current) else { return }
-            let size = (try? handle.seekToEnd()) ?? 0
-            try? handle.write(contentsOf: Data(text.utf8))
-            try? handle.close()
-            if Int(size) + text.utf8.count >= rotationSize {
-                try? manager.removeItem(at: previous)
-                try? manager.moveItem(at: current, to: previous)
-                _ = manager.createFile(atPath: current.path, contents: nil)
+            if size >= rotationSize {
+                try? fileSystem.removeItem(at: previous)
+                try? fileSystem.moveItem(at: current, to: previous)
+                _ = fileSystem.createFile(atPath: current.path, contents: nil)
             }
         }
     }

@@ -27,12 +27,15 @@ final class AppSession: Sendable {
     init(launch: VirtualHADashboardLaunch, screen: @escaping @Sendable (VirtualScreen) -> Void) {
         self.launch = launch
         self.screen = screen
-        let defaults = AppDefaults(arguments: launch.arguments, file: launch.preferences)
+        let defaults = AppDefaults(
+            arguments: launch.arguments, file: launch.preferences, fileSystem: launch.fileSystem)
         let level = defaults.has("HALogMinLevel") ? defaults.integer("HALogMinLevel") : 1
         log = AppLogFile(
             documents: launch.dataContainer.appendingPathComponent("Documents"), model: launch.model,
-            systemVersion: launch.systemVersion, minimum: AppLogFile.Level(rawValue: level) ?? .info)
-        state = LockedState(defaults: defaults, keychain: AppKeychain(file: launch.keychain))
+            systemVersion: launch.systemVersion, minimum: AppLogFile.Level(rawValue: level) ?? .info,
+            fileSystem: launch.fileSystem)
+        state = LockedState(
+            defaults: defaults, keychain: AppKeychain(file: launch.keychain, fileSystem: launch.fileSystem))
     }
 
     var kiosk: Bool { state.with { defaults, _ in defaults.bool("ha_kiosk_mode") } }

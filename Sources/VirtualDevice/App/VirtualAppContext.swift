@@ -1,3 +1,4 @@
+import HADeployCore
 import NIOConcurrencyHelpers
 
 /// The running app's window on the device: its screen and its standard output.
@@ -5,9 +6,15 @@ public final class VirtualAppContext: Sendable {
     private let state: NIOLockedValueBox<(screen: VirtualScreen, output: [String])>
     /// Where printed lines also go: the device log, as an app's stdout/NSLog ends up in syslog.
     private let console: @Sendable (String) -> Void
+    /// The device's files: the app's container, preferences and keychain are read and written here.
+    public let fileSystem: any FileSystem
 
-    init(initialScreen: VirtualScreen, console: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(
+        initialScreen: VirtualScreen, fileSystem: any FileSystem,
+        console: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         state = NIOLockedValueBox((initialScreen, []))
+        self.fileSystem = fileSystem
         self.console = console
     }
 

@@ -41,7 +41,7 @@ public enum VirtualHADashboardApp {
     public static func crashAtLaunch(_ launch: VirtualHADashboardLaunch) {
         let log = AppLogFile(
             documents: launch.dataContainer.appendingPathComponent("Documents"), model: launch.model,
-            systemVersion: launch.systemVersion)
+            systemVersion: launch.systemVersion, fileSystem: launch.fileSystem)
         log.info("log", "Crash handler installed")
         log.startup("didFinishLaunching START")
         log.crash(

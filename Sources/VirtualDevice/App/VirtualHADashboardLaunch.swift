@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Everything ``VirtualHADashboardApp/run(_:screen:)`` needs to act as one launch of the real app:
 /// the process's arguments, where its data container and preferences are, and what the device says
@@ -26,12 +27,15 @@ public struct VirtualHADashboardLaunch: Sendable {
     public var machine: String
     public var systemVersion: String
     public var options: VirtualHADashboardOptions
+    /// Where the container, preferences and keychain are read and written.
+    public var fileSystem: any FileSystem
 
     public init(
         bundleIdentifier: String, displayName: String = "HA Dashboard", version: String, build: String,
         arguments: [String], dataContainer: URL, preferences: URL? = nil, keychain: URL? = nil,
         deviceName: String, model: String, machine: String, systemVersion: String,
-        options: VirtualHADashboardOptions = VirtualHADashboardOptions()
+        options: VirtualHADashboardOptions = VirtualHADashboardOptions(),
+        fileSystem: any FileSystem = LiveFileSystem()
     ) {
         self.bundleIdentifier = bundleIdentifier
         self.displayName = displayName
@@ -51,5 +55,6 @@ public struct VirtualHADashboardLaunch: Sendable {
         self.machine = machine
         self.systemVersion = systemVersion
         self.options = options
+        self.fileSystem = fileSystem
     }
 }

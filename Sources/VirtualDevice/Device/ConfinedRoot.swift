@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -29,6 +30,8 @@ struct ConfinedRoot: Sendable {
     let url: URL
     /// Its real path (links in the configured path resolved), the prefix of stored link targets.
     let realPath: String
+    /// Where the attributes of a walked item are read (through the walk's own descriptor path).
+    let fileSystem: any FileSystem
 
     /// Most links one path may pass through (the kernel's own limit is 40).
     static let maximumLinks = 32
@@ -50,8 +53,9 @@ struct ConfinedRoot: Sendable {
         case symbolic
     }
 
-    init(_ url: URL) {
+    init(_ url: URL, fileSystem: any FileSystem) {
         self.url = url
+        self.fileSystem = fileSystem
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         if realpath(url.path, &buffer) != nil {
             realPath = String(
@@ -217,7 +221,7 @@ struct ConfinedRoot: Sendable {
     func attributes(_ path: String) throws -> (attributes: [FileAttributeKey: Any], linkTarget: String?) {
         let location = try locate(path, followLast: false)
         let hostPath = try Self.hostPath(location)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: hostPath) else {
+        guard let attributes = try? fileSystem.attributesOfItem(atPath: hostPath) else {
             throw Failure.notFound
         }
         var target: String?

@@ -36,13 +36,13 @@ struct DevicePaths: Sendable {
         "DCIM", "Downloads", "Books", "PhotoData", "Photos", "Purchases", "Recordings", "iTunes_Control",
     ]
 
-    func createAll() throws {
+    func createAll(in fileSystem: any FileSystem) throws {
         // The root holds the device's private key and its pairing state.
-        try PrivateFiles.createDirectory(root)
+        try fileSystem.createPrivateDirectory(at: root)
         for url in [media, crashReports, applications, containers]
             + Self.mediaFolders.map(media.appendingPathComponent)
         {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            try fileSystem.createDirectory(at: url, withIntermediateDirectories: true)
         }
     }
 }

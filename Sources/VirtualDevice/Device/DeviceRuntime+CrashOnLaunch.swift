@@ -6,7 +6,7 @@ extension DeviceRuntime {
         VirtualHADashboardApp.crashAtLaunch(
             HADashboardAppBehaviour.appLaunch(
                 appLaunch(app, arguments: arguments, environment: environment),
-                options: VirtualHADashboardOptions()))
+                options: VirtualHADashboardOptions(), fileSystem: fileSystem))
         _ = try? writeCrashReport(for: app, reason: "Abort trap: 6 (injected crash on launch)")
         logger.info("crashOnLaunch fault: \(app.bundleIdentifier) crashed")
     }

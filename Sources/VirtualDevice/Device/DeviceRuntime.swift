@@ -17,6 +17,8 @@ actor DeviceRuntime {
     nonisolated let pairRecords: PairRecordStore
     nonisolated let logger: Logger
     nonisolated let behaviour: any VirtualAppBehaviour
+    /// Every file of the device (its state, uploads, installed apps, app containers).
+    nonisolated let fileSystem: any FileSystem
     /// The link limiter every connection of this device shares (throttle fault).
     nonisolated let link: NIOLockedValueBox<LinkThrottle?>
     /// Notifications for notification_proxy observers.
@@ -56,13 +58,13 @@ actor DeviceRuntime {
 
     init(
         profile: VirtualDeviceProfile, stateDirectory: URL, pairRecords: PairRecordStore,
-        behaviour: any VirtualAppBehaviour, logger baseLogger: Logger
+        behaviour: any VirtualAppBehaviour, logger baseLogger: Logger, fileSystem: any FileSystem
     ) throws {
         let paths = DevicePaths(stateDirectory: stateDirectory, name: profile.name)
-        try paths.createAll()
+        try paths.createAll(in: fileSystem)
         let model = VirtualDeviceProfile.models[profile.productType]
         var state: DeviceState
-        if let data = try? Data(contentsOf: paths.stateFile),
+        if let data = fileSystem.contents(atPath: paths.stateFile.path),
             let decoded = try? JSONDecoder().decode(DeviceState.self, from: data)
         {
             state = decoded
@@ -74,13 +76,14 @@ actor DeviceRuntime {
             state = DeviceState(identity: DeviceIdentity.makeUp(chipID: chipID, configuredUDID: profile.udid))
         }
         let key: _RSA.Signing.PrivateKey
-        if let pem = try? String(contentsOf: paths.deviceKey, encoding: .utf8),
+        if let data = fileSystem.contents(atPath: paths.deviceKey.path),
+            let pem = String(data: data, encoding: .utf8),
             let loaded = try? _RSA.Signing.PrivateKey(pemRepresentation: pem)
         {
             key = loaded
         } else {
             key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            try PrivateFiles.write(Data(key.pemRepresentation.utf8), to: paths.deviceKey)
+            try fileSystem.writePrivately(Data(key.pemRepresentation.utf8), to: paths.deviceKey)
         }
         self.profile = profile
         self.paths = paths
@@ -89,6 +92,7 @@ actor DeviceRuntime {
         self.deviceKey = key
         self.pairRecords = pairRecords
         self.behaviour = behaviour
+        self.fileSystem = fileSystem
         var logger = baseLogger
         logger[metadataKey: "device"] = "\(profile.name)"
         logger[metadataKey: "udid"] = "\(state.identity.udid)"
@@ -101,11 +105,11 @@ actor DeviceRuntime {
         self.faultBox = NIOLockedValueBox(profile.faults)
         self.log = DeviceLog(deviceName: profile.deviceName)
         self.network = profile.isOnNetwork ? NetworkEndpoint(configuredHost: profile.networkAddress) : nil
-        if state.bootedAt == nil { state.bootedAt = Date() }
+        if state.bootedAt == nil { state.bootedAt = EmulatorClock.now() }
         if profile.pairing == .prePaired && !state.prePairingDone {
             try Self.makePrePairedRecord(state: &state, deviceKey: key, pairRecords: pairRecords)
         }
-        try Self.write(state, to: paths)
+        try Self.write(state, to: paths, in: fileSystem)
         self.state = state
     }
 
@@ -132,14 +136,16 @@ actor DeviceRuntime {
         state.prePairingDone = true
     }
 
-    private static func write(_ state: DeviceState, to paths: DevicePaths) throws {
+    private static func write(_ state: DeviceState, to paths: DevicePaths, in fileSystem: any FileSystem)
+        throws
+    {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try PrivateFiles.write(encoder.encode(state), to: paths.stateFile)
+        try fileSystem.writePrivately(encoder.encode(state), to: paths.stateFile)
     }
 
     private func persistLogging() {
-        do { try Self.write(state, to: paths) } catch {
+        do { try Self.write(state, to: paths, in: fileSystem) } catch {
             logger.error("could not save device state: \(error)")
         }
     }
@@ -156,7 +162,7 @@ actor DeviceRuntime {
     var isDeveloperImageMounted: Bool { state.developerImageSignature != nil }
     var developerImageSignature: Data? { state.developerImageSignature }
     var bootCount: Int { state.bootCount }
-    var bootedAt: Date { state.bootedAt ?? Date() }
+    var bootedAt: Date { state.bootedAt ?? EmulatorClock.now() }
     var health: VirtualDeviceHealth { state.health ?? .plugged }
 
     func setHealth(_ health: VirtualDeviceHealth) {
@@ -274,11 +280,13 @@ actor DeviceRuntime {
             certificatePEM = pem
         }
         if certificatePEM == nil {
-            if let pem = try? String(contentsOf: paths.deviceCertificate, encoding: .utf8) {
+            if let data = fileSystem.contents(atPath: paths.deviceCertificate.path),
+                let pem = String(data: data, encoding: .utf8)
+            {
                 certificatePEM = pem
             } else {
                 let pem = try PairingCertificateFactory.selfSignedDeviceCertificate(deviceKey: deviceKey)
-                try pem.write(to: paths.deviceCertificate, atomically: true, encoding: .utf8)
+                try fileSystem.write(Data(pem.utf8), to: paths.deviceCertificate)
                 certificatePEM = pem
             }
         }
@@ -366,11 +374,11 @@ actor DeviceRuntime {
         }
         state.installedApps.removeAll { $0.bundleIdentifier == bundleIdentifier }
         if running?.app.bundleIdentifier == bundleIdentifier { terminateRunningApp(reason: "uninstalled") }
-        try? FileManager.default.removeItem(at: paths.applications.appendingPathComponent(bundleIdentifier))
+        try? fileSystem.removeItem(at: paths.applications.appendingPathComponent(bundleIdentifier))
         // Uninstalling deletes the app's data, as on a device.
         let container = paths.dataContainer(bundleIdentifier)
-        try? FileManager.default.removeItem(at: container)
-        try? FileManager.default.removeItem(
+        try? fileSystem.removeItem(at: container)
+        try? fileSystem.removeItem(
             at: container.deletingLastPathComponent().appendingPathComponent(
                 container.lastPathComponent + ".keychain.plist"))
         persistLogging()
@@ -392,6 +400,7 @@ actor DeviceRuntime {
         let (log, executable) = (self.log, app.executable)
         let context = VirtualAppContext(
             initialScreen: VirtualScreen(title: app.displayName, lines: ["Starting..."]),
+            fileSystem: fileSystem,
             console: { line in log.log(line, process: executable, pid: pid) })
         log.log(
             "Bootstrapping \(app.bundleIdentifier) with intent foreground-interactive",
@@ -411,7 +420,7 @@ actor DeviceRuntime {
         -> VirtualAppLaunch
     {
         let container = paths.dataContainer(app.bundleIdentifier)
-        try? FileManager.default.createDirectory(
+        try? fileSystem.createDirectory(
             at: container.appendingPathComponent("Documents"), withIntermediateDirectories: true)
         return VirtualAppLaunch(
             bundleIdentifier: app.bundleIdentifier, displayName: app.displayName,
@@ -480,7 +489,7 @@ actor DeviceRuntime {
         terminateRunningApp(reason: "reboot")
         state.developerImageSignature = nil
         state.bootCount += 1
-        state.bootedAt = Date()
+        state.bootedAt = EmulatorClock.now()
         services.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()

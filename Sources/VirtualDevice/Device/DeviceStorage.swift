@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// The emulated flash: a 64 GB device whose free space shrinks with what was put on it (media,
 /// apps, crash reports), so AFC's device info and lockdown's disk_usage domain tell the same story.
@@ -10,8 +11,10 @@ struct DeviceStorage {
 
     let used: Int
 
-    init(paths: DevicePaths) {
-        used = [paths.media, paths.applications, paths.crashReports].reduce(0) { $0 + Self.size(of: $1) }
+    init(paths: DevicePaths, fileSystem: any FileSystem) {
+        used = [paths.media, paths.applications, paths.crashReports].reduce(0) {
+            $0 + Int(fileSystem.allocatedSize(ofDirectory: $1))
+        }
     }
 
     var dataCapacity: Int { totalDiskCapacity - systemCapacity }
@@ -19,17 +22,4 @@ struct DeviceStorage {
     var available: Int?
 
     var dataAvailable: Int { available ?? max(0, Self.freshDataAvailable - used) }
-
-    private static func size(of directory: URL) -> Int {
-        guard
-            let walker = FileManager.default.enumerator(
-                at: directory, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey])
-        else { return 0 }
-        var total = 0
-        for case let url as URL in walker {
-            let values = try? url.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey])
-            if values?.isRegularFile == true { total += values?.fileSize ?? 0 }
-        }
-        return total
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// What installd reads from an app bundle before installing it.
 struct AppBundleInfo {
@@ -22,10 +23,12 @@ struct AppBundleInfo {
 
     /// Inspects `bundleURL` (an `X.app` directory) for installation on `profile`.
     static func inspect(
-        _ bundleURL: URL, for profile: VirtualDeviceProfile, chipID: Int, expectedIdentifier: String?
+        _ bundleURL: URL, for profile: VirtualDeviceProfile, chipID: Int, expectedIdentifier: String?,
+        fileSystem: any FileSystem
     ) throws -> AppBundleInfo {
         let plistURL = bundleURL.appendingPathComponent("Info.plist")
-        guard let data = try? Data(contentsOf: plistURL), let info = try? PropertyList.dictionary(from: data)
+        guard let data = fileSystem.contents(atPath: plistURL.path),
+            let info = try? PropertyList.dictionary(from: data)
         else {
             throw InstallError(
                 "PackageInspectionFailed",
@@ -75,7 +78,7 @@ struct AppBundleInfo {
             }
         }
         let executableURL = bundleURL.appendingPathComponent(executable)
-        guard FileManager.default.fileExists(atPath: executableURL.path) else {
+        guard fileSystem.fileExists(atPath: executableURL.path) else {
             throw InstallError(
                 "MissingBundleExecutable",
                 "Bundle \(identifier) does not contain its executable \(executable)")
@@ -101,18 +104,17 @@ struct AppBundleInfo {
             bundleURL: bundleURL, bundleIdentifier: identifier, executable: executable,
             bundleVersion: version,
             shortVersion: info["CFBundleShortVersionString"] as? String, displayName: name,
-            architectures: architectures, diskUsage: Self.size(of: bundleURL))
+            architectures: architectures, diskUsage: Self.size(of: bundleURL, in: fileSystem))
     }
 
-    private static func size(of url: URL) -> Int {
-        guard
-            let enumerator = FileManager.default.enumerator(
-                at: url, includingPropertiesForKeys: [.fileSizeKey])
-        else { return 0 }
-        var total = 0
-        for case let file as URL in enumerator {
-            total += (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+    /// What installd reports as the bundle's StaticDiskUsage: the sizes of everything in it (folders
+    /// and links as the host stores them, links not followed).
+    private static func size(of url: URL, in fileSystem: any FileSystem) -> Int {
+        let subpaths = (try? fileSystem.subpathsOfDirectory(atPath: url.path)) ?? []
+        return subpaths.reduce(0) { total, subpath in
+            let attributes = try? fileSystem.attributesOfItem(
+                atPath: url.appendingPathComponent(subpath).path)
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
         }
-        return total
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -13,6 +14,8 @@ public actor VirtualUsbmuxd {
     public let address: VirtualUsbmuxdAddress
     nonisolated let logger: Logger
     nonisolated let pairRecords: PairRecordStore
+    /// Every file the emulator reads or writes (state, pair records, uploads, app containers).
+    nonisolated let fileSystem: any FileSystem
 
     private let profiles: [VirtualDeviceProfile]
     private let behaviour: any VirtualAppBehaviour
@@ -60,16 +63,20 @@ public actor VirtualUsbmuxd {
     /// - Parameters:
     ///   - profiles: one per device; names must be unique.
     ///   - appBehaviour: what launched apps do (default: the HA Dashboard app).
+    ///   - fileSystem: where the state directory lives (default: the machine's).
     public init(
         profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
-        logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour()
+        logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour(),
+        fileSystem: any FileSystem = LiveFileSystem()
     ) throws {
         self.profiles = profiles
         self.stateDirectory = stateDirectory
         self.address = address
         self.logger = logger
         self.behaviour = appBehaviour
-        self.pairRecords = try PairRecordStore(directory: stateDirectory.appendingPathComponent("usbmuxd"))
+        self.fileSystem = fileSystem
+        self.pairRecords = try PairRecordStore(
+            directory: stateDirectory.appendingPathComponent("usbmuxd"), fileSystem: fileSystem)
     }
 
     /// Loads the devices, binds the socket and the control socket (`<state>/control.sock`).
@@ -87,11 +94,12 @@ public actor VirtualUsbmuxd {
                 let (stateDirectory, pairRecords, behaviour, logger) = (
                     self.stateDirectory, self.pairRecords, self.behaviour, self.logger
                 )
+                let fileSystem = self.fileSystem
                 loaded.append(
                     try await Offload.run {
                         try DeviceRuntime(
                             profile: profile, stateDirectory: stateDirectory, pairRecords: pairRecords,
-                            behaviour: behaviour, logger: logger)
+                            behaviour: behaviour, logger: logger, fileSystem: fileSystem)
                     })
             } catch {
                 throw VirtualDeviceError.stateUnusable(

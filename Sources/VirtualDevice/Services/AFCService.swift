@@ -21,7 +21,7 @@ struct AFCService {
     let stream: ByteStream
 
     init(root: URL, runtime: DeviceRuntime, stream: ByteStream) {
-        self.root = ConfinedRoot(root)
+        self.root = ConfinedRoot(root, fileSystem: runtime.fileSystem)
         self.runtime = runtime
         self.stream = stream
     }
@@ -234,7 +234,7 @@ struct AFCService {
         case .getDeviceInfo:
             // The device's data partition (the same figures lockdown's disk_usage domain gives),
             // not the disk of the host the twin runs on.
-            var storage = DeviceStorage(paths: runtime.paths)
+            var storage = DeviceStorage(paths: runtime.paths, fileSystem: runtime.fileSystem)
             storage.available = await runtime.health.dataAvailable
             try await replyData(
                 Self.pairs([

@@ -33,9 +33,9 @@ struct HouseArrestService {
             }
             root = container.appendingPathComponent("Documents")
         }
-        try FileManager.default.createDirectory(
+        try runtime.fileSystem.createDirectory(
             at: container.appendingPathComponent("Documents"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(
+        try runtime.fileSystem.createDirectory(
             at: container.appendingPathComponent("Library/Preferences"), withIntermediateDirectories: true)
         try await stream.writePropertyList(["Status": "Complete"])
         runtime.logger.debug("house_arrest: \(command) \(identifier)")
@@ -47,7 +47,8 @@ struct HouseArrestService {
         let store = runtime.paths.applications.appendingPathComponent(app.bundleIdentifier)
         let bundle = URL(fileURLWithPath: app.path).lastPathComponent
         let plist = store.appendingPathComponent(bundle).appendingPathComponent("Info.plist")
-        guard let data = try? Data(contentsOf: plist), let info = try? PropertyList.dictionary(from: data)
+        guard let data = runtime.fileSystem.contents(atPath: plist.path),
+            let info = try? PropertyList.dictionary(from: data)
         else {
             return false
         }

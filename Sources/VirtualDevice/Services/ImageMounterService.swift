@@ -97,15 +97,14 @@ struct ImageMounterService {
     /// Exactly `size` raw bytes follow ReceiveBytesAck, without framing; streamed to disk.
     private func receive(size: Int) async throws {
         let url = runtime.paths.developerImage
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+        let fileSystem = runtime.fileSystem
+        guard fileSystem.createFile(atPath: url.path, contents: nil) else {
             throw TransportError.closed("cannot create \(url.path)")
         }
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
         var remaining = size
         while remaining > 0 {
             let chunk = try await stream.read(upTo: min(remaining, 1024 * 1024), timeout: .seconds(30))
-            try chunk.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+            _ = try fileSystem.append(Data(chunk.readableBytesView), toFileAtPath: url.path)
             remaining -= chunk.readableBytes
         }
     }
@@ -126,7 +125,7 @@ struct ImageMounterService {
                 "Error": "ImageMountFailed", "DetailedError": "Missing image signature", "Status": "Failed",
             ])
         }
-        let imageExists = FileManager.default.fileExists(atPath: runtime.paths.developerImage.path)
+        let imageExists = runtime.fileSystem.fileExists(atPath: runtime.paths.developerImage.path)
         guard received || imageExists else {
             return try await stream.writePropertyList([
                 "Error": "ImageMountFailed", "DetailedError": "No image was uploaded", "Status": "Failed",

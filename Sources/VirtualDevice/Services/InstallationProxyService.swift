@@ -1,5 +1,4 @@
 import Foundation
-import ZIPFoundation
 
 /// com.apple.mobile.installation_proxy (PROTOCOL.md §3): Browse, Lookup, Install/Upgrade, Uninstall.
 struct InstallationProxyService {
@@ -131,8 +130,10 @@ struct InstallationProxyService {
         // paths, links followed there and never out of it.
         let relative = ConfinedRoot.components(packagePath).joined(separator: "/")
         var isDirectory: ObjCBool = false
-        guard let package = try? ConfinedRoot(runtime.paths.media).hostURL(packagePath),
-            FileManager.default.fileExists(atPath: package.path, isDirectory: &isDirectory)
+        let fileSystem = runtime.fileSystem
+        guard
+            let package = try? ConfinedRoot(runtime.paths.media, fileSystem: fileSystem).hostURL(packagePath),
+            fileSystem.fileExists(atPath: package.path, isDirectory: &isDirectory)
         else {
             return try await fail(
                 InstallError(
@@ -154,7 +155,7 @@ struct InstallationProxyService {
             return
         }
         let staging = runtime.paths.root.appendingPathComponent("staging-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: staging) }
+        defer { try? fileSystem.removeItem(at: staging) }
         do {
             try await progress(15, "ExtractingPackage")
             let packageIsDirectory = isDirectory.boolValue
@@ -166,7 +167,9 @@ struct InstallationProxyService {
             let (profile, chipID) = (runtime.profile, runtime.model?.chipID ?? 0)
             let expected = options["CFBundleIdentifier"] as? String
             let info = try await Offload.run {
-                try AppBundleInfo.inspect(bundle, for: profile, chipID: chipID, expectedIdentifier: expected)
+                try AppBundleInfo.inspect(
+                    bundle, for: profile, chipID: chipID, expectedIdentifier: expected, fileSystem: fileSystem
+                )
             }
             try await progress(20, "TakingInstallLock")
             try await progress(30, "PreflightingApplication")
@@ -187,7 +190,7 @@ struct InstallationProxyService {
             try await progress(90, "GeneratingApplicationMap")
             await runtime.recordInstall(app)
             // installd consumes the staged package.
-            try? FileManager.default.removeItem(at: package)
+            try? fileSystem.removeItem(at: package)
             try await stream.writePropertyList(["Status": "Complete"])
         } catch let error as InstallError {
             try await fail(error)
@@ -204,15 +207,15 @@ struct InstallationProxyService {
                 detail: 0xE800_8015)
         }
         do {
-            try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-            try FileManager.default.unzipItem(at: package, to: staging)
+            try runtime.fileSystem.createDirectory(at: staging, withIntermediateDirectories: true)
+            try runtime.fileSystem.unzipItem(at: package, to: staging)
         } catch {
             throw InstallError(
                 "PackageExtractionFailed",
                 "Failed to extract package \(package.lastPathComponent): not a valid zip archive")
         }
         let payload = staging.appendingPathComponent("Payload")
-        let apps = ((try? FileManager.default.contentsOfDirectory(atPath: payload.path)) ?? []).filter {
+        let apps = ((try? runtime.fileSystem.contentsOfDirectory(atPath: payload.path)) ?? []).filter {
             $0.hasSuffix(".app")
         }
         guard apps.count == 1 else {
@@ -231,11 +234,11 @@ struct InstallationProxyService {
         let store = runtime.paths.applications.appendingPathComponent(info.bundleIdentifier)
         let destination = store.appendingPathComponent(info.bundleURL.lastPathComponent)
         do {
-            let source = info.bundleURL
+            let (source, fileSystem) = (info.bundleURL, runtime.fileSystem)
             try await Offload.run {
-                try? FileManager.default.removeItem(at: store)
-                try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
-                try FileManager.default.moveItem(at: source, to: destination)
+                try? fileSystem.removeItem(at: store)
+                try fileSystem.createDirectory(at: store, withIntermediateDirectories: true)
+                try fileSystem.moveItem(at: source, to: destination)
             }
         } catch {
             throw InstallError("ApplicationMoveFailed", "Failed to move the bundle into place: \(error)")

@@ -191,7 +191,7 @@ struct LockdownService {
     private func domainValues(_ domain: String, health: VirtualDeviceHealth) -> [String: Any]? {
         switch domain {
         case "com.apple.disk_usage", "com.apple.disk_usage.factory":
-            var storage = DeviceStorage(paths: runtime.paths)
+            var storage = DeviceStorage(paths: runtime.paths, fileSystem: runtime.fileSystem)
             storage.available = health.dataAvailable
             return [
                 "TotalDiskCapacity": storage.totalDiskCapacity, "TotalDataCapacity": storage.dataCapacity,

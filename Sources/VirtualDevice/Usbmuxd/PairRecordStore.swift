@@ -7,21 +7,23 @@ final class PairRecordStore: Sendable {
     let directory: URL
     /// The host's system BUID (ReadBUID), made up once and kept.
     let systemBUID: String
+    private let fileSystem: any FileSystem
     private let lock = NIOLock()
 
-    init(directory: URL) throws {
+    init(directory: URL, fileSystem: any FileSystem) throws {
         self.directory = directory
+        self.fileSystem = fileSystem
         // Pair records hold the host's private key: owner-only, as real usbmuxd keeps /var/lib/lockdown.
-        try PrivateFiles.createDirectory(directory)
+        try fileSystem.createPrivateDirectory(at: directory)
         let configuration = directory.appendingPathComponent("SystemConfiguration.plist")
-        if let data = try? Data(contentsOf: configuration),
+        if let data = fileSystem.contents(atPath: configuration.path),
             let dictionary = try? PropertyList.dictionary(from: data),
             let buid = dictionary["SystemBUID"] as? String
         {
             systemBUID = buid
         } else {
             systemBUID = UUID().uuidString.uppercased()
-            try PrivateFiles.write(PropertyList.xml(["SystemBUID": systemBUID]), to: configuration)
+            try fileSystem.writePrivately(PropertyList.xml(["SystemBUID": systemBUID]), to: configuration)
         }
     }
 
@@ -31,17 +33,17 @@ final class PairRecordStore: Sendable {
 
     /// The stored record as the client saved it (binary or XML plist), or nil.
     func read(udid: String) -> Data? {
-        lock.withLock { try? Data(contentsOf: url(for: udid)) }
+        lock.withLock { fileSystem.contents(atPath: url(for: udid).path) }
     }
 
     func save(udid: String, record: Data) throws {
-        try lock.withLock { try PrivateFiles.write(record, to: url(for: udid)) }
+        try lock.withLock { try fileSystem.writePrivately(record, to: url(for: udid)) }
     }
 
     /// Removes the record; false if there was none.
     @discardableResult
     func delete(udid: String) -> Bool {
-        lock.withLock { (try? FileManager.default.removeItem(at: url(for: udid))) != nil }
+        lock.withLock { (try? fileSystem.removeItem(at: url(for: udid))) != nil }
     }
 
     /// The stored record parsed, or nil.

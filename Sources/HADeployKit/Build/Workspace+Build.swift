@@ -5,32 +5,20 @@ import HADeployBuild
 import HADeployCore
 import Versioning
 
-/// `hadeploy build`: the plan's builds for the targets (or every device), optionally only some
-/// flavours, run as planned; the artifacts copied into an output folder when asked.
-public struct BuildSession: Sendable {
-    public var context: HADeployContext
-    public var matrix: DeviceMatrix
-    public var variables: [String: String]
-    public var version: GitVersion
+/// A flavour `hadeploy build` built, and where its artifact is (copied into `--out` when given).
+public struct BuiltFlavour: Sendable {
+    public var flavour: String
+    public var path: String
+    public var artifact: Artifact
+}
 
-    public init(
-        context: HADeployContext, matrix: DeviceMatrix, variables: [String: String], version: GitVersion
-    ) {
-        self.context = context
-        self.matrix = matrix
-        self.variables = variables
-        self.version = version
-    }
-
-    public struct Built: Sendable {
-        public var flavour: String
-        public var path: String
-        public var artifact: Artifact
-    }
-
-    public func run(
-        targets: [String], flavours: [String], out: URL?, report: @escaping @Sendable (String) -> Void
-    ) async throws -> [Built] {
+extension Workspace {
+    /// `hadeploy build`: the plan's builds for the targets (or every device), optionally only some
+    /// flavours, run as planned; the artifacts copied into an output folder when asked.
+    public func build(
+        matrix: DeviceMatrix, variables: [String: String], version: GitVersion, targets: [String],
+        flavours: [String], out: URL?, report: @escaping @Sendable (String) -> Void
+    ) async throws -> [BuiltFlavour] {
         let unknown = flavours.filter { matrix.flavour(named: $0) == nil }
         if !unknown.isEmpty {
             throw UnknownFlavourError(names: unknown, known: matrix.flavours.map(\.name))
@@ -58,7 +46,7 @@ public struct BuildSession: Sendable {
             context: context, matrix: matrix,
             builder: BuildCommandBuilder.resolved(variables: variables, version: version), host: .current
         ).build(plan, report: report)
-        var built: [Built] = []
+        var built: [BuiltFlavour] = []
         for (flavour, artifact) in artifacts.sorted(by: { $0.key < $1.key }) {
             var path = artifact.path
             if let out {
@@ -69,7 +57,7 @@ public struct BuildSession: Sendable {
                 try context.fileSystem.copyItem(at: URL(fileURLWithPath: artifact.path), to: target)
                 path = target.path
             }
-            built.append(Built(flavour: flavour, path: path, artifact: artifact))
+            built.append(BuiltFlavour(flavour: flavour, path: path, artifact: artifact))
         }
         return built
     }
