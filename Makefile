@@ -65,9 +65,16 @@ RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
 # build (both at once: each leaves cores idle while it links), and every suite that runs `hadeploy`
 # runs that archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails
 # when it is not the archive's). The library suites and the lint run while the archive is built.
-test: peers
-	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 ) & dist=$$!; \
-	  $(SWIFT) build --build-tests || { wait $$dist; exit 1; }; \
+# The peers' Debian packages install first (where sudo may ask for a password); the rest of
+# `make peers` (the pip venvs, mostly downloads, and Chromium) installs while both builds run, and
+# the suites wait for it.
+test:
+	@scripts/bootstrap.sh --with-peers
+	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory peers > .build-release/peers.out 2>&1 ) & peers=$$!; \
+	  ( $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 ) & dist=$$!; \
+	  $(SWIFT) build --build-tests || { wait $$dist $$peers; exit 1; }; \
+	  start=$$(date +%s); wait $$peers || { cat .build-release/peers.out; echo "make peers failed" >&2; wait $$dist; exit 1; }; \
+	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
 	  failed=""; suites="$(TEST_TARGETS_LIBRARY)"; $(RUN_SUITES); \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
 	  start=$$(date +%s); wait $$dist || { cat .build-release/dist.out; echo "make dist failed" >&2; exit 1; }; \

@@ -8,14 +8,27 @@
 (c) start-up time of `hadeploy plan all` and `hadeploy version` (hyperfine when installed, else a loop),
     next to the git commands the old scripts ran for the version.
 
-Usage: scripts/bench-deploy.py [path/to/hadeploy]   (default: the release build in .build-release)
+Fleet mode (issue 27): `--devices 24 --app-mb 20` (or 48) measures (a) and (b) only, and for each
+`hadeploy` run also hadeploy's own CPU seconds (user+sys of the process and the children it waited
+for, from wait4) apart from the emulator's (`hadeploy virtual`: /proc/PID/stat utime+stime before
+and after), and each step's wall time from the `--json` events. It ends with the done-when ratios.
+
+Usage: scripts/bench-deploy.py [--devices N] [--app-mb M] [--profile] [path/to/hadeploy]
+       (default: 6 devices, 50 MB, the release build in .build-release)
 """
-import json, os, plistlib, shutil, socket, struct, subprocess, sys, tempfile, time
+import argparse, json, os, plistlib, shutil, socket, struct, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build-release/release/hadeploy")
-DEVICES = [f"d{i}" for i in range(1, 7)]
-APP_MB = 50
+parser = argparse.ArgumentParser(description="hadeploy deploy benchmarks")
+parser.add_argument("binary", nargs="?", default=os.path.join(ROOT, ".build-release/release/hadeploy"))
+parser.add_argument("--devices", type=int, default=6, help="number of twins (default 6)")
+parser.add_argument("--app-mb", type=int, default=None, help="app size in MB (default 50, or 20 with --devices > 6)")
+parser.add_argument("--profile", action="store_true", help="print CPU seconds and per-step wall times of each run")
+options = parser.parse_args()
+BIN = os.path.abspath(options.binary)
+FLEET = options.devices != 6 or options.profile
+DEVICES = [f"d{i}" for i in range(1, options.devices + 1)]
+APP_MB = options.app_mb or (50 if options.devices <= 6 else 20)
 RATE = 35_000_000
 
 work = tempfile.mkdtemp(prefix="hadeploy-bench-")
@@ -70,12 +83,57 @@ def control(request):
 
 devices = control({"command": "devices"})
 udids = {d["name"]: d["udid"] for d in (devices.get("devices") or devices.get("result") or [])}
-assert len(udids) == 6, devices
+assert len(udids) == len(DEVICES), devices
 open(os.path.join(work, ".env"), "w").write("HA_SERVER=http://127.0.0.1:9\nHA_TOKEN=unused-bench\n" + "".join(f"{d.upper()}_UDID={udids[d]}\n" for d in DEVICES))
 for d in DEVICES:
     control({"command": "inject", "udid": d, "fault": {"throttle": {"bytesPerSecond": RATE}}})
 
+def emulator_cpu():
+    """The emulator process's user+sys CPU seconds so far (/proc/PID/stat fields 14 and 15)."""
+    fields = open(f"/proc/{virtual.pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def load_average():
+    return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+def profiled(label, cmd):
+    """Runs one hadeploy deploy with --json; returns wall seconds and prints where the time went."""
+    cmd = cmd + ["--json"]
+    out = tempfile.TemporaryFile(mode="w+")
+    emulator_before = emulator_cpu()
+    start = time.monotonic()
+    process = subprocess.Popen(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.monotonic() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    emulator = emulator_cpu() - emulator_before
+    out.seek(0)
+    lines = out.read().splitlines()
+    if process.returncode != 0:
+        print("\n".join(lines[-20:]), stderr[-2000:], file=sys.stderr)
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    if not options.profile:
+        return elapsed
+    events = [json.loads(line) for line in lines if line.startswith("{")]
+    steps = {}
+    for event in events:
+        if event.get("event") == "step_finished":
+            steps.setdefault(event["step"], []).append(event["seconds"])
+    devices = max(1, sum(1 for e in events if e.get("event") == "device_finished"))
+    cpu = usage.ru_utime + usage.ru_stime
+    print(f"  [{label}] wall {elapsed:.2f} s; hadeploy CPU {cpu:.2f} s (user {usage.ru_utime:.2f}, sys "
+          f"{usage.ru_stime:.2f}) = {cpu / devices * 1000:.0f} ms/device; emulator CPU {emulator:.2f} s; "
+          f"max RSS {usage.ru_maxrss / 1024:.0f} MB; load {load_average()}")
+    for step, seconds in steps.items():
+        seconds.sort()
+        print(f"      {step:<22} n={len(seconds):<3} median {seconds[len(seconds) // 2]:6.3f} s  "
+              f"max {seconds[-1]:6.3f} s  sum {sum(seconds):7.2f} s")
+    return elapsed
+
 def timed(cmd):
+    if cmd[0] == BIN:
+        return profiled(" ".join(cmd[1:3]), cmd)
     start = time.monotonic()
     result = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - start
@@ -85,8 +143,24 @@ def timed(cmd):
     return elapsed
 
 base = [BIN, "--no-build", "--artifacts", "artifacts", "--no-verify", "--kiosk"]
-print(f"machine: {os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}; app {APP_MB} MB; "
-      f"links throttled to {RATE/1e6:.0f} MB/s; hadeploy {BIN}")
+print(f"machine: {os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}; load average {load_average()}; "
+      f"{len(DEVICES)} devices; app {APP_MB} MB; links throttled to {RATE/1e6:.0f} MB/s; hadeploy {BIN}")
+if FLEET:
+    # Warm-up: the first run pairs every twin and fills the caches; not measured.
+    timed([BIN, "all", "--force"] + base[1:])
+    all_force = timed([BIN, "all", "--force"] + base[1:])
+    single = max(timed([BIN, d, "--force"] + base[1:]) for d in (DEVICES[0], DEVICES[-1]))
+    unchanged = timed([BIN, "all"] + base[1:])
+    target = 1.25 if len(DEVICES) <= 6 else 1.5
+    print(f"(a) hadeploy all, {len(DEVICES)} devices, {APP_MB} MB:  {all_force:6.2f} s")
+    print(f"    slowest single device alone:         {single:6.2f} s")
+    print(f"    ratio all/single = {all_force / single:.2f}x (target <= {target}x)")
+    print(f"(b) unchanged redeploy of all {len(DEVICES)}: {unchanged:6.2f} s (target < 2 s)")
+    print(f"load average at the end: {load_average()}")
+    virtual.terminate()
+    virtual.wait(timeout=30)
+    shutil.rmtree(work, ignore_errors=True)
+    raise SystemExit(0)
 all_force = timed([BIN, "all", "--force"] + base[1:])
 single = max(timed([BIN, d, "--force"] + base[1:]) for d in ("d1", "d6"))
 sequential = sum(timed([BIN, d, "--force"] + base[1:]) for d in DEVICES)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HADeployCore
 import ZIPFoundation
@@ -29,8 +30,9 @@ public struct AppArtifact: Sendable, Equatable {
     public let uploadSize: Int
     /// Hex SHA-256 of the content (see `ContentHasher`); empty when inspected without hashing.
     public internal(set) var contentHash: String
-    /// Size, modification time and inode of an `.ipa`: when they match the install record, the
-    /// recorded hash is reused instead of reading the file again (nil for `.app` directories).
+    /// Size, modification time and inode of an `.ipa` (for an `.app` directory, a digest of every
+    /// entry's path, kind, size, modification time and inode): when they match the install record,
+    /// the recorded hash is reused instead of reading the content again.
     var fingerprint: String?
 
     /// Reads an `.ipa` or `.app`; throws `MobileDeviceError(.invalidArtifact)` naming what is wrong.
@@ -154,7 +156,7 @@ public struct AppArtifact: Sendable, Equatable {
             shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, minimumOSVersion: info.minimumOSVersion,
             executable: info.executable, architectures: slices,
-            uploadSize: size, contentHash: "", fingerprint: nil)
+            uploadSize: size, contentHash: "", fingerprint: directoryFingerprint(entries))
     }
 
     private static func inspectIPA(_ url: URL, shown: URL, in fileSystem: any FileSystem) throws
@@ -184,6 +186,20 @@ public struct AppArtifact: Sendable, Equatable {
             executable: info.executable, architectures: slices,
             uploadSize: size,
             contentHash: "", fingerprint: "\(size)-\(modified)-\(inode)")
+    }
+
+    private static func directoryFingerprint(_ entries: [AppDirectoryEntry]) -> String {
+        var hasher = SHA256()
+        for entry in entries {
+            let kind: String
+            switch entry.kind {
+            case .directory: kind = "D"
+            case .file(let size): kind = "F\(size)"
+            case .symbolicLink(let target): kind = "L\(target)"
+            }
+            hasher.update(data: Data("\(entry.relativePath)\0\(kind)\0\(entry.stamp)\n".utf8))
+        }
+        return "dir-" + hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
     /// Reads at most `limit` bytes of an entry; stops decompressing once it has them.

@@ -12,6 +12,8 @@ struct AppDirectoryEntry: Sendable {
     let relativePath: String
     let url: URL
     let kind: Kind
+    /// A file's modification time and inode ("" for other kinds), for `AppArtifact.fingerprint`.
+    var stamp = ""
 }
 
 /// Lists an `.app` bundle in a stable order (directories before their contents), without
@@ -42,7 +44,11 @@ enum AppDirectoryWalker {
                 try walk(url, relative: path, in: fileSystem, into: &result)
             case .typeRegular?:
                 let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-                result.append(AppDirectoryEntry(relativePath: path, url: url, kind: .file(size: size)))
+                let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+                let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+                result.append(
+                    AppDirectoryEntry(
+                        relativePath: path, url: url, kind: .file(size: size), stamp: "\(modified)-\(inode)"))
             default:
                 continue  // sockets, devices: nothing an app bundle should contain
             }

@@ -62,9 +62,17 @@ class ServiceClient: @unchecked Sendable {
         new: (idevice_t?, lockdownd_service_descriptor_t?, UnsafeMutablePointer<OpaquePointer?>?) -> Code,
         connectionDepth: Int, failure: (Code) -> MobileDeviceError, release: @escaping (OpaquePointer) -> Void
     ) throws {
+        // A service over TLS (EnableServiceSSL: debugserver's DVTSecureSocketProxy) connects in
+        // plain text, then does its handshake on a blocking socket (``TLSHandshake``).
         handle = try ClientHandle(
-            device: device, success: success, make: { new(device.raw, descriptor.raw, $0) }, failure: failure,
-            release: release)
+            device: device, success: success,
+            make: { made in TLSHandshake.connectPlain(descriptor) { new(device.raw, descriptor.raw, made) } },
+            failure: failure, release: release)
+        if descriptor.usesTLS, !TLSHandshake.enable(UnsafeRawPointer(handle.raw), depth: connectionDepth) {
+            throw MobileDeviceError.connectionBroke(
+                step: "TLS handshake (\(descriptor.name))", device: identity,
+                reason: "the TLS handshake with \(descriptor.name) failed")
+        }
         BlockingSends.restore(handle.raw, depth: connectionDepth, on: device)
         self.identity = identity
     }

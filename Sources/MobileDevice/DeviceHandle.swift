@@ -44,6 +44,29 @@ final class DeviceHandle: @unchecked Sendable {
         return DeviceHandle(raw: device, worker: worker, udid: udid, network: network)
     }
 
+    /// Records the iOS version in the `idevice_t` as `lockdownd_client_new_with_handshake` does: the
+    /// library caps TLS at 1.0 for a device whose recorded version is below 10 (idevice.c), and only
+    /// its own handshake records it. 1.3.0 has no call for this, so it follows the private layout
+    /// (idevice.h: `char *udid; uint32_t mux_id; enum conn_type; void *conn_data; int version`),
+    /// checked first against what the public calls report; false where it does not match.
+    func recordVersion(_ version: IOSVersion) -> Bool {
+        let base = UnsafeMutableRawPointer(raw)
+        let pointer = MemoryLayout<UnsafeRawPointer>.size
+        var handle: UInt32 = 0
+        guard let udidField = base.load(as: UnsafePointer<CChar>?.self), String(cString: udidField) == udid,
+            idevice_get_handle(raw, &handle) == IDEVICE_E_SUCCESS,
+            base.load(fromByteOffset: pointer, as: UInt32.self) == handle,
+            [CONNECTION_USBMUXD.rawValue, CONNECTION_NETWORK.rawValue].contains(
+                base.load(fromByteOffset: pointer + 4, as: UInt32.self))
+        else { return false }
+        let offset = 2 * pointer + 8
+        guard base.load(fromByteOffset: offset, as: Int32.self) == 0 else { return true }
+        let parts = version.components + [0, 0, 0]
+        let packed = (parts[0] & 0xFF) << 16 | (parts[1] & 0xFF) << 8 | (parts[2] & 0xFF)
+        base.storeBytes(of: Int32(packed), toByteOffset: offset, as: Int32.self)
+        return true
+    }
+
     deinit {
         let raw = Unchecked(raw)
         worker.queue.async { idevice_free(raw.value) }

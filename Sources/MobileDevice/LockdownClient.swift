@@ -14,6 +14,25 @@ final class LockdownClient: ServiceClient, @unchecked Sendable {
         -> LockdownClient
     {
         let step = handshake ? "lockdownd_client_new_with_handshake" : "lockdownd_client_new"
+        let plain = try open(device, identity: identity, step: step, handshake: false)
+        // lockdownd_client_new only logs a failed QueryType, and the next request then waits out
+        // the library's 30 s receive timeout: check the answer here, where the caller's
+        // `LockdownWatchdog` sees a failure or a wait.
+        var type: UnsafeMutablePointer<CChar>?
+        let result = lockdownd_query_type(plain.raw, &type)
+        free(type)
+        guard result == LOCKDOWN_E_SUCCESS else {
+            throw LockdownErrors.error(
+                result, step: handshake ? step : "lockdownd_query_type", device: identity)
+        }
+        guard handshake else { return plain }
+        if try plain.startSession(step: step) { return plain }
+        return try open(device, identity: identity, step: step, handshake: true)
+    }
+
+    private static func open(_ device: DeviceHandle, identity: DeviceIdentity, step: String, handshake: Bool)
+        throws -> LockdownClient
+    {
         let handle = try ClientHandle(
             device: device, success: LOCKDOWN_E_SUCCESS,
             make: {
@@ -24,18 +43,28 @@ final class LockdownClient: ServiceClient, @unchecked Sendable {
             failure: { LockdownErrors.error($0, step: step, device: identity) },
             release: { _ = lockdownd_client_free($0) })
         BlockingSends.restore(handle.raw, depth: 3, on: device)
-        if !handshake {
-            // lockdownd_client_new only logs a failed QueryType, and the next request then waits out
-            // the library's 30 s receive timeout: check the answer here, where the caller's
-            // `LockdownWatchdog` sees a failure or a wait.
-            var type: UnsafeMutablePointer<CChar>?
-            let result = lockdownd_query_type(handle.raw, &type)
-            free(type)
-            guard result == LOCKDOWN_E_SUCCESS else {
-                throw LockdownErrors.error(result, step: "lockdownd_query_type", device: identity)
-            }
-        }
         return LockdownClient(handle: handle, identity: identity)
+    }
+
+    /// The rest of the library's handshake (lockdown.c, `lockdownd_client_new_with_handshake`) for a
+    /// paired device from iOS 7 on, with the session's TLS handshake on a blocking socket
+    /// (`TLSHandshake`): the version the library keys TLS on, the pair record's HostID, StartSession.
+    /// False, having sent nothing, where the library's own handshake must run instead: no pair
+    /// record yet (it pairs), iOS before 7 (it validates the pairing first), a version or a record
+    /// that cannot be read, or an `idevice_t` whose layout is not 1.3.0's.
+    private func startSession(step: String) throws -> Bool {
+        guard let text = (try? value(key: "ProductVersion"))??.string else { return false }
+        let version = IOSVersion(text)
+        guard version.major >= 7, device.recordVersion(version),
+            let hostID = UsbmuxDirectory.pairRecordHostID(udid: device.udid)
+        else { return false }
+        let result = TLSHandshake.blocking(UnsafeRawPointer(raw), depth: 3) {
+            lockdownd_start_session(raw, hostID, nil, nil)
+        }
+        guard result == LOCKDOWN_E_SUCCESS else {
+            throw LockdownErrors.error(result, step: step, device: identity)
+        }
+        return true
     }
 
     /// One value (or, with no key, the whole domain as a dictionary). Nil when the device has none.

@@ -48,13 +48,31 @@ extension USBDevice {
         return .mounted(found)
     }
 
-    /// Starts the first of `names` the device offers. When it refuses them all (InvalidService: no
-    /// Developer Disk Image), mounts the image and tries once more (PROTOCOL.md §6.2).
-    func startDeveloperService(_ names: [String]) async throws -> (
-        DeviceSession, LockdownClient, ServiceDescriptor
-    ) {
+    /// Starts the first of `names` the device offers, through the lockdown session `open` when
+    /// given (else a new one). When it refuses them all (InvalidService: no Developer Disk Image),
+    /// mounts the image and tries once more on a new session (PROTOCOL.md §6.2), unless
+    /// `mountsDeveloperImageOnDemand` is off: then it says the image is not mounted.
+    func startDeveloperService(_ names: [String], on open: (DeviceSession, LockdownClient)? = nil)
+        async throws -> (DeviceSession, LockdownClient, ServiceDescriptor)
+    {
         do {
-            return try await startFirstService(names)
+            return try await startFirstService(names, on: open)
+        } catch let error as MobileDeviceError
+            where error.kind == .serviceUnavailable && !options.mountsDeveloperImageOnDemand
+        {
+            var next =
+                "Deploy again: its mount step mounts the image for iOS \(info.productVersion) from ddi_dir "
+                + "(the device may have restarted since it was mounted)."
+            if info.productVersion.major >= 16 && info.developerModeEnabled != true {
+                next +=
+                    " If it is mounted, turn on Developer Mode: Settings > Privacy & Security > Developer Mode."
+            }
+            throw MobileDeviceError(
+                .serviceUnavailable, step: error.step, device: identity,
+                reason:
+                    "the device refuses \(names.joined(separator: " and ")): the Developer Disk Image is not "
+                    + "mounted (this step does not mount it)",
+                nextStep: next)
         } catch let error as MobileDeviceError where error.kind == .serviceUnavailable {
             logger.info("\(names[0]) unavailable; mounting the Developer Disk Image and retrying")
             let status = try await mountDeveloperImage(options.developerImageDirectories)
@@ -77,10 +95,10 @@ extension USBDevice {
         }
     }
 
-    private func startFirstService(_ names: [String]) async throws -> (
-        DeviceSession, LockdownClient, ServiceDescriptor
-    ) {
-        let (session, lockdown) = try await openLockdown()
+    private func startFirstService(_ names: [String], on open: (DeviceSession, LockdownClient)? = nil)
+        async throws -> (DeviceSession, LockdownClient, ServiceDescriptor)
+    {
+        let (session, lockdown) = try await openLockdown(reusing: open)
         var firstError: MobileDeviceError?
         for name in names {
             do {

@@ -66,7 +66,7 @@ extension USBDevice {
                     hash = record.contentHash
                 }
                 if hash == nil {
-                    hash = try await Self.offPool { try app.hashed(in: self.fileSystem).contentHash }
+                    hash = try await ContentHashMemo.shared.hash(of: app, in: fileSystem)
                 }
                 if hash == record.contentHash {
                     logger.info(
@@ -79,7 +79,7 @@ extension USBDevice {
             let known = hash
             let hashing = Task.detached { () throws -> String in
                 if let known { return known }
-                return try app.hashed(in: self.fileSystem).contentHash
+                return try await ContentHashMemo.shared.hash(of: app, in: self.fileSystem)
             }
             var reuse: InstallServices? = (session, proxy, afcService)
             var attempt = 1

@@ -21,14 +21,16 @@ extension USBDevice {
         let redactor = Redactor(secrets)
         do {
             return try await serialized {
-                let app = try await lookupRunnable(bundleID)
+                // One lockdown session for the lookup, the kill and the launch: two handshakes less.
+                let open = try await openLockdown()
+                let app = try await lookupRunnable(bundleID, on: open)
                 let executable = app.executable ?? ""
-                if restart { _ = try await killUnserialized(processName: executable) }
+                if restart { _ = try await killUnserialized(processName: executable, on: open) }
                 let executablePath = (app.path ?? "") + "/" + executable
                 logger.info(
                     "launching \(bundleID) with \(arguments.count) argument(s): \(redactor.redact(arguments.joined(separator: " ")))"
                 )
-                let (session, _, descriptor) = try await startDeveloperService(debugserverServices)
+                let (session, _, descriptor) = try await startDeveloperService(debugserverServices, on: open)
                 let launchedAt = options.clock.now()
                 let settle = options.launchSettle
                 let budget = timeouts.launch + settle
@@ -60,13 +62,16 @@ extension USBDevice {
     public func kill(bundleID: String) async throws -> Bool {
         try requireLegacyDeveloperServices(for: "Stopping apps")
         return try await serialized {
-            let app = try await lookupRunnable(bundleID)
-            return try await killUnserialized(processName: app.executable ?? "")
+            let open = try await openLockdown()
+            let app = try await lookupRunnable(bundleID, on: open)
+            return try await killUnserialized(processName: app.executable ?? "", on: open)
         }
     }
 
-    private func killUnserialized(processName: String) async throws -> Bool {
-        let (session, _, descriptor) = try await startDeveloperService(debugserverServices)
+    private func killUnserialized(processName: String, on open: (DeviceSession, LockdownClient)) async throws
+        -> Bool
+    {
+        let (session, _, descriptor) = try await startDeveloperService(debugserverServices, on: open)
         let budget = timeouts.launch
         return try await session.run("debugserver kill \(processName)", within: budget) {
             let connection = try DebugServerConnection(
@@ -79,8 +84,10 @@ extension USBDevice {
     }
 
     /// The installed app with the paths a launch needs (PROTOCOL.md §3.2).
-    private func lookupRunnable(_ bundleID: String) async throws -> USBInstalledApp {
-        let (session, lockdown) = try await openLockdown()
+    private func lookupRunnable(_ bundleID: String, on open: (DeviceSession, LockdownClient)) async throws
+        -> USBInstalledApp
+    {
+        let (session, lockdown) = open
         let proxy = try await InstallationProxy.start(session, lockdown: lockdown, timeouts: timeouts)
         guard
             let app = try await proxy.lookup([bundleID], timeouts: timeouts)[bundleID].flatMap(

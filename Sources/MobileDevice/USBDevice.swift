@@ -77,6 +77,14 @@ public actor USBDevice {
         return (session, try await session.lockdown(handshake: true, timeouts: timeouts))
     }
 
+    /// `open` when given, else a new session with a completed handshake.
+    func openLockdown(reusing open: (DeviceSession, LockdownClient)?) async throws -> (
+        DeviceSession, LockdownClient
+    ) {
+        if let open { return open }
+        return try await openLockdown()
+    }
+
     static func readInfo(lockdown: LockdownClient, session: DeviceSession, timeouts: USBTimeouts) async throws
         -> USBDeviceInfo
     {

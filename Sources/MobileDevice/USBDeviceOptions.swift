@@ -21,6 +21,11 @@ public struct USBDeviceOptions: Sendable {
     public var fileSystem: any FileSystem
     /// When an install or a launch happened.
     public var clock: any WallClock
+    /// A launch or screenshot the device refuses for want of the Developer Disk Image mounts it and
+    /// tries again (PROTOCOL.md §6.2). Off, it stops and says the image is not mounted: for a caller
+    /// that mounts in a step of its own (hadeploy's plan), so nothing is mounted under another
+    /// step's deadline.
+    public var mountsDeveloperImageOnDemand = true
 
     public init(
         fileSystem: any FileSystem, clock: any WallClock, stateDirectory: URL,

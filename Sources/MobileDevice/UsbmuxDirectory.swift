@@ -72,6 +72,18 @@ enum UsbmuxDirectory {
         return result == 0 && size > 0
     }
 
+    /// The HostID in usbmuxd's pair record for this UDID (what lockdownd's StartSession names).
+    static func pairRecordHostID(udid: String) -> String? {
+        var data: UnsafeMutablePointer<CChar>?
+        var size: UInt32 = 0
+        let result = usbmuxd_read_pair_record(udid, &data, &size)
+        defer { if let data { free(data) } }
+        guard result == 0, size > 0, let data else { return nil }
+        let record = PlistBridge.parse(Data(bytes: data, count: Int(size)))
+        guard let hostID = record?.dictionary?["HostID"]?.string, !hostID.isEmpty else { return nil }
+        return hostID
+    }
+
     /// Where libusbmuxd will connect, for messages.
     /// libusbmuxd reads the process's own environment, so this does too.
     static var address: String {

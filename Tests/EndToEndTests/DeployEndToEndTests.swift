@@ -158,7 +158,7 @@ struct DeployEndToEndTests {
         #expect(try await world.deploy(Self.arguments).status == 0)
         let udid = world.udids["mini4"]!
         try await world.usbmuxd.reboot(udid: udid)
-        try await Task.sleep(for: .seconds(1))
+        #expect(try await world.attached("mini4"), "the twin came back after its reboot")
         #expect(await world.usbmuxd.devices().first?.developerImageMounted == false)
         let again = try await world.deploy(Self.arguments)
         #expect(again.status == 0, "\(again.stderr)")
@@ -239,7 +239,7 @@ struct DeployEndToEndTests {
         // Slow the link so the install is under way when Home Assistant goes away.
         try await world.usbmuxd.inject(.throttle(bytesPerSecond: 2_000), udid: world.udids["mini4"]!)
         async let run = world.deploy(Self.arguments)
-        try await Task.sleep(for: .seconds(4))
+        #expect(try await world.uploadStarted("mini4"), "the upload began")
         try await server.stop()
         let result = try await run
         #expect(result.status == 1)
@@ -269,6 +269,8 @@ struct DeployEndToEndTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // At 1 kB/s the run is still in its lockdown and TLS exchanges then (the app's own upload
+        // starts about 20 s in): interrupted mid-transfer, before anything is installed.
         try await Task.sleep(for: .seconds(5))
         kill(process.processIdentifier, signal)
         let deadline = Date().addingTimeInterval(30)

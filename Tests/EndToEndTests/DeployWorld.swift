@@ -158,6 +158,36 @@ final class DeployWorld: Sendable {
         return try await HADeployBinary.run(arguments, in: root, environment: variables, timeout: timeout)
     }
 
+    /// Waits until the app's upload to `device` has begun: a file of it open in the twin's
+    /// PublicStaging (the Developer disk image's `staging.dimage` aside). False after `deadline` s.
+    func uploadStarted(_ device: String, deadline: Duration = .seconds(60)) async throws -> Bool {
+        let staging = root.appendingPathComponent("virtual/devices/\(device)/Media/PublicStaging")
+        let end = ContinuousClock.now + deadline
+        repeat {
+            let files =
+                FileManager.default.enumerator(at: staging, includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL } ?? []
+            if files.contains(where: { !$0.hasDirectoryPath && $0.lastPathComponent != "staging.dimage" }) {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        } while ContinuousClock.now < end
+        return false
+    }
+
+    /// Waits until `device` is attached again after a reboot (usbmuxd gave it a DeviceID). False
+    /// after `deadline`.
+    func attached(_ device: String, deadline: Duration = .seconds(20)) async throws -> Bool {
+        let end = ContinuousClock.now + deadline
+        repeat {
+            if await usbmuxd.devices().contains(where: { $0.name == device && $0.deviceID != nil }) {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        } while ContinuousClock.now < end
+        return false
+    }
+
     func report(_ name: String = "report") throws -> DeployReport {
         let data = try Data(contentsOf: root.appendingPathComponent("\(name)/summary.json"))
         let decoder = JSONDecoder()

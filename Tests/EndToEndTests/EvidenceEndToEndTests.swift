@@ -91,7 +91,7 @@ struct EvidenceEndToEndTests {
         // Slow mini4's link so the dashboard can be deleted after the preflight, before its launch.
         try await world.usbmuxd.inject(.throttle(bytesPerSecond: 4_000), udid: world.udids["mini4"]!)
         async let run = world.deploy(["mini4", "kitchen", "--dashboard", dashboard] + Self.arguments)
-        try await Task.sleep(for: .seconds(3))
+        #expect(try await world.uploadStarted("mini4"), "the upload began (the preflight is over)")
         try await Self.deleteDashboard(world.ha, dashboard)
         let result = try await run
         #expect(result.status == 1)
@@ -174,7 +174,7 @@ struct EvidenceEndToEndTests {
             .stringValue)
         try await world.usbmuxd.inject(.throttle(bytesPerSecond: 4_000), udid: world.udids["mini4"]!)
         async let run = world.deploy(["mini4"] + Self.arguments, environment: ["HA_TOKEN": token])
-        try await Task.sleep(for: .seconds(3))
+        #expect(try await world.uploadStarted("mini4"), "the upload began (the preflight is over)")
         let tokens = try await admin.send(RawRequest("auth/refresh_tokens")).arrayValue ?? []
         let id = try #require(tokens.first { $0["client_name"]?.stringValue == client }?["id"]?.stringValue)
         _ = try await admin.send(RawRequest("auth/delete_refresh_token", ["refresh_token_id": .string(id)]))

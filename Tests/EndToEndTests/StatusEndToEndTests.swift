@@ -41,7 +41,7 @@ struct StatusEndToEndTests {
             VirtualDeviceHealth(batteryLevel: 12, charging: false, externalConnected: false),
             udid: try #require(world.udids["mini4"]))
         try await world.usbmuxd.reboot(udid: try #require(world.udids["ipad2"]))
-        try await Task.sleep(for: .seconds(2))
+        #expect(try await world.attached("ipad2"), "the iPad 2 came back after its reboot")
         // A device whose UDID no usbmuxd lists: named with the reason, the others still answer.
         try world.addDevice(
             id: "hallway",

@@ -87,6 +87,17 @@ final class ClientProcess: @unchecked Sendable {
         return result(timedOut: !satisfied)
     }
 
+    /// Waits until `condition` holds on stdout and stderr so far (true), or `deadline` seconds from the
+    /// start pass or the process exits (false); the process keeps running.
+    func wait(until condition: (String) -> Bool, deadline: Double) async -> Bool {
+        while Date().timeIntervalSince(started) < deadline {
+            if condition(stdoutSoFar + stderrSoFar) { return true }
+            if !process.isRunning { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return condition(stdoutSoFar + stderrSoFar)
+    }
+
     private func result(timedOut: Bool) -> Result {
         Result(
             command: command, status: process.terminationStatus, stdout: stdoutSoFar, stderr: stderrSoFar,

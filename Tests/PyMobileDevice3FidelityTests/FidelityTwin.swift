@@ -101,6 +101,17 @@ struct FidelityTwin {
         try await startDebian(tool, arguments).finish(deadline: deadline)
     }
 
+    /// Polls `condition` every 50 ms until it holds (true) or `deadline` seconds pass (false): for
+    /// a positive signal from the twin instead of a fixed wait.
+    func waitUntil(deadline: Double, _ condition: () async throws -> Bool) async throws -> Bool {
+        let end = Date().addingTimeInterval(deadline)
+        while Date() < end {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await condition()
+    }
+
     /// A Developer disk image pair: the twin checks that an image and a signature arrive, not Apple's
     /// signature (which only a real device can).
     func developerImage() throws -> (image: URL, signature: URL) {

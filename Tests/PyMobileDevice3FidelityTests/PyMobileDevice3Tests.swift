@@ -6,7 +6,7 @@ extension FidelitySuite {
     /// pymobiledevice3 11.45, an implementation of the device protocols independent of
     /// libimobiledevice, run command by command against the twins; after the commands that change
     /// the device, the Debian tools are asked the same question and must agree.
-    @Suite("pymobiledevice3 against the virtual devices")
+    @Suite("pymobiledevice3 against the virtual devices", .serialized)
     struct PyMobileDevice3Tests {
         @Test("every listed command on the iOS 15.8 twin (iPad mini 4)")
         func iOS15() async throws {
@@ -64,12 +64,17 @@ extension FidelitySuite {
             check(
                 "debian", "idevicepair validate", validate,
                 validate.succeeded && validate.stdout.contains("SUCCESS"))
-            let heartbeat = try twin.startPMD3(["lockdown", "heartbeat"])
-            let beat = await heartbeat.stop(when: { _ in false }, deadline: 4)
-            // Runs until stopped: alive after 4 s and no error is what a real device gives.
+            // Runs until stopped. The device's first Marco arrives at once (pymobiledevice3 logs it
+            // at -vv); the Polo it answers is accepted when the connection is still up a second later
+            // (the twin closes at once on any other reply). No error is what a real device gives.
+            let heartbeat = try twin.startPMD3(["-vv", "lockdown", "heartbeat"])
+            let marco = await heartbeat.wait(until: { $0.contains("'Command': 'Marco'") }, deadline: 20)
+            if marco { try await Task.sleep(for: .seconds(1)) }
+            let beat = await heartbeat.stop(when: { _ in false }, deadline: 0)
             check(
                 "pymobiledevice3", "lockdown heartbeat", beat,
-                beat.status == 9 && !beat.output.contains("Traceback") && !beat.output.contains("ERROR"))
+                marco && beat.status == 9 && !beat.output.contains("Traceback")
+                    && !beat.output.contains("ERROR"))
 
             // installation_proxy
             let ipa = try twin.makeIPA(bundleID: bundleID)
@@ -128,7 +133,11 @@ extension FidelitySuite {
                 let syslog = try twin.startPMD3(["syslog", command])
                 // The Debian reader of syslog_relay must see the same lines.
                 let debianSyslog = command == "live-old" ? try twin.startDebian("idevicesyslog", []) : nil
-                try await Task.sleep(for: .seconds(3))
+                // A reader sees only what is logged once it listens: launch when every one does.
+                let readers = debianSyslog == nil ? 1 : 2
+                _ = try await twin.waitUntil(deadline: 20) {
+                    try await twin.daemon.logReaders(udid: udid) >= readers
+                }
                 let debug = try twin.startDebian("idevicedebug", ["run", bundleID])
                 // The launch, then the launched app's own line (not one of an earlier launch).
                 let launchThenProbe: (String) -> Bool = { text in
@@ -192,7 +201,11 @@ extension FidelitySuite {
                 let name = "io.hadeploy.fidelity.\(insecure ? "insecure" : "secure")"
                 let flag = insecure ? ["--insecure"] : []
                 let observe = try twin.startPMD3(["notification", "observe", name] + flag)
-                try await Task.sleep(for: .seconds(3))
+                // Posted once the observer registered the name (a notification is relayed only to
+                // those observing it when it is posted).
+                _ = try await twin.waitUntil(deadline: 20) {
+                    try await twin.daemon.observedNotifications(udid: udid).contains(name)
+                }
                 let post = try await twin.pmd3(["notification", "post", name] + flag)
                 check("pymobiledevice3", "notification post\(insecure ? " --insecure" : "")", post, ran(post))
                 let observed = await observe.stop(when: { $0.contains(name) }, deadline: 20)

@@ -12,7 +12,7 @@ extension FidelitySuite {
     /// client would drive them: no AFC path or link leads out of a service root, only the host the
     /// twin trusts pairs or gets a session, and another local user reaches neither the TCP usbmuxd
     /// nor a network twin.
-    @Suite("twin confinement: AFC roots, pairing, other users")
+    @Suite("twin confinement: AFC roots, pairing, other users", .serialized)
     struct TwinConfinementTests {
         static var python: String {
             FidelityTwin.repositoryRoot.appendingPathComponent(".venv-pmd3/bin/python").path

@@ -20,6 +20,9 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
     ) {
         self.udid = udid
         self.name = name
+        // The image is the plan's mount step's (`prepare()`): no other step mounts it.
+        var options = options
+        options.mountsDeveloperImageOnDemand = false
         self.options = options
         self.connectDeadline = connectDeadline
     }
@@ -62,20 +65,9 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
     }
 
     /// Launches only: the image is the planned `mount` step's (`prepare()`), never mounted under the
-    /// launch deadline. Without it, the launch stops and says which step to run.
+    /// launch deadline. Without it, the device refuses debugserver and the launch says which step to run.
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let device = try await current()
-        let info = await device.info
-        if info.productVersion.major < 17,
-            try await device.statusFacts(bundleID: nil).developerImageMounted == false
-        {
-            throw MobileDeviceError(
-                .serviceUnavailable, step: "launch \(artifact.bundleID)", device: info.identity,
-                reason: "the Developer Disk Image is not mounted (the launch does not mount it)",
-                nextStep:
-                    "Deploy again: its mount step mounts the image for iOS \(info.productVersion) from ddi_dir "
-                    + "(the device may have restarted since it was mounted).")
-        }
         _ = try await device.launch(
             bundleID: artifact.bundleID, arguments: launch.arguments, restart: true,
             secrets: launch.secretValues)

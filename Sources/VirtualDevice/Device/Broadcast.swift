@@ -28,6 +28,9 @@ final class Broadcast<Element: Sendable>: Sendable {
         listeners.withLockedValue { $0.open.removeValue(forKey: id) }?.finish()
     }
 
+    /// How many listen now.
+    var listenerCount: Int { listeners.withLockedValue { $0.open.count } }
+
     func send(_ value: Element) {
         for continuation in listeners.withLockedValue({ Array($0.open.values) }) { continuation.yield(value) }
     }

@@ -32,6 +32,9 @@ final class DeviceLog: Sendable {
         listeners.stopListening(id)
     }
 
+    /// How many clients read the log now.
+    var readerCount: Int { listeners.listenerCount }
+
     /// Logs `message` as `process[pid]` at `level`.
     func log(_ message: String, process: String, pid: Int, level: String = "Notice") {
         let entry = Entry(

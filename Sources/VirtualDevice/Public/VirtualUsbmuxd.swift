@@ -310,6 +310,17 @@ public actor VirtualUsbmuxd {
         return await runtime.network?.host
     }
 
+    /// How many clients read a device's log now (syslog_relay, os_trace_relay): a reader sees only
+    /// what is logged from then on.
+    public func logReaders(udid: String) throws -> Int {
+        try runtime(udid: udid).log.readerCount
+    }
+
+    /// The notification names a device's notification_proxy clients observe now.
+    public func observedNotifications(udid: String) throws -> Set<String> {
+        try runtime(udid: udid).notifications.observedNames
+    }
+
     /// Apps installed on a device.
     public func installedApps(udid: String) async throws -> [VirtualInstalledApp] {
         try await runtime(udid: udid).installedApps

@@ -50,6 +50,7 @@ struct NotificationProxyService {
             switch event {
             case .observe(let name):
                 observed.insert(name)
+                runtime.notifications.register(name, for: id)
             case .post(let name):
                 if observed.contains(name) {
                     try await stream.writePropertyList(["Command": "RelayNotification", "Name": name])
