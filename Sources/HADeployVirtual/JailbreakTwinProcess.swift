@@ -17,19 +17,16 @@ import HADeployKit
 /// the twin's stdin is a FIFO only this process holds open for writing, so the twin ends with it
 /// however it ends (`--lifeline`), SIGKILL included.
 final class JailbreakTwinProcess: @unchecked Sendable {
-    let port: Int
-    let keyPath: String
-    let knownHostsPath: String
+    /// Where it listens and how root logs in: what the twins' topology hands the SSH driver.
+    let endpoint: JailbrokenTwinEndpoint
     private let process: Process
     /// The write end of the twin's stdin: closing it (or this process ending) ends the twin.
     private let lifeline: FileHandle
     private let stopped = NSLock()
     private var isStopped = false
 
-    private init(port: Int, keyPath: String, knownHostsPath: String, process: Process, lifeline: FileHandle) {
-        self.port = port
-        self.keyPath = keyPath
-        self.knownHostsPath = knownHostsPath
+    private init(endpoint: JailbrokenTwinEndpoint, process: Process, lifeline: FileHandle) {
+        self.endpoint = endpoint
         self.process = process
         self.lifeline = lifeline
     }
@@ -104,7 +101,8 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         }
         try? readEnd.close()
         let twin = JailbreakTwinProcess(
-            port: port, keyPath: key, knownHostsPath: directory.appendingPathComponent("known_hosts").path,
+            endpoint: JailbrokenTwinEndpoint(
+                port: port, key: key, knownHosts: directory.appendingPathComponent("known_hosts").path),
             process: process, lifeline: lifeline)
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, !isListening(port) {
@@ -123,7 +121,7 @@ final class JailbreakTwinProcess: @unchecked Sendable {
             encoding: .utf8)
         let fields = hostKey.split(separator: " ")
         try "[127.0.0.1]:\(port) \(fields[0]) \(fields[1])\n".write(
-            toFile: twin.knownHostsPath, atomically: true, encoding: .utf8)
+            toFile: twin.endpoint.knownHosts, atomically: true, encoding: .utf8)
         return twin
     }
 
@@ -138,7 +136,7 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         try? lifeline.close()
         kill(process.processIdentifier, SIGKILL)
         let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline, Self.isListening(port) { usleep(20_000) }
+        while ContinuousClock.now < deadline, Self.isListening(endpoint.port) { usleep(20_000) }
     }
 
     private static func freePort() throws -> Int {

@@ -81,9 +81,7 @@ public struct VirtualTwinsRun: Sendable {
         return VirtualTwinsRun(
             twins: VirtualTwins(
                 address: address, udids: udids, unavailable: unavailable,
-                jailbroken: processes.mapValues {
-                    JailbrokenTwinEndpoint(port: $0.port, key: $0.keyPath, knownHosts: $0.knownHostsPath)
-                }),
+                jailbroken: processes.mapValues(\.endpoint)),
             developerImages: images, usbmuxd: usbmuxd, jailbroken: Array(processes.values))
     }
 
