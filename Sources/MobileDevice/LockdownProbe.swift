@@ -71,9 +71,10 @@ enum LockdownProbe {
 
     /// Runs `probe` on a thread of its own, so its blocking reads hold neither a cooperative thread
     /// nor one of the global queue's few (device workers may be blocked on those already).
-    static func inBackground(udid: String, timeout: Double = 2) async -> Finding {
-        let address = UsbmuxDirectory.address
-        return await withCheckedContinuation { continuation in
+    static func inBackground(udid: String, address: String = UsbmuxDirectory.address, timeout: Double = 2)
+        async -> Finding
+    {
+        await withCheckedContinuation { continuation in
             Thread {
                 continuation.resume(returning: probe(udid: udid, address: address, timeout: timeout))
             }.start()

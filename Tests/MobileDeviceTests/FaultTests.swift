@@ -234,9 +234,11 @@ final class Counter: @unchecked Sendable {
         let name = SharedEmulator.Device.faults
         let udid = await emulator.udid(name)
         let address = emulator.socket
-        #expect(LockdownProbe.probe(udid: udid, address: address) == .answered)
+        // Off the cooperative pool, as hadeploy probes: a blocking probe on one of its threads can
+        // starve the in-process emulator that has to answer it (two threads on two cores).
+        #expect(await LockdownProbe.inBackground(udid: udid, address: address) == .answered)
         try await emulator.daemon.inject(.garble(at: .lockdown), udid: udid)
-        let finding = LockdownProbe.probe(udid: udid, address: address)
+        let finding = await LockdownProbe.inBackground(udid: udid, address: address)
         guard case .broken(let what) = finding else {
             Issue.record("a garbled lockdownd was found \(finding)")
             return
@@ -244,7 +246,7 @@ final class Counter: @unchecked Sendable {
         #expect(what.contains("announced 1024 bytes but 43 came before the wait ended"), "\(what)")
         try await emulator.daemon.clearFaults(udid: udid)
         try await emulator.daemon.inject(.stall(at: .lockdown), udid: udid)
-        #expect(LockdownProbe.probe(udid: udid, address: address, timeout: 0.5) == .silent)
+        #expect(await LockdownProbe.inBackground(udid: udid, address: address, timeout: 1) == .silent)
         try await emulator.daemon.clearFaults(udid: udid)
     }
 }
