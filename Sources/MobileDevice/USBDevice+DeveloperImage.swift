@@ -63,10 +63,7 @@ extension USBDevice {
             var next =
                 "Deploy again: its mount step mounts the image for iOS \(info.productVersion) from ddi_dir "
                 + "(the device may have restarted since it was mounted)."
-            if info.productVersion.major >= 16 && info.developerModeEnabled != true {
-                next +=
-                    " If it is mounted, turn on Developer Mode: Settings > Privacy & Security > Developer Mode."
-            }
+            if needsDeveloperMode { next += " If it is mounted: \(Self.developerModeStep)" }
             throw MobileDeviceError(
                 .serviceUnavailable, step: error.step, device: identity,
                 reason:
@@ -79,11 +76,7 @@ extension USBDevice {
             do {
                 return try await startFirstService(names)
             } catch let again as MobileDeviceError where again.kind == .serviceUnavailable {
-                var next = "Replug the device and retry."
-                if info.productVersion.major >= 16 && info.developerModeEnabled != true {
-                    next =
-                        "Turn on Developer Mode: Settings > Privacy & Security > Developer Mode, restart, confirm."
-                }
+                let next = needsDeveloperMode ? Self.developerModeStep : "Replug the device and retry."
                 let mountedText = status == .alreadyMounted ? "is mounted" : "was just mounted"
                 throw MobileDeviceError(
                     .serviceUnavailable, step: again.step, device: identity,
@@ -94,6 +87,13 @@ extension USBDevice {
             }
         }
     }
+
+    /// iOS 16+ refuses developer services with the image mounted while Developer Mode is off.
+    private var needsDeveloperMode: Bool {
+        info.productVersion.major >= 16 && info.developerModeEnabled != true
+    }
+    static let developerModeStep =
+        "Turn on Developer Mode: Settings > Privacy & Security > Developer Mode, restart, confirm."
 
     private func startFirstService(_ names: [String], on open: (DeviceSession, LockdownClient)? = nil)
         async throws -> (DeviceSession, LockdownClient, ServiceDescriptor)
