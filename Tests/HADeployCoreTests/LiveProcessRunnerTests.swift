@@ -40,15 +40,19 @@ import Testing
         #expect(lines[1] == "a b")
     }
 
+    /// An executable script that prints `word`, with a descriptor still open for writing it.
+    static func scriptOpenForWriting(_ name: String, printing word: String) throws -> (URL, FileHandle) {
+        let script = try temporaryDirectory(name).appendingPathComponent("tool")
+        _ = FileManager.default.createFile(
+            atPath: script.path, contents: Data("#!/bin/sh\necho \(word)\n".utf8),
+            attributes: [.posixPermissions: 0o755])
+        return (script, try FileHandle(forWritingTo: script))
+    }
+
     /// A script still open for writing somewhere (a child forked while a test wrote it inherits the
     /// descriptor) cannot be executed ("text file busy"): the runner waits briefly instead of failing.
     @Test func aScriptStillOpenForWritingRunsOnceItIsClosed() async throws {
-        let directory = try temporaryDirectory("busy")
-        let script = directory.appendingPathComponent("tool")
-        _ = FileManager.default.createFile(
-            atPath: script.path, contents: Data("#!/bin/sh\necho ready\n".utf8),
-            attributes: [.posixPermissions: 0o755])
-        let writer = try FileHandle(forWritingTo: script)
+        let (script, writer) = try Self.scriptOpenForWriting("busy", printing: "ready")
         let closer = Task {
             try await Task.sleep(for: .milliseconds(120))
             try writer.close()
@@ -59,12 +63,7 @@ import Testing
     }
 
     @Test func aScriptThatStaysOpenForWritingIsNamedWithTheSystemsReason() async throws {
-        let directory = try temporaryDirectory("busy-forever")
-        let script = directory.appendingPathComponent("tool")
-        _ = FileManager.default.createFile(
-            atPath: script.path, contents: Data("#!/bin/sh\necho never\n".utf8),
-            attributes: [.posixPermissions: 0o755])
-        let writer = try FileHandle(forWritingTo: script)
+        let (script, writer) = try Self.scriptOpenForWriting("busy-forever", printing: "never")
         defer { try? writer.close() }
         await #expect {
             _ = try await LiveProcessRunner().run(ProcessCommand(script.path), timeout: .seconds(20))
