@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import WebSocketKit
+import NIOWebSocket
 
 /// One authenticated connection to Home Assistant's WebSocket API (`/api/websocket`).
 ///
@@ -27,7 +27,7 @@ public actor HomeAssistantConnection {
     public private(set) var disconnectedSince: ContinuousClock.Instant?
 
     private var logger: Logger
-    private var socket: WebSocket?
+    private var socket: WebSocketChannel?
     private var generation = 0
     private var nextID = 1
     private var nextKey = 1
@@ -51,7 +51,7 @@ public actor HomeAssistantConnection {
     }
 
     deinit {
-        socket?.close(promise: nil)
+        socket?.close()
         reconnectTask?.cancel()
     }
 
@@ -91,7 +91,7 @@ public actor HomeAssistantConnection {
                 .notConnected, server: serverName, message: "the connection to \(serverName) was closed"))
         // Not awaited: the close frame is written on the event loop, and a server that stopped
         // reading must not hold up the caller.
-        closing?.close(code: .normalClosure, promise: nil)
+        closing?.close(code: .normalClosure)
     }
 
     private func establish() async throws {
@@ -101,7 +101,7 @@ public actor HomeAssistantConnection {
         handshakeWaiter = nil
         let (socket, frames) = try await SocketOpener.open(options)
         guard current == generation, state != .closed else {
-            socket.close(code: .goingAway, promise: nil)
+            socket.close(code: .goingAway)
             throw HomeAssistantError.notConnected(serverName)
         }
         self.socket = socket
@@ -148,7 +148,7 @@ public actor HomeAssistantConnection {
                     message: "Home Assistant at \(serverName) opened the WebSocket but did not finish the "
                         + "authentication within \(options.connectTimeout.secondsText): it is stalled (still "
                         + "starting, overloaded, or stuck). Check its log or restart it, then try again")))
-        socket?.close(promise: nil)
+        socket?.close()
     }
 
     // MARK: - Requests
@@ -266,9 +266,9 @@ public actor HomeAssistantConnection {
         logger.trace("sent", metadata: ["ha.id": "\(id)", "ha.type": "\(request.type)"])
     }
 
-    private func write(_ message: [String: JSONValue], on socket: WebSocket) {
+    private func write(_ message: [String: JSONValue], on socket: WebSocketChannel) {
         guard let data = try? Self.encoder.encode(message) else { return }
-        socket.send(String(decoding: data, as: UTF8.self), promise: nil)
+        socket.send(String(decoding: data, as: UTF8.self))
     }
 
     private func resolve(key: Int, with result: Result<CommandReply, HomeAssistantError>) {
@@ -499,7 +499,7 @@ public actor HomeAssistantConnection {
                 where error.kind == .tokenRefused || error.kind == .invalidResponse
             {
                 state = .closed
-                socket?.close(promise: nil)
+                socket?.close()
                 socket = nil
                 failEverything(error)
                 return

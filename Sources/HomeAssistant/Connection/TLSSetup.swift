@@ -26,4 +26,14 @@ enum TLSSetup {
         }
         return tls
     }
+
+    /// The TLS client handler for `host`, with SNI when `host` is a name (an IP address may not be
+    /// sent as SNI; the certificate is then checked against the address).
+    static func clientHandler(_ context: NIOSSLContext, host: String) throws -> NIOSSLClientHandler {
+        do {
+            return try NIOSSLClientHandler(context: context, serverHostname: host)
+        } catch let error as NIOSSLExtraError where error == .cannotUseIPAddressInSNI {
+            return try NIOSSLClientHandler(context: context, serverHostname: nil)
+        }
+    }
 }

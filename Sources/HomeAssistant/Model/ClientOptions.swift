@@ -13,7 +13,7 @@ public struct ClientOptions: Sendable {
     public var requestTimeout: Duration
     public var reconnect: ReconnectPolicy
     /// HA sends each message as one frame; `get_states` is 1.7 MB at 5,000 entities.
-    /// websocket-kit's default (16 KiB) closes the connection silently on such a frame.
+    /// NIO's default (16 KiB) would refuse such a message; 64 MiB leaves room for a big house.
     public var maxFrameSize: Int
     public var logger: Logger
 

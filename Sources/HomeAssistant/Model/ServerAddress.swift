@@ -83,5 +83,10 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
 
     public var description: String { baseURL }
 
+    /// The `Host` header: the port only when it is not the scheme's default (as browsers send it).
+    var hostHeader: String {
+        port == (isSecure ? 443 : 80) ? hostForURL : "\(hostForURL):\(port)"
+    }
+
     private var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
 }

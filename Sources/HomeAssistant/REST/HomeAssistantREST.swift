@@ -1,32 +1,38 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import NIOPosix
+import NIOSSL
 
 /// Home Assistant's REST API (`/api/…`) with bearer auth. Every call has
-/// `options.requestTimeout` as its deadline. Call ``shutdown()`` when done.
+/// `options.requestTimeout` as its deadline, from connecting to the last byte of the answer.
 public final class HomeAssistantREST: Sendable {
     public let options: ClientOptions
-    private let http: HTTPClient
+    private let exchange: HTTPExchange
 
-    public init(options: ClientOptions) throws {
+    /// The most one answer may hold: `/api/states` of a large house is a few MB.
+    static let maxResponseBytes = 256 << 20
+
+    public convenience init(options: ClientOptions) throws {
+        try self.init(options: options, maxResponseBytes: Self.maxResponseBytes)
+    }
+
+    init(options: ClientOptions, maxResponseBytes: Int) throws {
         self.options = options
-        var configuration = HTTPClient.Configuration()
-        if options.server.isSecure {
-            configuration.tlsConfiguration = try TLSSetup.configuration(
-                caFile: options.caFile, server: options.server.baseURL)
-        }
-        configuration.timeout = .init(connect: options.connectTimeout.timeAmount)
-        configuration.redirectConfiguration = .disallow
-        http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        // One TLS context for every call: it holds the parsed trust roots.
+        let tls =
+            options.server.isSecure
+            ? try NIOSSLContext(
+                configuration: TLSSetup.configuration(caFile: options.caFile, server: options.server.baseURL))
+            : nil
+        exchange = HTTPExchange(
+            server: options.server, tls: tls, connectTimeout: options.connectTimeout,
+            maxBodyBytes: maxResponseBytes)
     }
 
-    /// Releases the HTTP client's connections.
-    public func shutdown() async throws {
-        try await http.shutdown()
-    }
+    /// Nothing to release (each call closes its own connection); kept for callers written against
+    /// a pooled client.
+    public func shutdown() async throws {}
 
     /// `GET /api/`: `"API running."` when the server is up and the token accepted.
     public func apiStatus() async throws -> String {
@@ -86,27 +92,30 @@ public final class HomeAssistantREST: Sendable {
     func call(_ method: HTTPMethod, _ path: String, body: Data?, authorized: Bool = true) async throws
         -> (UInt, ByteBuffer)
     {
-        let url = options.server.restURL(path)
-        var request = HTTPClientRequest(url: url)
-        request.method = method
+        var headers = HTTPHeaders()
         if authorized {
-            request.headers.add(name: "Authorization", value: "Bearer \(options.token.reveal())")
+            headers.add(name: "Authorization", value: "Bearer \(options.token.reveal())")
         }
-        request.headers.add(name: "Accept", value: "application/json")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: body))
-        }
+        headers.add(name: "Accept", value: "application/json")
+        headers.add(name: "User-Agent", value: "hadeploy")
+        if body != nil { headers.add(name: "Content-Type", value: "application/json") }
         let timeout = options.requestTimeout
+        let server = options.server.baseURL
         do {
-            let response = try await http.execute(request, timeout: timeout.timeAmount)
-            let bytes = try await response.body.collect(upTo: 256 << 20)
-            return (response.status.code, bytes)
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            throw HomeAssistantError.timedOut(options.server.baseURL, "\(method) /\(path)", after: timeout)
+            return try await exchange.perform(
+                method, path, headers: headers, body: body.map { ByteBuffer(data: $0) }, deadline: timeout)
+        } catch HTTPExchange.Failure.deadline {
+            throw HomeAssistantError.timedOut(server, "\(method) /\(path)", after: timeout)
+        } catch HTTPExchange.Failure.tooLarge(let limit) {
+            throw HomeAssistantError(
+                .invalidResponse, server: server,
+                message: "Home Assistant at \(server) answered \(method) /\(path) with more than "
+                    + "\(limit.byteCountText), the most this client reads in one answer")
+        } catch is CancellationError {
+            throw HomeAssistantError(.cancelled, server: server, message: "the request was cancelled")
         } catch {
             throw HomeAssistantError.unreachable(
-                options.server.baseURL, tried: url, SocketOpener.describe(error))
+                server, tried: options.server.restURL(path), SocketOpener.describe(error))
         }
     }
 
