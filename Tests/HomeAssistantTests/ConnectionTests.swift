@@ -162,34 +162,4 @@ struct ConnectionTests {
             #expect(try await connection.config().state == "RUNNING")
         }
     }
-
-    @Test("get_states beyond websocket-kit's 16 KiB default frame")
-    func bigFrame() async throws {
-        let peer = try await HomeAssistantServer.shared()
-        let rest = try HomeAssistantREST(options: try peer.options())
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<8 {
-                    group.addTask {
-                        for index in stride(from: worker, to: 400, by: 8) {
-                            try await rest.setState(
-                                "sensor.bigframe_\(index)", state: "\(index)",
-                                attributes: [
-                                    "unit_of_measurement": "W", "friendly_name": "Big frame sensor \(index)",
-                                ])
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
-        } catch {
-            try await rest.shutdown()
-            throw error
-        }
-        try await rest.shutdown()
-        try await withConnection(peer) { connection in
-            let states = try await connection.states()
-            #expect(states.filter { $0.entityID.hasPrefix("sensor.bigframe_") }.count == 400)
-        }
-    }
 }

@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 
 /// `scripts/ha/prefix_proxy.py`: the peer served over TLS (a fresh self-signed certificate) under
-/// `/ha/`, as behind a reverse proxy. Kill it with ``stop()``.
+/// `/ha/`, as behind a reverse proxy; `chunked` makes it answer HTTP in chunked transfer coding.
+/// Kill it with ``stop()``.
 final class PrefixProxy: Sendable {
     let port: Int
     let caFile: String
@@ -16,7 +17,7 @@ final class PrefixProxy: Sendable {
         self.pid = pid
     }
 
-    static func start(upstreamPort: Int) async throws -> PrefixProxy {
+    static func start(upstreamPort: Int, chunked: Bool = false) async throws -> PrefixProxy {
         let directory = try temporaryDirectory("proxy")
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
@@ -29,11 +30,13 @@ final class PrefixProxy: Sendable {
         let portFile = directory.appendingPathComponent("port").path
         let process = Process()
         process.executableURL = HADeployBinary.repositoryRoot.appendingPathComponent(".venv-ha/bin/python")
-        process.arguments = [
-            HADeployBinary.repositoryRoot.appendingPathComponent("scripts/ha/prefix_proxy.py").path,
-            "--upstream", "http://127.0.0.1:\(upstreamPort)", "--prefix", "/ha", "--cert", cert, "--key", key,
-            "--port-file", portFile,
-        ]
+        process.arguments =
+            [
+                HADeployBinary.repositoryRoot.appendingPathComponent("scripts/ha/prefix_proxy.py").path,
+                "--upstream", "http://127.0.0.1:\(upstreamPort)", "--prefix", "/ha", "--cert", cert, "--key",
+                key,
+                "--port-file", portFile,
+            ] + (chunked ? ["--chunked"] : [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

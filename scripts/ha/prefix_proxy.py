@@ -4,7 +4,8 @@ behind nginx at https://host/ha/. Test fixture only (loopback).
     prefix_proxy.py --upstream http://127.0.0.1:8123 --prefix /ha --cert c.pem --key k.pem --port-file F
 
 Binds 127.0.0.1 on a free port, writes the port to F once it listens, forwards HTTP and WebSocket
-traffic under the prefix, and exits when its parent process goes away.
+traffic under the prefix, and exits when its parent process goes away. With --chunked it sends HTTP
+answers in chunked transfer coding (no Content-Length), 4 KiB a chunk, as a streaming proxy does.
 """
 
 import argparse
@@ -26,6 +27,7 @@ async def main() -> None:
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--port-file", required=True)
+    parser.add_argument("--chunked", action="store_true")
     args = parser.parse_args()
     prefix = "/" + args.prefix.strip("/")
     session = aiohttp.ClientSession()  # decompresses; the response is re-sent plain
@@ -55,7 +57,15 @@ async def main() -> None:
         async with session.request(request.method, target, headers=headers, data=body) as upstream:
             payload = await upstream.read()
             out = {k: v for k, v in upstream.headers.items() if k.lower() not in HOP_HEADERS | {"content-encoding"}}
-            return web.Response(status=upstream.status, body=payload, headers=out)
+            if not args.chunked:
+                return web.Response(status=upstream.status, body=payload, headers=out)
+            streamed = web.StreamResponse(status=upstream.status, headers=out)
+            streamed.enable_chunked_encoding()
+            await streamed.prepare(request)
+            for start in range(0, len(payload), 4096):
+                await streamed.write(payload[start:start + 4096])
+            await streamed.write_eof()
+            return streamed
 
     app = web.Application()
     app.router.add_route("*", prefix + "/{tail:.*}", forward)

@@ -125,6 +125,9 @@ enum SocketOpener {
             return "the server answered HTTP \(head.status.code) \(head.status.reasonPhrase) instead of "
                 + "upgrading to a WebSocket: is this Home Assistant, and is the URL's path prefix right?"
         }
+        if let failure = error as? HTTPExchange.Failure, failure == .closedEarly {
+            return "the server closed the connection before it finished answering"
+        }
         let text = "\(error)"
         if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed") {
             return "the TLS handshake failed (\(text)): if the server uses a self-signed certificate or a "
