@@ -62,6 +62,22 @@ struct HostileServerTests {
         #expect(clock.now - started < .seconds(20))
     }
 
+    /// HA pings every 55 s and drops a client that does not answer; this server pings before each
+    /// answer, so the answer proves the pong came back, with the ping's payload, masked.
+    @Test func theServersPingsAreAnsweredWithMaskedPongs() async throws {
+        let server = try await HostileHomeAssistant.start(.ping)
+        defer { server.stop() }
+        let connection = HomeAssistantConnection(options: try options(server))
+        try await connection.connect()
+        for _ in 0..<3 {
+            let reply = try await connection.send(RawRequest("hadeploy/ping_probe"), timeout: .seconds(5))
+            #expect(reply["pong"] == reply["sent"], "\(reply)")
+            #expect(reply["sent"]?.stringValue?.hasPrefix("hadeploy-ping-") == true)
+            #expect(reply["masked"] == true, "the client's frames are masked")
+        }
+        await connection.close()
+    }
+
     @Test func serverURLsWithLineBreaksOrImpossiblePortsAreRefused() throws {
         for (url, says) in [
             ("http://127.0.0.1:8123\r", "carriage return"),

@@ -8,10 +8,11 @@ import Foundation
 
 /// `scripts/ha/hostile_ha.py`: a server on 127.0.0.1 that authenticates like Home Assistant and then
 /// misbehaves (`endless`: a message that never ends; `stall`: no answer at all; `error`: error
-/// messages full of escape sequences and workflow commands). Kill it with ``stop()``.
+/// messages full of escape sequences and workflow commands; `ping`: a ping before each answer, which
+/// waits for the pong). Kill it with ``stop()``.
 public final class HostileHomeAssistant: Sendable {
     public enum Mode: String, Sendable {
-        case endless, stall, error
+        case endless, stall, error, ping
     }
 
     public let port: Int

@@ -10,6 +10,9 @@ accepted, `ha_version` 2024.3.3), then misbehaves as MODE says:
            whose event loop is stuck)
   error    answers every command with `success: false` and a message full of terminal escape
            sequences and GitHub workflow commands
+  ping     pings the client before answering each command (as HA's heartbeat does, every 55 s) and
+           answers with the pong's payload and whether the client masked its frames; a client that
+           does not answer pings gets no answer
 
     hostile_ha.py MODE --port-file FILE     writes the port it listens on to FILE; runs until killed
 """
@@ -80,7 +83,7 @@ def read_frame(conn):
     payload = bytearray(exactly(length))
     for index in range(length):
         payload[index] ^= mask[index % 4]
-    return first & 0x0F, bytes(payload)
+    return first & 0x0F, bytes(payload), bool(second & 0x80)
 
 
 def send_json(conn, message):
@@ -100,7 +103,7 @@ def serve(conn, mode):
         )
         send_json(conn, {"type": "auth_required", "ha_version": "2024.3.3"})
         while True:
-            opcode, payload = read_frame(conn)
+            opcode, payload, masked = read_frame(conn)
             if opcode == 0x8:
                 return
             if opcode == 0x9:
@@ -114,6 +117,23 @@ def serve(conn, mode):
                 send_json(conn, {"type": "auth_ok", "ha_version": "2024.3.3"})
                 continue
             if mode == "stall":
+                continue
+            if mode == "ping":
+                probe = b"hadeploy-ping-%d" % message.get("id", 0)
+                conn.sendall(frame(0x9, probe))
+                while True:
+                    answer, echoed, pong_masked = read_frame(conn)
+                    if answer == 0xA:
+                        break
+                send_json(
+                    conn,
+                    {
+                        "id": message.get("id"),
+                        "type": "result",
+                        "success": True,
+                        "result": {"sent": probe.decode(), "pong": echoed.decode(), "masked": masked and pong_masked},
+                    },
+                )
                 continue
             if mode == "error":
                 send_json(
@@ -139,7 +159,7 @@ def serve(conn, mode):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["endless", "stall", "error"])
+    parser.add_argument("mode", choices=["endless", "stall", "error", "ping"])
     parser.add_argument("--port-file", required=True)
     arguments = parser.parse_args()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
