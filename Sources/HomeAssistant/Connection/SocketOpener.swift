@@ -65,7 +65,10 @@ enum SocketOpener {
         let tcpConnected = NIOLockedValueBox(false)
         bootstrap.connect(host: host, port: server.port).whenComplete { result in
             switch result {
-            case .success: tcpConnected.withLockedValue { $0 = true }
+            case .success(let channel):
+                tcpConnected.withLockedValue { $0 = true }
+                // A refused upgrade or the deadline: the half-open connection is not left behind.
+                socketPromise.futureResult.whenFailure { _ in channel.close(promise: nil) }
             case .failure(let error): socketPromise.fail(error)
             }
         }
@@ -96,6 +99,7 @@ enum SocketOpener {
                                 : HomeAssistantError.unreachable(
                                     server.baseURL, tried: server.webSocketURL,
                                     "no WebSocket connection within \(options.connectTimeout.secondsText)"))
+                        socketPromise.fail(CancellationError())
                     }
                 }
                 socketPromise.futureResult.whenComplete { result in
