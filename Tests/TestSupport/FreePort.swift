@@ -16,13 +16,20 @@ public enum FreePort {
     }
 
     static func probe() throws -> Int {
+        let (fd, port) = try loopbackSocket(listening: false)
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel picks (listening, when asked), and
+    /// that port. The caller closes the descriptor.
+    public static func loopbackSocket(listening: Bool) throws -> (descriptor: Int32, port: Int) {
         #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
             let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -30,10 +37,14 @@ public enum FreePort {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                bind(fd, $0, length) == 0 && (!listening || listen(fd, 16) == 0)
+                    && getsockname(fd, $0, &length) == 0
             }
         }
-        guard bound else { throw CocoaError(.fileReadUnknown) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(fd)
+            throw CocoaError(.fileReadUnknown)
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
