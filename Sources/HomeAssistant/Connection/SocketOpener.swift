@@ -6,8 +6,8 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 
-/// Opens the WebSocket to `/api/websocket` (TCP, TLS, upgrade) within a deadline and turns its
-/// callbacks into one ordered stream of frames.
+/// Opens the WebSocket to `/api/websocket` (TCP, TLS, upgrade) within a deadline; what arrives on
+/// it comes out of one ordered stream of frames (``SocketReader`` feeds it).
 enum SocketOpener {
     /// How many frames one message may arrive in. HA sends each message as one frame; a proxy may
     /// split it, but not into more pieces than this (each piece costs memory even when empty).
