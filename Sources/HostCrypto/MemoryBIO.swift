@@ -22,6 +22,13 @@ final class MemoryBIO {
 
     deinit { BIO_free(handle) }
 
+    /// What `write` puts into a fresh BIO (it returns 1 on success, as OpenSSL's writers do).
+    static func text(of operation: String, writing write: (OpaquePointer) -> Int32) throws -> String {
+        let bio = try MemoryBIO()
+        guard write(bio.handle) == 1 else { throw HostCryptoError.openSSL(operation) }
+        return bio.text
+    }
+
     /// Everything written so far, as text (PEM is ASCII).
     var text: String {
         var pointer: UnsafeMutablePointer<CChar>?

@@ -52,22 +52,18 @@ public final class RSAPrivateKey: @unchecked Sendable {
     /// PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`).
     public var pkcs1PEM: String {
         get throws {
-            let bio = try MemoryBIO()
-            guard PEM_write_bio_PrivateKey_traditional(bio.handle, handle, nil, nil, 0, nil, nil) == 1 else {
-                throw HostCryptoError.openSSL("writing a PKCS#1 private key PEM")
+            try MemoryBIO.text(of: "writing a PKCS#1 private key PEM") {
+                PEM_write_bio_PrivateKey_traditional($0, handle, nil, nil, 0, nil, nil)
             }
-            return bio.text
         }
     }
 
     /// PKCS#8 PEM (`BEGIN PRIVATE KEY`).
     public var pkcs8PEM: String {
         get throws {
-            let bio = try MemoryBIO()
-            guard PEM_write_bio_PrivateKey(bio.handle, handle, nil, nil, 0, nil, nil) == 1 else {
-                throw HostCryptoError.openSSL("writing a PKCS#8 private key PEM")
+            try MemoryBIO.text(of: "writing a PKCS#8 private key PEM") {
+                PEM_write_bio_PrivateKey($0, handle, nil, nil, 0, nil, nil)
             }
-            return bio.text
         }
     }
 }

@@ -43,10 +43,8 @@ public final class RSAPublicKey: @unchecked Sendable, Equatable {
                 nil)
         else { throw HostCryptoError.openSSL("OSSL_ENCODER_CTX_new_for_pkey(\(structure))") }
         defer { OSSL_ENCODER_CTX_free(encoder) }
-        let bio = try MemoryBIO()
-        guard OSSL_ENCODER_to_bio(encoder, bio.handle) == 1 else {
-            throw HostCryptoError.openSSL("encoding a public key as \(structure) PEM")
+        return try MemoryBIO.text(of: "encoding a public key as \(structure) PEM") {
+            OSSL_ENCODER_to_bio(encoder, $0)
         }
-        return bio.text
     }
 }

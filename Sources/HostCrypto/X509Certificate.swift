@@ -79,11 +79,7 @@ public final class X509Certificate: @unchecked Sendable {
     /// PEM (`BEGIN CERTIFICATE`).
     public var pem: String {
         get throws {
-            let bio = try MemoryBIO()
-            guard PEM_write_bio_X509(bio.handle, handle) == 1 else {
-                throw HostCryptoError.openSSL("writing a certificate PEM")
-            }
-            return bio.text
+            try MemoryBIO.text(of: "writing a certificate PEM") { PEM_write_bio_X509($0, handle) }
         }
     }
 
