@@ -270,6 +270,13 @@ actor DeviceRuntime {
         logger.info("unpaired host \(hostID)")
     }
 
+    /// Lockdown sessions started since the device booted (each one a TLS handshake).
+    private(set) var sessionsStarted = 0
+
+    func countSession() {
+        sessionsStarted += 1
+    }
+
     /// The server identity for lockdown/service TLS: the pair record's DeviceCertificate when it
     /// carries our key (what a real device presents), else a self-signed certificate for our key.
     /// Made once per pair record, not per session: reading the certificate and setting up
@@ -493,6 +500,7 @@ actor DeviceRuntime {
         state.developerImageSignature = nil
         state.bootCount += 1
         state.bootedAt = EmulatorClock.now()
+        sessionsStarted = 0
         services.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()

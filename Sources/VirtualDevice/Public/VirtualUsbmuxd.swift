@@ -309,6 +309,12 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).network?.acceptedConnections ?? 0
     }
 
+    /// How many lockdown sessions (StartSession, each with its TLS handshake) the device started
+    /// since it booted.
+    public func lockdownSessions(udid: String) async throws -> Int {
+        try await runtime(udid: udid).sessionsStarted
+    }
+
     /// The address a network twin listens on while on the network.
     public func networkAddress(udid: String) async throws -> String? {
         let runtime = try runtime(udid: udid)
