@@ -42,6 +42,9 @@ extension USBDevice {
                 nextStep: "Check the file's permissions.")
         }
         logger.info("mounting \(found.image.path)")
+        // Developer services are offered from now on: the next step asks for them on a new session,
+        // as the tools do, not on one opened while the image was missing.
+        endSession()
         try await session.run("mount \(found.image.path)", within: timeouts.developerImage) {
             try mounter.uploadAndMount(image: found.image, signature: signature)
         }
@@ -73,6 +76,7 @@ extension USBDevice {
         } catch let error as MobileDeviceError where error.kind == .serviceUnavailable {
             logger.info("\(names[0]) unavailable; mounting the Developer Disk Image and retrying")
             let status = try await mountDeveloperImage(options.developerImageDirectories)
+            endSession()
             do {
                 return try await startFirstService(names)
             } catch let again as MobileDeviceError where again.kind == .serviceUnavailable {

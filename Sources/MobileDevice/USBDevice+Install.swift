@@ -51,9 +51,8 @@ extension USBDevice {
         try checkArchitecture(app)
         return try await serialized {
             let started = ContinuousClock.now
-            // One session for the lookup and the first upload attempt: a handshake less. AFC is
-            // started right away so the lockdown session can end before the upload, as
-            // ideviceinstaller does (PROTOCOL.md §3.5).
+            // The device's lockdown session (kept from the previous step) for the lookup and the
+            // first upload attempt; installation_proxy and AFC are both started before the upload.
             let (session, proxy, afcService) = try await startInstallServices()
             let existing = try await proxy.lookup([app.bundleIdentifier], timeouts: timeouts)[
                 app.bundleIdentifier
@@ -90,6 +89,8 @@ extension USBDevice {
                     break
                 } catch let failure as StagedFailure {
                     reuse = nil
+                    // The cleanup and the retry start over on a new connection.
+                    endSession()
                     if let staged = try? StagingUploader.packagePath(for: app) { await removeStaging(staged) }
                     if failure.duringUpload, failure.error.isTransient, attempt == 1 {
                         logger.warning(
@@ -166,7 +167,7 @@ extension USBDevice {
 
     typealias InstallServices = (DeviceSession, InstallationProxy, ServiceDescriptor)
 
-    /// installation_proxy connected and AFC started; the lockdown session is closed on return.
+    /// installation_proxy connected and AFC started on the device's lockdown session.
     private func startInstallServices() async throws -> InstallServices {
         let (session, lockdown) = try await openLockdown()
         let proxy = try await InstallationProxy.start(session, lockdown: lockdown, timeouts: timeouts)

@@ -2,17 +2,24 @@ import Foundation
 import HADeployCore
 import Logging
 
-/// One device reached through usbmuxd. Operations run one at a time per device; each opens its own
-/// connection (fresh `idevice_t`, lockdown handshake, services) with a deadline on every step, so a
-/// device that rebooted or was replugged in between is found again.
+/// One device reached through usbmuxd. Operations run one at a time per device, with a deadline on
+/// every step. They share one lockdown session (`openLockdown`) while the device keeps it: a deploy's
+/// steps (connect, mount, install, launch, crash check) start their services on the session the
+/// connect step opened, one TLS handshake per device instead of one per step, as a real device
+/// allows (StartService any number of times per session). A session the device dropped, a step
+/// that failed, or a mount (which changes the services on offer) ends it; the next step opens a
+/// fresh connection (new `idevice_t`), so a device that rebooted or was replugged is found again.
 public actor USBDevice {
     public private(set) var info: USBDeviceInfo
     public let options: USBDeviceOptions
     let gate = SerialGate()
     var logger: Logger
     let records: InstallRecordStore
+    /// The lockdown session the next step may reuse (see `openLockdown`).
+    private var kept: (DeviceSession, LockdownClient)?
 
-    init(info: USBDeviceInfo, options: USBDeviceOptions) {
+    init(info: USBDeviceInfo, options: USBDeviceOptions, session: (DeviceSession, LockdownClient)? = nil) {
+        self.kept = session
         self.info = info
         self.udid = info.identity.udid
         self.options = options
@@ -48,9 +55,11 @@ public actor USBDevice {
             await gate.release()
             return result
         } catch let error as MobileDeviceError {
+            endSession()
             await gate.release()
             throw options.network ? error.on(identity).overNetwork() : error.on(identity)
         } catch {
+            endSession()
             await gate.release()
             throw error
         }
@@ -71,10 +80,39 @@ public actor USBDevice {
         }
     }
 
-    /// A session with a completed handshake.
+    /// A session with a completed handshake: the kept one while the device still answers on it
+    /// (one GetValue, bounded by `keptSessionCheck`), else a new one, which is kept for the next step.
     func openLockdown() async throws -> (DeviceSession, LockdownClient) {
+        if let kept, await Self.answers(kept, within: min(timeouts.request, Self.keptSessionCheck)) {
+            return kept
+        }
+        endSession()
         let session = try await openSession()
-        return (session, try await session.lockdown(handshake: true, timeouts: timeouts))
+        let open = (session, try await session.lockdown(handshake: true, timeouts: timeouts))
+        kept = open
+        return open
+    }
+
+    /// Lets go of the kept lockdown session (freeing it sends StopSession); the next step opens its own.
+    func endSession() {
+        kept = nil
+    }
+
+    /// How long a kept session may take to answer before a new one is opened instead: a device that
+    /// dropped it answers at once (end of stream); one that stalls costs this much once.
+    static let keptSessionCheck: Duration = .seconds(2)
+
+    /// Whether lockdownd still answers on this session (a device closes sessions it considers idle,
+    /// and a reboot or replug ends them). Never throws: any failure means "open a new one".
+    private static func answers(_ open: (DeviceSession, LockdownClient), within budget: Duration) async
+        -> Bool
+    {
+        let (session, lockdown) = open
+        guard session.worker.abandonedStep == nil else { return false }
+        let version = try? await session.run("lockdownd_get_value ProductVersion", within: budget) {
+            try lockdown.value(key: "ProductVersion")?.string
+        }
+        return version != nil
     }
 
     /// `open` when given, else a new session with a completed handshake.

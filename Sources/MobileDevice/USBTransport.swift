@@ -58,7 +58,8 @@ public enum USBTransport {
         let named = try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
         let lockdown = try await named.lockdown(handshake: true, timeouts: timeouts)
         let info = try await USBDevice.readInfo(lockdown: lockdown, session: named, timeouts: timeouts)
-        return USBDevice(info: info, options: options)
+        // Kept for the steps that follow (mount, install, launch, …): one handshake per device.
+        return USBDevice(info: info, options: options, session: (named, lockdown))
     }
 
     /// Whether usbmuxd at the current address (`USBMUXD_SOCKET_ADDRESS` or the default) answers

@@ -112,6 +112,31 @@ import VirtualDevice
         try await emulator.daemon.clearFaults(udid: udid)
     }
 
+    @Test func aDeploysStepsShareOneLockdownSessionUntilTheDeviceEndsIt() async throws {
+        let emulator = try await SharedEmulator.shared.context()
+        let name = SharedEmulator.Device.developer
+        let udid = await emulator.udid(name)
+        let reports = try temporaryDirectory("sessions")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        _ = try await emulator.connect(name).mountDeveloperImageIfNeeded()
+        let before = try await emulator.daemon.lockdownSessions(udid: udid)
+
+        // connect, mount, install, launch, crash check: one session (one TLS handshake), not five.
+        let device = try await emulator.connect(name)
+        #expect(try await device.mountDeveloperImageIfNeeded() == .alreadyMounted)
+        try await install("io.hadeploy.test.sessions", on: device)
+        let launched = try await device.launch(bundleID: "io.hadeploy.test.sessions", restart: true)
+        // (Another test's crash of the same executable may be within the clock tolerance: not counted.)
+        _ = try await device.crashReports(
+            since: launched.launchedAt, process: launched.executable, copyTo: reports)
+        #expect(try await emulator.daemon.lockdownSessions(udid: udid) == before + 1)
+
+        // The device ends the session (a reboot here): the next step opens a new one and works.
+        try await emulator.daemon.reboot(udid: udid)
+        #expect(try await device.installedApp(bundleID: "io.hadeploy.test.sessions") != nil)
+        #expect(try await emulator.daemon.lockdownSessions(udid: udid) == 1)
+    }
+
     @Test func rebootUnmountsTheImageAndTheNextScreenshotMountsItAgain() async throws {
         let emulator = try await SharedEmulator.shared.context()
         let name = SharedEmulator.Device.developer

@@ -38,7 +38,8 @@ actor DeviceRuntime {
     private var nextPort: UInt16 = UInt16.random(in: 49_200...52_000)
     private var streams: [ObjectIdentifier: ByteStream] = [:]
     private var running: RunningApp?
-    private var tlsContextCache: (pem: String, context: NIOSSLContext)?
+    /// The TLS context and the pair record's DeviceCertificate it was made for (nil: none there).
+    private var tlsContextCache: (record: Data?, context: NIOSSLContext)?
     private var launchCounter = 0
     private(set) var lastUpload: VirtualUploadStatistics?
     /// Until when the user taps "Trust" for a host that asks to pair (`acceptNextPairing`).
@@ -269,12 +270,22 @@ actor DeviceRuntime {
         logger.info("unpaired host \(hostID)")
     }
 
+    /// Lockdown sessions started since the device booted (each one a TLS handshake).
+    private(set) var sessionsStarted = 0
+
+    func countSession() {
+        sessionsStarted += 1
+    }
+
     /// The server identity for lockdown/service TLS: the pair record's DeviceCertificate when it
     /// carries our key (what a real device presents), else a self-signed certificate for our key.
+    /// Made once per pair record, not per session: reading the certificate and setting up
+    /// BoringSSL's context cost about as much as the handshake's own RSA (perf, 24 twins).
     func tlsContext() throws -> NIOSSLContext {
+        let recorded = pairRecords.dictionary(udid: udid)?["DeviceCertificate"] as? Data
+        if let cached = tlsContextCache, cached.record == recorded { return cached.context }
         var certificatePEM: String?
-        if let record = pairRecords.dictionary(udid: udid), let data = record["DeviceCertificate"] as? Data,
-            let pem = String(data: data, encoding: .utf8),
+        if let data = recorded, let pem = String(data: data, encoding: .utf8),
             PairingCertificateFactory.certificate(pem, carries: deviceKey.publicKey)
         {
             certificatePEM = pem
@@ -291,7 +302,6 @@ actor DeviceRuntime {
             }
         }
         let pem = certificatePEM!
-        if let cached = tlsContextCache, cached.pem == pem { return cached.context }
         let certificate = try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem)
         let key = try NIOSSLPrivateKey(bytes: Array(try deviceKey.pkcs1PEM.utf8), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(
@@ -300,7 +310,7 @@ actor DeviceRuntime {
         configuration.minimumTLSVersion = .tlsv1
         configuration.certificateVerification = .none
         let context = try NIOSSLContext(configuration: configuration)
-        tlsContextCache = (pem, context)
+        tlsContextCache = (recorded, context)
         return context
     }
 
@@ -490,6 +500,7 @@ actor DeviceRuntime {
         state.developerImageSignature = nil
         state.bootCount += 1
         state.bootedAt = EmulatorClock.now()
+        sessionsStarted = 0
         services.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()

@@ -66,6 +66,8 @@ struct AFCService {
     static let magic = Array("CFA6LPAA".utf8)
     /// Largest header-data part accepted (paths); FileWrite payloads are streamed, not limited here.
     static let maximumHeaderData = 64 * 1024
+    /// FileWrite data taken from the connection per step: a whole 1 MiB packet of the tools.
+    static let writeBatch = 1 << 20
 
     final class OpenFile {
         let handle: FileHandle
@@ -120,17 +122,22 @@ struct AFCService {
                 var remaining = payloadLength
                 var failure: Code?
                 while remaining > 0 {
-                    let chunk = try await stream.read(upTo: min(remaining, 256 * 1024), timeout: .seconds(30))
-                    remaining -= chunk.readableBytes
-                    uploaded += chunk.readableBytes
+                    // The whole packet's data at once (1 MiB from the tools), up to a drop fault's cut.
+                    let dropAt = runtime.uploadDropThreshold
+                    let count = min(remaining, Self.writeBatch, dropAt.map { max(1, $0 - uploaded) } ?? .max)
+                    let chunks = try await stream.readChunks(exactly: count, timeout: .seconds(30))
+                    remaining -= count
+                    uploaded += count
                     if let file, failure == nil {
                         do {
-                            try chunk.withUnsafeReadableBytes { try file.handle.write(contentsOf: $0) }
+                            for chunk in chunks {
+                                try chunk.withUnsafeReadableBytes { try file.handle.write(contentsOf: $0) }
+                            }
                         } catch {
                             failure = .ioError
                         }
                     }
-                    if let limit = runtime.uploadDropThreshold, uploaded >= limit {
+                    if let limit = dropAt, uploaded >= limit {
                         runtime.logger.info(
                             "dropUploadAfter fault: cutting the connection after \(uploaded) bytes")
                         stream.close()

@@ -67,6 +67,7 @@ struct LockdownService {
                 }
                 let newSession = UUID().uuidString.uppercased()
                 sessionID = newSession
+                await runtime.countSession()
                 reply["SessionID"] = newSession
                 reply["EnableSessionSSL"] = true
                 startTLSAfterReply = true

@@ -69,6 +69,15 @@ final class ByteStream: Sendable {
         return slice
     }
 
+    /// Reads exactly `count` bytes as the buffers they arrived in, without copying them into one:
+    /// one wake-up (and one pass through the link throttle) for a whole AFC write, not one per read.
+    func readChunks(exactly count: Int, timeout: TimeAmount) async throws -> [ByteBuffer] {
+        try await waitFor(minimum: count, timeout: timeout)
+        let chunks = state.withLockedValue { $0.buffer.readChunks(exactly: count) }
+        await afterConsuming(count)
+        return chunks
+    }
+
     /// Reads exactly `count` bytes however long the peer stays quiet (an idle tunnel or channel):
     /// waits in rounds of an hour; throws only when the peer closes or the connection breaks.
     func readAfterIdle(exactly count: Int) async throws -> ByteBuffer {

@@ -26,6 +26,19 @@ struct ChunkQueue {
         return slice
     }
 
+    /// Exactly `count` bytes as the buffers they arrived in (no copy); the caller checked
+    /// `readableBytes >= count`.
+    mutating func readChunks(exactly count: Int) -> [ByteBuffer] {
+        var chunks: [ByteBuffer] = []
+        var taken = 0
+        while taken < count {
+            let piece = read(upTo: count - taken)
+            taken += piece.readableBytes
+            chunks.append(piece)
+        }
+        return chunks
+    }
+
     /// Exactly `count` bytes; the caller checked `readableBytes >= count`.
     mutating func read(exactly count: Int) -> ByteBuffer {
         if let first = chunks.first, first.readableBytes >= count {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One client connection to the virtual usbmuxd (PROTOCOL.md §1).
@@ -67,8 +68,8 @@ struct UsbmuxConnection {
         logger.trace("usbmuxd request \(type)")
         switch type {
         case "ListDevices":
-            let list = await daemon.attachedDevices().map { Self.attachedMessage($0) }
-            try await reply(["DeviceList": list], tag: tag)
+            try await stream.write(
+                Self.frame(body: Self.deviceList(await daemon.attachedDevices()), tag: tag))
         case "Listen":
             try await reply(result: .ok, tag: tag)
             await daemon.addListener(stream)
@@ -153,6 +154,21 @@ struct UsbmuxConnection {
 
     // MARK: replies
 
+    /// The last ListDevices reply's plist and the devices it lists: libimobiledevice asks for the
+    /// list before every connection it makes, so a fleet asks for the same list hundreds of times.
+    private static let lastDeviceList = NIOLockedValueBox<
+        (devices: [VirtualUsbmuxd.AttachedDevice], body: Data)?
+    >(
+        nil)
+
+    /// The ListDevices reply's plist for `devices`, encoded again only when the list changed.
+    static func deviceList(_ devices: [VirtualUsbmuxd.AttachedDevice]) throws -> Data {
+        if let last = lastDeviceList.withLockedValue({ $0 }), last.devices == devices { return last.body }
+        let body = try PropertyList.xml(["DeviceList": devices.map { attachedMessage($0) }])
+        lastDeviceList.withLockedValue { $0 = (devices, body) }
+        return body
+    }
+
     static func attachedMessage(_ device: VirtualUsbmuxd.AttachedDevice) -> [String: Any] {
         [
             "DeviceID": device.deviceID,
@@ -198,7 +214,10 @@ struct UsbmuxConnection {
 
     /// A usbmuxd message: little-endian header + XML plist (binary replies are rejected by libusbmuxd).
     static func frame(_ plist: [String: Any], tag: UInt32) throws -> ByteBuffer {
-        let body = try PropertyList.xml(plist)
+        frame(body: try PropertyList.xml(plist), tag: tag)
+    }
+
+    static func frame(body: Data, tag: UInt32) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeInteger(UInt32(body.count + 16), endianness: .little)
         buffer.writeInteger(UInt32(1), endianness: .little)
