@@ -8,6 +8,30 @@ public enum BuildState: String, Sendable, Codable {
     case unknown
 }
 
+/// The build a deploy would install on a device now.
+public struct ExpectedBuild: Sendable, Hashable, Encodable {
+    public var bundleID: String?
+    public var executable: String?
+    public var marketingVersion: String
+    public var buildNumber: String
+    /// Where the figures come from: an artifact's path, or "git tags" (what a build would stamp).
+    public var source: String
+
+    public init(
+        bundleID: String?, executable: String?, marketingVersion: String, buildNumber: String, source: String
+    ) {
+        self.bundleID = bundleID
+        self.executable = executable
+        self.marketingVersion = marketingVersion
+        self.buildNumber = buildNumber
+        self.source = source
+    }
+
+    public var build: InstalledBuild {
+        InstalledBuild(marketingVersion: marketingVersion, buildNumber: buildNumber)
+    }
+}
+
 /// What the app shows now, from the newest session of its log.
 public struct DashboardNow: Sendable, Hashable, Encodable {
     /// When that session started (the log header's `Date:`).

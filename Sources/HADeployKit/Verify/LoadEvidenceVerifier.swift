@@ -22,22 +22,9 @@ public struct LoadEvidenceVerifier: Sendable {
         /// The device's app reports to Home Assistant (`-HAAutoRegister YES`, `ha_integration`).
         public var homeAssistantIntegration: Bool
         /// Read the app's log (false: the plan says this device's log is no evidence).
-        public var appLog: Bool
+        public var appLog: Bool = true
         public var deployID: String
         public var timeout: Duration
-
-        public init(
-            artifact: Artifact, dashboard: String??, deviceName: String, homeAssistantIntegration: Bool,
-            appLog: Bool = true, deployID: String, timeout: Duration
-        ) {
-            self.artifact = artifact
-            self.dashboard = dashboard
-            self.deviceName = deviceName
-            self.homeAssistantIntegration = homeAssistantIntegration
-            self.appLog = appLog
-            self.deployID = deployID
-            self.timeout = timeout
-        }
     }
 
     /// A verifier with what it learnt before the launch, for the verify step.

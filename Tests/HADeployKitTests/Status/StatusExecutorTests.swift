@@ -2,9 +2,10 @@ import DeployModel
 import Foundation
 import HADeployCore
 import HADeployKit
-import HADeployStatus
 import Testing
 import Versioning
+
+@testable import HADeployStatus
 
 /// A backend that implements only the deploy verbs, as simctl, rosettasim and devicectl do: its
 /// status comes from the driver contract's default. Its `connect` can hang (a device that never answers).
