@@ -1,10 +1,10 @@
-import DeployModel
 import Foundation
 import HADeployCore
 import HADeployKit
 import Testing
 import Versioning
 
+@testable import DeployModel
 @testable import HADeployStatus
 
 /// A backend that implements only the deploy verbs, as simctl, rosettasim and devicectl do: its
