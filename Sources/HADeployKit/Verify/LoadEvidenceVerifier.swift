@@ -53,19 +53,8 @@ public struct LoadEvidenceVerifier: Sendable {
     let driver: any DeviceDriver
     let verifier: any DashboardVerifier
     let request: Request
-    let pollInterval: Duration
-    let now: @Sendable () -> Date
-
-    public init(
-        driver: any DeviceDriver, verifier: any DashboardVerifier, request: Request,
-        pollInterval: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
-    ) {
-        self.driver = driver
-        self.verifier = verifier
-        self.request = request
-        self.pollInterval = pollInterval
-        self.now = now
-    }
+    var pollInterval: Duration = .seconds(1)
+    var now: @Sendable () -> Date = Date.init
 
     /// Before the launch: the log's size, the dashboard's shape on the server, the sensor's sentinel.
     public func prepare() async -> Prepared {
