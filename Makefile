@@ -5,12 +5,13 @@ SHELL := /bin/bash
 SWIFT ?= swift
 BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)/hadeploy
 PREFIX ?= /usr/local
-# The release build: the Swift runtime and Foundation linked in, so the binary needs only the Debian
-# libraries of libimobiledevice, libssh, libpng and libtiff (see scripts/dist.sh). One scratch path
-# shared by install, dist and test-install. Linked stripped (-s: no symbol table; sizes in
-# BENCHMARKS.md), so what `make release` leaves is already the binary that ships.
-RELEASE_FLAGS = -c release --static-swift-stdlib -Xlinker -s --scratch-path .build-release --product hadeploy
-RELEASE_BIN = .build-release/release/hadeploy
+# The release build, compiled once for everything: release mode with testable imports, so `make test`
+# runs its suites on the very objects that ship. The shipped binary (`make release`, `install`,
+# `dist`) is those objects linked again with the Swift runtime and Foundation inside
+# (scripts/link-static.py: SwiftPM's own link command plus the static runtime; stripped), so it
+# needs only the Debian libraries of libimobiledevice, libssh, libpng and libtiff (scripts/dist.sh).
+RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
+RELEASE_BIN = .build-release/release/hadeploy-static
 
 .PHONY: all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
 
@@ -47,9 +48,6 @@ check-fresh:
 
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
-# The suites that never run the `hadeploy` binary go first, while the release build is still going
-# (BENCHMARKS.md, "`make test` wall time": on a fresh machine that build outlasts the debug one); the ones that
-# run it wait for its archive.
 TEST_TARGETS_LIBRARY = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HADeployKitTests \
   VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests
 TEST_TARGETS_BINARY = CLITests SSHTransportTests HomeAssistantTests EndToEndTests
@@ -58,30 +56,27 @@ TEST_TARGETS = $(TEST_TARGETS_LIBRARY) $(TEST_TARGETS_BINARY)
 # Runs the suites named in $$suites one after another, each with its wall time; the failed ones are
 # added to $$failed.
 RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
-  $(SWIFT) test --skip-build --filter "^$$t\\." || failed="$$failed $$t"; \
+  $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "^$$t\\." || failed="$$failed $$t"; \
   echo "=== $$t: $$(( $$(date +%s) - start )) s"; done
 
-# What users install is what is tested: the release archive (`make dist`) is built next to the test
-# build (both at once: each leaves cores idle while it links), and every suite that runs `hadeploy`
-# runs that archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails
-# when it is not the archive's). The library suites and the lint run while the archive is built.
-# The peers' Debian packages install first (where sudo may ask for a password); the rest of
-# `make peers` (the pip venvs, mostly downloads, and Chromium) installs while both builds run, and
-# the suites wait for it.
+# What users install is what is tested, built once: the release build with its tests, then the
+# `make dist` archive linked from those same objects; every suite that runs `hadeploy` runs that
+# archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails when it
+# is not the archive's). The peers' Debian packages install first (where sudo may ask for a
+# password); the rest of `make peers` (the pip venvs, mostly downloads, and Chromium) installs while
+# the build runs, and the suites wait for it.
 test:
 	@scripts/bootstrap.sh --with-peers
 	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory peers > .build-release/peers.out 2>&1 ) & peers=$$!; \
-	  ( $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 ) & dist=$$!; \
-	  $(SWIFT) build --build-tests || { wait $$dist $$peers; exit 1; }; \
-	  start=$$(date +%s); wait $$peers || { cat .build-release/peers.out; echo "make peers failed" >&2; wait $$dist; exit 1; }; \
-	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
-	  failed=""; suites="$(TEST_TARGETS_LIBRARY)"; $(RUN_SUITES); \
-	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
-	  start=$$(date +%s); wait $$dist || { cat .build-release/dist.out; echo "make dist failed" >&2; exit 1; }; \
-	  echo "=== waited $$(( $$(date +%s) - start )) s for the release archive"; \
-	  archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; exit 1; }; \
+	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; exit 1; }; \
+	  echo "=== release build with tests: $$(( $$(date +%s) - start )) s"; \
+	  $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 || { cat .build-release/dist.out; echo "make dist failed" >&2; wait $$peers; exit 1; }; \
+	  archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; wait $$peers; exit 1; }; \
 	  export HADEPLOY_DIST_ARCHIVE="$$archive"; echo "binary under test: $$archive"; \
-	  suites="$(TEST_TARGETS_BINARY)"; $(RUN_SUITES); \
+	  start=$$(date +%s); wait $$peers || { cat .build-release/peers.out; echo "make peers failed" >&2; exit 1; }; \
+	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
+	  failed=""; suites="$(TEST_TARGETS)"; $(RUN_SUITES); \
+	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
 	$(MAKE) --no-print-directory test-install
 
@@ -91,10 +86,11 @@ bench: peers build
 	scripts/bench-virtual-install.sh 200
 	scripts/bench-ha.py
 	@echo "deploy fan-out and start-up need a release build:"
-	@echo "  swift build -c release --scratch-path .build-release && scripts/bench-deploy.py"
+	@echo "  make release && scripts/bench-deploy.py"
 
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_BUILD) --product hadeploy
+	scripts/link-static.py .build-release $(RELEASE_BIN)
 
 # make install PREFIX=~/.local — the binary, bash/zsh/fish completions and the man page.
 install: release

@@ -19,5 +19,5 @@ start=$SECONDS
 status=$?
 elapsed=$((SECONDS - start))
 echo "fresh-test: make test exit $status in $((elapsed / 60))m$((elapsed % 60))s"
-grep -E '^=== .*: [0-9]+ s$|^=== waited|Build complete' "$tmp/test.log"
+grep -E '^=== .*: [0-9]+ s$|^=== waited|Build complete|^binary under test' "$tmp/test.log"
 exit $status
