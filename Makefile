@@ -9,7 +9,8 @@ PREFIX ?= /usr/local
 # runs its suites on the very objects that ship. The shipped binary (`make release`, `install`,
 # `dist`) is those objects linked again with the Swift runtime and Foundation inside
 # (scripts/link-static.py: SwiftPM's own link command plus the static runtime; stripped), so it
-# needs only the Debian libraries of libimobiledevice, libssh, libpng and libtiff (scripts/dist.sh).
+# needs only the Debian libraries of libimobiledevice, libssh, OpenSSL, libpng and libtiff
+# (scripts/dist.sh).
 RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
 RELEASE_BIN = .build-release/release/hadeploy-static
 

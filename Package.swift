@@ -21,9 +21,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
-        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/websocket-kit", from: "2.16.2"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
@@ -53,9 +50,8 @@ let package = Package(
             dependencies: [
                 "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
                 "HADeployCore", "DeviceSpec", "Versioning", "Templating",
-                "MobileDevice", "SSHTransport", "HomeAssistant",
+                "MobileDevice", "SSHTransport", "HomeAssistant", "HostCrypto",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -90,9 +86,8 @@ let package = Package(
             name: "HADeployBuild",
             dependencies: [
                 "DeployModel", "HADeployDrivers", "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice",
-                "SSHTransport",
+                "SSHTransport", "HostCrypto",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -182,14 +177,18 @@ let package = Package(
             pkgConfig: "libssh",
             providers: [.apt(["libssh-dev"]), .brew(["libssh"])]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
 
         // MARK: edges
         .target(
             name: "MobileDevice",
             dependencies: [
-                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec",
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec", "HostCrypto",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -197,7 +196,7 @@ let package = Package(
         .target(
             name: "SSHTransport",
             dependencies: [
-                "HADeployCore", "CLibSSH", .product(name: "Crypto", package: "swift-crypto"),
+                "HADeployCore", "CLibSSH", "HostCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -218,6 +217,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // OpenSSL's libcrypto: SHA-256 of artifacts, HMAC-SHA1 of known_hosts, the twins' RSA keys
+        // and pairing certificates.
+        .target(
+            name: "HostCrypto",
+            dependencies: ["COpenSSL"],
+            swiftSettings: strict
+        ),
         .target(
             name: "ImageCodec",
             dependencies: ["CPNG", "CTIFF"],
@@ -233,10 +239,7 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                "HostCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -275,6 +278,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec"], swiftSettings: strict),
+        .testTarget(name: "HostCryptoTests", dependencies: ["HostCrypto"], swiftSettings: strict),
         .testTarget(
             name: "HADeployCoreTests",
             dependencies: ["HADeployCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
@@ -344,7 +348,7 @@ let package = Package(
         .testTarget(
             name: "VirtualDeviceTests",
             dependencies: [
-                "VirtualDevice", "ImageCodec", "TestSupport", "HomeAssistant", "HADeployCore",
+                "VirtualDevice", "ImageCodec", "TestSupport", "HomeAssistant", "HADeployCore", "HostCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

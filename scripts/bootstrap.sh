@@ -5,9 +5,12 @@
 # through sudo otherwise.
 set -euo pipefail
 
-# Build: the C libraries the wrapper targets link. Peers: the Debian libimobiledevice clients that
-# judge the virtual devices, OpenSSH and dropbear servers, git.
-build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libssh-dev libpng-dev libtiff-dev)
+# Build: the C libraries the wrapper targets link (libssl-dev: OpenSSL 3's libcrypto for hashes and
+# the twins' keys and certificates). Peers: the Debian libimobiledevice clients that judge the
+# virtual devices, OpenSSH and dropbear servers, git, and the openssl CLI (it reads the twins'
+# pairing certificates in the tests).
+build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libssh-dev libssl-dev libpng-dev
+  libtiff-dev)
 peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sftp-server openssh-client
   dropbear-bin git python3-venv openssl man-db util-linux)
 # Demo (`make demo`, --demo): what the demo itself runs beyond the build. The jailbroken iPad twin: its
@@ -23,7 +26,7 @@ demo_packages=(openssh-server openssh-sftp-server openssh-client python3 python3
 if [ "$(uname -s)" = "Darwin" ]; then
   command -v brew >/dev/null 2>&1 || { echo "bootstrap: install Homebrew (https://brew.sh) first" >&2; exit 1; }
   brew_missing=()
-  for formula in pkg-config libimobiledevice libplist libusbmuxd libssh libpng libtiff; do
+  for formula in pkg-config libimobiledevice libplist libusbmuxd libssh openssl@3 libpng libtiff; do
     brew list --formula "$formula" >/dev/null 2>&1 || brew_missing+=("$formula")
   done
   [ ${#brew_missing[@]} -eq 0 ] || brew install "${brew_missing[@]}"
@@ -31,7 +34,7 @@ if [ "$(uname -s)" = "Darwin" ]; then
 fi
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "bootstrap: not a Debian/Ubuntu system: install the development packages of libimobiledevice," >&2
-  echo "  libplist, libusbmuxd, libssh, libpng and libtiff (and pkg-config) with your package manager" >&2
+  echo "  libplist, libusbmuxd, libssh, OpenSSL 3, libpng and libtiff (and pkg-config) with your package manager" >&2
   exit 1
 fi
 

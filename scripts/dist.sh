@@ -19,7 +19,7 @@ trap 'rm -rf "$stage"' EXIT
 # The Debian packages of the shared libraries it still loads (beyond libc and the compiler runtime).
 cat > "$stage/$name/DEPENDS" <<'DEPS'
 # Debian/Ubuntu runtime libraries hadeploy needs (apt-get install ...):
-libimobiledevice6 libusbmuxd6 libplist3 libssh-4 libpng16-16 libtiff6 libstdc++6 zlib1g
+libimobiledevice6 libusbmuxd6 libplist3 libssh-4 libssl3 libpng16-16 libtiff6 libstdc++6 zlib1g
 DEPS
 mkdir -p "$out"
 tar -C "$stage" -czf "$out/$name.tar.gz" "$name"

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs the Debian libimobiledevice tools and the C libraries hadeploy links against
-# (VirtualDevice tests drive the real tools; ImageCodec needs libpng/libtiff). Idempotent.
+# (VirtualDevice tests drive the real tools and read the pairing certificates with the openssl CLI;
+# ImageCodec needs libpng/libtiff). Idempotent.
 set -eu
 
 PACKAGES="libimobiledevice-utils ideviceinstaller libimobiledevice-dev libplist-dev libusbmuxd-dev \
-libssh-dev libpng-dev libtiff-dev pkg-config"
+libssh-dev libssl-dev openssl libpng-dev libtiff-dev pkg-config"
 
 missing=""
 for package in $PACKAGES; do

@@ -1,9 +1,9 @@
-import Crypto
 import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployDrivers
+import HostCrypto
 import MobileDevice
 import Versioning
 import ZIPFoundation
@@ -276,19 +276,19 @@ public struct BuildExecutor: Sendable {
         // content. git's own diff trusts its stat cache, which can miss a same-size edit made within
         // the second of the last index write.
         let listing = try await git(["ls-files", "--cached", "--others", "--exclude-standard", "-z"])
-        var tree = SHA256()
+        let tree = SHA256Hasher()
         // hadeploy's own build outputs are never inputs, even where .gitignore forgets them.
         let outputs =
             builder.buildDirectory.split(separator: "/").first.map { String($0) + "/" } ?? ".hadeploy/"
         for path in Set(listing.split(separator: "\0").map(String.init)).sorted()
         where !path.hasPrefix(outputs) {
-            tree.update(data: Data(path.utf8))
+            tree.update(Data(path.utf8))
             if let contents = try? Data(contentsOf: root.appendingPathComponent(path), options: .mappedIfSafe)
             {
-                tree.update(data: contents)
+                tree.update(contents)
             }
         }
-        let sources = tree.finalize().map { String(format: "%02x", $0) }.joined()
+        let sources = tree.finalizeHex()
         var xcode = ""
         var version = ProcessCommand(builder.tools["xcodebuild"] ?? "xcodebuild", ["-version"])
         version.environment = builder.xcodebuild(flavour).environment
@@ -304,7 +304,7 @@ public struct BuildExecutor: Sendable {
     }
 
     public static func sha256(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        SHA256Hasher.hex(of: data)
     }
 
     /// The first compiler-style errors of a log (`file:line:col: error: ...`), at most ten.

@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import HADeployCore
+import HostCrypto
 import ZIPFoundation
 
 /// What hadeploy knows about an app before touching a device: identity, version, slices, size and
@@ -189,7 +189,7 @@ public struct AppArtifact: Sendable, Equatable {
     }
 
     private static func directoryFingerprint(_ entries: [AppDirectoryEntry]) -> String {
-        var hasher = SHA256()
+        let hasher = SHA256Hasher()
         for entry in entries {
             let kind: String
             switch entry.kind {
@@ -197,9 +197,9 @@ public struct AppArtifact: Sendable, Equatable {
             case .file(let size): kind = "F\(size)"
             case .symbolicLink(let target): kind = "L\(target)"
             }
-            hasher.update(data: Data("\(entry.relativePath)\0\(kind)\0\(entry.stamp)\n".utf8))
+            hasher.update(Data("\(entry.relativePath)\0\(kind)\0\(entry.stamp)\n".utf8))
         }
-        return "dir-" + hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return "dir-" + hasher.finalizeHex()
     }
 
     /// Reads at most `limit` bytes of an entry; stops decompressing once it has them.

@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import HADeployCore
+import HostCrypto
 
 /// SHA-256 of an artifact's content, streamed (never the whole file in memory): the file's bytes for
 /// an `.ipa`; for an `.app` directory, every entry in sorted path order (type, relative path,
@@ -9,35 +9,35 @@ public enum ContentHasher {
     static let chunkSize = 1 << 20
 
     public static func hash(of url: URL, isDirectory: Bool, in fileSystem: any FileSystem) throws -> String {
-        var hasher = SHA256()
+        let hasher = SHA256Hasher()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         if isDirectory {
             for entry in try AppDirectoryWalker.entries(of: url, in: fileSystem) {
                 switch entry.kind {
                 case .directory:
-                    hasher.update(data: Data("D\0\(entry.relativePath)\0".utf8))
+                    hasher.update(Data("D\0\(entry.relativePath)\0".utf8))
                 case .symbolicLink(let target):
-                    hasher.update(data: Data("L\0\(entry.relativePath)\0\(target)\0".utf8))
+                    hasher.update(Data("L\0\(entry.relativePath)\0\(target)\0".utf8))
                 case .file(let size):
-                    hasher.update(data: Data("F\0\(entry.relativePath)\0\(size)\0".utf8))
-                    try feed(file: entry.url, into: &hasher, buffer: buffer)
+                    hasher.update(Data("F\0\(entry.relativePath)\0\(size)\0".utf8))
+                    try feed(file: entry.url, into: hasher, buffer: buffer)
                 }
             }
         } else {
-            try feed(file: url, into: &hasher, buffer: buffer)
+            try feed(file: url, into: hasher, buffer: buffer)
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalizeHex()
     }
 
-    private static func feed(file: URL, into hasher: inout SHA256, buffer: UnsafeMutableRawBufferPointer)
+    private static func feed(file: URL, into hasher: SHA256Hasher, buffer: UnsafeMutableRawBufferPointer)
         throws
     {
         let reader = try ChunkedFileReader(url: file)
         while true {
             let count = try reader.read(into: buffer)
             if count == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
     }
 }

@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import HADeployCore
+import HostCrypto
 
 /// Locations and edits of known_hosts files.
 public enum KnownHostsFile {
@@ -63,9 +63,7 @@ public enum KnownHostsFile {
             guard parts.count == 3, let salt = Data(base64Encoded: String(parts[1])),
                 let hash = Data(base64Encoded: String(parts[2]))
             else { return false }
-            let mac = HMAC<Insecure.SHA1>.authenticationCode(
-                for: Data(pattern.utf8), using: SymmetricKey(data: salt))
-            return Data(mac) == hash
+            return Data(HMACSHA1.authenticationCode(for: Data(pattern.utf8), key: salt)) == hash
         }
         return hosts.split(separator: ",").contains { $0 == pattern }
     }

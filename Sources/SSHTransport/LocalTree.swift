@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import HADeployCore
+import HostCrypto
 
 /// The files of a local `.app` directory, in a stable order, as they will be uploaded.
 public struct LocalTree: Sendable {
@@ -39,9 +39,9 @@ public struct LocalTree: Sendable {
 
     /// SHA-256 of one file's bytes, lower-case hex (what `sha256sum` or `openssl dgst -sha256` print).
     public func fileHash(_ entry: Entry) throws -> String {
-        var hasher = SHA256()
-        try forEachChunk(of: entry) { hasher.update(data: $0) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hasher = SHA256Hasher()
+        try forEachChunk(of: entry) { hasher.update($0) }
+        return hasher.finalizeHex()
     }
 
     public var totalBytes: Int64 {
@@ -110,19 +110,19 @@ public struct LocalTree: Sendable {
     /// SHA-256 over names, kinds, uploaded modes and contents: equal hashes mean the installed copy is
     /// byte-for-byte what would be uploaded.
     public func contentHash() throws -> String {
-        var hasher = SHA256()
+        let hasher = SHA256Hasher()
         for entry in entries {
             switch entry.kind {
             case .directory:
-                hasher.update(data: Data("d \(entry.path)\n".utf8))
+                hasher.update(Data("d \(entry.path)\n".utf8))
             case .symlink(let target):
-                hasher.update(data: Data("l \(entry.path) \(target)\n".utf8))
+                hasher.update(Data("l \(entry.path) \(target)\n".utf8))
             case .file(let size):
-                hasher.update(data: Data("f \(entry.path) \(String(entry.mode, radix: 8)) \(size)\n".utf8))
-                try forEachChunk(of: entry) { hasher.update(data: $0) }
+                hasher.update(Data("f \(entry.path) \(String(entry.mode, radix: 8)) \(size)\n".utf8))
+                try forEachChunk(of: entry) { hasher.update($0) }
             }
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalizeHex()
     }
 
     /// Reads a file in 64 KiB chunks.

@@ -1,10 +1,10 @@
-import Crypto
 import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
+import HostCrypto
 import Versioning
 
 /// No Xcode here, and a build is needed: the deploy stops before touching any device.
@@ -132,7 +132,7 @@ public enum ArtifactDigest {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
         guard fileSystem.isDirectory(atPath: path) else {
-            return hex(SHA256.hash(data: try contents(path, fileSystem)))
+            return SHA256Hasher.hex(of: try contents(path, fileSystem))
         }
         let root = URL(fileURLWithPath: path)
         let files = ((try? fileSystem.subpathsOfDirectory(atPath: path)) ?? []).sorted()
@@ -143,10 +143,10 @@ public enum ArtifactDigest {
             if type == .typeSymbolicLink {
                 lines += "\(relative) -> \(try fileSystem.destinationOfSymbolicLink(atPath: url.path))\n"
             } else if type == .typeRegular {
-                lines += "\(relative) \(hex(SHA256.hash(data: try contents(url.path, fileSystem))))\n"
+                lines += "\(relative) \(SHA256Hasher.hex(of: try contents(url.path, fileSystem)))\n"
             }
         }
-        return hex(SHA256.hash(data: Data(lines.utf8)))
+        return SHA256Hasher.hex(of: Data(lines.utf8))
     }
 
     static func contents(_ path: String, _ fileSystem: any FileSystem) throws -> Data {
@@ -156,20 +156,17 @@ public enum ArtifactDigest {
         return data
     }
 
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
-    }
 }
 
 /// The version of a project a plan is made for: devices.yaml's bytes, which `.env` keys are set (not
 /// their values) and the app's version, hashed. The artifacts carry hashes of their own.
 public enum ProjectFingerprint {
     public static func make(devicesYAML: Data, dotEnvKeys: [String], version: GitVersion) -> String {
-        var hasher = SHA256()
-        hasher.update(data: Data("hadeploy project\n".utf8))
-        hasher.update(data: devicesYAML)
-        hasher.update(data: Data("\n.env keys: \(Set(dotEnvKeys).sorted().joined(separator: ","))\n".utf8))
-        hasher.update(data: Data("version: \(version.description)\n".utf8))
-        return "sha256:" + hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hasher = SHA256Hasher()
+        hasher.update(Data("hadeploy project\n".utf8))
+        hasher.update(devicesYAML)
+        hasher.update(Data("\n.env keys: \(Set(dotEnvKeys).sorted().joined(separator: ","))\n".utf8))
+        hasher.update(Data("version: \(version.description)\n".utf8))
+        return "sha256:" + hasher.finalizeHex()
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import HADeployCore
+import HostCrypto
 import Logging
 import NIOConcurrencyHelpers
 import NIOSSL
-import _CryptoExtras
 
 /// One emulated device: its persistent state, faults, service ports, and the app in the foreground.
 ///
@@ -13,7 +13,10 @@ actor DeviceRuntime {
     nonisolated let paths: DevicePaths
     nonisolated let identity: DeviceIdentity
     nonisolated let model: VirtualDeviceProfile.Model?
-    nonisolated let deviceKey: _RSA.Signing.PrivateKey
+    nonisolated let deviceKey: RSAPrivateKey
+    /// `DevicePublicKey`: PKCS#1 PEM (`BEGIN RSA PUBLIC KEY`); SubjectPublicKeyInfo PEM makes
+    /// libimobiledevice's pairing fail before `Pair` is sent (PROTOCOL.md §2.4).
+    nonisolated let devicePublicKeyPEM: String
     nonisolated let pairRecords: PairRecordStore
     nonisolated let logger: Logger
     nonisolated let behaviour: any VirtualAppBehaviour
@@ -75,21 +78,22 @@ actor DeviceRuntime {
             let chipID = model?.chipID ?? (profile.cpuArchitecture == "armv7" ? 0x8940 : 0x8020)
             state = DeviceState(identity: DeviceIdentity.makeUp(chipID: chipID, configuredUDID: profile.udid))
         }
-        let key: _RSA.Signing.PrivateKey
+        let key: RSAPrivateKey
         if let data = fileSystem.contents(atPath: paths.deviceKey.path),
             let pem = String(data: data, encoding: .utf8),
-            let loaded = try? _RSA.Signing.PrivateKey(pemRepresentation: pem)
+            let loaded = try? RSAPrivateKey(pem: pem)
         {
             key = loaded
         } else {
-            key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            try fileSystem.writePrivately(Data(key.pemRepresentation.utf8), to: paths.deviceKey)
+            key = try RSAPrivateKey(generatingBits: 2048)
+            try fileSystem.writePrivately(Data(try key.pkcs1PEM.utf8), to: paths.deviceKey)
         }
         self.profile = profile
         self.paths = paths
         self.identity = state.identity
         self.model = model
         self.deviceKey = key
+        self.devicePublicKeyPEM = try key.publicKey.pkcs1PEM
         self.pairRecords = pairRecords
         self.behaviour = behaviour
         self.fileSystem = fileSystem
@@ -116,7 +120,7 @@ actor DeviceRuntime {
     /// Pre-paired mode: generate the host's pair record as if `idevicepair pair` had run long ago
     /// (PROTOCOL.md §2.10 mode 1), store it in the virtual usbmuxd and trust its HostID.
     private static func makePrePairedRecord(
-        state: inout DeviceState, deviceKey: _RSA.Signing.PrivateKey, pairRecords: PairRecordStore
+        state: inout DeviceState, deviceKey: RSAPrivateKey, pairRecords: PairRecordStore
     ) throws {
         let material = try PairingCertificateFactory.makeMaterial(devicePublicKey: deviceKey.publicKey)
         let hostID = UUID().uuidString.uppercased()
@@ -153,10 +157,6 @@ actor DeviceRuntime {
     // MARK: identity and lockdown values
 
     nonisolated var udid: String { identity.udid }
-
-    /// `DevicePublicKey`: PKCS#1 PEM (`BEGIN RSA PUBLIC KEY`); SubjectPublicKeyInfo PEM makes
-    /// libimobiledevice's pairing fail before `Pair` is sent (PROTOCOL.md §2.4).
-    nonisolated var devicePublicKeyPEM: String { deviceKey.publicKey.pkcs1PEMRepresentation }
 
     var escrowBag: Data { state.escrowBag }
     var isDeveloperImageMounted: Bool { state.developerImageSignature != nil }
@@ -293,7 +293,7 @@ actor DeviceRuntime {
         let pem = certificatePEM!
         if let cached = tlsContextCache, cached.pem == pem { return cached.context }
         let certificate = try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem)
-        let key = try NIOSSLPrivateKey(bytes: Array(deviceKey.pemRepresentation.utf8), format: .pem)
+        let key = try NIOSSLPrivateKey(bytes: Array(try deviceKey.pkcs1PEM.utf8), format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
         // libimobiledevice caps TLS at 1.0 for ProductVersion < 10 (PROTOCOL.md §2.6).

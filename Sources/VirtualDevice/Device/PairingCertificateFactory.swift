@@ -1,7 +1,5 @@
 import Foundation
-import SwiftASN1
-import X509
-import _CryptoExtras
+import HostCrypto
 
 /// Builds the certificates of a lockdown pair record the way libimobiledevice does
 /// (PROTOCOL.md §2.5): RSA-2048 keys, X.509 v3, empty subject and issuer, valid for 10 years.
@@ -15,74 +13,52 @@ enum PairingCertificateFactory {
         let deviceCertificatePEM: String
     }
 
-    static func makeMaterial(devicePublicKey: _RSA.Signing.PublicKey) throws -> PairRecordMaterial {
-        let rootKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let hostKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let issuerKey = Certificate.PrivateKey(rootKey)
+    static func makeMaterial(devicePublicKey: RSAPublicKey) throws -> PairRecordMaterial {
+        let rootKey = try RSAPrivateKey(generatingBits: 2048)
+        let hostKey = try RSAPrivateKey(generatingBits: 2048)
         let now = EmulatorClock.now()
         let notBefore = now.addingTimeInterval(-60)
         let notAfter = now.addingTimeInterval(10 * 365 * 24 * 3600)
-        let empty = DistinguishedName()
 
-        let root = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(bytes: [0]), publicKey: issuerKey.publicKey,
-            notValidBefore: notBefore, notValidAfter: notAfter, issuer: empty, subject: empty,
-            signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-            },
-            issuerPrivateKey: issuerKey)
-        let host = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(bytes: [0]),
-            publicKey: Certificate.PublicKey(hostKey.publicKey),
-            notValidBefore: notBefore, notValidAfter: notAfter, issuer: empty, subject: empty,
-            signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
-            },
-            issuerPrivateKey: issuerKey)
-        let devicePublic = Certificate.PublicKey(devicePublicKey)
-        let device = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(bytes: [0]), publicKey: devicePublic,
-            notValidBefore: notBefore, notValidAfter: notAfter, issuer: empty, subject: empty,
-            signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                SubjectKeyIdentifier(hash: devicePublic)
-                Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
-            },
-            issuerPrivateKey: issuerKey)
+        let root = try X509Certificate(
+            serialNumber: 0, publicKey: rootKey.publicKey, notBefore: notBefore, notAfter: notAfter,
+            extensions: [.basicConstraints(certificateAuthority: true)], issuerKey: rootKey)
+        let host = try X509Certificate(
+            serialNumber: 0, publicKey: hostKey.publicKey, notBefore: notBefore, notAfter: notAfter,
+            extensions: [
+                .basicConstraints(certificateAuthority: false), .keyUsageDigitalSignatureKeyEncipherment,
+            ],
+            issuerKey: rootKey)
+        let device = try X509Certificate(
+            serialNumber: 0, publicKey: devicePublicKey, notBefore: notBefore, notAfter: notAfter,
+            extensions: [
+                .basicConstraints(certificateAuthority: false), .subjectKeyIdentifier,
+                .keyUsageDigitalSignatureKeyEncipherment,
+            ],
+            issuerKey: rootKey)
         return PairRecordMaterial(
-            rootCertificatePEM: try root.serializeAsPEM().pemString,
-            rootPrivateKeyPEM: rootKey.pkcs8PEMRepresentation,
-            hostCertificatePEM: try host.serializeAsPEM().pemString,
-            hostPrivateKeyPEM: hostKey.pkcs8PEMRepresentation,
-            deviceCertificatePEM: try device.serializeAsPEM().pemString)
+            rootCertificatePEM: try root.pem,
+            rootPrivateKeyPEM: try rootKey.pkcs8PEM,
+            hostCertificatePEM: try host.pem,
+            hostPrivateKeyPEM: try hostKey.pkcs8PEM,
+            deviceCertificatePEM: try device.pem)
     }
 
     /// A self-signed certificate for the device key, used for TLS when no pair record holds a
     /// DeviceCertificate (the clients never verify the server certificate, PROTOCOL.md §2.6).
-    static func selfSignedDeviceCertificate(deviceKey: _RSA.Signing.PrivateKey) throws -> String {
-        let key = Certificate.PrivateKey(deviceKey)
+    static func selfSignedDeviceCertificate(deviceKey: RSAPrivateKey) throws -> String {
         let now = EmulatorClock.now()
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(bytes: [1]), publicKey: key.publicKey,
-            notValidBefore: now.addingTimeInterval(-60),
-            notValidAfter: now.addingTimeInterval(10 * 365 * 24 * 3600),
-            issuer: DistinguishedName(), subject: DistinguishedName(),
-            signatureAlgorithm: .sha256WithRSAEncryption,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-            },
-            issuerPrivateKey: key)
-        return try certificate.serializeAsPEM().pemString
+        let certificate = try X509Certificate(
+            serialNumber: 1, publicKey: deviceKey.publicKey, notBefore: now.addingTimeInterval(-60),
+            notAfter: now.addingTimeInterval(10 * 365 * 24 * 3600),
+            extensions: [.basicConstraints(certificateAuthority: false)], issuerKey: deviceKey)
+        return try certificate.pem
     }
 
     /// True when the PEM certificate carries `publicKey` (the DeviceCertificate in a host-made pair
     /// record must contain the device's own key).
-    static func certificate(_ pem: String, carries publicKey: _RSA.Signing.PublicKey) -> Bool {
-        guard let certificate = try? Certificate(pemEncoded: pem) else { return false }
-        return certificate.publicKey == Certificate.PublicKey(publicKey)
+    static func certificate(_ pem: String, carries publicKey: RSAPublicKey) -> Bool {
+        guard let certificate = try? X509Certificate(pem: pem) else { return false }
+        return certificate.carries(publicKey)
     }
 }
