@@ -1,4 +1,5 @@
 import Foundation
+import Versioning
 
 /// The installed build against the one a deploy would install.
 public enum BuildState: String, Sendable, Codable {
@@ -6,6 +7,37 @@ public enum BuildState: String, Sendable, Codable {
     case outdated
     case missing
     case unknown
+}
+
+/// The build a deploy would install on a device now.
+public struct ExpectedBuild: Sendable, Hashable, Encodable {
+    public var bundleID: String?
+    public var executable: String?
+    public var marketingVersion: String
+    public var buildNumber: String
+    /// Where the figures come from: an artifact's path, or "git tags" (what a build would stamp).
+    public var source: String
+
+    public var build: InstalledBuild {
+        InstalledBuild(marketingVersion: marketingVersion, buildNumber: buildNumber)
+    }
+}
+
+extension ExpectedBuild {
+    /// The build this artifact installs.
+    public init(artifact: Artifact) {
+        self.init(
+            bundleID: artifact.bundleID, executable: artifact.executable,
+            marketingVersion: artifact.marketingVersion, buildNumber: artifact.buildNumber,
+            source: artifact.path)
+    }
+
+    /// The build a deploy would make at this version: what it would stamp, from the git tags.
+    public init(version: GitVersion, bundleID: String?) {
+        self.init(
+            bundleID: bundleID, executable: nil, marketingVersion: version.marketingVersion,
+            buildNumber: String(version.buildNumber), source: "git tags (\(version))")
+    }
 }
 
 /// What the app shows now, from the newest session of its log.

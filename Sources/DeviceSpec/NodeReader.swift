@@ -18,13 +18,16 @@ final class NodeReader {
         problems.append(SpecProblem(location(node), message))
     }
 
+    /// A mapping's entries by key name.
+    typealias Entries = [String: (key: Node, value: Node)]
+
     /// The mapping's entries, after checking every key against `allowed`.
-    func entries(_ node: Node, allowed: [String], context: String) -> [String: (key: Node, value: Node)] {
+    func entries(_ node: Node, allowed: [String], context: String) -> Entries {
         guard case .mapping(let mapping) = node else {
             problem(node, "\(context) must be a mapping of keys to values")
             return [:]
         }
-        var result: [String: (key: Node, value: Node)] = [:]
+        var result: Entries = [:]
         for (key, value) in mapping {
             guard case .scalar(let scalar) = key else {
                 problem(key, "\(context): keys must be plain names")

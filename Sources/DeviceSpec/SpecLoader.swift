@@ -156,23 +156,39 @@ public struct SpecLoader: Sendable {
         return defaults
     }
 
-    private func loadFlavours(_ node: Node?, _ reader: NodeReader, rootNode: Node) -> [Flavour] {
+    /// Calls `body` with each entry of the `section` mapping (`flavours:`, `devices:`): its key node,
+    /// its name, how problems name it (`device 'ipad2'`) and its settings, unknown keys already
+    /// reported. A name names folders and files (products, twin state, screenshots, crash reports), so
+    /// it must be a safe one.
+    private func forEachEntry(
+        _ node: Node?, _ reader: NodeReader, rootNode: Node, section: String, noun: String, allowed: [String],
+        examples: String = "",
+        _ body: (_ key: Node, _ name: String, _ context: String, _ entries: NodeReader.Entries) -> Void
+    ) {
         guard let node else {
-            reader.problem(rootNode, "missing `flavours:` (legacy, modern, simulator, ...)")
-            return []
+            reader.problem(rootNode, "missing `\(section):`\(examples)")
+            return
         }
         guard case .mapping(let mapping) = node else {
-            reader.problem(node, "flavours must be a mapping of flavour names to settings")
-            return []
+            reader.problem(node, "\(section) must be a mapping of \(noun) names to settings")
+            return
         }
-        var flavours: [Flavour] = []
         for (key, value) in mapping {
-            guard let name = reader.string(key, "flavour name") else { continue }
-            let context = "flavour '\(name)'"
-            if let problem = PathNames.problem(name, what: "flavour name") {
+            guard let name = reader.string(key, "\(noun) name") else { continue }
+            let context = "\(noun) '\(name)'"
+            if let problem = PathNames.problem(name, what: "\(noun) name") {
                 reader.problem(key, problem)
             }
-            let entries = reader.entries(value, allowed: Self.flavourKeys, context: context)
+            body(key, name, context, reader.entries(value, allowed: allowed, context: context))
+        }
+    }
+
+    private func loadFlavours(_ node: Node?, _ reader: NodeReader, rootNode: Node) -> [Flavour] {
+        var flavours: [Flavour] = []
+        forEachEntry(
+            node, reader, rootNode: rootNode, section: "flavours", noun: "flavour", allowed: Self.flavourKeys,
+            examples: " (legacy, modern, simulator, ...)"
+        ) { key, name, context, entries in
             var archs: [Arch] = []
             if let archNode = entries["archs"]?.value {
                 if case .sequence(let items) = archNode {
@@ -226,23 +242,10 @@ public struct SpecLoader: Sendable {
     private func loadDevices(_ node: Node?, _ reader: NodeReader, defaults: DeviceDefaults, rootNode: Node)
         -> [Device]
     {
-        guard let node else {
-            reader.problem(rootNode, "missing `devices:`")
-            return []
-        }
-        guard case .mapping(let mapping) = node else {
-            reader.problem(node, "devices must be a mapping of device names to settings")
-            return []
-        }
         var devices: [Device] = []
-        for (key, value) in mapping {
-            guard let id = reader.string(key, "device name") else { continue }
-            let context = "device '\(id)'"
-            // The id names this device's folders and files (twin state, screenshots, crash reports).
-            if let problem = PathNames.problem(id, what: "device name") {
-                reader.problem(key, problem)
-            }
-            let entries = reader.entries(value, allowed: Self.deviceKeys, context: context)
+        forEachEntry(
+            node, reader, rootNode: rootNode, section: "devices", noun: "device", allowed: Self.deviceKeys
+        ) { key, id, context, entries in
             func required(_ field: String, _ example: String) -> Node? {
                 if let node = entries[field]?.value { return node }
                 reader.problem(key, "\(context) needs `\(field):` (e.g. \(example))")

@@ -6,15 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-/// The C `write`, which a method of the same name would otherwise hide.
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-        Glibc.write(fd, buffer, count)
-    #else
-        Darwin.write(fd, buffer, count)
-    #endif
-}
-
 /// Files that hold secrets or say what was deployed where (pair records with private keys, device
 /// keys, install records, lock files, known_hosts) are created owner-only from the first byte: mode
 /// 0600 in directories of mode 0700. Writing first and `chmod`ing after would leave a window in which
@@ -42,7 +33,7 @@ public enum PrivateFiles {
         data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = SystemIO.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     failure = errno

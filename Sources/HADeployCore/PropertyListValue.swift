@@ -107,33 +107,24 @@ public enum PropertyListValue: Sendable, Equatable, Encodable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        // Scalars go through a single-value container so that the encoder sees Data and Date as
+        // themselves (a property list encoder writes <data> and <date>; their own encode(to:) would not).
+        func single(_ value: some Encodable) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        }
         switch self {
         case .array(let values):
             var container = encoder.unkeyedContainer()
             for value in values { try container.encode(value) }
-        case .dictionary(let values):
-            try values.encode(to: encoder)
-        case .string(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .integer(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .unsignedInteger(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .real(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .bool(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .data(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .date(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+        case .dictionary(let values): try values.encode(to: encoder)
+        case .string(let value): try single(value)
+        case .integer(let value): try single(value)
+        case .unsignedInteger(let value): try single(value)
+        case .real(let value): try single(value)
+        case .bool(let value): try single(value)
+        case .data(let value): try single(value)
+        case .date(let value): try single(value)
         }
     }
 

@@ -6,15 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-/// The C `read`, which a method of the same name would otherwise hide.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-        Glibc.read(fd, buffer, count)
-    #else
-        Darwin.read(fd, buffer, count)
-    #endif
-}
-
 /// A configuration file (devices.yaml, `.env`) that cannot be used as one: not there, not a regular
 /// file, too large, or not UTF-8 text. A configuration error (exit 78) naming the path and, when the
 /// content is at fault, the line.
@@ -100,7 +91,7 @@ public struct TextFileReader: Sendable {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while data.count <= limit {
-            let count = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { SystemIO.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw TextFileError(

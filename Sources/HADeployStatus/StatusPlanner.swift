@@ -30,18 +30,9 @@ public struct StatusPlanner: Sendable {
                     build: InstalledBuild(marketingVersion: $0.marketingVersion, buildNumber: $0.buildNumber),
                     deployedAt: $0.deployedAt, verifiedAt: $0.verifiedAt)
             }
-            let expected: ExpectedBuild
-            if let artifact = artifacts[device.flavour] {
-                expected = ExpectedBuild(
-                    bundleID: artifact.bundleID, executable: artifact.executable,
-                    marketingVersion: artifact.marketingVersion, buildNumber: artifact.buildNumber,
-                    source: artifact.path)
-            } else {
-                expected = ExpectedBuild(
-                    bundleID: record?.bundleID ?? defaultBundleID, executable: nil,
-                    marketingVersion: deploy.version.marketingVersion,
-                    buildNumber: String(deploy.version.buildNumber), source: "git tags (\(deploy.version))")
-            }
+            let expected =
+                artifacts[device.flavour].map(ExpectedBuild.init(artifact:))
+                ?? ExpectedBuild(version: deploy.version, bundleID: record?.bundleID ?? defaultBundleID)
             return DeviceStatusPlan(device: device, expected: expected, lastDeploy: last)
         }
         return StatusPlan(

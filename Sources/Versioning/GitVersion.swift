@@ -13,18 +13,6 @@ public struct GitVersion: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Whether the clone is shallow (then the build number is not trustworthy).
     public var shallow: Bool
 
-    public init(
-        marketingVersion: String, buildNumber: Int, tag: String?, commitsSinceTag: Int, dirty: Bool,
-        shallow: Bool
-    ) {
-        self.marketingVersion = marketingVersion
-        self.buildNumber = buildNumber
-        self.tag = tag
-        self.commitsSinceTag = commitsSinceTag
-        self.dirty = dirty
-        self.shallow = shallow
-    }
-
     /// `1.10.0 (57)`.
     public var description: String { "\(marketingVersion) (\(buildNumber))" }
 

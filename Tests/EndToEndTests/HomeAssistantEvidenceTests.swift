@@ -3,12 +3,13 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployDrivers
-import HADeployKit
 import HomeAssistant
 import MobileDevice
 import TestSupport
 import Testing
 import VirtualDevice
+
+@testable import HADeployKit
 
 /// The Home Assistant evidence for a device whose app has its device integration on
 /// (`-HAAutoRegister YES`): the verifier and the USB driver in this process, against a twin and a

@@ -5,10 +5,10 @@ import HADeployCore
 import Synchronization
 import TestSupport
 import Testing
-import Versioning
 
 @testable import HADeployBuild
 @testable import HADeployKit
+@testable import Versioning
 
 /// The build executor running real processes: real git, and stand-in scripts for xcodebuild and
 /// XcodeGen (which cannot run on Linux) that produce an app the way Xcode lays it out.

@@ -3,11 +3,11 @@ import Foundation
 import HADeployCore
 import TestSupport
 import Testing
-import Versioning
 
 @testable import DeployModel
 @testable import HADeployKit
 @testable import HADeployReporting
+@testable import Versioning
 
 /// The orchestration logic (parallelism, deadlines, retries, locks, reports, exit codes) with a
 /// scripted in-process driver (TestSupport's `ScriptedDriver`). End-to-end runs against virtual devices live in the E2E tests; this

@@ -4,7 +4,8 @@ import Foundation
 import HADeployCore
 import HADeployKit
 import Testing
-import Versioning
+
+@testable import Versioning
 
 @Suite struct DeployPlannerTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -4,12 +4,12 @@ import HADeployCore
 import HomeAssistant
 import TestSupport
 import Testing
-import Versioning
 
 @testable import DeployModel
 @testable import HADeployDrivers
 @testable import HADeployKit
 @testable import HADeployReporting
+@testable import Versioning
 
 /// The `mac` device of the committed matrix, planned and deployed through the real pipeline and
 /// evidence verifier. The macOS tools are FAKES (the scripted runner, see MacDriverTests); the

@@ -3,11 +3,11 @@ import Foundation
 import HADeployCore
 import ImageCodec
 import Testing
-import Versioning
 
 @testable import DeployModel
 @testable import HADeployKit
 @testable import HADeployReporting
+@testable import Versioning
 
 /// Screenshots against each device's baseline, and against each other, on real PNG files in a
 /// report folder and a state folder: which verdict, which files, and when the baseline moves on.

@@ -2,7 +2,8 @@ import Foundation
 import HADeployCore
 import TestSupport
 import Testing
-import Versioning
+
+@testable import Versioning
 
 /// Versioning against real git on generated repositories, each answer compared with what git reports.
 @Suite struct GitVersionResolverTests {

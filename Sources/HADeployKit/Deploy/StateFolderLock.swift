@@ -44,15 +44,14 @@ public struct StateFolderUnusable: Error, CustomStringConvertible, ExitStatusPro
 /// stays (removing it would let two runs lock two different files); the pid in it is only for the
 /// message another run shows.
 public final class StateFolderLock: Sendable {
-    public let path: String
-    private let descriptor: Int32
+    private let file: LockFile
+    public var path: String { file.path }
 
-    private init(path: String, descriptor: Int32) {
-        self.path = path
-        self.descriptor = descriptor
+    private init(file: LockFile) {
+        self.file = file
     }
 
-    deinit { close(descriptor) }
+    deinit { file.unlock() }
 
     /// Locks `directory` (created 0700 when missing), or throws ``StateFolderBusy`` at once.
     /// `displayName` is the folder as the user gave it.
@@ -71,32 +70,14 @@ public final class StateFolderLock: Sendable {
             throw StateFolderUnusable(folder: displayName, reason: SystemErrorText.describe(error))
         }
         let path = directory.appendingPathComponent("hadeploy.lock").path
-        while true {
-            let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-            guard fd >= 0 else {
-                throw StateFolderUnusable(folder: displayName, reason: SystemErrorText.posix(errno))
-            }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                let text = "\(getpid())\n"
-                _ = ftruncate(fd, 0)
-                _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
-                return StateFolderLock(path: path, descriptor: fd)
-            }
-            let code = errno
-            close(fd)
-            if code == EINTR { continue }
-            if code == EWOULDBLOCK || code == EAGAIN {
-                throw StateFolderBusy(folder: displayName, pid: owner(path), lockFile: path)
-            }
+        switch LockFile.lock(path) {
+        case .locked(let file):
+            file.recordOwner()
+            return StateFolderLock(file: file)
+        case .busy(let pid):
+            throw StateFolderBusy(folder: displayName, pid: pid, lockFile: path)
+        case .failed(let code):
             throw StateFolderUnusable(folder: displayName, reason: SystemErrorText.posix(code))
         }
-    }
-
-    private static func owner(_ path: String) -> Int32 {
-        // At most 64 bytes are read: a pid is a few digits, whatever the file has become.
-        guard let data = try? TextFileReader(limit: 64).readData(path),
-            let text = String(data: data, encoding: .utf8)
-        else { return 0 }
-        return Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 }

@@ -22,22 +22,9 @@ public struct LoadEvidenceVerifier: Sendable {
         /// The device's app reports to Home Assistant (`-HAAutoRegister YES`, `ha_integration`).
         public var homeAssistantIntegration: Bool
         /// Read the app's log (false: the plan says this device's log is no evidence).
-        public var appLog: Bool
+        public var appLog: Bool = true
         public var deployID: String
         public var timeout: Duration
-
-        public init(
-            artifact: Artifact, dashboard: String??, deviceName: String, homeAssistantIntegration: Bool,
-            appLog: Bool = true, deployID: String, timeout: Duration
-        ) {
-            self.artifact = artifact
-            self.dashboard = dashboard
-            self.deviceName = deviceName
-            self.homeAssistantIntegration = homeAssistantIntegration
-            self.appLog = appLog
-            self.deployID = deployID
-            self.timeout = timeout
-        }
     }
 
     /// A verifier with what it learnt before the launch, for the verify step.
@@ -66,19 +53,8 @@ public struct LoadEvidenceVerifier: Sendable {
     let driver: any DeviceDriver
     let verifier: any DashboardVerifier
     let request: Request
-    let pollInterval: Duration
-    let now: @Sendable () -> Date
-
-    public init(
-        driver: any DeviceDriver, verifier: any DashboardVerifier, request: Request,
-        pollInterval: Duration = .seconds(1), now: @escaping @Sendable () -> Date = Date.init
-    ) {
-        self.driver = driver
-        self.verifier = verifier
-        self.request = request
-        self.pollInterval = pollInterval
-        self.now = now
-    }
+    var pollInterval: Duration = .seconds(1)
+    var now: @Sendable () -> Date = Date.init
 
     /// Before the launch: the log's size, the dashboard's shape on the server, the sensor's sentinel.
     public func prepare() async -> Prepared {

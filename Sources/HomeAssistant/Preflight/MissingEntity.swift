@@ -3,9 +3,4 @@ public struct MissingEntity: Sendable, Hashable, Codable {
     public let entityID: String
     /// Card paths such as `views[0].cards[2].entities[1]`, in document order.
     public let usedAt: [String]
-
-    public init(entityID: String, usedAt: [String]) {
-        self.entityID = entityID
-        self.usedAt = usedAt
-    }
 }

@@ -5,6 +5,7 @@ import Testing
 @testable import HADeployBuild
 @testable import HADeployDrivers
 @testable import HADeployKit
+@testable import Versioning
 
 @Suite struct CommandBuilderTests {
     let udid = "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33"

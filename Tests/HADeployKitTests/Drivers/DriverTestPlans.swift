@@ -3,7 +3,8 @@ import DeviceSpec
 import Foundation
 import HADeployKit
 import Testing
-import Versioning
+
+@testable import Versioning
 
 /// Device plans from the committed devices.yaml, for checking what each driver's `make` reads.
 enum DriverTestPlans {
