@@ -14,13 +14,13 @@ for, from wait4) apart from the emulator's (`hadeploy virtual`: /proc/PID/stat u
 and after), and each step's wall time from the `--json` events. It ends with the done-when ratios.
 
 Usage: scripts/bench-deploy.py [--devices N] [--app-mb M] [--profile] [path/to/hadeploy]
-       (default: 6 devices, 50 MB, the release build in .build-release)
+       (default: 6 devices, 50 MB, the shipped static binary `make release` links in .build-release)
 """
 import argparse, json, os, plistlib, shutil, socket, struct, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 parser = argparse.ArgumentParser(description="hadeploy deploy benchmarks")
-parser.add_argument("binary", nargs="?", default=os.path.join(ROOT, ".build-release/release/hadeploy"))
+parser.add_argument("binary", nargs="?", default=os.path.join(ROOT, ".build-release/release/hadeploy-static"))
 parser.add_argument("--devices", type=int, default=6, help="number of twins (default 6)")
 parser.add_argument("--app-mb", type=int, default=None, help="app size in MB (default 50, or 20 with --devices > 6)")
 parser.add_argument("--profile", action="store_true", help="print CPU seconds and per-step wall times of each run")
