@@ -7,6 +7,9 @@
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/hadeploy-fresh-test.XXXXXX")"
+# mktemp makes it 0700; a checkout lives where other users may pass through (CI's workspace, a
+# home folder of 0755), and the confinement tests run a client as nobody from the checkout's venv.
+chmod 755 "$tmp"
 mkdir -p "$tmp/home"
 git clone -q --no-local "$repo" "$tmp/hadeploy" || exit 1
 git -C "$tmp/hadeploy" checkout -q --detach "$(git -C "$repo" rev-parse HEAD)" || exit 1
