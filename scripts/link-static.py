@@ -74,7 +74,7 @@ def main():
     if "-static-stdlib" not in args:
         args.insert(out, "-static-stdlib")
     args += STATIC_FOUNDATION
-    if args[-2:] != ["-Xlinker", "-s"] and "-s" not in args:
+    if "-s" not in args:
         args += ["-Xlinker", "-s"]
     os.makedirs(os.path.dirname(output), exist_ok=True)
     partial = output + ".partial"
