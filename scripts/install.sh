@@ -25,4 +25,11 @@ installed="$prefix/bin/hadeploy"
 "$installed" --generate-completion-script zsh > "$prefix/share/zsh/site-functions/_hadeploy"
 "$installed" --generate-completion-script fish > "$prefix/share/fish/vendor_completions.d/hadeploy.fish"
 "$here/manpage.sh" "$installed" > "$prefix/share/man/man1/hadeploy.1"
+# What `--virtual` runs for the jailbroken iPads, carried by the installation itself (an installed
+# hadeploy never looks for scripts anywhere else but an explicit HADEPLOY_JAILBREAK_TWIN or the
+# project it runs in), owner-writable only: hadeploy refuses a twin folder other users could change.
+install -d -m 755 "$prefix/share/hadeploy/jailbreak-twin"
+install -m 755 "$here/jailbreak-twin/twin.sh" "$prefix/share/hadeploy/jailbreak-twin/twin.sh"
+install -m 644 "$here/jailbreak-twin/app.py" "$here/jailbreak-twin/springboard.py" \
+  "$prefix/share/hadeploy/jailbreak-twin/"
 echo "installed $installed (completions for bash, zsh, fish; man hadeploy)"

@@ -7,6 +7,10 @@ import Foundation
 public protocol FileSystem: Sendable {
     /// The file's bytes, or nil when it cannot be read.
     func contents(atPath path: String) -> Data?
+    /// Reads the file at `path` from start to end in pieces of at most `chunkSize` bytes, handing each
+    /// to `body` in order: a file of any size in bounded memory. Stops with CancellationError when the
+    /// calling task is cancelled (SIGTERM, Ctrl-C).
+    func read(atPath path: String, chunkSize: Int, _ body: (Data) throws -> Void) throws
     /// Writes `data` to `url` (`.atomic`: through a temporary file and a rename).
     func write(_ data: Data, to url: URL, options: Data.WritingOptions) throws
     func createFile(atPath path: String, contents: Data?, attributes: [FileAttributeKey: Any]?) -> Bool

@@ -9,6 +9,10 @@ public struct LiveFileSystem: FileSystem {
 
     public func contents(atPath path: String) -> Data? { manager.contents(atPath: path) }
 
+    public func read(atPath path: String, chunkSize: Int, _ body: (Data) throws -> Void) throws {
+        try FileChunks.read(atPath: path, chunkSize: chunkSize, body)
+    }
+
     public func write(_ data: Data, to url: URL, options: Data.WritingOptions) throws {
         try data.write(to: url, options: options)
     }

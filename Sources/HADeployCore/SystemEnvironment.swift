@@ -13,6 +13,11 @@ public protocol SystemEnvironment: Sendable {
     var processIdentifier: Int32 { get }
     var hostName: String { get }
     var userName: String { get }
+    /// The effective user id: whose rights this process acts with.
+    var effectiveUserID: UInt32 { get }
+    /// The absolute path of the running executable (symbolic links resolved), nil when unknown: an
+    /// installed hadeploy finds what it carries (`share/hadeploy/...`) next to it.
+    var executablePath: String? { get }
 }
 
 /// The running process's own.
@@ -27,4 +32,8 @@ public struct LiveEnvironment: SystemEnvironment {
         return withUnsafeBytes(of: node.nodename) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
     public var userName: String { variables["USER"] ?? NSUserName() }
+    public var effectiveUserID: UInt32 { UInt32(geteuid()) }
+    public var executablePath: String? {
+        Bundle.main.executableURL.map { $0.resolvingSymlinksInPath().path }
+    }
 }

@@ -9,13 +9,21 @@ import HADeployKit
 
 /// The jailbroken twin `--virtual` gives an SSH device (the iPad 2): `scripts/jailbreak-twin/twin.sh`,
 /// a real sshd in an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the virtual app, on
-/// 127.0.0.1. It needs root (mount and PID namespaces) and the script from a checkout of this
-/// repository; without them the device keeps its USB twin.
+/// 127.0.0.1. It needs root (mount and PID namespaces) and the twin's scripts: the copy an installed
+/// hadeploy carries in its `share/`, or a checkout's; without them the device is "not available".
 ///
 /// Safe on a shared machine: root logs in with a key made for this run only (no password), kept in a
 /// 0700 folder; the server runs pivoted into the twin's root with reduced capabilities (twin.sh); and
 /// the twin's stdin is a FIFO only this process holds open for writing, so the twin ends with it
 /// however it ends (`--lifeline`), SIGKILL included.
+/// Why no twin script may run.
+enum TwinScriptProblem: Error, Equatable {
+    /// None of the places a twin script may be has one.
+    case missing
+    /// The script found could have been written by another user.
+    case untrusted(script: String, problem: String)
+}
+
 final class JailbreakTwinProcess: @unchecked Sendable {
     /// Where it listens and how root logs in: what the twins' topology hands the SSH driver.
     let endpoint: JailbrokenTwinEndpoint
@@ -31,21 +39,46 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         self.lifeline = lifeline
     }
 
-    /// The twin script: `HADEPLOY_JAILBREAK_TWIN`, else the checkout this binary was built in, else the
-    /// project directory's own copy. nil when not root or none exists.
-    static func script(environment: [String: String], projectDirectory: URL, fileSystem: any FileSystem)
-        -> String?
+    /// Where the twin's folder may be, in order: `HADEPLOY_JAILBREAK_TWIN` (its `twin.sh`), the copy an
+    /// installed hadeploy carries (`<prefix>/share/hadeploy/jailbreak-twin`, next to `<prefix>/bin`),
+    /// and the project directory's own `scripts/jailbreak-twin` (a checkout of this repository).
+    static func scriptCandidates(environment: [String: String], executablePath: String?, projectDirectory: URL)
+        -> [String]
     {
-        guard getuid() == 0 else { return nil }
-        // Sources/HADeployVirtual/<this file> → the checkout.
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidates: [String?] = [
-            environment["HADEPLOY_JAILBREAK_TWIN"],
-            source.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
-            projectDirectory.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path,
-        ]
-        return candidates.compactMap { $0 }.first { fileSystem.fileExists(atPath: $0) }
+        var candidates: [String] = []
+        if let explicit = environment["HADEPLOY_JAILBREAK_TWIN"], !explicit.isEmpty { candidates.append(explicit) }
+        if let executablePath {
+            candidates.append(
+                URL(fileURLWithPath: executablePath).deletingLastPathComponent().deletingLastPathComponent()
+                    .appendingPathComponent("share/hadeploy/jailbreak-twin/twin.sh").path)
+        }
+        candidates.append(projectDirectory.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path)
+        return candidates
+    }
+
+    /// The first twin script that exists, if only this user or root could have written it (the script,
+    /// the files it copies and every folder above them: ``TrustedFiles``); otherwise why not.
+    static func script(
+        environment: [String: String], executablePath: String?, projectDirectory: URL, userID: UInt32,
+        fileSystem: any FileSystem
+    ) -> Result<String, TwinScriptProblem> {
+        let candidates = scriptCandidates(
+            environment: environment, executablePath: executablePath, projectDirectory: projectDirectory)
+        guard let script = candidates.first(where: { fileSystem.fileExists(atPath: $0) }) else {
+            return .failure(.missing)
+        }
+        // twin.sh and the files it copies from its own folder into the twin.
+        let folder = URL(fileURLWithPath: script).deletingLastPathComponent()
+        // (A sibling that is missing cannot be planted later: the folder itself is checked.)
+        let files =
+            [script]
+            + ["springboard.py", "app.py"].map { folder.appendingPathComponent($0).path }.filter {
+                fileSystem.fileExists(atPath: $0)
+            }
+        if let problem = TrustedFiles.problem(paths: files, userID: userID, fileSystem: fileSystem) {
+            return .failure(.untrusted(script: script, problem: problem))
+        }
+        return .success(script)
     }
 
     /// Starts a twin in `directory` (its root, a fresh client key, known_hosts) and waits until it listens.

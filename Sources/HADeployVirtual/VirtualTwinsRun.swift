@@ -101,17 +101,24 @@ public struct VirtualTwinsRun: Sendable {
             return .missing(
                 reason: "the jailbroken twin needs root (chroot, namespaces): run as root or with sudo")
         }
-        guard
-            let script = JailbreakTwinProcess.script(
-                environment: context.environment, projectDirectory: context.currentDirectory,
-                fileSystem: context.fileSystem)
-        else {
+        let found = JailbreakTwinProcess.script(
+            environment: context.environment, executablePath: context.system.executablePath,
+            projectDirectory: context.currentDirectory, userID: context.system.effectiveUserID,
+            fileSystem: context.fileSystem)
+        switch found {
+        case .success(let script): return .found(script)
+        case .failure(.missing):
             return .missing(
                 reason:
-                    "the jailbroken twin's script (scripts/jailbreak-twin/twin.sh) is not here: run from a "
-                    + "hadeploy checkout or set HADEPLOY_JAILBREAK_TWIN")
+                    "the jailbroken twin's scripts are not here (share/hadeploy/jailbreak-twin next to an "
+                    + "installed hadeploy, or scripts/jailbreak-twin in a checkout): install hadeploy with "
+                    + "make install, run from a hadeploy checkout, or set HADEPLOY_JAILBREAK_TWIN")
+        case .failure(.untrusted(let script, let problem)):
+            return .missing(
+                reason:
+                    "refusing to run the jailbroken twin's script \(script): \(problem); only its owner "
+                    + "(this user or root) may be able to change it and the folders above it")
         }
-        return .found(script)
     }
 
     /// One line for the table: what the twin said last, the fix, and where its whole log is.

@@ -76,6 +76,44 @@ struct TwinUnavailableTests {
         #expect(table.contains { $0.hasPrefix("mini4 ") && $0.contains("succeeded") }, "\(run.stderr)")
     }
 
+    /// The attack on an installed hadeploy: another local user plants a twin.sh where hadeploy looks for
+    /// one (before: the checkout path the release binary was compiled in, which any user could create
+    /// on another machine; it ran as root). A twin script in a folder other users can write is refused,
+    /// never run; the installed binary carries its own (share/hadeploy/jailbreak-twin).
+    @Test func aTwinScriptAnotherUserCouldHaveWrittenIsNeverRun() async throws {
+        let ha = try await HomeAssistantServer.shared()
+        let root = try await Self.project(ha)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let shared = root.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        #expect(chmod(shared.path, 0o777) == 0)
+        let marker = root.appendingPathComponent("planted-script-ran")
+        let script = shared.appendingPathComponent("twin.sh")
+        try "#!/bin/sh\ntouch '\(marker.path)'\nexit 1\n".write(to: script, atomically: true, encoding: .utf8)
+
+        let run = try await HADeployBinary.run(
+            ["ipad2", "mini4", "--virtual", "--no-build", "--report", "report"], in: root,
+            environment: ["HADEPLOY_JAILBREAK_TWIN": script.path], timeout: .seconds(240))
+        #expect(!FileManager.default.fileExists(atPath: marker.path), "the planted script ran")
+        let results = try Self.report(root)
+        let ipad2 = try #require(results["ipad2"], "\(run.stderr)")
+        #expect(ipad2.outcome == .notAvailable)
+        let reason = ipad2.reason ?? ""
+        #expect(reason.contains("refusing to run the jailbroken twin's script"), "\(reason)")
+        #expect(reason.contains("shared can be changed by other users (mode 777)"), "\(reason)")
+        #expect(results["mini4"]?.outcome == .succeeded, "\(run.stderr)")
+
+        // The binary under test is the installed layout's: it carries the twin it runs.
+        let binary = URL(fileURLWithPath: try await HADeployBinary.path).resolvingSymlinksInPath()
+        let carried = binary.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("share/hadeploy/jailbreak-twin")
+        for file in ["twin.sh", "app.py", "springboard.py"] {
+            #expect(
+                FileManager.default.fileExists(atPath: carried.appendingPathComponent(file).path),
+                "\(carried.path) has no \(file)")
+        }
+    }
+
     /// Not as root the jailbroken twin cannot run (chroot, namespaces). Before, the iPad 2 silently got a
     /// USB twin — a path the real (SSH) deploy does not take; now it is "not available" with the fix.
     @Test func notAsRootTheSSHDeviceIsNotAvailableAndSaysWhy() async throws {

@@ -9,15 +9,35 @@ public struct FakeEnvironment: SystemEnvironment {
     private let pid: Int32?
     private let host: String?
     private let user: String?
+    private let uid: UInt32?
+    private let executable: String??
 
     public init(
         _ variables: [String: String] = [:], processIdentifier: Int32? = nil, hostName: String? = nil,
-        userName: String? = nil
+        userName: String? = nil, effectiveUserID: UInt32? = nil, executablePath: String?? = nil
     ) {
         self.variables = variables
         pid = processIdentifier
         host = hostName
         user = userName
+        uid = effectiveUserID
+        executable = executablePath
+    }
+
+    public var effectiveUserID: UInt32 {
+        guard let uid else {
+            Issue.record("FakeEnvironment: unexpected effectiveUserID (none was given)")
+            return 0
+        }
+        return uid
+    }
+
+    public var executablePath: String? {
+        guard let executable else {
+            Issue.record("FakeEnvironment: unexpected executablePath (none was given)")
+            return nil
+        }
+        return executable
     }
 
     public var processIdentifier: Int32 {

@@ -64,6 +64,11 @@ public final class FakeFileSystem: FileSystem, @unchecked Sendable {
         allowed("contents(atPath: \(path))", path) ? manager.contents(atPath: path) : nil
     }
 
+    public func read(atPath path: String, chunkSize: Int, _ body: (Data) throws -> Void) throws {
+        try check("read(atPath: \(path))", path)
+        try FileChunks.read(atPath: path, chunkSize: chunkSize, body)
+    }
+
     public func write(_ data: Data, to url: URL, options: Data.WritingOptions) throws {
         try check("write(to: \(url.path))", url.path)
         try data.write(to: url, options: options)

@@ -16,10 +16,12 @@ public enum HADeployBinary {
 
     /// Where the archive's `bin/hadeploy` was extracted to (removed when the test process exits).
     private static func extract(_ archive: String) async throws -> String {
+        // A name no other user can guess and prepare, made here (never an existing folder): the binary every
+        // suite runs comes from here.
         let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("hadeploy-under-test-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.removeItem(at: folder)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            .appendingPathComponent("hadeploy-under-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         AtExit.register(folder)
         _ = try await LiveProcessRunner().checked(
             ProcessCommand("tar", ["-C", folder.path, "-xzf", archive]), timeout: .seconds(120))

@@ -84,8 +84,11 @@ extension ArtifactPlan {
 
     /// The artifact for every flavour the plan's available devices use, as the plan names them: given
     /// files (refused when their hash is not the plan's) or demo bundles; builds are the caller's.
+    /// Given files are first copied into the folder `copies` makes (a private folder of this run's)
+    /// and the copies are checked and installed: the file hashed is the file installed.
     public func artifacts(
-        for plan: DeployPlan, host: HostPlatform, in fileSystem: any FileSystem
+        for plan: DeployPlan, host: HostPlatform, copyingInto copies: () throws -> URL,
+        in fileSystem: any FileSystem
     ) throws -> [String: Artifact] {
         let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
             .sorted()
@@ -93,14 +96,28 @@ extension ArtifactPlan {
         var result: [String: Artifact] = [:]
         switch self {
         case .files(let files):
+            var copied: [String: String] = [:]
+            var base: URL?
             for flavour in flavours {
                 guard let file = files[flavour] else {
                     throw ArtifactError(path: "(the plan)", problem: "no artifact for flavour \(flavour)")
                 }
-                guard try ArtifactDigest.sha256(file.path, in: fileSystem) == file.sha256 else {
-                    throw ArtifactChanged(flavour: flavour, path: file.path)
+                let copy: String
+                if let done = copied[file.path] {
+                    copy = done
+                } else {
+                    let runFolder = try base ?? copies()
+                    base = runFolder
+                    let folder = runFolder.appendingPathComponent("\(copied.count + 1)")
+                    try fileSystem.createPrivateDirectory(at: folder)
+                    let made = try ArtifactDigest.privateCopy(of: file.path, into: folder, in: fileSystem)
+                    guard made.sha256 == file.sha256 else {
+                        throw ArtifactChanged(flavour: flavour, path: file.path)
+                    }
+                    copy = made.path
+                    copied[file.path] = copy
                 }
-                result[flavour] = try inspector.inspect(URL(fileURLWithPath: file.path), flavour: flavour)
+                result[flavour] = try inspector.inspect(URL(fileURLWithPath: copy), flavour: flavour)
             }
         case .demo(let directory, let bundleID):
             let builder = DemoAppBuilder(bundleID: bundleID)
@@ -127,13 +144,14 @@ extension ArtifactPlan {
 /// The content hash of an artifact: SHA-256 of an .ipa's bytes, or of an .app folder's files (each
 /// file's relative path and SHA-256, in path order).
 public enum ArtifactDigest {
+    /// How much of a file is read at a time: hashing never holds a whole artifact in memory.
+    static let chunkSize = 1 << 20
+
     public static func sha256(_ path: String, in fileSystem: any FileSystem) throws -> String {
         guard fileSystem.fileExists(atPath: path) else {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
-        guard fileSystem.isDirectory(atPath: path) else {
-            return SHA256Hasher.hex(of: try contents(path, fileSystem))
-        }
+        guard fileSystem.isDirectory(atPath: path) else { return try fileHash(path, fileSystem) }
         let root = URL(fileURLWithPath: path)
         let files = ((try? fileSystem.subpathsOfDirectory(atPath: path)) ?? []).sorted()
         var lines = ""
@@ -143,19 +161,54 @@ public enum ArtifactDigest {
             if type == .typeSymbolicLink {
                 lines += "\(relative) -> \(try fileSystem.destinationOfSymbolicLink(atPath: url.path))\n"
             } else if type == .typeRegular {
-                lines += "\(relative) \(SHA256Hasher.hex(of: try contents(url.path, fileSystem)))\n"
+                lines += "\(relative) \(try fileHash(url.path, fileSystem))\n"
             }
         }
         return SHA256Hasher.hex(of: Data(lines.utf8))
     }
 
-    static func contents(_ path: String, _ fileSystem: any FileSystem) throws -> Data {
-        guard let data = fileSystem.contents(atPath: path) else {
-            throw ArtifactError(path: path, problem: "cannot be read")
+    /// A regular file's SHA-256, read in pieces (a FIFO or a device is refused, never waited on).
+    static func fileHash(_ path: String, _ fileSystem: any FileSystem) throws -> String {
+        let type = (try? fileSystem.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+        let target =
+            type == .typeSymbolicLink
+            ? (try? fileSystem.attributesOfItem(
+                atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+            : type
+        guard target == .typeRegular else {
+            throw ArtifactError(path: path, problem: "not a regular file or an .app folder")
         }
-        return data
+        let hasher = SHA256Hasher()
+        do {
+            try fileSystem.read(atPath: path, chunkSize: chunkSize) { hasher.update($0) }
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw ArtifactError(path: path, problem: "cannot be read (\(SystemErrorText.message(error)))")
+        }
+        return hasher.finalizeHex()
     }
 
+    /// Copies the artifact at `path` into `folder` (a private folder of this run's) and returns the
+    /// copy with its hash: what is installed is the copy, which no one else can change after it was
+    /// hashed (the original can be replaced at any moment).
+    public static func privateCopy(of path: String, into folder: URL, in fileSystem: any FileSystem) throws -> (
+        path: String, sha256: String
+    ) {
+        let source = URL(fileURLWithPath: path)
+        let copy = folder.appendingPathComponent(source.lastPathComponent)
+        guard fileSystem.fileExists(atPath: path) else {
+            throw ArtifactError(path: path, problem: "no such file or folder")
+        }
+        if !fileSystem.isDirectory(atPath: path) { _ = try fileHash(path, fileSystem) }
+        do {
+            try fileSystem.copyItem(at: source.resolvingSymlinksInPath(), to: copy)
+        } catch {
+            throw ArtifactError(
+                path: path, problem: "cannot be copied for this run (\(SystemErrorText.message(error)))")
+        }
+        return (copy.path, try sha256(copy.path, in: fileSystem))
+    }
 }
 
 /// The version of a project a plan is made for: devices.yaml's bytes, which `.env` keys are set (not

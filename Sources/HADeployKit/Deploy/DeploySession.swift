@@ -69,7 +69,16 @@ public struct DeploySession: Sendable {
     var stateDirectory: URL { context.url(for: plan.stateDirectory) }
 
     public func run() async throws -> DeployReport {
-        let (inspected, checked) = try await prepareArtifacts()
+        // Given artifacts are installed from private copies made and hashed now (ArtifactSource).
+        let copies = stateDirectory.appendingPathComponent("artifacts")
+        var copyFolder: URL?
+        defer { if let copyFolder { try? context.fileSystem.removeItem(at: copyFolder) } }
+        let (inspected, checked) = try await prepareArtifacts {
+            let folder = try ArtifactStaging.makeRunFolder(
+                under: copies, runID: "given-\(plan.deployID)", in: context.fileSystem)
+            copyFolder = folder
+            return folder
+        }
         // Installs over SSH take a bundle: each .ipa is unpacked once, now, and removed at the end.
         let staging = try ArtifactStaging.prepare(
             inspected,
@@ -133,10 +142,13 @@ public struct DeploySession: Sendable {
     /// The artifact for each flavour, as the plan says: given (checked against the plan's hash),
     /// generated for virtual twins, or built (after the checks that would stop the deploy anyway, so a
     /// wrong token costs no build). Also says whether the Home Assistant preflight already ran.
-    func prepareArtifacts() async throws -> (artifacts: [String: Artifact], preflightDone: Bool) {
+    func prepareArtifacts(copyFolder: () throws -> URL) async throws -> (
+        artifacts: [String: Artifact], preflightDone: Bool
+    ) {
         let host = HostPlatform.current
         guard case .build = plan.artifacts else {
-            let artifacts = try plan.artifacts.artifacts(for: plan, host: host, in: context.fileSystem)
+            let artifacts = try plan.artifacts.artifacts(
+                for: plan, host: host, copyingInto: copyFolder, in: context.fileSystem)
             if case .demo = plan.artifacts {
                 reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
             }
@@ -199,7 +211,12 @@ public struct DeploySession: Sendable {
             fileSystem: context.fileSystem, workers: workers, runner: context.runner,
             secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
+        let crashes = CrashFolders(root: stateDirectory.appendingPathComponent("crashes"), fileSystem: context.fileSystem)
+        if settings.reportDirectory == nil {
+            environment.crashDirectory = try crashes.prepare(runID: plan.deployID)
+        }
         let report = await DeployExecutor(plan: plan, environment: environment).run()
+        if settings.reportDirectory == nil { crashes.tidy(runID: plan.deployID) }
         await verifier?.close()
         do {
             try settings.deployRecords?.record(report, plan: plan, artifacts: artifacts)

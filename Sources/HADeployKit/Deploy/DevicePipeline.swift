@@ -280,11 +280,12 @@ struct DevicePipeline: Sendable {
                 case .crashCheck:
                     // A crash report newer than the launch fails the device whatever else was seen.
                     let directory =
-                        (environment.reportDirectory
-                        ?? environment.fileSystem.temporaryDirectory
-                        .appendingPathComponent("hadeploy-\(plan.deployID)"))
+                        (environment.reportDirectory?.appendingPathComponent("crashes")
+                        ?? environment.crashDirectory
+                        ?? environment.lockDirectory.deletingLastPathComponent()
                         .appendingPathComponent("crashes").appendingPathComponent(
-                            PathNames.component(device.id))
+                            PathNames.component(plan.deployID)))
+                        .appendingPathComponent(PathNames.component(device.id))
                     let since = (launchedAt ?? environment.now()).addingTimeInterval(-2)
                     crashes = try await step(planned, recorder: recorder) {
                         try await driver.crashReports(of: artifact, since: since, into: directory)

@@ -1,0 +1,128 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployBuild
+import HADeployCore
+import HADeployKit
+import HostCrypto
+import TestSupport
+import Testing
+
+@testable import Versioning
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The file hashed is the file installed, and hashing holds no artifact in memory.
+struct ArtifactIntegrityTests {
+    /// A mini4 plan that installs the demo app built into `root/artifacts`, named by path and hash.
+    static func world() throws -> (plan: DeployPlan, app: URL, root: URL) {
+        let root = try temporaryDirectory("artifact-integrity")
+        let (device, _, matrix) = try DriverTestPlans.plan("mini4", host: .linux)
+        let flavour = try #require(matrix.flavours.first { $0.name == device.flavour })
+        let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
+            flavour: flavour, marketingVersion: "1.0.1", buildNumber: 1,
+            into: root.appendingPathComponent("artifacts"), in: LiveFileSystem())
+        var plan = DeployPlan(
+            version: GitVersion(
+                marketingVersion: "1.0.1", buildNumber: 1, tag: "v1.0.1", commitsSinceTag: 0, dirty: false,
+                shallow: false), deployID: "d-1",
+            server: .unset(["HA_SERVER"]), verify: false, builds: [], devices: [device], warnings: [])
+        plan.artifacts = .files([
+            device.flavour: PlannedArtifact(
+                path: artifact.path, sha256: try ArtifactDigest.sha256(artifact.path, in: LiveFileSystem()))
+        ])
+        return (plan, URL(fileURLWithPath: artifact.path), root)
+    }
+
+    /// Before: the artifact was hashed, then read again by path at install time, so a build swapped in
+    /// between was installed and reported as the planned one.
+    @Test func whatIsInstalledIsAPrivateCopyOfWhatWasHashedNotThePathThatCanBeSwapped() throws {
+        let (plan, app, root) = try Self.world()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let copies = root.appendingPathComponent("state/artifacts/given-d-1")
+        let artifacts = try plan.artifacts.artifacts(
+            for: plan, host: .linux, copyingInto: { copies }, in: LiveFileSystem())
+        let installed = try #require(artifacts.values.first)
+        #expect(installed.path.hasPrefix(copies.path + "/"), "\(installed.path)")
+        let mode = try FileManager.default.attributesOfItem(atPath: installed.path)[.posixPermissions] as? Int
+        let folderMode =
+            try FileManager.default.attributesOfItem(
+                atPath: URL(fileURLWithPath: installed.path).deletingLastPathComponent().path)[.posixPermissions]
+            as? Int
+        #expect(folderMode == 0o700, "the copy's folder is this user's only: \(String(folderMode ?? 0, radix: 8)) \(mode ?? 0)")
+
+        // Another build swapped in at the planned path after the check.
+        let executable = app.appendingPathComponent(installed.executable)
+        try Data("#!/bin/sh\necho swapped\n".utf8).write(to: executable)
+        guard case .files(let files) = plan.artifacts, let planned = files.values.first else {
+            Issue.record("no planned artifact")
+            return
+        }
+        #expect(try ArtifactDigest.sha256(app.path, in: LiveFileSystem()) != planned.sha256)
+        #expect(
+            try ArtifactDigest.sha256(installed.path, in: LiveFileSystem()) == planned.sha256,
+            "what the devices get is still the planned build")
+    }
+
+    @Test func anArtifactChangedBeforeItWasCopiedIsRefusedAndNothingIsKept() throws {
+        let (plan, app, root) = try Self.world()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("changed".utf8).write(to: app.appendingPathComponent("changed.txt"))
+        let copies = root.appendingPathComponent("state/artifacts/given-d-1")
+        #expect(throws: ArtifactChanged.self) {
+            try plan.artifacts.artifacts(for: plan, host: .linux, copyingInto: { copies }, in: LiveFileSystem())
+        }
+    }
+
+    /// Before: a 10 GB sparse file cost 10.5 GB of memory and ignored SIGTERM while it was read whole.
+    @Test func hashingALargeFileTakesBoundedMemoryAndStopsWhenCancelled() async throws {
+        let root = try temporaryDirectory("artifact-hash")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let file = root.appendingPathComponent("App.ipa")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 1 << 30)  // 1 GiB, sparse
+        try handle.close()
+
+        let before = Self.peakResidentBytes()
+        let digest = try ArtifactDigest.sha256(file.path, in: LiveFileSystem())
+        let grown = Self.peakResidentBytes() - before
+        #expect(digest.count == 64)
+        #expect(grown < 128 << 20, "hashing 1 GiB grew the peak memory by \(grown >> 20) MiB")
+
+        let huge = root.appendingPathComponent("Huge.ipa")
+        #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
+        let hugeHandle = try FileHandle(forWritingTo: huge)
+        try hugeHandle.truncate(atOffset: 1 << 40)  // 1 TiB, sparse: minutes to read whole
+        try hugeHandle.close()
+        let hashing = Task { try ArtifactDigest.sha256(huge.path, in: LiveFileSystem()) }
+        try await Task.sleep(for: .milliseconds(200))
+        let cancelledAt = ContinuousClock.now
+        hashing.cancel()
+        await #expect(throws: CancellationError.self) { try await hashing.value }
+        #expect(ContinuousClock.now - cancelledAt < .seconds(5))
+    }
+
+    @Test func aFIFOGivenAsTheArtifactIsRefusedNotWaitedOn() throws {
+        let root = try temporaryDirectory("artifact-fifo")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let fifo = root.appendingPathComponent("App.ipa").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let error = #expect(throws: ArtifactError.self) { try ArtifactDigest.sha256(fifo, in: LiveFileSystem()) }
+        #expect(error?.description.contains("not a regular file") == true, "\(String(describing: error))")
+    }
+
+    static func peakResidentBytes() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        #if canImport(Darwin)
+            return Int(usage.ru_maxrss)
+        #else
+            return Int(usage.ru_maxrss) * 1024
+        #endif
+    }
+}
