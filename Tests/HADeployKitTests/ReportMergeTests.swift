@@ -119,6 +119,7 @@ struct ReportMergeTests {
 
     @Test func aSymlinkInAHostFolderOrInTheMergedFolderIsNotFollowed() throws {
         defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: host, withIntermediateDirectories: true)
         // host-1/screenshots is a link to the victim folder: its a.png is not the host's to give.
         try FileManager.default.createSymbolicLink(
             at: host.appendingPathComponent("screenshots"), withDestinationURL: victim)
@@ -195,7 +196,9 @@ struct ReportMergeTests {
         try FileManager.default.createDirectory(at: host, withIntermediateDirectories: true)
         #expect(mkfifo(host.appendingPathComponent("summary.json").path, 0o600) == 0)
         #expect {
-            try ReportMergeInput.load("host-1", base: root, fileSystem: LiveFileSystem())
+            try ReportMergeInput.load(
+                "host-1", base: URL(fileURLWithPath: root.path, isDirectory: true),
+                fileSystem: LiveFileSystem())
         } throws: { error in
             "\(error)".contains("host-1/summary.json: not a regular file")
         }
