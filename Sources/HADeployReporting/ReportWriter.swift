@@ -185,6 +185,7 @@ public struct ReportWriter: Sendable {
         case .changedALittle: return "little"
         case .different: return "different"
         case .noBaseline: return "new"
+        case .unavailable: return "unavailable"
         }
     }
 
@@ -305,7 +306,7 @@ public struct ReportWriter: Sendable {
             .card.wide{grid-column:1/-1} .compare{display:flex;gap:12px}
             .compare figure{flex:1;margin:0} .compare figcaption{font-size:13px;color:#444;margin-bottom:4px}
             .visual{font-size:14px;margin:6px 0} .visual.same{color:#1b873f} .visual.little{color:#b07800}
-            .visual.different{color:#c62828} .visual.new{color:#6e6e73}
+            .visual.different{color:#c62828} .visual.new{color:#6e6e73} .visual.unavailable{color:#b07800}
             table.parity{max-width:900px;margin-top:16px;background:#fff} .parity th{text-align:left}
             </style></head><body>
             <h1>hadeploy — version \(h(report.version))</h1>
