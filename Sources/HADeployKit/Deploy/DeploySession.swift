@@ -210,7 +210,8 @@ public struct DeploySession: Sendable {
             fileSystem: context.fileSystem, workers: workers, runner: context.runner,
             secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
-        let crashes = CrashFolders(root: stateDirectory.appendingPathComponent("crashes"), fileSystem: context.fileSystem)
+        let crashes = CrashFolders(
+            root: stateDirectory.appendingPathComponent("crashes"), fileSystem: context.fileSystem)
         if settings.reportDirectory == nil {
             environment.crashDirectory = try crashes.prepare(runID: plan.deployID)
         }
