@@ -88,7 +88,8 @@ extension DeployPlan {
             {
                 problems.append(
                     PlanFileProblem(
-                        path, "'\(value)' is not an Xcode's developer folder (/…/Xcode.app/Contents/Developer)"))
+                        path,
+                        "'\(value)' is not an Xcode's developer folder (/…/Xcode.app/Contents/Developer)"))
             }
         }
         func deadline(_ seconds: Double, at path: String) {
@@ -97,7 +98,8 @@ extension DeployPlan {
                 PlanFileProblem(
                     path,
                     "\(StepDeadline.format(seconds)) s is not a deadline: devices.yaml accepts "
-                        + "\(DeadlineLimits.shortestSeconds) s to \(Int(DeadlineLimits.longestSeconds)) s (a week)"))
+                        + "\(DeadlineLimits.shortestSeconds) s to \(Int(DeadlineLimits.longestSeconds)) s (a week)"
+                ))
         }
 
         token(accessToken, at: "accessToken")
@@ -126,7 +128,8 @@ extension DeployPlan {
                 if let first = udids[udid] {
                     problems.append(
                         PlanFileProblem(
-                            "\(at).udid", "UDID \(udid) is already devices[\(first)]'s (\(devices[first].id))"))
+                            "\(at).udid", "UDID \(udid) is already devices[\(first)]'s (\(devices[first].id))"
+                        ))
                 } else {
                     udids[udid] = index
                 }
@@ -151,7 +154,8 @@ extension DeployPlan {
                     problems.append(
                         PlanFileProblem(
                             "\(path).retries",
-                            "\(step.retries) retries: a step is retried 0 to \(PlanStep.maximumRetries) times"))
+                            "\(step.retries) retries: a step is retried 0 to \(PlanStep.maximumRetries) times"
+                        ))
                 }
                 switch step.deadline {
                 case .seconds(let seconds):
@@ -159,7 +163,8 @@ extension DeployPlan {
                 case .sizedToApp(let base, let rate):
                     deadline(base, at: "\(path).deadline")
                     if !(rate.isFinite && rate >= 1) {
-                        problems.append(PlanFileProblem("\(path).deadline", "the app's rate must be positive"))
+                        problems.append(
+                            PlanFileProblem("\(path).deadline", "the app's rate must be positive"))
                     }
                 }
             }
@@ -169,7 +174,8 @@ extension DeployPlan {
                 password(ssh.login, at: "\(configuration).ssh._0.login")
                 if !(1...65535).contains(ssh.port) {
                     problems.append(
-                        PlanFileProblem("\(configuration).ssh._0.port", "\(ssh.port) is not a port (1...65535)"))
+                        PlanFileProblem(
+                            "\(configuration).ssh._0.port", "\(ssh.port) is not a port (1...65535)"))
                 }
             case .simctl(let simulator):
                 developerDir(simulator.developerDir, at: "\(configuration).simctl._0.developerDir")
@@ -179,14 +185,17 @@ extension DeployPlan {
             case .devicectl(let devicectl):
                 developerDir(devicectl.developerDir, at: "\(configuration).devicectl._0.developerDir")
             case .pymobiledevice3(let tunnel, _):
-                tool(tunnel.executable, "pymobiledevice3", at: "\(configuration).pymobiledevice3._0.executable")
+                tool(
+                    tunnel.executable, "pymobiledevice3", at: "\(configuration).pymobiledevice3._0.executable"
+                )
             case .usb, .mac, .none:
                 break
             }
         }
         for (index, worker) in workers.enumerated() {
             for device in worker.devices where !known.contains(device) {
-                problems.append(PlanFileProblem("workers[\(index)].devices", "no device '\(device)' in the plan"))
+                problems.append(
+                    PlanFileProblem("workers[\(index)].devices", "no device '\(device)' in the plan"))
             }
         }
         return problems
@@ -255,7 +264,8 @@ extension DeployPlan {
             }
         }
         if case .demo(let directory, let bundleID) = artifacts {
-            plan.artifacts = .demo(directory: move(directory, at: "artifacts.demo.directory"), bundleID: bundleID)
+            plan.artifacts = .demo(
+                directory: move(directory, at: "artifacts.demo.directory"), bundleID: bundleID)
         }
         return (plan, problems)
     }

@@ -59,6 +59,9 @@ struct PlanCommand: ContextCommand {
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
         await inputs.twins?.stop()
-        context.print(json ? try PlanSignature.json(inputs.plan, environment: context.environment) : PlanPrinter.text(inputs.plan))
+        context.print(
+            json
+                ? try PlanSignature.json(inputs.plan, environment: context.environment)
+                : PlanPrinter.text(inputs.plan))
     }
 }

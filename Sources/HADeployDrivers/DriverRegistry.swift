@@ -61,7 +61,8 @@ public struct DriverRegistry: Sendable {
         case .rosettaSim(let simulator):
             return RosettaSimDriver(
                 configuration: simulatorConfiguration(
-                    plan, simulator, commands: simulator.tool.map { RosettaSimCommands(executable: tool($0)) },
+                    plan, simulator,
+                    commands: simulator.tool.map { RosettaSimCommands(executable: tool($0)) },
                     deadlines: deadlines),
                 runner: runner, fileSystem: fileSystem)
         case .devicectl(let devicectl):

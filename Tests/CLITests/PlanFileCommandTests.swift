@@ -8,11 +8,14 @@ import Testing
 struct PlanFileCommandTests {
     /// `plan iphone --json` as on Linux (the iPhone is driven through pymobiledevice3 there), made a plan
     /// that would run from a file: nothing built, nothing to install.
-    static func linuxPlan(_ project: Project, environment: [String: String] = [:]) async throws -> [String: Any] {
+    static func linuxPlan(_ project: Project, environment: [String: String] = [:]) async throws -> [String:
+        Any]
+    {
         let made = try await HADeployBinary.run(
             ["plan", "--as-host", "linux", "iphone", "--json"], in: project.url, environment: environment)
         #expect(made.status == 0, "\(made.stderr)")
-        var plan = try #require(try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])
+        var plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])
         plan["builds"] = (plan["builds"] as? [[String: Any]] ?? []).map { build in
             var build = build
             build["commands"] = [Any]()
@@ -43,11 +46,13 @@ struct PlanFileCommandTests {
         configuration["pymobiledevice3"] = tunnel
         devices[0]["configuration"] = configuration
         plan["devices"] = devices
-        try JSONSerialization.data(withJSONObject: plan).write(to: project.url.appendingPathComponent("plan.json"))
+        try JSONSerialization.data(withJSONObject: plan).write(
+            to: project.url.appendingPathComponent("plan.json"))
 
         let run = try await project.run("deploy", "--plan", "plan.json", environment: ["HA_TOKEN": "t0ken"])
         #expect(run.status == ExitStatus.config.rawValue, "\(run.stderr)")
-        #expect(run.stderr.contains("devices[0].configuration.pymobiledevice3._0.executable"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("devices[0].configuration.pymobiledevice3._0.executable"), "\(run.stderr)")
         #expect(run.stderr.contains("'\(script.path)' is not a tool a plan file may name"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: marker.path), "the plan's script ran")
     }
@@ -63,7 +68,8 @@ struct PlanFileCommandTests {
         try Data(made.stdout.utf8).write(to: project.url.appendingPathComponent("plan.json"))
 
         let other = "other-key-\(UUID().uuidString)"
-        let run = try await project.run("deploy", "--plan", "plan.json", environment: ["HADEPLOY_PLAN_KEY": other])
+        let run = try await project.run(
+            "deploy", "--plan", "plan.json", environment: ["HADEPLOY_PLAN_KEY": other])
         #expect(run.status == ExitStatus.config.rawValue, "\(run.stderr)")
         #expect(run.stderr.contains("its signature does not match HADEPLOY_PLAN_KEY"), "\(run.stderr)")
         #expect(!run.stderr.contains(other) && !run.stdout.contains(other))
@@ -72,7 +78,8 @@ struct PlanFileCommandTests {
         // Unsigned, with the key set: refused.
         let unsigned = try await project.run("plan", "--as-host", "linux", "iphone", "--json")
         try Data(unsigned.stdout.utf8).write(to: project.url.appendingPathComponent("plan.json"))
-        let bare = try await project.run("deploy", "--plan", "plan.json", environment: ["HADEPLOY_PLAN_KEY": key])
+        let bare = try await project.run(
+            "deploy", "--plan", "plan.json", environment: ["HADEPLOY_PLAN_KEY": key])
         #expect(bare.status == ExitStatus.config.rawValue, "\(bare.stderr)")
         #expect(bare.stderr.contains("not signed, and HADEPLOY_PLAN_KEY is set"), "\(bare.stderr)")
     }

@@ -38,12 +38,15 @@ struct PlanFileLoaderTests {
     static let runState = URL(fileURLWithPath: "/ci/runner/work/.hadeploy/virtual")
 
     static func loader(_ environment: [String: String] = [:]) -> PlanFileLoader {
-        PlanFileLoader(
-            environment: environment, workingDirectory: URL(fileURLWithPath: "/ci/runner/work"),
-            stateDirectory: runState, home: "/home/runner", fileSystem: FakeFileSystem())
+        // The working folder has no `.venv-pmd3`: pymobiledevice3 resolves to PYMOBILEDEVICE3 or PATH.
+        let fileSystem = FakeFileSystem()
+        return PlanFileLoader(
+            environment: environment, workingDirectory: fileSystem.currentDirectory,
+            stateDirectory: runState, home: "/home/runner", fileSystem: fileSystem)
     }
 
-    static func load(_ plan: DeployPlan, environment: [String: String] = [:]) throws -> PlanFileLoader.Loaded {
+    static func load(_ plan: DeployPlan, environment: [String: String] = [:]) throws -> PlanFileLoader.Loaded
+    {
         try loader(environment).load(Data(try PlanPrinter.json(plan).utf8), path: "plan.json", project: nil)
     }
 
@@ -63,8 +66,11 @@ struct PlanFileLoaderTests {
         }
     }
 
+    struct NoSuchDevice: Error {}
+
     static func index(_ plan: DeployPlan, where test: (DevicePlan) -> Bool) throws -> Int {
-        try #require(plan.devices.firstIndex(where: test))
+        guard let index = plan.devices.firstIndex(where: test) else { throw NoSuchDevice() }
+        return index
     }
 
     @Test func whatThePlannerWritesRunsFromAFileWithTheRunsOwnFolders() throws {
@@ -80,7 +86,8 @@ struct PlanFileLoaderTests {
                     #expect(usb.installRecords == Self.runState.path + "/install-records")
                 case .ssh(let ssh, let fallback):
                     #expect(ssh.workDirectory == Self.runState.path + "/ssh")
-                    #expect(fallback.map { $0.installRecords == Self.runState.path + "/install-records" } ?? true)
+                    #expect(
+                        fallback.map { $0.installRecords == Self.runState.path + "/install-records" } ?? true)
                 case .pymobiledevice3(let tunnel, let usb):
                     #expect(tunnel.executable == "pymobiledevice3", "a name, resolved by the run")
                     #expect(tunnel.scratchDirectory == Self.runState.path + "/pymobiledevice3")
@@ -111,7 +118,8 @@ struct PlanFileLoaderTests {
         tunnel.executable = "/tmp/evil.sh"
         plan.devices[device].configuration = .pymobiledevice3(tunnel, usb: usb)
         let refused = Self.refusal { _ = try Self.load(plan) }
-        #expect(refused.contains("devices[\(device)].configuration.pymobiledevice3._0.executable"), "\(refused)")
+        #expect(
+            refused.contains("devices[\(device)].configuration.pymobiledevice3._0.executable"), "\(refused)")
         #expect(refused.contains("'/tmp/evil.sh' is not a tool a plan file may name"), "\(refused)")
 
         // The same path is what this host resolves (PYMOBILEDEVICE3 of the run's environment): accepted.
@@ -130,7 +138,8 @@ struct PlanFileLoaderTests {
         mac.devices[sim].configuration = .rosettaSim(simulator)
         #expect(
             Self.refusal { _ = try Self.load(mac) }.contains(
-                "devices[\(sim)].configuration.rosettaSim._0.tool: '/Users/someone/Downloads/rosettasim-ctl'"))
+                "devices[\(sim)].configuration.rosettaSim._0.tool: '/Users/someone/Downloads/rosettasim-ctl'")
+        )
         // An Xcode that is not one: xcrun would run the tools of that folder.
         simulator.tool = "rosettasim-ctl"
         simulator.developerDir = "/tmp/fake/Contents/Developer"
@@ -164,7 +173,8 @@ struct PlanFileLoaderTests {
         plan.devices[jailbroken].configuration = .ssh(ssh, fallback: fallback)
 
         let refused = Self.refusal { _ = try Self.load(plan) }
-        #expect(refused.contains("accessToken: the token may only be env:HA_TOKEN; CI_DEPLOY_KEY"), "\(refused)")
+        #expect(
+            refused.contains("accessToken: the token may only be env:HA_TOKEN; CI_DEPLOY_KEY"), "\(refused)")
         #expect(refused.contains("devices[\(launched)].launch.credentials.homeAssistant.token"), "\(refused)")
         #expect(
             refused.contains(
@@ -252,12 +262,16 @@ struct PlanFileLoaderTests {
         #expect(!refused.contains(key))
 
         // Another key: refused.
-        refused = Self.refusal { _ = try Self.load(json: signed, environment: [PlanSignature.keyVariable: "other"]) }
+        refused = Self.refusal {
+            _ = try Self.load(json: signed, environment: [PlanSignature.keyVariable: "other"])
+        }
         #expect(refused.contains("its signature does not match"), "\(refused)")
         #expect(!refused.contains(key))
 
         // Missing: refused when the key is set.
-        refused = Self.refusal { _ = try Self.load(json: unsigned, environment: [PlanSignature.keyVariable: key]) }
+        refused = Self.refusal {
+            _ = try Self.load(json: unsigned, environment: [PlanSignature.keyVariable: key])
+        }
         #expect(refused.contains("not signed, and HADEPLOY_PLAN_KEY is set"), "\(refused)")
 
         // Without the key here, a signed plan runs, and the run says it did not check it.

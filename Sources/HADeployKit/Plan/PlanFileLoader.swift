@@ -131,19 +131,22 @@ public struct PlanFileLoader {
             guard plan.signature != nil else {
                 throw PlanFileError(
                     path: path,
-                    problem: "not signed, and \(PlanSignature.keyVariable) is set: only a plan signed with that "
+                    problem:
+                        "not signed, and \(PlanSignature.keyVariable) is set: only a plan signed with that "
                         + "key runs here (make it with `hadeploy plan … --json` and the same key set)")
             }
             guard PlanSignature.isValid(plan, key: key) else {
                 throw PlanFileError(
                     path: path,
-                    problem: "its signature does not match \(PlanSignature.keyVariable): the plan was changed "
+                    problem:
+                        "its signature does not match \(PlanSignature.keyVariable): the plan was changed "
                         + "after it was signed, or signed with another key")
             }
             notes.append("\(path): signature checked (\(PlanSignature.keyVariable))")
         } else if plan.signature != nil {
             notes.append(
-                "\(path) is signed, but \(PlanSignature.keyVariable) is not set here: its signature was not checked")
+                "\(path) is signed, but \(PlanSignature.keyVariable) is not set here: its signature was not checked"
+            )
         }
         let environment = environment
         let workingDirectory = workingDirectory
@@ -158,8 +161,10 @@ public struct PlanFileLoader {
         guard problems.isEmpty else {
             throw PlanFileError(
                 path: path,
-                problem: "refused: \(problems.count == 1 ? "1 thing" : "\(problems.count) things") a plan file "
-                    + "may not do (README: plan files)\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
+                problem:
+                    "refused: \(problems.count == 1 ? "1 thing" : "\(problems.count) things") a plan file "
+                    + "may not do (README: plan files)\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+            )
         }
         return Loaded(plan: relocated, notes: notes)
     }

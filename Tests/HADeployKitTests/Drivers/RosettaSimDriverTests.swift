@@ -102,7 +102,8 @@ import Testing
         #expect(simulator.tool == "rosettasim-ctl", "a name in the plan, never a path")
         let driver = try #require(
             try DriverRegistry(
-                host: .macOS, environment: variables, runner: ScriptedRunner([]), fileSystem: FakeFileSystem(),
+                host: .macOS, environment: variables, runner: ScriptedRunner([]),
+                fileSystem: FakeFileSystem(),
                 clock: FakeClock()
             ).driver(
                 for: plan.plan)
