@@ -149,6 +149,7 @@ lint: lint-workflows
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 	SWIFT=$(SWIFT) scripts/check-imports.sh
 	@scripts/side-effects-lint.sh
+	@scripts/platform-lint.sh
 
 # Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor and the
 # checker actionlint (both pinned in .venv-workflow-lint): no zizmor finding of medium or high

@@ -117,12 +117,6 @@ struct ArtifactIntegrityTests {
     }
 
     static func peakResidentBytes() -> Int {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
-        #if canImport(Darwin)
-            return Int(usage.ru_maxrss)
-        #else
-            return Int(usage.ru_maxrss) * 1024
-        #endif
+        TestPlatform.peakResidentBytes()
     }
 }
