@@ -51,4 +51,14 @@ enum PlatformCalls {
             Darwin.read(fd, buffer, count)
         #endif
     }
+
+    /// How this system checks and restarts its usbmuxd, for messages: systemd's unit on Linux,
+    /// Apple's launchd job on macOS.
+    #if os(Linux)
+        static let usbmuxdStatusCommand = "systemctl status usbmuxd"
+        static let usbmuxdRestartCommand = "systemctl restart usbmuxd"
+    #else
+        static let usbmuxdStatusCommand = "sudo launchctl print system/com.apple.usbmuxd"
+        static let usbmuxdRestartCommand = "sudo launchctl kickstart -k system/com.apple.usbmuxd"
+    #endif
 }

@@ -81,7 +81,9 @@ final class ProbeSocket {
 
     /// Sends all of `data`; false when the peer closed or the send timed out.
     func sendAll(_ data: Data) -> Bool {
-        let sent = data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags) }
+        let sent = data.withUnsafeBytes {
+            send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags)
+        }
         return sent == data.count
     }
 

@@ -105,7 +105,9 @@ public enum TestPlatform {
             else { return false }
             return state != "Z" && state != "X"
         #else
-            guard let state = run("/bin/ps", ["-o", "stat=", "-p", "\(pid)"])?.trimmingCharacters(in: .whitespaces),
+            guard
+                let state = run("/bin/ps", ["-o", "stat=", "-p", "\(pid)"])?.trimmingCharacters(
+                    in: .whitespaces),
                 let first = state.first
             else { return false }
             return first != "Z"

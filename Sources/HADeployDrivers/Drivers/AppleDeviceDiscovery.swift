@@ -105,8 +105,9 @@ public struct AppleDeviceDiscovery: Sendable {
                     .unexpectedOutput, step: "list", device: "devices",
                     reason: "devicectl exited 0 but wrote no --json-output file")
             }
+            // A paired Apple Watch, Apple TV or Mac is listed too (`hardwareProperties.platform`).
             for device in try DevicectlOutputParser.devices(data)
-            where device.reality != "virtual" {
+            where device.reality != "virtual" && (device.platform ?? "iOS") == "iOS" {
                 let major = Int(device.osVersion?.split(separator: ".").first ?? "") ?? 0
                 report.devices.append(
                     DiscoveredAppleDevice(

@@ -88,7 +88,10 @@ public struct TunneldProbe: TunneldProbing {
         guard error == 0 else { return .failure(ProbeFailure(reason: "nothing listens on \(host):\(port)")) }
 
         let request = Array("GET / HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags) }) == request.count else {
+        guard
+            request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags) })
+                == request.count
+        else {
             return .failure(ProbeFailure(reason: "could not send the request"))
         }
         var response = Data()

@@ -39,6 +39,8 @@ import Testing
             ])
         #expect(report.devices.allSatisfy { $0.os.hasPrefix("iOS") })
         #expect(!report.devices.contains { $0.name == "iPad (9th generation)" })
+        // The paired Apple Watch devicectl lists is no iOS device (it showed as "iOS 11.5").
+        #expect(!report.devices.contains { $0.name == "Kitchen watch" })
         #expect(report.notes.isEmpty)
     }
 
