@@ -48,7 +48,7 @@ allowed, pending = set(args[:split]), set(args[split + 1:])
 CONSTRUCTS = [
     (r"\bGlibc\.", "a Glibc-qualified call (Darwin has no Glibc module)"),
     (r"\bDarwin\.", "a Darwin-qualified call (Linux has no Darwin module)"),
-    (r"\b(SOCK|RLIMIT)_[A-Z_]+\.rawValue", "a Glibc C-enum constant (an Int32 macro on Darwin)"),
+    (r"\b(SOCK|RLIMIT|RUSAGE)_[A-Z_]+\.rawValue", "a Glibc C-enum constant (an Int32 macro on Darwin)"),
     (r"\bSOCK_(CLOEXEC|NONBLOCK)\b", "a Linux-only socket flag"),
     (r"/proc/", "/proc (Linux only)"),
     (r"\bunshare\b", "unshare (Linux namespaces)"),

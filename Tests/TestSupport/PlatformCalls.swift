@@ -50,11 +50,12 @@ public enum TestPlatform {
     /// Darwin).
     public static func peakResidentBytes() -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
-        #if canImport(Darwin)
-            return Int(usage.ru_maxrss)
-        #else
+        #if canImport(Glibc)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
             return Int(usage.ru_maxrss) * 1024
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+            return Int(usage.ru_maxrss)
         #endif
     }
 
