@@ -49,7 +49,8 @@ import Testing
     @Test func discoveryAsksTheModernXcode() {
         #expect(AppleDeviceDiscovery.developerDirectory([:]) == nil)
         #expect(AppleDeviceDiscovery.developerDirectory(["XCODE_MODERN": ""]) == nil)
-        let developer = AppleDeviceDiscovery.developerDirectory(["XCODE_MODERN": "/Applications/Xcode-26.app"])
+        let developer = AppleDeviceDiscovery.developerDirectory(["XCODE_MODERN": "/Applications/Xcode-26.app"]
+        )
         #expect(developer == "/Applications/Xcode-26.app/Contents/Developer")
         let discovery = AppleDeviceDiscovery(
             host: .macOS, runner: ScriptedRunner([]), rosettaSimConfigured: false,
@@ -57,7 +58,8 @@ import Testing
         ).using(developerDirectory: developer)
         #expect(discovery.simctl.listDevices().environment["DEVELOPER_DIR"] == developer)
         #expect(
-            discovery.devicectl.listDevices(jsonOutput: "/tmp/x.json", timeout: 30).environment["DEVELOPER_DIR"]
+            discovery.devicectl.listDevices(jsonOutput: "/tmp/x.json", timeout: 30).environment[
+                "DEVELOPER_DIR"]
                 == developer)
     }
 
