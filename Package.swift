@@ -298,7 +298,7 @@ let package = Package(
                 "HADeployKit", "HADeployStatus", "DeployModel", "HADeployDrivers", "HADeployBuild",
                 "HADeployReporting", "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning",
                 "TestSupport", "SSHTransport",
-                "HomeAssistant", "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "HomeAssistant", "ImageCodec", "HostCrypto", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),

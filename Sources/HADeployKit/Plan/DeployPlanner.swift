@@ -253,7 +253,9 @@ public struct DeployPlanner: Sendable {
                 if let path = device.ddiDir?.resolve(variables).value {
                     images.append(HomePath.expand(path, variables))
                 }
-                if host == .macOS { images += xcodeDeviceSupport(device).filter { !images.contains($0) } }
+                if self.host == .macOS {
+                    images += xcodeDeviceSupport(device).filter { !images.contains($0) }
+                }
             }
             return USBConfiguration(
                 udid: udid?.value, developerImages: images, installRecords: state + "/install-records",
