@@ -38,8 +38,18 @@ public struct StatusSession: Sendable {
     public func plan() throws -> StatusPlan {
         var artifacts: [String: Artifact] = [:]
         if case .files = deployPlan.artifacts {
+            // Inspected from private copies, as a deploy installs them; removed once read.
+            var copyFolder: URL?
+            defer { if let copyFolder { try? context.fileSystem.removeItem(at: copyFolder) } }
             artifacts = try deployPlan.artifacts.artifacts(
-                for: deployPlan, host: .current, in: context.fileSystem)
+                for: deployPlan, host: .current,
+                copyingInto: {
+                    let folder = context.fileSystem.temporaryDirectory.appendingPathComponent(
+                        "hadeploy-status-\(UUID().uuidString)")
+                    try context.fileSystem.createPrivateDirectory(at: folder)
+                    copyFolder = folder
+                    return folder
+                }, in: context.fileSystem)
         }
         let bundleID =
             variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }
