@@ -135,7 +135,9 @@ import Testing
 @Suite struct DevicectlOutputParserTests {
     @Test func listDevices() throws {
         let devices = try DevicectlOutputParser.devices(AppleFixture.data("devicectl-list-devices.json"))
-        #expect(devices.map(\.name) == ["iPad mini 5", "iPhone 16 Pro Max", "iPad mini 4"])
+        // devicectl lists a paired Apple Watch too; discovery keeps the iOS ones (platform).
+        #expect(devices.map(\.name) == ["iPad mini 5", "iPhone 16 Pro Max", "iPad mini 4", "Kitchen watch"])
+        #expect(devices.map(\.platform) == ["iOS", "iOS", "iOS", "watchOS"])
         let mini5 = devices[0]
         #expect(mini5.identifier == "A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF")
         #expect(mini5.udid == "00008020-000A1B2C3D4E002E")
