@@ -2,6 +2,15 @@
 #   make demo   the main job on the built-in default (the virtual device matrix)
 #   make test   every test, lint included
 SHELL := /bin/bash
+UNAME := $(shell uname -s)
+# macOS: the Swift of Xcode 26 or later (Swift 6.2, the dependencies' floor). With xcode-select on an
+# older Xcode (13.2.1 kept for armv7 builds), XCODE_MODERN=/Applications/Xcode-26.app (or
+# DEVELOPER_DIR) names the one to build with; scripts/bootstrap.sh stops with that hint otherwise.
+ifeq ($(UNAME),Darwin)
+ifneq ($(XCODE_MODERN),)
+export DEVELOPER_DIR ?= $(XCODE_MODERN)/Contents/Developer
+endif
+endif
 SWIFT ?= swift
 BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)/hadeploy
 PREFIX ?= /usr/local
@@ -11,15 +20,17 @@ PREFIX ?= /usr/local
 # (scripts/link-static.py: SwiftPM's own link command plus the static runtime; stripped), so it
 # needs only the Debian libraries of libimobiledevice, libssh, OpenSSL, libpng and libtiff
 # (scripts/dist.sh).
+# macOS: the system's Swift runtime and Homebrew's libraries, loaded from Homebrew's prefix (the
+# binary needs those formulae where it runs; scripts/link-static.py copies it as it is).
 RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
-RELEASE_BIN = .build-release/release/hadeploy-static
+RELEASE_BIN = .build-release/release/hadeploy-$(if $(filter Darwin,$(UNAME)),dynamic,static)
 
-.PHONY: test-suites test-root peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
+.PHONY: test-mac test-suites test-root peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
 deps:
-	@scripts/bootstrap.sh
+	@SWIFT="$(SWIFT)" scripts/bootstrap.sh
 
 peers:
 	@scripts/system-peers.sh
@@ -70,10 +81,27 @@ RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
 # hadeploy-test on a copy of this tree (scripts/test-as-user.sh) — and last the few tests that need
 # root, as root (`make test-root`, each with why).
 test:
+	@if [ "$(UNAME)" = Darwin ]; then echo "make test runs on Linux only (its peers are Debian packages: sshd, dropbear, the libimobiledevice tools, the jailbroken twin's namespaces); on a Mac: make test-mac" >&2; exit 1; fi
 	@scripts/system-peers.sh
 	@if [ "$$(id -u)" -eq 0 ]; then scripts/test-as-user.sh; else \
 	  status=0; $(MAKE) --no-print-directory test-suites || status=1; \
 	  $(MAKE) --no-print-directory test-root || status=1; exit $$status; fi
+
+# On a Mac: the build with its tests, then the suites that need no Linux-only peer (no sshd,
+# dropbear, Debian libimobiledevice tools, /proc or namespaces), each in its own process, and the lint
+# scripts that need no venv. .github/workflows/ci.yml runs this on macOS.
+# ContactSheetTests renders the report with chromium (a Debian package); skipped when it is not there.
+MAC_SUITES = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HostCryptoTests \
+  HADeployKitTests
+test-mac:
+	$(SWIFT) build --build-tests
+	@scripts/tools-venv.sh
+	@skips=""; command -v chromium > /dev/null || { skips="--skip ContactSheetTests"; echo "no chromium: ContactSheetTests skipped"; }; \
+	  failed=""; for t in $(MAC_SUITES); do echo "=== $$t"; \
+	  $(SWIFT) test --skip-build --filter "^$$t\\." $$skips || failed="$$failed $$t"; done; \
+	  scripts/platform-lint.sh || failed="$$failed platform-lint"; \
+	  scripts/side-effects-lint.sh || failed="$$failed side-effects-lint"; \
+	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "the Mac suites passed"
 
 # Tests that need root, and why (one line each). They run as root after the others (through `sudo -n`
 # for an ordinary user; without it they fail, never skip). Everything else runs unprivileged.
@@ -137,7 +165,7 @@ release: deps
 install: release
 	scripts/install.sh $(RELEASE_BIN) "$(DESTDIR)$(PREFIX)"
 
-# dist/hadeploy-<version>-linux-<arch>.tar.gz (prints its path last).
+# dist/hadeploy-<version>-<linux|macos>-<arch>.tar.gz (prints its path last).
 dist: release
 	scripts/dist.sh $(RELEASE_BIN) dist
 
@@ -149,12 +177,14 @@ lint: lint-workflows
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 	SWIFT=$(SWIFT) scripts/check-imports.sh
 	@scripts/side-effects-lint.sh
+	@scripts/platform-lint.sh
 
 # Every workflow template hadeploy ships, through the GitHub Actions security linter zizmor and the
 # checker actionlint (both pinned in .venv-workflow-lint): no zizmor finding of medium or high
 # severity, no ignore comment honoured, no actionlint error (syntax, expressions, contexts, runner
-# labels: Templates/ci/actionlint.yaml names the self-hosted ones). WORKFLOWS=FILE checks another.
-WORKFLOWS ?= Templates/ci/*.yml
+# labels: Templates/ci/actionlint.yaml names the self-hosted ones), and hadeploy's own CI
+# (.github/workflows/ci.yml) the same way. WORKFLOWS=FILE checks another.
+WORKFLOWS ?= Templates/ci/*.yml .github/workflows/*.yml
 lint-workflows:
 	@scripts/workflow-lint-venv.sh
 	.venv-workflow-lint/bin/zizmor --offline --strict-collection --no-ignores --min-severity medium $(WORKFLOWS)

@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 // Swift 6 language mode (complete strict concurrency) for every target.
@@ -6,7 +6,7 @@ let strict: [SwiftSetting] = []
 
 let package = Package(
     name: "hadeploy",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "hadeploy", targets: ["hadeploy"]),
         .library(name: "HADeployKit", targets: ["HADeployKit"]),
@@ -298,7 +298,8 @@ let package = Package(
                 "HADeployKit", "HADeployStatus", "DeployModel", "HADeployDrivers", "HADeployBuild",
                 "HADeployReporting", "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning",
                 "TestSupport", "SSHTransport",
-                "HomeAssistant", "ImageCodec", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "HomeAssistant", "ImageCodec", "HostCrypto",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),

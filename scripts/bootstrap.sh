@@ -21,15 +21,45 @@ peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sf
 # needs only python3-venv, listed here.
 demo_packages=(openssh-server openssh-sftp-server openssh-client python3 python3-venv openssl util-linux git)
 
-# macOS (a build Mac, or simulators/devicectl): Homebrew has the same C libraries; the peers are
-# only needed for the tests, which run on Linux.
+# macOS (a build Mac, or simulators/devicectl): Homebrew has the same C libraries. --demo adds
+# Python 3.11 (the Home Assistant venv the demo starts; pymobiledevice3's venv); the jailbroken
+# twin's packages are not needed (it needs Linux namespaces and is shown as not available on a Mac).
+# The test peers (--with-peers) are Debian packages: `make test` runs on Linux.
 if [ "$(uname -s)" = "Darwin" ]; then
-  command -v brew >/dev/null 2>&1 || { echo "bootstrap: install Homebrew (https://brew.sh) first" >&2; exit 1; }
+  if ! command -v brew >/dev/null 2>&1; then
+    for prefix in /opt/homebrew /usr/local; do
+      if [ -x "$prefix/bin/brew" ]; then
+        # SwiftPM asks `brew` and `pkg-config` for the libraries' flags: both must be on PATH.
+        echo "bootstrap: Homebrew is installed but not on PATH; run: eval \"\$($prefix/bin/brew shellenv)\"" >&2
+        exit 1
+      fi
+    done
+    echo "bootstrap: install Homebrew (https://brew.sh) first" >&2
+    exit 1
+  fi
+  formulae=(pkg-config libimobiledevice libplist libusbmuxd libssh openssl@3 libpng libtiff)
+  [ "${1:-}" = --demo ] && formulae+=(python@3.11)
   brew_missing=()
-  for formula in pkg-config libimobiledevice libplist libusbmuxd libssh openssl@3 libpng libtiff; do
+  for formula in "${formulae[@]}"; do
     brew list --formula "$formula" >/dev/null 2>&1 || brew_missing+=("$formula")
   done
   [ ${#brew_missing[@]} -eq 0 ] || brew install "${brew_missing[@]}"
+  command -v pkg-config >/dev/null 2>&1 || {
+    echo "bootstrap: pkg-config is installed but not on PATH: add \"$(brew --prefix)/bin\" (eval \"\$(brew shellenv)\")" >&2
+    exit 1
+  }
+  # The toolchain: Swift 6.2 (Xcode 26) or later. The swift an `xcode-select`ed older Xcode gives
+  # (13.2.1 for armv7 builds: Swift 5.5) stops at the manifest with an unclear error.
+  swift_version="$("${SWIFT:-swift}" --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -1)"
+  major="${swift_version%%.*}"
+  minor="${swift_version#*.}"
+  if [ -z "$swift_version" ] || [ "$major" -lt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -lt 2 ]; }; then
+    echo "bootstrap: hadeploy needs Swift 6.2+ (Xcode 26 on macOS 15.6+); ${SWIFT:-swift} is ${swift_version:-missing}" \
+      "(xcode-select -p: $(xcode-select -p 2>/dev/null || echo none))." >&2
+    echo "  Run make with DEVELOPER_DIR=/Applications/Xcode.app/Contents/Developer (or XCODE_MODERN=/Applications/Xcode-26.app)," >&2
+    echo "  or sudo xcode-select -s the Xcode 26 app." >&2
+    exit 1
+  fi
   exit 0
 fi
 if ! command -v dpkg-query >/dev/null 2>&1; then

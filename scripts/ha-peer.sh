@@ -34,7 +34,9 @@ find_python() {
     return 1
 }
 
-lock_stamp() { cat "$data/requirements.lock" "$data/constraints.txt" | sha256sum | cut -d' ' -f1; }
+# sha256sum is GNU coreutils; macOS has shasum (the same hash, the same first field).
+sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum; else shasum -a 256; fi; }
+lock_stamp() { cat "$data/requirements.lock" "$data/constraints.txt" | sha256 | cut -d' ' -f1; }
 
 cmd_install() {
     local stamp
@@ -44,7 +46,14 @@ cmd_install() {
         return 0
     fi
     local py
-    if ! py="$(find_python)"; then
+    if ! py="$(find_python)" && [ "$(uname -s)" = Darwin ]; then
+        # macOS: Homebrew's keg of Python 3.11 (not linked as python3, so asked by its path).
+        command -v brew >/dev/null 2>&1 || die "Python 3.11 is required (Home Assistant 2024.3.3): install Homebrew, then brew install python@3.11"
+        brew list --formula python@3.11 >/dev/null 2>&1 || brew install python@3.11
+        py="$(brew --prefix python@3.11)/bin/python3.11"
+        [ -x "$py" ] || die "brew install python@3.11 left no $py"
+    fi
+    if [ -z "${py:-}" ] && ! py="$(find_python)"; then
         echo "ha-peer: no Python 3.11 found; installing Debian's python3 (3.11 on Debian 12)" >&2
         as_root apt-get update -qq
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv python3-dev

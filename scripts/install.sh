@@ -13,7 +13,11 @@ install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion
 # otherwise is stripped here, with binutils' strip or the Swift toolchain's llvm-objcopy.
 install -m 755 "$bin" "$prefix/bin/hadeploy"
 toolchain_objcopy="$(dirname "$(readlink -f "$(command -v swift 2>/dev/null || echo /nonexistent)")")/llvm-objcopy"
-if command -v strip > /dev/null; then
+if [ "$(uname -s)" = Darwin ]; then
+  # Apple's strip (re-signs the linker-signed arm64 binary), never a GNU strip earlier on PATH,
+  # which would break the Mach-O; -x: local symbols only.
+  xcrun strip -x "$prefix/bin/hadeploy"
+elif command -v strip > /dev/null; then
   strip "$prefix/bin/hadeploy"
 elif [ -x "$toolchain_objcopy" ]; then
   "$toolchain_objcopy" --strip-all "$prefix/bin/hadeploy"

@@ -43,7 +43,9 @@ done
 
 archive="$("$make" -s --no-print-directory dist | tail -1)"
 [ -f "$archive" ] || fail "make dist printed '$archive', not an archive"
-(cd "$(dirname "$archive")" && sha256sum --check --strict --quiet "$(basename "$archive").sha256") \
+(cd "$(dirname "$archive")" && if command -v sha256sum > /dev/null; then
+  sha256sum --check --strict --quiet "$(basename "$archive").sha256"
+else shasum -a 256 --check --strict --quiet "$(basename "$archive").sha256"; fi) \
   || fail "$archive.sha256 does not match the archive"
 mkdir "$tmp/dist"
 tar -C "$tmp/dist" -xzf "$archive"

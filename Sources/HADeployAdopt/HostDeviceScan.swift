@@ -26,6 +26,14 @@ public struct HostDeviceScan: Sendable {
     /// Where discovery's scratch files go (`hadeploy-init` in it).
     public var temporaryDirectory: URL
     public var fileSystem: any FileSystem
+    /// The Xcode simctl and devicectl run from (`AppleDeviceDiscovery.developerDirectory`); nil:
+    /// `xcode-select`'s.
+    public var developerDirectory: String?
+
+    /// `XCODE_MODERN`'s developer folder, when set (`AppleDeviceDiscovery.developerDirectory`).
+    public static func developerDirectory(_ variables: [String: String]) -> String? {
+        AppleDeviceDiscovery.developerDirectory(variables)
+    }
 
     public init(
         host: HostPlatform, runner: any ProcessRunner, rosettaSimConfigured: Bool, temporaryDirectory: URL,
@@ -58,7 +66,7 @@ public struct HostDeviceScan: Sendable {
             scratchDirectory: temporaryDirectory.appendingPathComponent("hadeploy-init"),
             fileSystem: fileSystem,
             timeout: timeout
-        ).discover()
+        ).using(developerDirectory: developerDirectory).discover()
         notes += apple.notes
         for found in apple.devices where !devices.contains(where: { $0.udid == found.udid }) {
             devices.append(

@@ -59,13 +59,19 @@ public struct BuildCommandBuilder: Sendable {
         }
         if !simulator {
             arguments.append("-allowProvisioningUpdates")
-            for (flag, key) in [
+            // The App Store Connect API key signs when it is configured; with none of its three values
+            // set, xcodebuild signs with the Apple ID in Xcode's settings (never `<unset: …>` as a key).
+            // Part of it set is a mistake the build shows: the missing ones as `<unset: KEY>`.
+            let key = [
                 ("-authenticationKeyPath", "ASC_KEY_PATH"), ("-authenticationKeyID", "ASC_KEY_ID"),
                 ("-authenticationKeyIssuerID", "ASC_ISSUER_ID"),
-            ] {
-                let value = variables[key] ?? ""
-                arguments += [flag, value.isEmpty ? "<unset: \(key)>" : value]
-                if Secret.isSecretKey(key), !value.isEmpty { secrets.insert(value) }
+            ]
+            if key.contains(where: { !(variables[$0.1] ?? "").isEmpty }) {
+                for (flag, key) in key {
+                    let value = variables[key] ?? ""
+                    arguments += [flag, value.isEmpty ? "<unset: \(key)>" : value]
+                    if Secret.isSecretKey(key), !value.isEmpty { secrets.insert(value) }
+                }
             }
         } else {
             arguments.append("CODE_SIGNING_ALLOWED=NO")

@@ -144,7 +144,8 @@ public struct BuildExecutor: Sendable {
         }
 
         let tool = flavour.script ?? "xcodebuild"
-        let output = try await run(buildStep, on: machine, flavour: flavour, timeout: timeout)
+        let step = try await Self.freshResultBundle(buildStep, on: machine)
+        let output = try await run(step, on: machine, flavour: flavour, timeout: timeout)
         try (output.standardOutput + output.standardError).write(to: logURL)
         guard output.status == 0 else {
             var failure = BuildFailure(
@@ -326,5 +327,32 @@ public struct BuildExecutor: Sendable {
         // ZIPFoundation writes the archive itself, at the path the file system gave the folders.
         try FileManager().zipItem(at: payload, to: ipa, shouldKeepParent: true)
         try? fileSystem.removeItem(at: staging)
+    }
+}
+
+extension BuildExecutor {
+    /// xcodebuild refuses a `-resultBundlePath` that exists ("Existing file at -resultBundlePath"),
+    /// and the planned one is the same for every build at one build number: a failed build leaves
+    /// it behind, and a retry, a dirty tree or a changed setting builds at the same number again.
+    /// The command as planned when its bundle is free, else with the first free
+    /// `<name>-2.xcresult`, `-3`… next to it (earlier bundles are kept for their logs).
+    static func freshResultBundle(_ command: ProcessCommand, on machine: any BuildMachine) async throws
+        -> ProcessCommand
+    {
+        guard let flag = command.arguments.firstIndex(of: "-resultBundlePath"),
+            flag + 1 < command.arguments.count
+        else { return command }
+        let planned = command.arguments[flag + 1]
+        guard try await machine.exists(planned) else { return command }
+        let base = planned.hasSuffix(".xcresult") ? String(planned.dropLast(".xcresult".count)) : planned
+        for attempt in 2...1000 {
+            let candidate = "\(base)-\(attempt).xcresult"
+            if try await !machine.exists(candidate) {
+                var fresh = command
+                fresh.arguments[flag + 1] = candidate
+                return fresh
+            }
+        }
+        return command
     }
 }

@@ -40,11 +40,12 @@ struct InitCommand: ContextCommand {
         var seen: [SeenDevice] = []
         var notes: [String] = []
         if !noScan {
-            (seen, notes) = await HostDeviceScan(
+            var scan = HostDeviceScan(
                 host: .current, runner: context.runner,
                 rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
-                temporaryDirectory: context.fileSystem.temporaryDirectory, fileSystem: context.fileSystem
-            ).scan()
+                temporaryDirectory: context.fileSystem.temporaryDirectory, fileSystem: context.fileSystem)
+            scan.developerDirectory = HostDeviceScan.developerDirectory(variables)
+            (seen, notes) = await scan.scan()
         }
         let adopter = ProjectAdopter(
             root: context.currentDirectory, variables: variables, fileSystem: context.fileSystem)

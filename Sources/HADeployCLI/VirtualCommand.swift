@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
@@ -47,6 +48,13 @@ struct VirtualCommand: ContextCommand {
     func validate() throws {
         if socket != nil && port != nil { throw ValidationError("--socket and --port conflict: choose one") }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0...65535") }
+        if port != nil, HostPlatform.current == .macOS {
+            // Pair records are read through this usbmuxd; on Linux a connection from another user's
+            // process is closed (/proc/net/tcp names its owner), macOS has no such table.
+            throw ValidationError(
+                "--port is Linux-only: on macOS any local user could read the twins' pair records "
+                    + "through a TCP usbmuxd; use the UNIX socket (the default, or --socket PATH)")
+        }
     }
 
     func run(_ context: HADeployContext) async throws {

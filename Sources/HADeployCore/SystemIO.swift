@@ -14,3 +14,31 @@ enum SystemIO {
         static let write = Darwin.write
     #endif
 }
+
+/// What the process sets up about itself at start, where the platforms differ.
+public enum ProcessSetup {
+    /// The descriptor limit every platform gets: Linux's usual soft limit. macOS starts Terminal and
+    /// launchd processes with 256, which a fan-out to many devices (sockets, pipes, NIO channels per
+    /// device) can reach. Not above 1024: libimobiledevice select()s on its sockets, and a
+    /// descriptor at or above FD_SETSIZE (1024 on both) breaks that. Linux is left as it is.
+    public static let openFileLimit: rlim_t = 1024
+
+    /// Darwin: raises the soft `RLIMIT_NOFILE` to `openFileLimit` (never above the hard limit, never
+    /// lowered); returns the soft limit now in force. Linux: the soft limit, unchanged.
+    @discardableResult
+    public static func raiseOpenFileLimit() -> rlim_t {
+        var limit = rlimit()
+        #if canImport(Darwin)
+            guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return 0 }
+            let wanted = min(openFileLimit, limit.rlim_max)
+            if limit.rlim_cur < wanted {
+                var raised = limit
+                raised.rlim_cur = wanted
+                if setrlimit(RLIMIT_NOFILE, &raised) == 0 { limit = raised }
+            }
+        #else
+            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        #endif
+        return limit.rlim_cur
+    }
+}

@@ -46,7 +46,7 @@ public struct DeviceInventory: Sendable, Encodable {
             host: host, runner: runner, rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
             scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
                 "hadeploy-discovery"), fileSystem: fileSystem
-        ).discover()
+        ).using(developerDirectory: AppleDeviceDiscovery.developerDirectory(variables)).discover()
         var connected: [USBDeviceSummary] = []
         var usbError: String?
         do {

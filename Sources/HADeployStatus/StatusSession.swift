@@ -38,6 +38,7 @@ public struct StatusSession: Sendable {
     public func plan() throws -> StatusPlan {
         var artifacts: [String: Artifact] = [:]
         if case .files = deployPlan.artifacts {
+            // Read where they are: status installs nothing, it only compares.
             artifacts = try deployPlan.artifacts.artifacts(
                 for: deployPlan, host: .current, copyingInto: nil, in: context.fileSystem)
         }

@@ -249,7 +249,8 @@ public struct AppArtifact: Sendable, Equatable {
         guard let executable = plist["CFBundleExecutable"]?.string, !executable.isEmpty else {
             throw invalid(artifact, "its Info.plist has no CFBundleExecutable", next: "Rebuild the app.")
         }
-        if case .integer(let number) = plist["CFBundleVersion"] {
+        // Only an <integer> element: `.integer` also reads a numeric <string>, which is the right form.
+        if case .integer(let number)? = plist["CFBundleVersion"] {
             // Present, but not the string iOS requires (installd refuses it): say so, not "missing".
             throw invalid(
                 artifact,

@@ -61,7 +61,7 @@ final class ChunkedFileReader {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var total = 0
         while total < buffer.count {
-            let count = Glibc.read(descriptor, buffer.baseAddress! + total, buffer.count - total)
+            let count = PlatformCalls.readFile(descriptor, buffer.baseAddress! + total, buffer.count - total)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: url.path])

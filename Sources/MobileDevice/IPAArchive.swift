@@ -61,7 +61,7 @@ public enum IPAArchive {
     /// Whether the zip end record's signature is in the last 65,557 bytes of the file.
     static func hasEndRecord(_ url: URL) throws -> Bool {
         // O_NONBLOCK: a FIFO put in the file's place since it was checked does not block the open.
-        let descriptor = Glibc.open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = PlatformCalls.openFile(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
         var status = stat()
@@ -218,7 +218,7 @@ public enum IPAArchive {
                 at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             let permissions = (entry.fileAttributes[.posixPermissions] as? NSNumber)?.uint16Value ?? 0o644
             let mode = mode_t(permissions & 0o755 | 0o600)
-            let descriptor = Glibc.open(
+            let descriptor = PlatformCalls.openFile(
                 target.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             guard descriptor >= 0 else {
                 throw AppArtifact.invalid(

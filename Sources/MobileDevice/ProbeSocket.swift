@@ -13,6 +13,7 @@ final class ProbeSocket {
 
     private init(fd: Int32, timeout: Double) {
         self.fd = fd
+        PlatformCalls.ignoreBrokenPipe(fd)
         var limit = timeval()
         limit.tv_sec = .init(timeout.rounded(.down))
         limit.tv_usec = .init((timeout - timeout.rounded(.down)) * 1e6)
@@ -40,7 +41,7 @@ final class ProbeSocket {
 
     static func openTCP(host: String, port: UInt16, timeout: Double) -> Opening {
         var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = PlatformCalls.streamSocket
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, "\(port)", &hints, &list) == 0, let first = list else {
             return .failure("cannot resolve \(host)")
@@ -56,7 +57,7 @@ final class ProbeSocket {
     }
 
     private static func openUnix(_ path: String, timeout: Double) -> Opening {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, PlatformCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
         var socketAddress = sockaddr_un()
@@ -80,12 +81,9 @@ final class ProbeSocket {
 
     /// Sends all of `data`; false when the peer closed or the send timed out.
     func sendAll(_ data: Data) -> Bool {
-        #if os(Linux)
-            let flags = Int32(MSG_NOSIGNAL)
-        #else
-            let flags: Int32 = 0
-        #endif
-        let sent = data.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, flags) }
+        let sent = data.withUnsafeBytes {
+            send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags)
+        }
         return sent == data.count
     }
 

@@ -68,7 +68,8 @@ final class PropertyListConnection: ServiceClient, @unchecked Sendable {
             .connectionLost, step: step, device: identity,
             reason: "connection to usbmuxd lost: the socket was closed by the other end "
                 + "(usbmuxd stopped or restarted, or the device was unplugged)",
-            nextStep: "Check that usbmuxd is running (systemctl status usbmuxd) and the device is connected, "
+            nextStep:
+                "Check that usbmuxd is running (\(PlatformCalls.usbmuxdStatusCommand)) and the device is connected, "
                 + "then retry.",
             isTransient: true)
     }

@@ -14,7 +14,7 @@ struct UsbmuxEntry: Sendable, Equatable {
 /// `USBMUXD_SOCKET_ADDRESS` on every connection (PROTOCOL.md §1.1). Blocking: call on a worker.
 enum UsbmuxDirectory {
     static let nextStepForDaemon =
-        "Check that usbmuxd is running (systemctl status usbmuxd) or that USBMUXD_SOCKET_ADDRESS points "
+        "Check that usbmuxd is running (\(PlatformCalls.usbmuxdStatusCommand)) or that USBMUXD_SOCKET_ADDRESS points "
         + "to a reachable usbmuxd (UNIX:/path or host:port)."
 
     /// The devices usbmuxd lists right now.
@@ -29,7 +29,7 @@ enum UsbmuxDirectory {
                     .protocolError, step: "usbmuxd_get_device_list", device: nil,
                     reason: "usbmuxd at \(address) answered ListDevices wrongly: \(what)",
                     nextStep:
-                        "Restart usbmuxd (systemctl restart usbmuxd), or check that USBMUXD_SOCKET_ADDRESS "
+                        "Restart usbmuxd (\(PlatformCalls.usbmuxdRestartCommand)), or check that USBMUXD_SOCKET_ADDRESS "
                         + "points to a usbmuxd and not to another service.",
                     isTransient: true)
             case .notRunning(let why):

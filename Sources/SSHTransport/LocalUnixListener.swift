@@ -30,12 +30,7 @@ final class LocalUnixListener: @unchecked Sendable {
             throw SSHError.localFileFailed(
                 path: path, reason: "path too long for a UNIX socket (TMPDIR is too deep)")
         }
-        #if canImport(Glibc)
-            let socketType = Int32(SOCK_STREAM.rawValue)
-        #else
-            let socketType = SOCK_STREAM
-        #endif
-        let fd = socket(AF_UNIX, socketType, 0)
+        let fd = socket(AF_UNIX, streamSocketType, 0)
         guard fd >= 0 else {
             rmdir(directory)
             throw SSHError.localFileFailed(path: path, reason: String(cString: strerror(errno)))
@@ -64,18 +59,11 @@ final class LocalUnixListener: @unchecked Sendable {
 
     /// A new client socket (non-blocking), or nil when none is waiting.
     func accept() -> Int32? {
-        #if canImport(Glibc)
-            let client = Glibc.accept(fd, nil, nil)
-        #else
-            let client = Darwin.accept(fd, nil, nil)
-        #endif
+        let client = systemAccept(fd)
         guard client >= 0 else { return nil }
         _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
         _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-        #if canImport(Darwin)
-            var one: Int32 = 1
-            setsockopt(client, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
+        ignoreBrokenPipe(client)
         return client
     }
 

@@ -14,11 +14,7 @@ enum TCPConnector {
     static func connect(host: String, port: Int, timeout: Double) throws(TCPConnectError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-            hints.ai_socktype = SOCK_STREAM
-        #endif
+        hints.ai_socktype = streamSocketType
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let first = list else {
@@ -37,6 +33,8 @@ enum TCPConnector {
             }
             // Not inherited by processes hadeploy starts (they would keep the connection open).
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            // A server that drops the connection mid-write must not kill hadeploy (Darwin).
+            ignoreBrokenPipe(fd)
             let flags = fcntl(fd, F_GETFL)
             _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
             var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
@@ -71,15 +69,3 @@ enum TCPConnector {
         throw TCPConnectError(reason: lastError)
     }
 }
-
-#if canImport(Glibc)
-    private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
-    {
-        Glibc.connect(fd, address, length)
-    }
-#else
-    private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32
-    {
-        Darwin.connect(fd, address, length)
-    }
-#endif

@@ -13,6 +13,8 @@ enum Entry {
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
         sigprocmask(SIG_UNBLOCK, &signals, nil)
+        // macOS starts a process with 256 descriptors: a fan-out to many devices needs more.
+        ProcessSetup.raiseOpenFileLimit()
         // Library logs go to stderr (stdout is for results and JSON Lines), warnings and up unless
         // HADEPLOY_DEBUG is set.
         let debug = LiveEnvironment().variables["HADEPLOY_DEBUG"] != nil

@@ -23,7 +23,7 @@ final class BrokenUsbmuxd: @unchecked Sendable {
             FileManager.default.temporaryDirectory.appendingPathComponent(
                 "mux-\(UUID().uuidString.prefix(8)).sock"
             ).path
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        listener = socket(AF_UNIX, TestPlatform.streamSocket, 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

@@ -122,13 +122,6 @@ struct ArtifactIntegrityTests {
     }
 
     static func peakResidentBytes() -> Int {
-        var usage = rusage()
-        #if canImport(Darwin)
-            getrusage(RUSAGE_SELF, &usage)
-            return Int(usage.ru_maxrss)
-        #else
-            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-            return Int(usage.ru_maxrss) * 1024
-        #endif
+        TestPlatform.peakResidentBytes()
     }
 }

@@ -46,12 +46,9 @@ struct ArtifactTests {
         #expect(inspected.marketingVersion == "2.0")
     }
 
-    /// The process's peak resident memory so far (Linux `VmHWM`), in bytes.
+    /// The process's peak resident memory so far, in bytes.
     static func peakMemory() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
-        else { return 0 }
-        return (Int(line.split(separator: " ")[1]) ?? 0) * 1024
+        TestPlatform.peakResidentBytes()
     }
 
     /// A zip bomb shaped like an app: an .ipa of ~1 MB whose Info.plist inflates to `size` bytes.

@@ -206,6 +206,28 @@ struct BuildExecutorTests {
         }
     }
 
+    /// xcodebuild refuses an existing `-resultBundlePath` (the stand-in does as it does), and every
+    /// build at one build number plans the same one: before, the build after a failed one at the
+    /// same commit failed on the failed build's bundle. Now each build gets a bundle of its own.
+    @Test func aRebuildAtTheSameBuildNumberGetsAResultBundleOfItsOwn() async throws {
+        let root = try await makeRepository()
+        let fail = root.appendingPathComponent("STANDIN_FAIL")
+        try "".write(to: fail, atomically: true, encoding: .utf8)
+        await #expect(throws: BuildFailure.self) { try await executor(root: root).build(legacy) }
+        let planned = ".hadeploy/build/legacy/legacy-57.xcresult"
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(planned).path))
+
+        try FileManager.default.removeItem(at: fail)
+        let outcome = try await executor(root: root).build(legacy)
+        #expect(!outcome.cached)
+        let log = try String(contentsOf: root.appendingPathComponent("standin.log"), encoding: .utf8)
+        let bundles = log.split(separator: "\n").filter { $0.hasPrefix("build ") }.compactMap { line in
+            let words = line.split(separator: " ").map(String.init)
+            return words.firstIndex(of: "-resultBundlePath").map { words[$0 + 1] }
+        }
+        #expect(bundles == [planned, ".hadeploy/build/legacy/legacy-57-2.xcresult"])
+    }
+
     /// The app's own recipe (`scripts/build.sh device`): hadeploy passes the version in the
     /// environment, takes the .app from the script's last line, checks its slices and packages it.
     @Test func aFlavourMayDelegateToTheAppsBuildScript() async throws {

@@ -58,6 +58,36 @@ import Testing
         }
     }
 
+    /// On a Mac the Developer Disk Images come with Xcode
+    /// (`<Xcode>/Contents/Developer/Platforms/iPhoneOS.platform/DeviceSupport/<version>/`); the usual
+    /// `ddi_dir`, `~/Library/Developer/Xcode/iOS DeviceSupport`, holds symbol caches. Before, only
+    /// `ddi_dir` was searched, and a Mac deploy to an iOS ≤ 16 device whose image Xcode had not
+    /// mounted failed with "no Developer Disk Image". Linux searches `ddi_dir` only.
+    @Test func aMacSearchesEachXcodesDeviceSupportForTheDeveloperDiskImage() throws {
+        let yaml = """
+            version: 1
+            flavours:
+              legacy: {xcode: /Applications/Xcode-13.2.1.app, archs: [armv7, arm64], deployment_target: "9.0", sdk: iphoneos, configuration: Release}
+              modern: {xcode: /Applications/Xcode-26.app, archs: [arm64], deployment_target: "15.0", sdk: iphoneos, configuration: Release}
+            devices:
+              mini4: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb, udid: U1, ddi_dir: /ddi}
+            """
+        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        func images(_ host: HostPlatform) throws -> [String] {
+            let plan = try DeployPlanner(matrix: matrix, variables: [:], topology: Topology(host: host))
+                .plan(options: DeployOptions(targets: ["mini4"]), version: Self.version, deployID: "d")
+            guard case .usb(let usb) = try #require(plan.devices.first).configuration else { return [] }
+            return usb.developerImages
+        }
+        let support = "/Contents/Developer/Platforms/iPhoneOS.platform/DeviceSupport"
+        #expect(
+            try images(.macOS) == [
+                "/ddi", "/Applications/Xcode-26.app" + support, "/Applications/Xcode-13.2.1.app" + support,
+                "/Applications/Xcode.app" + support,
+            ])
+        #expect(try images(.linux) == ["/ddi"])
+    }
+
     /// The build location is decided here, once: a named xcodebuild builds here, a Mac builds
     /// here only with the flavour's Xcode, and otherwise the build host builds — or nothing can.
     @Test func eachFlavourBuildsWhereThePlanSays() throws {

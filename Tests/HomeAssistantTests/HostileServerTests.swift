@@ -13,13 +13,9 @@ struct HostileServerTests {
         return options
     }
 
-    /// The process's peak resident memory (Linux: VmHWM), in bytes.
+    /// The process's peak resident memory, in bytes.
     static func peakResidentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes * 1024
+        TestPlatform.peakResidentBytes()
     }
 
     /// Before: the client assembled the message without a limit (3.7 GB in 10 s) until the system

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import MobileDevice
@@ -7,13 +8,9 @@ import Testing
 /// Issue 25: an install record is a few hundred bytes of JSON, and was read whole whatever its size
 /// (a 200 MB file: 200 MB read into memory on every deploy to that device).
 struct InstallRecordLimitTests {
-    /// The process's peak resident memory (VmHWM): a whole read of the file raises it by 200 MB.
+    /// The process's peak resident memory: a whole read of the file raises it by 200 MB.
     static func peakResidentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes * 1024
+        TestPlatform.peakResidentBytes()
     }
 
     @Test func aHugeRecordIsNotReadAndCountsAsNoRecord() throws {

@@ -1,6 +1,7 @@
 import DeployModel
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import HADeployDrivers
@@ -31,7 +32,7 @@ struct DeadlineTests {
 
     @Test("a server that accepts TCP but never speaks SSH fails the connect at its deadline")
     func silentServer() async throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, TestPlatform.streamSocket, 0)
         defer { close(listener) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

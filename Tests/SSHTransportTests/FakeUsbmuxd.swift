@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import SSHTransport
 
@@ -25,7 +26,7 @@ final class FakeUsbmuxd: @unchecked Sendable {
     init(directory: URL, devices: [Device]) throws {
         self.devices = devices
         path = directory.appendingPathComponent("usbmuxd").path
-        listenFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        listenFD = socket(AF_UNIX, TestPlatform.streamSocket, 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -163,7 +164,7 @@ struct UsbmuxTestClient {
     let fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -178,7 +179,7 @@ struct UsbmuxTestClient {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    func close() { _ = Glibc.close(fd) }
+    func close() { TestPlatform.close(fd) }
 
     func send(_ plist: [String: Any], tag: UInt32) {
         var full = plist

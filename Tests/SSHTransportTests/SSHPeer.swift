@@ -177,7 +177,7 @@ final class SSHPeer: @unchecked Sendable {
         // first lets the watcher end the server, whose sessions then belong to init and live on.
         if let pid {
             let pids = [pid] + TestEnvironment.descendants(of: pid)
-            for one in pids { Glibc.kill(one, SIGKILL) }
+            for one in pids { TestPlatform.kill(one, SIGKILL) }
         }
         lifeline?.cut()
         lifeline = nil

@@ -182,7 +182,7 @@ enum TestEnvironment {
 
     /// Whether something accepts TCP connections on 127.0.0.1:port.
     static func isListening(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, TestPlatform.streamSocket, 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -196,18 +196,10 @@ enum TestEnvironment {
         return rc == 0
     }
 
-    /// All descendants of `pid` (from /proc), deepest last.
+    /// All descendants of `pid`, deepest last.
     static func descendants(of pid: Int32) -> [Int32] {
         var parents: [Int32: [Int32]] = [:]
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for entry in entries {
-            guard let child = Int32(entry),
-                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, let parent = Int32(fields[1]) { parents[parent, default: []].append(child) }
-        }
+        for (child, parent) in TestPlatform.parentsByProcess() { parents[parent, default: []].append(child) }
         var result: [Int32] = []
         var queue = [pid]
         while let next = queue.popLast() {

@@ -24,11 +24,7 @@ public enum FreePort {
     /// A TCP socket bound to 127.0.0.1 on a port the kernel picks (listening, when asked), and
     /// that port. The caller closes the descriptor.
     public static func loopbackSocket(listening: Bool) throws -> (descriptor: Int32, port: Int) {
-        #if canImport(Glibc)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(AF_INET, TestPlatform.streamSocket, 0)
         guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Reads every process's command line (`/proc/*/cmdline`, what `ps` shows any local user) over and
+/// Reads every process's command line (what `ps` shows any local user: `TestPlatform.commandLines`)
+/// over and
 /// over on a thread of its own, and keeps each one that contains a secret. Start it before the
 /// launch under test, stop it after: a leak lasting a few milliseconds is still seen.
 public final class ProcessListSampler: @unchecked Sendable {
@@ -32,11 +33,7 @@ public final class ProcessListSampler: @unchecked Sendable {
     }
 
     private func sampleOnce() {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for entry in entries where entry.first?.isNumber == true {
-            guard let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"), !data.isEmpty
-            else { continue }
-            let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+        for line in TestPlatform.commandLines() {
             if needles.contains(where: line.contains) {
                 lock.withLock { hits.append(line) }
             }

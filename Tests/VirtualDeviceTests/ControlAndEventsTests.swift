@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -11,7 +12,7 @@ extension VirtualDeviceSuite {
     struct ControlAndEventsTests {
         /// Sends JSON lines to `<state>/control.sock` and returns the reply lines.
         static func control(_ directory: URL, _ lines: [String]) throws -> [String] {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
             precondition(fd >= 0)
             defer { close(fd) }
             var address = sockaddr_un()

@@ -3,6 +3,7 @@ import HADeployCore
 import Logging
 import NIOCore
 import NIOPosix
+import TestSupport
 import Testing
 
 @testable import VirtualDevice
@@ -40,7 +41,7 @@ extension VirtualDeviceSuite {
             func send(_ payload: String) {
                 let checksum = payload.utf8.reduce(UInt8(0)) { $0 &+ $1 }
                 let packet = Array(("$" + payload + "#" + String(format: "%02x", checksum)).utf8)
-                _ = packet.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+                _ = packet.withUnsafeBytes { TestPlatform.send(fd, $0.baseAddress, $0.count, 0) }
             }
 
             /// Reads "+$payload#xx" and acknowledges it; returns the payload.
@@ -52,7 +53,7 @@ extension VirtualDeviceSuite {
                     text.append(Character(UnicodeScalar(byte)))
                     if text.count >= 3, text.dropLast(2).hasSuffix("#") { break }
                 }
-                _ = [UInt8(ascii: "+")].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, 1, 0) }
+                _ = [UInt8(ascii: "+")].withUnsafeBytes { TestPlatform.send(fd, $0.baseAddress, 1, 0) }
                 let start = text.firstIndex(of: "$")!
                 let end = text.lastIndex(of: "#")!
                 return String(text[text.index(after: start)..<end])
@@ -80,7 +81,7 @@ extension VirtualDeviceSuite {
 
             for detach in [true, false] {
                 var fds: [Int32] = [0, 0]
-                #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+                #expect(socketpair(AF_UNIX, TestPlatform.streamSocket, 0, &fds) == 0)
                 let client = Client(fd: fds[0])
                 let channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .channelInitializer { channel in

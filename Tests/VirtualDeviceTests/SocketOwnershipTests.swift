@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -38,7 +39,7 @@ extension VirtualDeviceSuite {
             let directory = try EmulatorFixture.makeDirectory()
             let path = directory.appendingPathComponent("usbmuxd.sock").path
             // A socket file nobody listens on, as a SIGKILLed daemon leaves it.
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { buffer in

@@ -56,6 +56,23 @@ public struct AppleDeviceDiscovery: Sendable {
         self.timeout = timeout
     }
 
+    /// The Xcode discovery asks (`DEVELOPER_DIR`): `XCODE_MODERN` (`.env` or the environment) when
+    /// set, else none, i.e. `xcode-select`'s — which may be an old Xcode kept for armv7 builds,
+    /// whose `xcrun` has no devicectl (Xcode 15+), so iOS 17+ devices would be missing.
+    public static func developerDirectory(_ variables: [String: String]) -> String? {
+        guard let xcode = variables["XCODE_MODERN"], !xcode.isEmpty else { return nil }
+        if xcode.hasSuffix("/Contents/Developer") { return xcode }
+        return (xcode.hasSuffix("/") ? String(xcode.dropLast()) : xcode) + "/Contents/Developer"
+    }
+
+    /// The same discovery with simctl and devicectl run from `developerDirectory`'s Xcode.
+    public func using(developerDirectory: String?) -> AppleDeviceDiscovery {
+        var discovery = self
+        discovery.simctl.developerDir = developerDirectory
+        discovery.devicectl.developerDir = developerDirectory
+        return discovery
+    }
+
     public func discover() async -> AppleDiscoveryReport {
         var report = AppleDiscoveryReport(devices: [], notes: [])
         if host == .macOS {
@@ -105,8 +122,9 @@ public struct AppleDeviceDiscovery: Sendable {
                     .unexpectedOutput, step: "list", device: "devices",
                     reason: "devicectl exited 0 but wrote no --json-output file")
             }
+            // A paired Apple Watch, Apple TV or Mac is listed too (`hardwareProperties.platform`).
             for device in try DevicectlOutputParser.devices(data)
-            where device.reality != "virtual" {
+            where device.reality != "virtual" && (device.platform ?? "iOS") == "iOS" {
                 let major = Int(device.osVersion?.split(separator: ".").first ?? "") ?? 0
                 report.devices.append(
                     DiscoveredAppleDevice(

@@ -7,7 +7,8 @@ struct CrashReportScanner: Sendable {
     var executable: String
     var since: Date
     /// Keep only reports of this simulator: a simulator crash report names the process path
-    /// `…/CoreSimulator/Devices/<UDID>/…`, so two simulators running the same app are told apart.
+    /// `…/CoreSimulator/Devices/<UDID>/…`, so two simulators running the same app are told apart,
+    /// and the Mac app's own crashes (no such path) are not a simulator's.
     var simulatorUDID: String?
     /// Skip every simulator's reports (the Mac app shares the folder and the executable name).
     var excludeSimulators = false
@@ -35,10 +36,10 @@ struct CrashReportScanner: Sendable {
             guard let date = (header?["timestamp"] as? String).flatMap(Self.timestamp) ?? modified,
                 date >= since
             else { continue }
-            if let udid = simulatorUDID, text.contains("CoreSimulator/Devices/"), !text.contains(udid) {
-                continue
-            }
-            if excludeSimulators, text.contains("CoreSimulator/Devices/") { continue }
+            // Where the crashed process ran from: a simulator's app is under its device folder.
+            let location = Self.processPath(text) ?? text.replacingOccurrences(of: "\\/", with: "/")
+            if let udid = simulatorUDID, !location.contains(Self.simulatorDevices + udid + "/") { continue }
+            if excludeSimulators, location.contains(Self.simulatorDevices) { continue }
             found.append((date, file))
         }
         return found.sorted { $0.0 < $1.0 }.map(\.1)
@@ -63,6 +64,26 @@ struct CrashReportScanner: Sendable {
             return nil
         }
         return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+    }
+
+    /// Where a simulator's processes run from: `…/CoreSimulator/Devices/<UDID>/data/…`.
+    static let simulatorDevices = "/CoreSimulator/Devices/"
+
+    /// The crashed process's executable path: `procPath` in the JSON object after an `.ips`
+    /// report's header line (decoded: the file writes every `/` as `\/`), or the `Path:` line of a
+    /// `.crash` report; nil when the report has neither.
+    static func processPath(_ text: String) -> String? {
+        let parts = text.split(separator: "\n", maxSplits: 1)
+        if parts.count == 2, parts[1].drop(while: \.isWhitespace).hasPrefix("{"),
+            let body = try? JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: Any],
+            let path = body["procPath"] as? String
+        {
+            return path
+        }
+        for line in text.split(separator: "\n") where line.hasPrefix("Path:") {
+            return line.dropFirst("Path:".count).trimmingCharacters(in: .whitespaces)
+        }
+        return nil
     }
 
     /// `2024-06-11 10:15:02.00 +0200`, as `.ips` headers write it.

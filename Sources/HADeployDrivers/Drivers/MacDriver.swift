@@ -304,6 +304,13 @@ public actor MacDriver: DeviceDriver {
             fix: "quit it by hand (Activity Monitor), then deploy again")
     }
 
+    /// AppleScript's answer for an application id LaunchServices has never registered (the first
+    /// deploy: the copy was never opened): `Can’t get application id "…". (-1728)` (errAENoSuchObject),
+    /// or LaunchServices' -10814 (kLSApplicationNotFoundErr). Such an app cannot be running.
+    static func isUnknownApplication(_ stderr: String) -> Bool {
+        stderr.contains("(-1728)") || stderr.contains("(-10814)")
+    }
+
     /// Whether the app has stopped within `window`, asking every `pollInterval`.
     func waitUntilStopped(_ artifact: Artifact, within window: Duration) async throws -> Bool {
         let clock = ContinuousClock()
@@ -315,6 +322,7 @@ public actor MacDriver: DeviceDriver {
             if output.status == 0, output.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "false" {
                 return true
             }
+            if output.status != 0, Self.isUnknownApplication(output.stderr) { return true }
             if clock.now >= end { return false }
             try await Task.sleep(for: configuration.pollInterval)
         }

@@ -62,13 +62,10 @@ public struct TunneldProbe: TunneldProbing {
             let left = (deadline - ContinuousClock.now).components
             return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
         }
-        #if os(Linux)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(AF_INET, PlatformCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(ProbeFailure(reason: "socket() failed")) }
         defer { close(fd) }
+        PlatformCalls.ignoreBrokenPipe(fd)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -91,7 +88,10 @@ public struct TunneldProbe: TunneldProbing {
         guard error == 0 else { return .failure(ProbeFailure(reason: "nothing listens on \(host):\(port)")) }
 
         let request = Array("GET / HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
+        guard
+            request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags) })
+                == request.count
+        else {
             return .failure(ProbeFailure(reason: "could not send the request"))
         }
         var response = Data()

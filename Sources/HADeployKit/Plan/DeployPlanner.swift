@@ -249,8 +249,13 @@ public struct DeployPlanner: Sendable {
         let home = nonEmpty(variables["HOME"]) ?? paths.home
         func usb() -> USBConfiguration {
             var images = paths.developerImages ?? []
-            if paths.developerImages == nil, let path = device.ddiDir?.resolve(variables).value {
-                images.append(HomePath.expand(path, variables))
+            if paths.developerImages == nil {
+                if let path = device.ddiDir?.resolve(variables).value {
+                    images.append(HomePath.expand(path, variables))
+                }
+                if self.host == .macOS {
+                    images += xcodeDeviceSupport(device).filter { !images.contains($0) }
+                }
             }
             return USBConfiguration(
                 udid: udid?.value, developerImages: images, installRecords: state + "/install-records",
@@ -291,6 +296,19 @@ public struct DeployPlanner: Sendable {
         case .mac:
             return .mac(MacConfiguration(home: home))
         }
+    }
+
+    /// On a Mac, where the Developer Disk Images are: inside each Xcode
+    /// (`<Xcode>/Contents/Developer/Platforms/iPhoneOS.platform/DeviceSupport/<version>/`), the device's
+    /// flavour's Xcode first, then the other flavours' and the default Xcode. The usual `ddi_dir`,
+    /// `~/Library/Developer/Xcode/iOS DeviceSupport`, holds per-device symbol caches, not images.
+    func xcodeDeviceSupport(_ device: Device) -> [String] {
+        let developers =
+            [developerDir(device.flavour)] + matrix.flavours.map { developerDir($0.name) }
+            + ["/Applications/Xcode.app/Contents/Developer"]
+        var seen = Set<String>()
+        return developers.compactMap { $0 }.map { $0 + "/Platforms/iPhoneOS.platform/DeviceSupport" }
+            .filter { seen.insert($0).inserted }
     }
 
     /// `<xcode>/Contents/Developer` for the flavour's Xcode, when it resolves.

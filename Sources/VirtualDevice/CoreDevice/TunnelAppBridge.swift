@@ -25,12 +25,7 @@ final class TunnelAppBridge: @unchecked Sendable {
         for connection: TunnelTCPConnection, on loop: EventLoop, accept: @escaping TunnelNetwork.Accept
     ) {
         var descriptors: [Int32] = [-1, -1]
-        #if canImport(Glibc)
-            let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        #else
-            let type = SOCK_STREAM
-        #endif
-        guard socketpair(AF_UNIX, type, 0, &descriptors) == 0 else {
+        guard socketpair(AF_UNIX, PlatformCalls.streamSocketCloseOnExec, 0, &descriptors) == 0 else {
             connection.serviceCouldNotStart(TransportError.closed("socketpair failed: errno \(errno)"))
             return
         }
@@ -46,7 +41,7 @@ final class TunnelAppBridge: @unchecked Sendable {
                 }
             }
             .withConnectedSocket(serviceEnd)
-            .whenFailure { _ in closeDescriptor(serviceEnd) }
+            .whenFailure { _ in PlatformCalls.closeDescriptor(serviceEnd) }
         ClientBootstrap(group: loop)
             .channelOption(.autoRead, value: false)
             .channelOption(.allowRemoteHalfClosure, value: true)
@@ -64,14 +59,6 @@ final class TunnelAppBridge: @unchecked Sendable {
                     connection.serviceCouldNotStart(error)
                 }
             }
-    }
-
-    private static func closeDescriptor(_ descriptor: Int32) {
-        #if canImport(Glibc)
-            _ = Glibc.close(descriptor)
-        #else
-            _ = Darwin.close(descriptor)
-        #endif
     }
 
     /// Bytes from the host, in order; the connection's receive window counts them until written.

@@ -235,13 +235,10 @@ struct ConfinedRoot: Sendable {
     /// A path the kernel resolves to the walked item without leaving the root: on Linux through the
     /// held directory descriptor (/proc/self/fd), elsewhere the link-free path from the root.
     private static func hostPath(_ location: Location) throws -> String {
-        #if os(Linux)
-            return "/proc/self/fd/\(location.directory)/\(location.name)"
-        #else
-            var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN) + 1)
-            guard fcntl(location.directory, F_GETPATH, &buffer) == 0 else { throw Failure.system(errno) }
-            return String(cString: buffer) + "/" + location.name
-        #endif
+        guard let path = PlatformCalls.pathThroughDescriptor(location.directory, location.name) else {
+            throw Failure.system(errno)
+        }
+        return path
     }
 
     /// The names in a directory (links to directories followed), unsorted, without `.` and `..`.

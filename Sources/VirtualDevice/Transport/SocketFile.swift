@@ -48,7 +48,7 @@ struct SocketFile: Sendable, Equatable {
     }
 
     static func isListening(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, PlatformCalls.streamSocket, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_un()

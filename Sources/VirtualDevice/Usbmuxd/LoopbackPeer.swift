@@ -14,48 +14,12 @@ enum LoopbackPeer {
     /// Whether the process that opened the connection from `clientPort` to `serverPort` (both on the
     /// loopback) runs as this process's user (or root). On Linux the client's socket and its owner are
     /// in /proc/net/tcp; where that cannot be read the answer is no. Other systems have no such
-    /// table: there every connection is accepted (the UNIX socket is the private choice there).
+    /// table: there every connection is accepted (the UNIX socket is the private choice there, and
+    /// `hadeploy virtual --port` is refused on macOS).
     static func isSameUser(clientPort: Int, serverPort: Int) -> Bool {
-        #if os(Linux)
-            guard let owner = owner(clientPort: clientPort, serverPort: serverPort) else { return false }
-            return owner == geteuid() || owner == 0
-        #else
-            return true
-        #endif
+        guard PlatformCalls.knowsLoopbackSocketOwners else { return true }
+        guard let owner = PlatformCalls.loopbackSocketOwner(clientPort: clientPort, serverPort: serverPort)
+        else { return false }
+        return owner == geteuid() || owner == 0
     }
-
-    #if os(Linux)
-        /// The uid owning the socket bound to `clientPort` and connected to `serverPort`, from the kernel's
-        /// TCP tables (`local_address rem_address … uid` columns, ports in hex).
-        static func owner(clientPort: Int, serverPort: Int) -> uid_t? {
-            let local = String(format: ":%04X", clientPort)
-            let remote = String(format: ":%04X", serverPort)
-            for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-                guard let text = read(table) else { continue }
-                for line in text.split(separator: "\n").dropFirst() {
-                    let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                    guard fields.count > 7, fields[1].hasSuffix(local), fields[2].hasSuffix(remote),
-                        let uid = uid_t(fields[7])
-                    else { continue }
-                    return uid
-                }
-            }
-            return nil
-        }
-
-        /// A /proc file whole (its size reads as 0, so it is read to the end, not by its size).
-        private static func read(_ path: String) -> String? {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return nil }
-            defer { close(descriptor) }
-            var data = Data()
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-                if count <= 0 { break }
-                data.append(contentsOf: buffer[0..<count])
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
-    #endif
 }

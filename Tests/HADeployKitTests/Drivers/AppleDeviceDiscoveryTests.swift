@@ -39,7 +39,28 @@ import Testing
             ])
         #expect(report.devices.allSatisfy { $0.os.hasPrefix("iOS") })
         #expect(!report.devices.contains { $0.name == "iPad (9th generation)" })
+        // The paired Apple Watch devicectl lists is no iOS device (it showed as "iOS 11.5").
+        #expect(!report.devices.contains { $0.name == "Kitchen watch" })
         #expect(report.notes.isEmpty)
+    }
+
+    /// With `xcode-select` on an old Xcode (13.2.1 for armv7), `xcrun devicectl` does not exist:
+    /// discovery runs simctl and devicectl from `XCODE_MODERN` when it is set.
+    @Test func discoveryAsksTheModernXcode() {
+        #expect(AppleDeviceDiscovery.developerDirectory([:]) == nil)
+        #expect(AppleDeviceDiscovery.developerDirectory(["XCODE_MODERN": ""]) == nil)
+        let developer = AppleDeviceDiscovery.developerDirectory(["XCODE_MODERN": "/Applications/Xcode-26.app"]
+        )
+        #expect(developer == "/Applications/Xcode-26.app/Contents/Developer")
+        let discovery = AppleDeviceDiscovery(
+            host: .macOS, runner: ScriptedRunner([]), rosettaSimConfigured: false,
+            scratchDirectory: URL(fileURLWithPath: "/tmp"), fileSystem: LiveFileSystem()
+        ).using(developerDirectory: developer)
+        #expect(discovery.simctl.listDevices().environment["DEVELOPER_DIR"] == developer)
+        #expect(
+            discovery.devicectl.listDevices(jsonOutput: "/tmp/x.json", timeout: 30).environment[
+                "DEVELOPER_DIR"]
+                == developer)
     }
 
     @Test func onLinuxIOS17DevicesThroughPymobiledevice3() async throws {

@@ -1,3 +1,4 @@
+import DeviceSpec
 import Foundation
 import HADeployCore
 import Testing
@@ -57,6 +58,33 @@ import Testing
             ])
         #expect(command.environment == ["DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer"])
         #expect(builder.commands(flavour).map(\.executable) == ["xcodegen", "xcodebuild"])
+    }
+
+    /// A device build without an App Store Connect key signs with the Apple ID in Xcode's settings:
+    /// before, `-authenticationKeyPath "<unset: ASC_KEY_PATH>"` (and the ID, issuer) were passed
+    /// and xcodebuild failed on them. With the key, its three values go; with part of it, the
+    /// missing ones show.
+    @Test func unsetAppStoreConnectValuesAreNotPassedToXcodebuild() throws {
+        let flavour = Flavour(
+            name: "modern", xcode: nil, archs: [.arm64], deploymentTarget: "17.0", sdk: "iphoneos",
+            configuration: "Release", scheme: nil, settings: [:],
+            location: SourceLocation(file: "devices.yaml", line: 1))
+        let version = GitVersion(
+            marketingVersion: "1.0", buildNumber: 1, tag: nil, commitsSinceTag: 1, dirty: false,
+            shallow: false)
+        func arguments(_ variables: [String: String]) -> [String] {
+            BuildCommandBuilder(variables: variables, version: version).xcodebuild(flavour).arguments
+        }
+        let none = arguments(["APPLE_TEAM_ID": "ABCDE12345", "ASC_KEY_PATH": ""])
+        #expect(none.contains("-allowProvisioningUpdates"))
+        #expect(!none.contains { $0.hasPrefix("-authentication") || $0.contains("<unset") }, "\(none)")
+
+        let all = arguments(["ASC_KEY_PATH": "/k/AuthKey.p8", "ASC_KEY_ID": "KEY", "ASC_ISSUER_ID": "ISS"])
+        #expect(all.contains("-authenticationKeyPath") && all.contains("/k/AuthKey.p8"))
+        #expect(all.contains("-authenticationKeyIssuerID") && all.contains("ISS"))
+
+        let part = arguments(["ASC_KEY_PATH": "/k/AuthKey.p8"])
+        #expect(part.contains("<unset: ASC_KEY_ID>") && part.contains("<unset: ASC_ISSUER_ID>"))
     }
 
     @Test func macArgumentVectors() {

@@ -308,6 +308,23 @@ import Testing
         #expect(survivor.settingsLeft == 0, "nor are its settings changed under it")
     }
 
+    /// The first deploy: LaunchServices has never seen the bundle id (the copy was never opened),
+    /// and `osascript -e 'application id "…" is running'` fails with AppleScript's -1728 instead of
+    /// printing false. Before, that counted as "still running": 10 s of polling, killall, and a
+    /// failed deploy. Now it is "not running".
+    @Test func anAppLaunchServicesDoesNotKnowIsNotRunning() async throws {
+        let folder = try TemporaryFolder()
+        let unknown = ScriptedRunner.Step(
+            executable: "osascript", arguments: ["-e", "application id \"\(Self.bundleID)\" is running"],
+            status: 1,
+            stderr: "0:40: execution error: Can’t get application id \"\(Self.bundleID)\". (-1728)\n")
+        let mac = Self.driver(ScriptedRunner([unknown]), home: folder.path("home"))
+        let stopped = try await mac.waitUntilStopped(
+            Self.artifact(folder.path("HA Dashboard.app")), within: .milliseconds(100))
+        #expect(stopped)
+        #expect(!MacDriver.isUnknownApplication("0:35: execution error: An error of type -600 has occurred."))
+    }
+
     /// A FAKE of osascript/killall for the quit loop: `is running` answers `true` until `killall`
     /// ran (when `killallStops`), then `false` — what the real tools print for a running app;
     /// `defaults` replays `settings`.

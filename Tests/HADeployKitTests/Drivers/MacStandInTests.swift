@@ -38,9 +38,9 @@ import Testing
         let header =
             "#!\(python)\nimport os, plistlib, signal, subprocess, sys, time\nSTATE = \(stateLiteral)\n"
             // launchd reaps a quit app at once; here an exited one may linger as a zombie.
+            + TestPlatform.pythonIsRunning
             + "def pid():\n    try:\n        p = int(open(os.path.join(STATE, 'app.pid')).read())\n"
-            + "        state = open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()[0]\n"
-            + "        return None if state in ('Z', 'X') else p\n"
+            + "        return p if alive(p) else None\n"
             + "    except (OSError, ValueError, IndexError):\n        return None\n"
         let scripts: [String: String] = [
             "sw_vers": "print('15.5')\n",
@@ -135,10 +135,7 @@ import Testing
 
     /// Alive and not a zombie (nothing reaps the stand-in app here, as launchd would).
     func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let state = stat.split(separator: ")").last?.split(separator: " ").first
-        else { return false }
-        return state != "Z" && state != "X"
+        TestPlatform.isRunning(pid)
     }
 
     /// The running stand-in app's pid (other than `old`), once it has started.

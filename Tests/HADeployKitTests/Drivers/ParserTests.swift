@@ -135,7 +135,9 @@ import Testing
 @Suite struct DevicectlOutputParserTests {
     @Test func listDevices() throws {
         let devices = try DevicectlOutputParser.devices(AppleFixture.data("devicectl-list-devices.json"))
-        #expect(devices.map(\.name) == ["iPad mini 5", "iPhone 16 Pro Max", "iPad mini 4"])
+        // devicectl lists a paired Apple Watch too; discovery keeps the iOS ones (platform).
+        #expect(devices.map(\.name) == ["iPad mini 5", "iPhone 16 Pro Max", "iPad mini 4", "Kitchen watch"])
+        #expect(devices.map(\.platform) == ["iOS", "iOS", "iOS", "watchOS"])
         let mini5 = devices[0]
         #expect(mini5.identifier == "A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF")
         #expect(mini5.udid == "00008020-000A1B2C3D4E002E")
@@ -236,5 +238,45 @@ import Testing
             executable: "HA Dashboard", since: since.addingTimeInterval(60), simulatorUDID: nil,
             fileSystem: LiveFileSystem())
         #expect(later.matches(in: reports).isEmpty)
+    }
+
+    /// Real `.ips` bodies escape every `/` (`\/Users\/…\/CoreSimulator\/Devices\/…`): the scanner
+    /// used to look for `CoreSimulator/Devices/` in the raw text, never found it, and so gave a
+    /// simulator's crash to every simulator and to the Mac, and the Mac's own crash to the
+    /// simulators. Now the decoded `procPath` decides.
+    @Test func theProcessPathOfARealIpsDecidesWhoseCrashItIs() throws {
+        let folder = try TemporaryFolder()
+        let reports = folder.path("DiagnosticReports")
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+        let name = "HA Dashboard-2025-06-02-102031.ips"
+        let simulatorCrash = try String(contentsOf: AppleFixture.url(name), encoding: .utf8)
+        #expect(
+            simulatorCrash.contains(#"\/CoreSimulator\/Devices\/"#), "the fixture is escaped as real ones are"
+        )
+        try Data(simulatorCrash.utf8).write(to: reports.appendingPathComponent(name))
+
+        func scanner(simulator: String? = nil, excludeSimulators: Bool = false) -> CrashReportScanner {
+            var scanner = CrashReportScanner(
+                executable: "HA Dashboard", since: since, simulatorUDID: simulator,
+                fileSystem: LiveFileSystem())
+            scanner.excludeSimulators = excludeSimulators
+            return scanner
+        }
+        let mine = "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33"
+        #expect(scanner(simulator: mine).matches(in: reports).map(\.lastPathComponent) == [name])
+        #expect(scanner(simulator: "C1D4A8E5-2B6F-4E19-9A03-5F7B8C2D1E64").matches(in: reports).isEmpty)
+        #expect(scanner(excludeSimulators: true).matches(in: reports).isEmpty, "the Mac's scan")
+
+        // The Mac Catalyst app's own crash (same executable name): the Mac's, no simulator's.
+        try FileManager.default.removeItem(at: reports.appendingPathComponent(name))
+        let macName = "HA Dashboard-2025-06-02-102032.ips"
+        let macCrash = simulatorCrash.replacingOccurrences(
+            of: #"\/Users\/dev\/Library\/Developer\/CoreSimulator\/Devices\/"# + mine
+                + #"\/data\/Containers\/Bundle\/Application\/0A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"#,
+            with: #"\/Users\/dev\/Library\/Application Support\/hadeploy\/mac"#)
+        #expect(macCrash != simulatorCrash)
+        try Data(macCrash.utf8).write(to: reports.appendingPathComponent(macName))
+        #expect(scanner(simulator: mine).matches(in: reports).isEmpty)
+        #expect(scanner(excludeSimulators: true).matches(in: reports).map(\.lastPathComponent) == [macName])
     }
 }

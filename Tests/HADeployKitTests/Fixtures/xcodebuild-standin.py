@@ -26,6 +26,16 @@ with open("standin.log", "a") as log:
 print("Build settings from command line:")
 for k, v in sorted(settings.items()):
     print(f"    {k} = {v}")
+# As xcodebuild does: an existing result bundle is refused before anything is built, and the
+# bundle is created at the start, so a failed build leaves it behind.
+bundle = value("-resultBundlePath")
+if bundle:
+    if os.path.exists(bundle):
+        print(f'xcodebuild: error: Existing file at -resultBundlePath "{os.path.abspath(bundle)}"', file=sys.stderr)
+        sys.exit(64)
+    os.makedirs(os.path.join(bundle, "Data"))
+    with open(os.path.join(bundle, "Info.plist"), "wb") as f:
+        plistlib.dump({"version": {"major": 3, "minor": 53}}, f)
 if os.path.exists("STANDIN_SLEEP"):
     # A long build: records its pid, then takes as many seconds as the file says.
     with open("standin.pid", "w") as f:

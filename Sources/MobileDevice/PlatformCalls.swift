@@ -1,0 +1,64 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The C calls MobileDevice spells differently on Linux (Glibc) and macOS (Darwin), in one place:
+/// the rest of the target calls these (scripts/platform-lint.sh fails on a platform spelling
+/// anywhere else).
+enum PlatformCalls {
+    /// `SOCK_STREAM` as `socket()` takes it: a Glibc enum on Linux, an `Int32` macro on Darwin.
+    #if canImport(Glibc)
+        static let streamSocket = Int32(SOCK_STREAM.rawValue)
+    #else
+        static let streamSocket = SOCK_STREAM
+    #endif
+
+    /// The `send()` flags that keep a peer that closed from raising SIGPIPE: `MSG_NOSIGNAL` on
+    /// Linux; none on Darwin, where the socket carries `SO_NOSIGPIPE` (`PlatformCalls.ignoreBrokenPipe`).
+    #if canImport(Glibc)
+        static let noSignalSendFlags = Int32(MSG_NOSIGNAL)
+    #else
+        static let noSignalSendFlags: Int32 = 0
+    #endif
+
+    /// Darwin: a write to a socket whose peer closed fails with EPIPE instead of killing the
+    /// process (Linux passes `noSignalSendFlags` with each send instead).
+    static func ignoreBrokenPipe(_ fd: Int32) {
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// `open(2)`, for types whose own `open` methods hide it.
+    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.open(path, flags, mode)
+        #else
+            Darwin.open(path, flags, mode)
+        #endif
+    }
+
+    /// `read(2)`, for types whose own `read` methods hide it.
+    static func readFile(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+            Glibc.read(fd, buffer, count)
+        #else
+            Darwin.read(fd, buffer, count)
+        #endif
+    }
+
+    /// How this system checks and restarts its usbmuxd, for messages: systemd's unit on Linux,
+    /// Apple's launchd job on macOS.
+    #if os(Linux)
+        static let usbmuxdStatusCommand = "systemctl status usbmuxd"
+        static let usbmuxdRestartCommand = "systemctl restart usbmuxd"
+    #else
+        static let usbmuxdStatusCommand = "sudo launchctl print system/com.apple.usbmuxd"
+        static let usbmuxdRestartCommand = "sudo launchctl kickstart -k system/com.apple.usbmuxd"
+    #endif
+}
