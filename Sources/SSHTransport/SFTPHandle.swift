@@ -68,6 +68,19 @@ final class SFTPHandle {
         return .sessionFailed(device: session.config.name, step: step, reason: reason)
     }
 
+    /// Writes a prefix of `bytes` (never empty) and returns its length, which may be less than
+    /// `bytes.count`: libssh ≥ 0.11 sends at most the server's `max_write_length` per `sftp_write`, and
+    /// 32 KiB when the server lacks the `limits@openssh.com` extension (OpenSSH < 8.7, dropbear's
+    /// sftp-server). A short write is progress; only a write of nothing is a failure.
+    private func write(_ file: sftp_file, _ bytes: Slice<UnsafeRawBufferPointer>, step: String, path: String)
+        throws -> Int
+    {
+        let rest = UnsafeRawBufferPointer(rebasing: bytes)
+        let written = sftp_write(file, rest.baseAddress, rest.count)
+        guard written > 0, written <= rest.count else { throw failure(step, path: path) }
+        return written
+    }
+
     /// Uploads `tree` as the new directory `remoteRoot` (which must not exist yet).
     func upload(tree: LocalTree, to remoteRoot: String, progress: (UploadProgress) -> Void) throws {
         let step = "SFTP upload"
@@ -88,10 +101,16 @@ final class SFTPHandle {
                 var closed = false
                 defer { if !closed { sftp_close(file) } }
                 try tree.forEachChunk(of: entry) { chunk in
-                    let written = chunk.withUnsafeBytes { sftp_write(file, $0.baseAddress, $0.count) }
-                    guard written == chunk.count else { throw failure(step, path: path) }
-                    sent += Int64(chunk.count)
-                    progress(UploadProgress(bytesSent: sent, totalBytes: total, currentFile: entry.path))
+                    try chunk.withUnsafeBytes { bytes in
+                        var offset = 0
+                        while offset < bytes.count {
+                            let written = try write(file, bytes[offset...], step: step, path: path)
+                            offset += written
+                            sent += Int64(written)
+                            progress(
+                                UploadProgress(bytesSent: sent, totalBytes: total, currentFile: entry.path))
+                        }
+                    }
                 }
                 closed = true
                 guard sftp_close(file) == SSH_OK else { throw failure(step, path: path) }
