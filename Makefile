@@ -14,7 +14,7 @@ PREFIX ?= /usr/local
 RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
 RELEASE_BIN = .build-release/release/hadeploy-static
 
-.PHONY: all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
+.PHONY: all deps peers peers-demo build demo check-fresh test test-brew-gen lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
@@ -80,6 +80,12 @@ test:
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
 	$(MAKE) --no-print-directory test-install
+
+# The C-facing suites (MobileDeviceTests, SSHTransportTests) against the second generation of the C
+# libraries, Homebrew's (libplist 2.7, libimobiledevice 1.4, libusbmuxd 2.1, libssh 0.11), vendored in
+# compat/brew-gen: its own debug build in .build-brew-gen, checked with ldd (scripts/brew-gen-test.sh).
+test-brew-gen:
+	SWIFT=$(SWIFT) scripts/brew-gen-test.sh
 
 # Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
 bench: peers build
