@@ -47,7 +47,7 @@ final class SFTPHandle {
         _ = ssh_channel_send_eof(channel)
         // Waits for exit-status or close. libssh bounds this wait by SSH_OPTIONS_TIMEOUT (seen: 15 s with
         // a 15 s option), so a server that never answers costs that long, not the connection.
-        _ = ssh_channel_get_exit_status(channel)
+        _ = hadeploy_ssh_channel_get_exit_status(channel)
     }
 
     func failure(_ step: String, path: String) -> SSHError {
