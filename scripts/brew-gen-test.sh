@@ -33,6 +33,27 @@ for file in lib/libplist-2.0.so.4 lib/libimobiledevice-1.0.so.6 lib/libusbmuxd-2
     [ -e "$BG/$file" ] || die "$BG/$file is missing: compat/brew-gen must be complete (compat/README.md)"
 done
 export PKG_CONFIG_PATH="$BG/lib/pkgconfig"
+# SwiftPM reads .pc files itself and, unlike pkg-config, keeps `-L/usr/lib/<triple>` from Debian's
+# (openssl, zlib, libtiff, libpng, …). Those come first on the link line, where -lplist-2.0 and
+# -lusbmuxd-2.0 then find Debian's libraries (seen: the test binary needed libplist-2.0.so.3 and
+# libusbmuxd-2.0.so.6 next to brew-gen's). So the system's .pc files are read from copies without that
+# default directory, after brew-gen's.
+system_pc="$scratch/system-pkgconfig"
+rm -rf "$system_pc"
+mkdir -p "$system_pc"
+for dir in $(pkg-config --variable pc_path pkg-config | tr ':' ' '); do
+    for pc in "$dir"/*.pc; do
+        [ -e "$pc" ] && [ ! -e "$BG/lib/pkgconfig/${pc##*/}" ] && [ ! -e "$system_pc/${pc##*/}" ] || continue
+        libdir=$(PKG_CONFIG_PATH="$dir" pkg-config --variable libdir "$(basename "$pc" .pc)" 2>/dev/null || true)
+        case "$libdir" in
+            /usr/lib | /usr/lib/*-linux-gnu | /lib/*-linux-gnu | /usr/lib64)
+                sed -E 's#(^|[[:space:]])-L(\$\{libdir\}|\$\{sharedlibdir\}|'"$libdir"')/?([[:space:]]|$)#\1\3#g' "$pc" >"$system_pc/${pc##*/}"
+                ;;
+            *) cp "$pc" "$system_pc/" ;;
+        esac
+    done
+done
+export PKG_CONFIG_PATH="$BG/lib/pkgconfig:$system_pc"
 for want in "libplist-2.0 2.3" "libimobiledevice-1.0 1.4" "libusbmuxd-2.0 2.1" "libssh 0.11"; do
     read -r name version <<<"$want"
     pkg-config --atleast-version="$version" "$name" ||
