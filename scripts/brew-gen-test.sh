@@ -47,7 +47,9 @@ for dir in $(pkg-config --variable pc_path pkg-config | tr ':' ' '); do
         libdir=$(PKG_CONFIG_PATH="$dir" pkg-config --variable libdir "$(basename "$pc" .pc)" 2>/dev/null || true)
         case "$libdir" in
             /usr/lib | /usr/lib/*-linux-gnu | /lib/*-linux-gnu | /usr/lib64)
-                sed -E 's#(^|[[:space:]])-L(\$\{libdir\}|\$\{sharedlibdir\}|'"$libdir"')/?([[:space:]]|$)#\1\3#g' "$pc" >"$system_pc/${pc##*/}"
+                # Twice: adjacent flags share the blank between them.
+                strip='s#(^|[[:space:]])-L(\$\{libdir\}|\$\{sharedlibdir\}|'"$libdir"')/?([[:space:]]|$)#\1\3#g'
+                sed -E -e "$strip" -e "$strip" "$pc" >"$system_pc/${pc##*/}"
                 ;;
             *) cp "$pc" "$system_pc/" ;;
         esac
