@@ -40,6 +40,9 @@ struct SFTPWriteCapTests {
         let justOver = Data((0..<(32 * 1024 + 1)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
         try big.write(to: local.appendingPathComponent("big.bin"))
         try justOver.write(to: local.appendingPathComponent("just-over.bin"))
+        // What makes it an app bundle to LocalTree.
+        let infoPlist = Data("<plist version=\"1.0\"><dict/></plist>\n".utf8)
+        try infoPlist.write(to: local.appendingPathComponent("Info.plist"))
         let tree = try LocalTree(root: local, in: LiveFileSystem())
 
         let reports = ProgressLog()
@@ -55,7 +58,7 @@ struct SFTPWriteCapTests {
         #expect(try Data(contentsOf: uploaded.appendingPathComponent("just-over.bin")) == justOver)
         let sent = reports.all.map(\.bytesSent)
         #expect(sent == sent.sorted(), "progress went backwards: \(sent)")
-        #expect(sent.last == Int64(big.count + justOver.count))
+        #expect(sent.last == tree.totalBytes)
     }
 }
 
