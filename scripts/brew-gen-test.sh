@@ -70,7 +70,8 @@ case " ${suites[*]} " in *" SSHTransportTests "*) scripts/ssh-peers.sh ;; esac
 
 # 2. Build, with its own scratch path (the Debian build's cache must not be reused).
 link=(-Xlinker -rpath -Xlinker "$BG/lib")
-log="$scratch.log"
+mkdir -p "$scratch"
+log="$scratch/brew-gen-build.log"
 start=$(date +%s)
 set +e
 "$SWIFT" build --scratch-path "$scratch" --build-tests "${link[@]}" 2>&1 | tee "$log"
