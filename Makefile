@@ -25,7 +25,7 @@ PREFIX ?= /usr/local
 RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
 RELEASE_BIN = .build-release/release/hadeploy-$(if $(filter Darwin,$(UNAME)),dynamic,static)
 
-.PHONY: test-mac test-suites test-root peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
+.PHONY: test-mac test-suites test-root test-brew-gen peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
@@ -148,6 +148,12 @@ test-root:
 	    $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "$$t" || failed="$$failed $$t"; \
 	    echo "=== $$t: $$(( $$(date +%s) - start )) s"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED (as root):$$failed"; exit 1; fi; echo "all root test targets passed"
+
+# The C-facing suites (MobileDeviceTests, SSHTransportTests) against the second generation of the C
+# libraries, Homebrew's (libplist 2.7, libimobiledevice 1.4, libusbmuxd 2.1, libssh 0.11), vendored in
+# compat/brew-gen: its own debug build in .build-brew-gen, checked with ldd (scripts/brew-gen-test.sh).
+test-brew-gen:
+	SWIFT=$(SWIFT) scripts/brew-gen-test.sh
 
 # Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
 bench: peers build

@@ -38,9 +38,9 @@ final class ImageMounterClient: ServiceClient, @unchecked Sendable {
         let unmanaged = Unmanaged.passRetained(reader)
         defer { unmanaged.release() }
         let upload = signature.withUnsafeBytes { sig in
-            mobile_image_mounter_upload_image(
-                raw, "Developer", size, sig.baseAddress?.assumingMemoryBound(to: CChar.self),
-                UInt16(sig.count),
+            // Through the shim: the signature's types differ between libimobiledevice 1.3.0 and 1.4.0.
+            hadeploy_mobile_image_mounter_upload_image(
+                raw, "Developer", size, sig.baseAddress, sig.count,
                 { buffer, length, context in
                     guard let buffer, let context else { return -1 }
                     let reader = Unmanaged<ImageFileReader>.fromOpaque(context).takeUnretainedValue()
@@ -57,10 +57,8 @@ final class ImageMounterClient: ServiceClient, @unchecked Sendable {
         }
         var node: plist_t?
         let mount = signature.withUnsafeBytes { sig in
-            mobile_image_mounter_mount_image(
-                raw, Self.stagingPath, sig.baseAddress?.assumingMemoryBound(to: CChar.self),
-                UInt16(sig.count),
-                "Developer", &node)
+            hadeploy_mobile_image_mounter_mount_image(
+                raw, Self.stagingPath, sig.baseAddress, sig.count, "Developer", &node)
         }
         let reply = PlistBridge.take(node)
         guard mount == MOBILE_IMAGE_MOUNTER_E_SUCCESS else {

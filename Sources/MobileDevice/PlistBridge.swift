@@ -14,7 +14,8 @@ enum PlistBridge {
             var value: UInt8 = 0
             plist_get_bool_val(node, &value)
             return .bool(value != 0)
-        case PLIST_UINT:
+        // Through the shim: libplist ≥ 2.3 spells PLIST_UINT as a macro, which Swift does not import.
+        case hadeploy_plist_integer_type():
             var value: UInt64 = 0
             plist_get_uint_val(node, &value)
             // libplist 2.2 stores negative integers as their two's complement in a uint64.
@@ -39,7 +40,7 @@ enum PlistBridge {
         case PLIST_DATE:
             var seconds: Int32 = 0
             var microseconds: Int32 = 0
-            plist_get_date_val(node, &seconds, &microseconds)
+            hadeploy_plist_get_date_val(node, &seconds, &microseconds)
             return .date(Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(microseconds) / 1e6))
         case PLIST_ARRAY:
             let count = plist_array_get_size(node)
@@ -83,7 +84,7 @@ enum PlistBridge {
         case .date(let date):
             let interval = date.timeIntervalSince(referenceDate)
             let seconds = interval.rounded(.down)
-            return plist_new_date(Int32(seconds), Int32((interval - seconds) * 1e6))
+            return hadeploy_plist_new_date(Int32(seconds), Int32((interval - seconds) * 1e6))
         case .array(let items):
             let array = plist_new_array()
             for item in items { plist_array_append_item(array, node(from: item)) }
@@ -114,7 +115,7 @@ enum PlistBridge {
         guard !data.isEmpty, data.count < Int(UInt32.max) else { return nil }
         var node: plist_t?
         data.withUnsafeBytes { buffer in
-            plist_from_memory(
+            hadeploy_plist_from_memory(
                 buffer.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(buffer.count), &node)
         }
         return take(node)

@@ -56,7 +56,7 @@ struct SCPSink {
         for _ in depth { try send(channel, "E\n") }
         try send(channel, "E\n")
         _ = ssh_channel_send_eof(channel.raw)
-        let status = hadeploy_channel_exit_status(channel.raw)
+        let status = hadeploy_ssh_channel_get_exit_status(channel.raw)
         if status != 0 {
             throw SSHError.remoteCommandFailed(
                 device: session.config.name, step: step, command: "scp -r -t \(parent)",

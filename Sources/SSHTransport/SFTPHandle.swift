@@ -47,7 +47,7 @@ final class SFTPHandle {
         _ = ssh_channel_send_eof(channel)
         // Waits for exit-status or close. libssh bounds this wait by SSH_OPTIONS_TIMEOUT (seen: 15 s with
         // a 15 s option), so a server that never answers costs that long, not the connection.
-        _ = ssh_channel_get_exit_status(channel)
+        _ = hadeploy_ssh_channel_get_exit_status(channel)
     }
 
     func failure(_ step: String, path: String) -> SSHError {
@@ -66,6 +66,19 @@ final class SFTPHandle {
         default: reason = "SFTP error \(code) on \(path) (\(session.lastError))"
         }
         return .sessionFailed(device: session.config.name, step: step, reason: reason)
+    }
+
+    /// Writes a prefix of `bytes` (never empty) and returns its length, which may be less than
+    /// `bytes.count`: libssh ≥ 0.11 sends at most the server's `max_write_length` per `sftp_write`, and
+    /// 32 KiB when the server lacks the `limits@openssh.com` extension (OpenSSH < 8.7, dropbear's
+    /// sftp-server). A short write is progress; only a write of nothing is a failure.
+    private func write(_ file: sftp_file, _ bytes: Slice<UnsafeRawBufferPointer>, step: String, path: String)
+        throws -> Int
+    {
+        let rest = UnsafeRawBufferPointer(rebasing: bytes)
+        let written = sftp_write(file, rest.baseAddress, rest.count)
+        guard written > 0, written <= rest.count else { throw failure(step, path: path) }
+        return written
     }
 
     /// Uploads `tree` as the new directory `remoteRoot` (which must not exist yet).
@@ -88,10 +101,16 @@ final class SFTPHandle {
                 var closed = false
                 defer { if !closed { sftp_close(file) } }
                 try tree.forEachChunk(of: entry) { chunk in
-                    let written = chunk.withUnsafeBytes { sftp_write(file, $0.baseAddress, $0.count) }
-                    guard written == chunk.count else { throw failure(step, path: path) }
-                    sent += Int64(chunk.count)
-                    progress(UploadProgress(bytesSent: sent, totalBytes: total, currentFile: entry.path))
+                    try chunk.withUnsafeBytes { bytes in
+                        var offset = 0
+                        while offset < bytes.count {
+                            let written = try write(file, bytes[offset...], step: step, path: path)
+                            offset += written
+                            sent += Int64(written)
+                            progress(
+                                UploadProgress(bytesSent: sent, totalBytes: total, currentFile: entry.path))
+                        }
+                    }
                 }
                 closed = true
                 guard sftp_close(file) == SSH_OK else { throw failure(step, path: path) }

@@ -330,7 +330,7 @@ final class SessionHandle: @unchecked Sendable {
                 break
             }
         }
-        let status = hadeploy_channel_exit_status(channel.raw)
+        let status = hadeploy_ssh_channel_get_exit_status(channel.raw)
         return SSHCommandOutput(exitStatus: status < 0 ? nil : status, stdout: stdout, stderr: stderr)
     }
 }

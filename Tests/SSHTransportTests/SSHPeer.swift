@@ -16,6 +16,9 @@ final class SSHPeer: @unchecked Sendable {
         case noSFTP
         /// An SFTP subsystem that never answers: `sftp_init` blocks forever.
         case hangingSFTP
+        /// OpenSSH whose sftp-server does not announce `limits@openssh.com`, as OpenSSH < 8.7 and
+        /// dropbear's do: libssh ≥ 0.11 then writes at most 32 KiB per `sftp_write`.
+        case noLimitsSFTP
         case dropbear
     }
 
@@ -49,7 +52,7 @@ final class SSHPeer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: keyDirectory, withIntermediateDirectories: true)
         let keys = keyDirectory.path
         switch kind {
-        case .modern, .noSFTP, .hangingSFTP:
+        case .modern, .noSFTP, .hangingSFTP, .noLimitsSFTP:
             try await TestEnvironment.run(
                 "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keys + "/modern_ed25519_host"])
             try await TestEnvironment.run(
@@ -124,12 +127,20 @@ final class SSHPeer: @unchecked Sendable {
             case .legacy: file = "sshd_legacy.conf"
             case .noSFTP: file = "sshd_nosftp.conf"
             case .hangingSFTP: file = "sshd_hangsftp.conf"
+            case .noLimitsSFTP: file = "sshd_nolimits.conf"
             default: file = "sshd_modern.conf"
             }
             let template = TestEnvironment.scriptsDirectory.appendingPathComponent(file)
             let config = try String(contentsOf: template, encoding: .utf8)
                 .replacingOccurrences(of: "KEYDIR", with: keyDirectory.path)
                 .replacingOccurrences(of: "RUNDIR", with: directory.path)
+            if kind == .noLimitsSFTP {
+                // The subsystem runs as the test user: a copy in the peer's directory, which it can
+                // reach wherever the checkout is.
+                try DeviceRoot.installExecutable(
+                    from: TestEnvironment.scriptsDirectory.appendingPathComponent("sftp-server-nolimits"),
+                    to: directory.appendingPathComponent("sftp-server-nolimits"))
+            }
             let configPath = directory.appendingPathComponent("sshd.conf").path
             try config.write(toFile: configPath, atomically: true, encoding: .utf8)
             executable = "/usr/sbin/sshd"
