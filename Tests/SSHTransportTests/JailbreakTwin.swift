@@ -35,6 +35,13 @@ final class JailbreakTwin: @unchecked Sendable {
         self.logPath = logPath
     }
 
+    /// The id a root session of the twin has: 0 when the tests run as root; otherwise the twin runs in a
+    /// user namespace where root and mobile are one id, 501 (twin.sh).
+    static var sessionRootID: Int { getuid() == 0 ? 0 : 501 }
+
+    /// Who owns, seen from the host, a file the twin gave to mobile: 501, or this user (twin.sh without root).
+    static var mobileHostID: UInt32 { getuid() == 0 ? 501 : getuid() }
+
     static var script: String {
         TestEnvironment.repoRoot.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path
     }

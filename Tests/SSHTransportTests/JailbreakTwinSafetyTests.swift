@@ -199,7 +199,7 @@ struct JailbreakTwinSafetyTests {
         let output = try await connection.run(probe, timeout: 120)
         await connection.close()
         let text = output.stdoutText
-        #expect(text.hasPrefix("uid 0\n"), "\(text)")
+        #expect(text.hasPrefix("uid \(JailbreakTwin.sessionRootID)\n"), "\(text)")
         #expect(text.hasSuffix("end\n"), "\(text)")
         #expect(!text.contains(content) && !text.contains("FOUND") && !text.contains("ESCAPED"), "\(text)")
         #expect(text.contains("block devices: 0\n"), "\(text)")
