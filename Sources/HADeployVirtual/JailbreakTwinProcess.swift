@@ -47,11 +47,15 @@ final class JailbreakTwinProcess: @unchecked Sendable {
     /// Where the twin's folder may be, in order: `HADEPLOY_JAILBREAK_TWIN` (its `twin.sh`), the copy an
     /// installed hadeploy carries (`<prefix>/share/hadeploy/jailbreak-twin`, next to `<prefix>/bin`),
     /// and the project directory's own `scripts/jailbreak-twin` (a checkout of this repository).
-    static func scriptCandidates(environment: [String: String], executablePath: String?, projectDirectory: URL)
+    static func scriptCandidates(
+        environment: [String: String], executablePath: String?, projectDirectory: URL
+    )
         -> [String]
     {
         var candidates: [String] = []
-        if let explicit = environment["HADEPLOY_JAILBREAK_TWIN"], !explicit.isEmpty { candidates.append(explicit) }
+        if let explicit = environment["HADEPLOY_JAILBREAK_TWIN"], !explicit.isEmpty {
+            candidates.append(explicit)
+        }
         if let executablePath {
             candidates.append(
                 URL(fileURLWithPath: executablePath).deletingLastPathComponent().deletingLastPathComponent()

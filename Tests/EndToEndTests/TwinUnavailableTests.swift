@@ -132,7 +132,8 @@ struct TwinUnavailableTests {
         }
         let all = prefix + command
         let output = try await LiveProcessRunner().run(
-            ProcessCommand(all[0], Array(all.dropFirst()), workingDirectory: root.path), timeout: .seconds(300))
+            ProcessCommand(all[0], Array(all.dropFirst()), workingDirectory: root.path),
+            timeout: .seconds(300))
         return HADeployBinary.Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 
@@ -181,7 +182,8 @@ struct TwinUnavailableTests {
 
         // A card added in Home Assistant: another screen.
         try await ScreenshotBaselineEndToEndTests.save(
-            ha, dashboard, cards: [["type": "markdown", "title": "Welcome"], ["type": "markdown", "title": "News"]])
+            ha, dashboard,
+            cards: [["type": "markdown", "title": "Welcome"], ["type": "markdown", "title": "News"]])
         let changed = try await Self.runUnprivileged(arguments, in: root)
         let third = try #require(try Self.report(root)["ipad2"], "\(changed.stderr)")
         #expect(third.install == .unchanged, "\(third)")

@@ -124,7 +124,8 @@ struct JailbreakTwinTests {
         #expect(prefs["HAKioskMode"] as? Bool == true)
         #expect(prefs["HAViewIndex"] as? Int == 1)
         #expect(
-            Self.fileStatus(prefsURL).mode == 0o600 && Self.fileStatus(prefsURL).uid == JailbreakTwin.mobileHostID)
+            Self.fileStatus(prefsURL).mode == 0o600
+                && Self.fileStatus(prefsURL).uid == JailbreakTwin.mobileHostID)
 
         let log = await Self.waitForLoad(twin, sessions: 1)
         #expect(log.contains("NSUserDefaults read END (url=YES, token=YES)"))
