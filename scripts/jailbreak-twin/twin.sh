@@ -192,7 +192,9 @@ cp /etc/ld.so.cache etc/ld.so.cache
 echo "iPad2,1 9.3.5 13G36" > etc/twin-device
 [ "$PRIVILEGE" = user ] || chown -R 501:501 var/mobile
 chmod 0700 var/root var/root/.ssh
-chmod 1777 var/run/twin
+# The app (mobile) records its pid here; nobody else writes to it (0755, mobile's).
+[ "$PRIVILEGE" = user ] || chown 501:501 var/run/twin
+chmod 0755 var/run/twin
 # /var/run is new at each start: the pids a last twin recorded are another namespace's.
 rm -f var/run/twin/* run/sshd.pid run/dropbear.pid
 case "${TWIN_HOLD:-}" in
