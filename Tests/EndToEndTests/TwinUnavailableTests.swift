@@ -2,6 +2,7 @@ import DeployModel
 import Foundation
 import HADeployCore
 import HADeployKit
+import HomeAssistant
 import TestSupport
 import Testing
 
@@ -117,7 +118,9 @@ struct TwinUnavailableTests {
 
     /// Runs hadeploy in `root` as a user who is not root: `nobody` (after handing it the project) when
     /// this test runs as root, else this user.
-    static func runUnprivileged(_ arguments: [String], in root: URL) async throws -> HADeployBinary.Result {
+    static func runUnprivileged(_ arguments: [String], in root: URL) async throws -> (
+        status: Int32, stderr: String
+    ) {
         var variables = HADeployBinary.baseEnvironment(home: root)
         variables["XDG_CACHE_HOME"] = root.appendingPathComponent("cache").path
         let command =
@@ -134,7 +137,7 @@ struct TwinUnavailableTests {
         let output = try await LiveProcessRunner().run(
             ProcessCommand(all[0], Array(all.dropFirst()), workingDirectory: root.path),
             timeout: .seconds(300))
-        return HADeployBinary.Result(status: output.status, stdout: output.stdout, stderr: output.stderr)
+        return (output.status, output.stderr)
     }
 
     /// Not as root the jailbroken twin runs in a user namespace (before: "not available: the jailbroken
