@@ -142,7 +142,8 @@ public struct VirtualTwinsRun: Sendable {
         } else if seen.contains("user namespace") {
             fix =
                 "allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu "
-                + "24.04 sysctl -w kernel.apparmor_restrict_unprivileged_userns=0) or run as root"
+                + "24.04 sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; user.max_user_namespaces "
+                + "above 0) or run hadeploy as root"
         } else if seen.contains("belongs to another user") {
             fix = "remove the twin's folder named in the log (a run as root left it) or run as root"
         } else if missing && (seen.contains("unshare") || seen.contains("setpriv")) {

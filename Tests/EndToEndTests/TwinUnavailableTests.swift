@@ -78,6 +78,37 @@ struct TwinUnavailableTests {
         #expect(table.contains { $0.hasPrefix("mini4 ") && $0.contains("succeeded") }, "\(run.stderr)")
     }
 
+    /// A host that gives a user no user namespace (Debian's kernel.unprivileged_userns_clone=0, Ubuntu
+    /// 24.04's AppArmor restriction, user.max_user_namespaces=0): twin.sh's last words (as it says them
+    /// when `unshare --user` fails; seen with user.max_user_namespaces exhausted) become the iPad 2's
+    /// reason, with the fix.
+    @Test func aHostWithoutUserNamespacesSaysTheFix() async throws {
+        let ha = try await HomeAssistantServer.shared()
+        let root = try await Self.project(ha)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let script = root.appendingPathComponent("twin-without-userns.sh")
+        try """
+        #!/bin/sh
+        echo "twin.sh: not run as root, the twin needs a user namespace: allow unprivileged user namespaces" >&2
+        echo "twin.sh: this host gives this user no user namespace (unshare: unshare failed: No space left on device)" >&2
+        exit 1
+
+        """.write(to: script, atomically: true, encoding: .utf8)
+
+        let run = try await HADeployBinary.run(
+            ["ipad2", "--virtual", "--no-build", "--report", "report"], in: root,
+            environment: ["HADEPLOY_JAILBREAK_TWIN": script.path], timeout: .seconds(240))
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let ipad2 = try #require(try Self.report(root)["ipad2"], "\(run.stderr)")
+        #expect(ipad2.outcome == .notAvailable)
+        let reason = ipad2.reason ?? ""
+        #expect(
+            reason.contains("no user namespace (unshare: unshare failed: No space left on device)"),
+            "\(reason)")
+        #expect(reason.contains("sysctl -w kernel.unprivileged_userns_clone=1"), "\(reason)")
+        #expect(reason.contains("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"), "\(reason)")
+    }
+
     /// The attack on an installed hadeploy: another local user plants a twin.sh where hadeploy looks for
     /// one (before: the checkout path the release binary was compiled in, which any user could create
     /// on another machine; it ran as root). A twin script in a folder other users can write is refused,

@@ -93,11 +93,11 @@ UNSHARE=/host$(readlink -f "$(command -v unshare)")
 # Not root: the kernel must let this user make a user namespace (and mount in it).
 if [ "$PRIVILEGE" = user ]; then
     probe=$(unshare --user --map-root-user --mount --pid --fork sh -c 'mount -t tmpfs twin-probe /mnt' 2>&1) || {
-        echo "twin.sh: ${probe:-unshare --user failed}" >&2
-        echo "twin.sh: this host does not let a user make a user namespace, which the twin needs when not" \
-            "run as root: allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1;" \
-            "on Ubuntu 24.04 sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; user.max_user_namespaces" \
-            "above 0) or run as root" >&2
+        echo "twin.sh: not run as root, the twin needs a user namespace: allow unprivileged user namespaces" \
+            "(sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 sysctl -w" \
+            "kernel.apparmor_restrict_unprivileged_userns=0; sysctl -w user.max_user_namespaces=15000 where it" \
+            "is 0) or run as root" >&2
+        echo "twin.sh: this host gives this user no user namespace ($(printf '%s\n' "$probe" | tail -n 1))" >&2
         exit 1
     }
 fi
