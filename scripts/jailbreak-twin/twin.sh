@@ -255,7 +255,7 @@ if [ "$SERVER" = openssh ]; then
 else
     for kind in rsa ed25519; do
         [ -f "etc/dropbear/dropbear_${kind}_host_key" ] || dropbearconvert openssh dropbear \
-            "etc/ssh/ssh_host_${kind}_key" "etc/dropbear/dropbear_${kind}_host_key" >/dev/null 2>&1
+            "etc/ssh/ssh_host_${kind}_key" "etc/dropbear/dropbear_${kind}_host_key" >/dev/null
     done
     # -j -k: no port forwarding; -s: no password logins unless a password was given. Sessions' sftp:
     # dropbear runs /usr/lib/sftp-server, the host's OpenSSH one through /host/usr.
