@@ -14,7 +14,7 @@ PREFIX ?= /usr/local
 RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
 RELEASE_BIN = .build-release/release/hadeploy-static
 
-.PHONY: all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
+.PHONY: test-suites test-root peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
@@ -22,8 +22,13 @@ deps:
 	@scripts/bootstrap.sh
 
 peers:
-	@scripts/bootstrap.sh --with-peers
-	@for s in scripts/tools-venv.sh scripts/workflow-lint-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/ssh-peers.sh scripts/idevice-tools.sh scripts/browser.sh; do \
+	@scripts/system-peers.sh
+	@$(MAKE) --no-print-directory peers-user
+
+# The peers an ordinary user installs: pinned Python venvs (pip), the Home Assistant peer; the
+# system's part (apt, the SSH login account, Chromium) is scripts/system-peers.sh.
+peers-user:
+	@for s in scripts/tools-venv.sh scripts/workflow-lint-venv.sh scripts/pmd3-venv.sh scripts/ha-peer.sh scripts/idevice-tools.sh; do \
 	  [ -x $$s ] || { echo "make peers: $$s is missing or not executable" >&2; exit 1; }; \
 	  case $$s in *ha-peer.sh) $$s install ;; *) $$s ;; esac || exit 1; done
 
@@ -60,15 +65,37 @@ RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
   $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "^$$t\\." || failed="$$failed $$t"; \
   echo "=== $$t: $$(( $$(date +%s) - start )) s"; done
 
+# `make test`: what the system lacks first (apt-get as root, sudo otherwise, only what is missing:
+# scripts/system-peers.sh), then every suite as an ordinary user — started as root (CI), as the account
+# hadeploy-test on a copy of this tree (scripts/test-as-user.sh) — and last the few tests that need
+# root, as root (`make test-root`, each with why).
+test:
+	@scripts/system-peers.sh
+	@if [ "$$(id -u)" -eq 0 ]; then scripts/test-as-user.sh; else \
+	  status=0; $(MAKE) --no-print-directory test-suites || status=1; \
+	  $(MAKE) --no-print-directory test-root || status=1; exit $$status; fi
+
+# Tests that need root, and why (one line each). They run as root after the others (through `sudo -n`
+# for an ordinary user; without it they fail, never skip). Everything else runs unprivileged.
+#   SSHTransportTests: the real sshd and dropbear log in the system account hadeploy-ssh (privilege
+#     separation, its password in /etc/shadow, client keys in the root-only /var/lib/hadeploy-ssh-test).
+#   TwinConfinementTests, SocketOwnershipTests: another local account (nobody) attacks the twins and
+#     muxer sockets; becoming that account takes root.
+ROOT_SUITES = SSHTransportTests
+ROOT_TESTS = TwinConfinementTests SocketOwnershipTests
+ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
+
 # What users install is what is tested, built once: the release build with its tests, then the
 # `make dist` archive linked from those same objects; every suite that runs `hadeploy` runs that
 # archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails when it
-# is not the archive's). The peers' Debian packages install first (where sudo may ask for a
-# password); the rest of `make peers` (the pip venvs, mostly downloads, and Chromium) installs while
-# the build runs, and the suites wait for it.
-test:
-	@scripts/bootstrap.sh --with-peers
-	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory peers > .build-release/peers.out 2>&1 ) & peers=$$!; \
+# is not the archive's). The user-level peers (pip venvs, mostly downloads) install while the build
+# runs, and the suites wait for it.
+RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
+  $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "^$$t\\." $$skips || failed="$$failed $$t"; \
+  echo "=== $$t: $$(( $$(date +%s) - start )) s"; done
+test-suites:
+	@echo "=== the suites run as $$(id -un) (uid $$(id -u))"
+	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory peers-user > .build-release/peers.out 2>&1 ) & peers=$$!; \
 	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; exit 1; }; \
 	  echo "=== release build with tests: $$(( $$(date +%s) - start )) s"; \
 	  $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 || { cat .build-release/dist.out; echo "make dist failed" >&2; wait $$peers; exit 1; }; \
@@ -76,10 +103,23 @@ test:
 	  export HADEPLOY_DIST_ARCHIVE="$$archive"; echo "binary under test: $$archive"; \
 	  start=$$(date +%s); wait $$peers || { cat .build-release/peers.out; echo "make peers failed" >&2; exit 1; }; \
 	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
-	  failed=""; suites="$(TEST_TARGETS)"; $(RUN_SUITES); \
+	  failed=""; skips="$(ROOT_SKIPS)"; suites="$(filter-out $(ROOT_SUITES),$(TEST_TARGETS))"; $(RUN_SUITES); \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
-	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all test targets passed"
-	$(MAKE) --no-print-directory test-install
+	  $(MAKE) --no-print-directory test-install || failed="$$failed test-install"; \
+	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all unprivileged test targets passed"
+
+# The tests of ROOT_SUITES and ROOT_TESTS, as root, on the build test-suites made.
+test-root:
+	@if [ "$$(id -u)" -ne 0 ]; then \
+	  if sudo -n true 2> /dev/null; then exec sudo -n $(MAKE) --no-print-directory test-root; fi; \
+	  echo "make test-root: $(ROOT_SUITES) $(ROOT_TESTS) need root (see the Makefile) and sudo asks for a password: run sudo make test-root" >&2; exit 1; fi
+	@archive="$$PWD/$$(tail -1 .build-release/dist.out)"; export HADEPLOY_DIST_ARCHIVE="$$archive"; \
+	  echo "=== as root: $(ROOT_SUITES) $(ROOT_TESTS)"; failed=""; skips=""; \
+	  suites="$(ROOT_SUITES)"; $(RUN_SUITES); \
+	  for t in $(ROOT_TESTS); do start=$$(date +%s); echo "=== $$t"; \
+	    $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "$$t" || failed="$$failed $$t"; \
+	    echo "=== $$t: $$(( $$(date +%s) - start )) s"; done; \
+	  if [ -n "$$failed" ]; then echo "FAILED (as root):$$failed"; exit 1; fi; echo "all root test targets passed"
 
 # Benchmarks (BENCHMARKS.md), side by side with the peer tools; minutes, not part of `make test`.
 bench: peers build

@@ -9,6 +9,23 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 TEST_USER=hadeploy-ssh
 STATE_DIR=/var/lib/hadeploy-ssh-test   # root-only: the client private keys the tests log in with
 
+# Everything already in place: nothing to do, and no sudo (an ordinary user's `make test` asks for a
+# password only when something is missing). The keys' folder is root-only, so its contents are not
+# checked here: the folder, the account and its authorized_keys are.
+ready=yes
+for path in /usr/sbin/sshd /usr/sbin/dropbear /usr/lib/openssh/sftp-server /usr/lib/sftp-server "$STATE_DIR"; do
+    [ -e "$path" ] || ready=no
+done
+for tool in ssh-keygen dropbearkey scp ssh-agent chpasswd ps idevice_id; do
+    command -v "$tool" >/dev/null 2>&1 || ready=no
+done
+[ -d /run/sshd ] || ready=no
+id "$TEST_USER" >/dev/null 2>&1 || ready=no
+if [ "$ready" = yes ] && [ "$(id -u)" -ne 0 ]; then
+    echo "ssh-peers: ready (user $TEST_USER, keys in $STATE_DIR)"
+    exit 0
+fi
+
 missing=""
 [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
 [ -x /usr/sbin/dropbear ] || missing="$missing dropbear-bin"

@@ -33,6 +33,14 @@ grep -q 'hadeploy init' "$tmp/man.txt" || fail "the man page has no init section
 grep -q 'hadeploy plan all --json' "$tmp/man.txt" || fail "the man page lacks the examples"
 if grep -q 'warning' "$tmp/man.err"; then cat "$tmp/man.err"; fail "roff warnings"; fi
 
+# The jailbroken twin hadeploy runs with --virtual is carried by the installation, owner-writable only
+# (hadeploy refuses a twin script other users could change; it never looks in its build folder).
+for f in twin.sh app.py springboard.py; do
+  item="$tmp/x/share/hadeploy/jailbreak-twin/$f"
+  [ -f "$item" ] || fail "make install did not install share/hadeploy/jailbreak-twin/$f"
+  case "$(stat -c %a "$item")" in *[2367]?|*[2367]) fail "$item is writable by group or others" ;; esac
+done
+
 archive="$("$make" -s --no-print-directory dist | tail -1)"
 [ -f "$archive" ] || fail "make dist printed '$archive', not an archive"
 (cd "$(dirname "$archive")" && sha256sum --check --strict --quiet "$(basename "$archive").sha256") \
@@ -41,6 +49,7 @@ mkdir "$tmp/dist"
 tar -C "$tmp/dist" -xzf "$archive"
 bin="$(echo "$tmp"/dist/hadeploy-*/bin/hadeploy)"
 [ -x "$bin" ] || fail "no bin/hadeploy in $archive"
+[ -f "$tmp"/dist/hadeploy-*/share/hadeploy/jailbreak-twin/twin.sh ] || fail "$archive carries no jailbreak twin"
 if ldd "$bin" | grep -E "$toolchain|libswift|libFoundation|libdispatch|libBlocksRuntime"; then
   fail "the dist binary needs the Swift toolchain's libraries (above)"
 fi

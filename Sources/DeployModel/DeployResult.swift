@@ -89,11 +89,17 @@ public struct DeviceResult: Sendable, Hashable, Codable {
         self.evidence = evidence
     }
 
-    /// Whether the device counts as a success for the exit code: a host limitation is not a failure.
+    /// Whether the device counts as a success for the exit code: a device this host cannot drive at all
+    /// (a simulator on Linux) is not a failure, nor one devices.yaml says not to launch (`launch:
+    /// false`). A device that was installed but could not be launched or checked (a step failed:
+    /// `failedStep`, such as no pymobiledevice3 for the launch) is not a success: CI must see it.
     public var succeeded: Bool {
         outcome == .succeeded || outcome == .unverified || outcome == .notAvailable
-            || outcome == .installedOnly
+            || (outcome == .installedOnly && !launchFailed)
     }
+
+    /// "installed only" because a step after the install could not run on this host.
+    public var launchFailed: Bool { outcome == .installedOnly && failedStep != nil }
 }
 
 /// The whole run, as written to summary.json.

@@ -9,6 +9,9 @@ public enum VisualVerdict: String, Sendable, Codable, Hashable {
     case different
     /// The first screenshot of this dashboard on this device: it becomes the baseline.
     case noBaseline = "no baseline"
+    /// The screenshot or the baseline could not be read as an image (the reason says which and why):
+    /// that device's screen is not compared; the other devices' are.
+    case unavailable = "comparison unavailable"
 
     public init(matchPercentage: Double) {
         if matchPercentage >= 99 {
@@ -60,7 +63,13 @@ public struct VisualCheck: Sendable, Codable, Hashable {
     /// One line for people: `changed a little (96.3 % like its baseline)`.
     public var summary: String {
         switch verdict {
-        case .noBaseline: return "first screenshot of \(dashboard): kept as the baseline"
+        case .noBaseline:
+            return "first screenshot of \(dashboard): "
+                + (baselineUpdated
+                    ? "kept as the baseline" : "not kept as the baseline (\(reason ?? "not verified"))")
+        case .unavailable:
+            return "comparison unavailable: \(reason ?? "the pictures could not be read")"
+                + (baselineUpdated ? "; this screenshot is the baseline now" : "")
         case .same, .changedALittle, .different:
             if let matchPercentage {
                 return "\(verdict.rawValue) (\(String(format: "%.1f", matchPercentage)) % like its baseline)"

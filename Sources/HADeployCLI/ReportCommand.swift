@@ -23,7 +23,10 @@ struct ReportMergeCommand: ContextCommand {
             and its exit code: 0 every device succeeded, 1 some device failed or a run was
             interrupted. Refused, with nothing written (exit 64): a device in two inputs,
             inputs of different versions or of runs with and without the dashboard check,
-            an input that is missing or is not a hadeploy report.
+            an input that is missing or is not a hadeploy report. Only the files hadeploy
+            writes are copied (screenshots/<device>.png, crashes/<device>/<name>.ips), as
+            regular files of at most 128 MB; any other path in an input's summary.json is
+            refused with a warning, and the merge exits 1.
             Examples:
               hadeploy report merge host-a host-b host-c --report report
               hadeploy report merge out/*/ --json > merged.jsonl
@@ -52,8 +55,11 @@ struct ReportMergeCommand: ContextCommand {
     func run(_ context: HADeployContext) async throws {
         let loaded = try Self.load(inputs, base: context.currentDirectory, fileSystem: context.fileSystem)
         if let report {
-            let target = context.url(for: report).standardizedFileURL
-            if let clash = loaded.first(where: { $0.folder?.standardizedFileURL.path == target.path }) {
+            // Compared as the folders really are: a link to an input, or `host-1/.`, is that input.
+            let target = context.url(for: report).standardizedFileURL.resolvingSymlinksInPath()
+            if let clash = loaded.first(where: {
+                $0.folder?.standardizedFileURL.resolvingSymlinksInPath().path == target.path
+            }) {
                 throw ReportMergeProblem(
                     "--report \(report) is the input \(clash.name): write the merged report to a new folder"
                 )
@@ -62,8 +68,10 @@ struct ReportMergeCommand: ContextCommand {
         }
         var merged = try ReportMerger.merge(loaded)
         if let report {
-            merged = try ReportMerger.write(
+            let written = try ReportMerger.write(
                 merged, inputs: loaded, to: context.url(for: report), fileSystem: context.fileSystem)
+            merged = written.report
+            for refusal in written.refused { context.message("warning: \(refusal)") }
         }
         let table = SummaryTable.render(merged)
         if json {

@@ -108,4 +108,17 @@ public enum SystemErrorText {
         guard let first = text.first else { return "error \(code)" }
         return first.lowercased() + text.dropFirst()
     }
+
+    /// What a file that is not a regular one is, for a sentence: "a FIFO", "a folder".
+    public static func kind(_ type: FileAttributeType) -> String {
+        switch type {
+        case .typeDirectory: return "a folder"
+        case .typeSymbolicLink: return "a symbolic link"
+        case .typeCharacterSpecial, .typeBlockSpecial: return "a device"
+        case .typeSocket: return "a socket"
+        case .typeRegular: return "a regular file"
+        // Foundation has no name for a FIFO (named pipe): it is the one left.
+        default: return "a FIFO or another special file"
+        }
+    }
 }

@@ -21,6 +21,7 @@ public struct ReportMergeInput: Sendable {
             throw ReportMergeProblem("\(path): no such file or folder")
         }
         guard isDirectory.boolValue else {
+            try checkRegular(url, name: path, fileSystem: fileSystem)
             return ReportMergeInput(name: path, report: try runFinished(url, name: path), folder: nil)
         }
         let summary = url.appendingPathComponent("summary.json")
@@ -28,7 +29,10 @@ public struct ReportMergeInput: Sendable {
         if fileSystem.fileExists(atPath: summary.path) {
             let data: Data
             do {
+                try checkRegular(summary, name: summaryName, fileSystem: fileSystem)
                 data = try Data(contentsOf: summary)
+            } catch let problem as ReportMergeProblem {
+                throw problem
             } catch {
                 throw ReportMergeProblem(
                     "\(summaryName): cannot be read (\(SystemErrorText.describe(error)))")
@@ -47,10 +51,30 @@ public struct ReportMergeInput: Sendable {
             )
         }
         let file = url.appendingPathComponent(lines[0])
+        try checkRegular(
+            file, name: (path as NSString).appendingPathComponent(lines[0]), fileSystem: fileSystem)
         return ReportMergeInput(
             name: path,
             report: try runFinished(file, name: (path as NSString).appendingPathComponent(lines[0])),
             folder: url)
+    }
+
+    /// The most bytes a summary.json or JSON Lines file is read into memory.
+    static let maximumReportBytes: Int64 = 256 << 20
+
+    /// A summary or JSON Lines file is read only when it is a regular file of a report's size: a
+    /// FIFO would wait for ever, a device or a huge file would fill the memory.
+    static func checkRegular(_ url: URL, name: String, fileSystem: any FileSystem) throws {
+        guard let attributes = try? fileSystem.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+        else { return }
+        if let type = attributes[.type] as? FileAttributeType, type != .typeRegular {
+            throw ReportMergeProblem("\(name): not a regular file (it is \(SystemErrorText.kind(type)))")
+        }
+        if let size = (attributes[.size] as? NSNumber)?.int64Value, size > maximumReportBytes {
+            throw ReportMergeProblem(
+                "\(name): \(size) bytes, more than the \(maximumReportBytes >> 20) MB a hadeploy report can be"
+            )
+        }
     }
 
     static func decoder() -> JSONDecoder {
@@ -186,49 +210,90 @@ public enum ReportMerger {
             reportProblem: reportProblems.isEmpty ? nil : reportProblems.joined(separator: "; "))
     }
 
-    /// Writes the merged report into `directory` as a run would: each device's screenshot and crash
-    /// logs copied from its input's folder (paths rewritten to the new folder; a screenshot that is
-    /// not there is dropped rather than shown broken), then summary.json, junit.xml and index.html.
+    /// Writes the merged report into `directory` as a run would: each device's screenshot, its
+    /// comparison pictures and crash logs copied from its input's folder (paths rewritten to the new
+    /// folder; a picture that is not there is dropped rather than shown broken), then summary.json,
+    /// junit.xml and index.html. Only the names hadeploy writes are copied, and only regular files of
+    /// a screenshot's size, never through a symbolic link: anything else in an input's summary.json
+    /// (`../`, an absolute path, a remote URL, a FIFO, a link) is refused — named in `refused` and in
+    /// the report's problem, so the merge fails — while every other file is still copied.
     public static func write(
         _ report: DeployReport, inputs: [ReportMergeInput], to directory: URL, fileSystem: any FileSystem
     ) throws
-        -> DeployReport
+        -> (report: DeployReport, refused: [String])
     {
         var report = report
-        let manager = fileSystem
-        let folders = Dictionary(
-            inputs.flatMap { input in input.report.results.map { ($0.id, input.folder) } },
+        var refused: [String] = []
+        let sources = Dictionary(
+            inputs.flatMap { input in input.report.results.map { ($0.id, input) } },
             uniquingKeysWith: { first, _ in first })
-        func copy(_ source: URL, to target: URL) throws {
-            try manager.createDirectory(
-                at: target.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: nil)
-            if manager.fileExists(atPath: target.path) { try manager.removeItem(at: target) }
-            try manager.copyItem(at: source, to: target)
-        }
+        try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
         for index in report.results.indices {
             let result = report.results[index]
-            let folder = folders[result.id] ?? nil
-            if let screenshot = result.screenshot {
-                if let source = folder?.appendingPathComponent(screenshot),
-                    manager.fileExists(atPath: source.path)
-                {
-                    try copy(source, to: directory.appendingPathComponent(screenshot))
-                } else {
-                    report.results[index].screenshot = nil
+            let input = sources[result.id]
+            let label = "\(input?.name ?? "?"): device \(result.id)"
+            /// Copies a picture; its path when it is in the merged folder now, else nil.
+            func picture(_ path: String, _ what: String, _ names: [String]?) -> String? {
+                guard let names else {
+                    refused.append(
+                        "\(label): its \(what) \(quoted(path)) is not a name hadeploy writes "
+                            + "(\(what == "screenshot" ? "screenshots/<device>.png" : "screenshots/baseline|diff/<device>.png")): not copied"
+                    )
+                    return nil
+                }
+                guard let folder = input?.folder else { return nil }
+                do {
+                    return try ReportFiles.copy(names, from: folder, to: directory) ? path : nil
+                } catch {
+                    refused.append("\(label): its \(what) was not copied: \(error)")
+                    return nil
                 }
             }
-            let crashes = "crashes/" + PathNames.component(result.id) + "/"
-            report.results[index].crashReports = try result.crashReports.map { path in
-                guard let range = path.range(of: crashes, options: .backwards),
-                    let source = folder?.appendingPathComponent(String(path[range.lowerBound...])),
-                    manager.fileExists(atPath: source.path)
-                else { return path }
-                let target = directory.appendingPathComponent(String(path[range.lowerBound...]))
-                try copy(source, to: target)
-                return target.path
+            if let screenshot = result.screenshot {
+                report.results[index].screenshot = picture(
+                    screenshot, "screenshot", ReportFiles.screenshot(screenshot, device: result.id))
+            }
+            if var visual = result.visual {
+                visual.baseline = visual.baseline.flatMap {
+                    picture($0, "baseline picture", ReportFiles.comparisonPicture($0, device: result.id))
+                }
+                visual.diff = visual.diff.flatMap {
+                    picture($0, "difference picture", ReportFiles.comparisonPicture($0, device: result.id))
+                }
+                report.results[index].visual = visual
+            }
+            report.results[index].crashReports = result.crashReports.map { path in
+                // A crash log stays listed even when it cannot be copied: the device did crash.
+                guard let names = ReportFiles.crashReport(path, device: result.id) else {
+                    refused.append(
+                        "\(label): its crash log \(quoted(path)) is not where hadeploy keeps crash logs "
+                            + "(crashes/<device>/<name>.ips): not copied")
+                    return path
+                }
+                guard let folder = input?.folder else { return path }
+                do {
+                    guard try ReportFiles.copy(names, from: folder, to: directory) else { return path }
+                    return directory.appendingPathComponent(names.joined(separator: "/")).path
+                } catch {
+                    refused.append("\(label): its crash log was not copied: \(error)")
+                    return path
+                }
             }
         }
+        if !refused.isEmpty {
+            let problem = "\(refused.count) file(s) of the inputs refused: " + refused.joined(separator: "; ")
+            report.reportProblem = report.reportProblem.map { $0 + "; " + problem } ?? problem
+            report.exitCode = ExitStatus.failure.rawValue
+        }
         try ReportWriter(directory: directory, fileSystem: fileSystem).write(report)
-        return report
+        return (report, refused)
+    }
+
+    /// A path from an input as one short, printable quoted string.
+    static func quoted(_ text: String) -> String {
+        let printable = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+        return printable.count > 80 ? "'\(printable.prefix(80))…'" : "'\(printable)'"
     }
 }

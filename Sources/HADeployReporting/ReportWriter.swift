@@ -102,10 +102,12 @@ public struct ReportWriter: Sendable {
     }
 
     public func junit(_ report: DeployReport) -> String {
-        let failures = report.results.filter { $0.outcome == .failed || $0.outcome == .notStarted }.count
+        let failures = report.results.filter {
+            $0.outcome == .failed || $0.outcome == .notStarted || $0.launchFailed
+        }.count
         let skipped = report.results.filter {
             $0.outcome == .notAvailable || $0.outcome == .cancelled || $0.outcome == .unverified
-                || $0.outcome == .installedOnly
+                || ($0.outcome == .installedOnly && !$0.launchFailed)
         }.count
         let total = report.results.reduce(0) { $0 + $1.seconds }
         var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>"]
@@ -121,6 +123,11 @@ public struct ReportWriter: Sendable {
                 "    <testcase classname=\"hadeploy.\(Self.xml(result.transport))\" name=\"\(name)\" time=\"\(String(format: "%.3f", result.seconds))\">"
             )
             switch result.outcome {
+            case .installedOnly where result.launchFailed:
+                let step = result.failedStep.map { " in \($0)" } ?? ""
+                lines.append(
+                    "      <failure message=\"\(Self.xml("installed only: \(result.reason ?? "not launched")"))\" type=\"failed\(Self.xml(step))\">\(Self.xml(stepLog(result)))</failure>"
+                )
             case .failed, .notStarted:
                 let step = result.failedStep.map { " in \($0)" } ?? ""
                 lines.append(
@@ -178,6 +185,7 @@ public struct ReportWriter: Sendable {
         case .changedALittle: return "little"
         case .different: return "different"
         case .noBaseline: return "new"
+        case .unavailable: return "unavailable"
         }
     }
 
@@ -298,7 +306,7 @@ public struct ReportWriter: Sendable {
             .card.wide{grid-column:1/-1} .compare{display:flex;gap:12px}
             .compare figure{flex:1;margin:0} .compare figcaption{font-size:13px;color:#444;margin-bottom:4px}
             .visual{font-size:14px;margin:6px 0} .visual.same{color:#1b873f} .visual.little{color:#b07800}
-            .visual.different{color:#c62828} .visual.new{color:#6e6e73}
+            .visual.different{color:#c62828} .visual.new{color:#6e6e73} .visual.unavailable{color:#b07800}
             table.parity{max-width:900px;margin-top:16px;background:#fff} .parity th{text-align:left}
             </style></head><body>
             <h1>hadeploy — version \(h(report.version))</h1>

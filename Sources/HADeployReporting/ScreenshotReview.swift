@@ -62,26 +62,42 @@ public struct ScreenshotReview: Sendable {
             let png: Data
             let image: RGBImage
             do {
-                png = try Data(contentsOf: reportDirectory.appendingPathComponent(path))
+                guard
+                    let data = try ScreenshotBaselines.readPicture(
+                        reportDirectory.appendingPathComponent(path), fileSystem: baselines.fileSystem)
+                else { throw PictureProblem("it is not there") }
+                png = data
                 image = try ImageCodec.decode(png)
             } catch {
-                warnings.append(
-                    "\(result.id): the screenshot cannot be compared: \(SystemErrorText.message(error))")
+                // This device's screen goes uncompared, said on its card; the others are compared.
+                let reason =
+                    "the screenshot \(path) cannot be read as an image: \(SystemErrorText.message(error))"
+                reviewed[index].visual = VisualCheck(
+                    dashboard: dashboard, verdict: .unavailable, reason: reason)
+                warnings.append("\(result.id): comparison unavailable: \(reason)")
                 continue
             }
             var check = compare(image, device: result.id, dashboard: dashboard, into: reportDirectory)
             let verified: Bool
             if case .loaded = result.verification { verified = true } else { verified = false }
             let mayReplace = verified || (acceptNew && result.outcome == .unverified)
-            if mayReplace && (acceptNew || check.verdict == .same || check.verdict == .noBaseline) {
+            // A baseline that cannot be read is replaced by a good screenshot, or every later deploy
+            // would find it unreadable again.
+            let replaces = [VisualVerdict.same, .noBaseline, .unavailable].contains(check.verdict)
+            if mayReplace && (acceptNew || replaces) {
                 do {
                     try baselines.write(png, device: result.id, dashboard: dashboard)
                     check.baselineUpdated = true
                 } catch {
+                    if check.verdict == .noBaseline {
+                        check.reason = "it could not be written: \(SystemErrorText.message(error))"
+                    }
                     warnings.append(
                         "\(result.id): could not keep the screenshot as the baseline: \(SystemErrorText.message(error))"
                     )
                 }
+            } else if check.verdict == .noBaseline {
+                check.reason = "this deploy's dashboard was not verified"
             }
             reviewed[index].visual = check
             if failOnChange && check.verdict.isChange && result.outcome == .succeeded
@@ -102,14 +118,19 @@ public struct ScreenshotReview: Sendable {
     private func compare(_ image: RGBImage, device: String, dashboard: String, into reportDirectory: URL)
         -> VisualCheck
     {
-        guard let old = baselines.read(device: device, dashboard: dashboard) else {
-            return VisualCheck(dashboard: dashboard, verdict: .noBaseline)
-        }
-        guard let before = try? ImageCodec.decode(old) else {
+        let old: Data
+        let before: RGBImage
+        do {
+            guard let data = try baselines.read(device: device, dashboard: dashboard) else {
+                return VisualCheck(dashboard: dashboard, verdict: .noBaseline)
+            }
+            old = data
+            before = try ImageCodec.decode(old)
+        } catch {
             return VisualCheck(
-                dashboard: dashboard, verdict: .noBaseline,
-                reason: "the baseline \(baselines.file(device: device, dashboard: dashboard).path) is not a "
-                    + "readable image; this screenshot replaces it")
+                dashboard: dashboard, verdict: .unavailable,
+                reason: "the baseline \(baselines.file(device: device, dashboard: dashboard).path) cannot be "
+                    + "read as an image: \(SystemErrorText.message(error))")
         }
         let name = PathNames.component(device) + ".png"
         var check: VisualCheck

@@ -39,7 +39,7 @@ public struct StatusSession: Sendable {
         var artifacts: [String: Artifact] = [:]
         if case .files = deployPlan.artifacts {
             artifacts = try deployPlan.artifacts.artifacts(
-                for: deployPlan, host: .current, in: context.fileSystem)
+                for: deployPlan, host: .current, copyingInto: nil, in: context.fileSystem)
         }
         let bundleID =
             variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }

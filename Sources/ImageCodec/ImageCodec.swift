@@ -2,6 +2,23 @@ import Foundation
 
 /// Encodes and decodes PNG and TIFF screenshots (libpng, libtiff).
 public enum ImageCodec {
+    /// The widest or tallest image decoded. Screens are far smaller (an iPad's is at most 2732×2048,
+    /// a 6K display's 6016×3384); a header declaring more is refused before any pixel is allocated.
+    public static let maximumSide = 8192
+    /// The most pixels an image decoded may have (120 MB of RGB): a header is read before its pixels,
+    /// so a few hundred bytes declaring a million by a million pixels cost nothing.
+    public static let maximumPixels = 40_000_000
+
+    /// Why an image of this size is not decoded, or nil when it may be.
+    static func sizeProblem(width: Int, height: Int) -> String? {
+        guard width > 0, height > 0 else { return "the image declares \(width)×\(height) pixels" }
+        guard width <= maximumSide, height <= maximumSide, width * height <= maximumPixels else {
+            return "the image declares \(width)×\(height) pixels, more than the \(maximumSide) a side and "
+                + "\(maximumPixels / 1_000_000) million in all a screenshot can have"
+        }
+        return nil
+    }
+
     /// Encodes an image in the given format.
     public static func encode(_ image: RGBImage, as format: ImageFormat) throws -> Data {
         switch format {

@@ -47,6 +47,9 @@ enum PNGCodec {
         descriptor.format = formatRGB
         let width = Int(descriptor.width)
         let height = Int(descriptor.height)
+        if let problem = ImageCodec.sizeProblem(width: width, height: height) {
+            throw ImageCodecError(operation: "PNG decoding", reason: problem)
+        }
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         let finished = pixels.withUnsafeMutableBytes { out in
             png_image_finish_read(&descriptor, nil, out.baseAddress, Int32(width * 3), nil)

@@ -69,10 +69,12 @@ enum TIFFCodec {
         var width: UInt32 = 0
         var height: UInt32 = 0
         guard ctiff_get_u32(tiff, tagImageWidth, &width) != 0,
-            ctiff_get_u32(tiff, tagImageLength, &height) != 0,
-            width > 0, height > 0, Int(width) * Int(height) < 200_000_000
+            ctiff_get_u32(tiff, tagImageLength, &height) != 0
         else {
-            throw ImageCodecError(operation: "TIFF decoding", reason: "missing or absurd image dimensions")
+            throw ImageCodecError(operation: "TIFF decoding", reason: "missing image dimensions")
+        }
+        if let problem = ImageCodec.sizeProblem(width: Int(width), height: Int(height)) {
+            throw ImageCodecError(operation: "TIFF decoding", reason: problem)
         }
         var raster = [UInt32](repeating: 0, count: Int(width) * Int(height))
         let ok = raster.withUnsafeMutableBufferPointer {

@@ -249,6 +249,14 @@ public struct AppArtifact: Sendable, Equatable {
         guard let executable = plist["CFBundleExecutable"]?.string, !executable.isEmpty else {
             throw invalid(artifact, "its Info.plist has no CFBundleExecutable", next: "Rebuild the app.")
         }
+        if case .integer(let number) = plist["CFBundleVersion"] {
+            // Present, but not the string iOS requires (installd refuses it): say so, not "missing".
+            throw invalid(
+                artifact,
+                "its Info.plist's CFBundleVersion is the number \(number), not a string (<integer> instead "
+                    + "of <string>)",
+                next: "Write it as a string (Xcode's CURRENT_PROJECT_VERSION does) and rebuild.")
+        }
         guard let version = plist["CFBundleVersion"]?.string, !version.isEmpty else {
             throw invalid(
                 artifact, "its Info.plist has no CFBundleVersion", next: "Set a build number and rebuild.")

@@ -34,6 +34,22 @@ import Testing
         }
     }
 
+    /// Before: `--artifact ''` searched the current folder for builds, and `status --timeout 0.5` ran
+    /// though the help says 1 to 600.
+    @Test func anEmptyArtifactPathAndASubSecondStatusTimeoutAreUsageErrors() async throws {
+        let project = try await Project(commits: 1, tag: "v1.0.0")
+        for arguments in [
+            ["mini4", "--no-build", "--artifact", ""], ["mini4", "--no-build", "--artifacts", ""],
+            ["status", "mini4", "--timeout", "0.5"], ["status", "mini4", "--artifact", ""],
+        ] {
+            let result = try await HADeployBinary.run(arguments, in: project.url, timeout: .seconds(60))
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            let said = result.stderr.contains("needs a path") || result.stderr.contains("needs a folder")
+                || result.stderr.contains("from 1 to 600")
+            #expect(said, "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test func anExpansionBombStopsAtItsLine() async throws {
         let project = try await Project(commits: 1, tag: "v1.0.0")
         var lines = ["B0=0123456789abcdef"]

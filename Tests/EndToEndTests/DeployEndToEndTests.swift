@@ -111,6 +111,35 @@ struct DeployEndToEndTests {
         try assertNoSecrets(world, result)
     }
 
+    /// Without --report, crash reports went to `/tmp/hadeploy-<deploy id>`: a path another user could
+    /// prepare (a link into their folder, written as root), never removed. Now: the project's own
+    /// state folder, owner-only, and only runs that found a crash leave a folder.
+    @Test func withoutAReportCrashReportsStayInTheProjectsPrivateStateFolder() async throws {
+        let world = try await DeployWorld()
+        defer { Task { await world.shutdown() } }
+        try await world.usbmuxd.inject(.crashOnLaunch, udid: world.udids["kitchen"]!)
+        let temporary = FileManager.default.temporaryDirectory.path
+        let before = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
+        let result = try await world.deploy(["kitchen", "mini4", "--no-build", "--artifacts", "artifacts"])
+        #expect(result.status == 1, "\(result.stderr)")
+        let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
+        let made = after.subtracting(before).filter { $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs") }
+        #expect(made.isEmpty, "new shared temporary folders: \(made)")
+        let crashes = world.root.appendingPathComponent(".hadeploy/crashes")
+        let mode = try FileManager.default.attributesOfItem(atPath: crashes.path)[.posixPermissions] as? Int
+        #expect(mode == 0o700, "\(String(mode ?? 0, radix: 8))")
+        let runs = try FileManager.default.contentsOfDirectory(atPath: crashes.path)
+        #expect(runs.count == 1, "only the run that found a crash keeps a folder: \(runs)")
+        let kept = try FileManager.default.contentsOfDirectory(
+            atPath: crashes.appendingPathComponent(runs.first ?? "").appendingPathComponent("kitchen").path)
+        #expect(!kept.isEmpty)
+
+        // A run that finds no crash leaves nothing behind.
+        let clean = try await world.deploy(["mini4", "--no-build", "--artifacts", "artifacts"])
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: crashes.path).count == 1)
+    }
+
     @Test func aDropMidUploadIsRetriedAndAStallHitsItsDeadline() async throws {
         var twins = DeployWorld.defaultTwins
         twins[2].timeouts = "{connect: 5, install: 8}"

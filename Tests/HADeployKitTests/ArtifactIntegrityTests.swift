@@ -45,7 +45,7 @@ struct ArtifactIntegrityTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         let artifacts = try plan.artifacts.artifacts(
-            for: plan, host: .linux, copyingInto: { copies }, in: LiveFileSystem())
+            for: plan, host: .linux, copyingInto: copies, in: LiveFileSystem())
         let installed = try #require(artifacts.values.first)
         #expect(installed.path.hasPrefix(copies.path + "/"), "\(installed.path)")
         let mode = try FileManager.default.attributesOfItem(atPath: installed.path)[.posixPermissions] as? Int
@@ -74,7 +74,7 @@ struct ArtifactIntegrityTests {
         try Data("changed".utf8).write(to: app.appendingPathComponent("changed.txt"))
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         #expect(throws: ArtifactChanged.self) {
-            try plan.artifacts.artifacts(for: plan, host: .linux, copyingInto: { copies }, in: LiveFileSystem())
+            try plan.artifacts.artifacts(for: plan, host: .linux, copyingInto: copies, in: LiveFileSystem())
         }
     }
 
@@ -118,10 +118,11 @@ struct ArtifactIntegrityTests {
 
     static func peakResidentBytes() -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
         #if canImport(Darwin)
+            getrusage(RUSAGE_SELF, &usage)
             return Int(usage.ru_maxrss)
         #else
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
             return Int(usage.ru_maxrss) * 1024
         #endif
     }

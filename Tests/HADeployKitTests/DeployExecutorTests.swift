@@ -85,6 +85,30 @@ struct DeployExecutorTests {
             FileManager.default.fileExists(atPath: root.appendingPathComponent("r/screenshots/a.png").path))
     }
 
+    struct NoTunnelTool: Error, HostLimitationClassifying, CustomStringConvertible {
+        var isHostLimitation: Bool { true }
+        var description: String { "pymobiledevice3 was not found: make peers-demo installs it" }
+    }
+
+    /// Before: a device whose launch could not run on this host (no pymobiledevice3) ended "installed
+    /// only" and the run exited 0, so CI took a device that never launched for a success.
+    @Test func aDeviceInstalledButNotLaunchedFailsTheRun() async throws {
+        let root = try temporaryDirectory()
+        let drivers = [
+            "a": ScriptedDriver(launchError: NoTunnelTool()), "b": ScriptedDriver(), "c": ScriptedDriver(),
+        ]
+        let report = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(drivers: drivers, report: root.appendingPathComponent("r"), locks: root)
+        ).run()
+        #expect(report.results.map(\.outcome) == [.installedOnly, .unverified, .unverified])
+        #expect(report.results[0].failedStep == "launch")
+        #expect(report.exitCode == 1, "a device that was not launched is not a success")
+        let junit = try String(contentsOf: root.appendingPathComponent("r/junit.xml"), encoding: .utf8)
+        #expect(junit.contains("failures=\"1\""), "\(junit)")
+        #expect(junit.contains("<failure message=\"installed only: launch failed: pymobiledevice3"), "\(junit)")
+    }
+
     @Test func aStalledInstallHitsItsDeadlineWithTheStepNamed() async throws {
         let root = try temporaryDirectory()
         let drivers = [

@@ -9,6 +9,12 @@ import Testing
 @testable import HADeployReporting
 @testable import Versioning
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Screenshots against each device's baseline, and against each other, on real PNG files in a
 /// report folder and a state folder: which verdict, which files, and when the baseline moves on.
 struct ScreenshotReviewTests {
@@ -161,6 +167,76 @@ struct ScreenshotReviewTests {
         // c shows another dashboard: never in a parity group with a and b.
         let other = review(try results(["a": Self.screen(cards: 2), "c": Self.screen(cards: 2)]))
         #expect(other.parity.isEmpty)
+    }
+
+    /// A real small PNG whose header is rewritten to declare a million by a million pixels (its
+    /// CRC made right, so libpng takes the header as valid): a few hundred bytes.
+    static func bomb() throws -> Data {
+        var png = [UInt8](try ImageCodec.encode(screen(cards: 0, width: 4, height: 4), as: .png))
+        for offset in [16, 20] {
+            for index in 0..<4 {
+                png[offset + index] = UInt8(truncatingIfNeeded: 1_000_000 >> (24 - 8 * index))
+            }
+        }
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in png[12..<29] {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        crc = ~crc
+        for index in 0..<4 { png[29 + index] = UInt8(truncatingIfNeeded: crc >> (24 - 8 * index)) }
+        return Data(png)
+    }
+
+    @Test func aPNGBombCostsThatDeviceItsComparisonAndTheOthersAreCompared() throws {
+        let results = try results(["a": Self.screen(cards: 1), "b": Self.screen(cards: 1)])
+        try Self.bomb().write(to: report.appendingPathComponent("screenshots/a.png"))
+        let outcome = review(results)
+        let visual = try #require(outcome.results[0].visual)
+        #expect(visual.verdict == .unavailable && !visual.baselineUpdated)
+        #expect(
+            visual.summary.hasPrefix("comparison unavailable: the screenshot screenshots/a.png"),
+            "\(visual.summary)")
+        #expect(visual.summary.contains("1000000×1000000 pixels"), "\(visual.summary)")
+        #expect(
+            outcome.warnings.contains { $0.hasPrefix("a: comparison unavailable") }, "\(outcome.warnings)")
+        #expect(outcome.results[0].outcome == .succeeded, "the deploy itself is not at stake")
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("state/a").path))
+        #expect(
+            outcome.results[1].visual?.verdict == .noBaseline
+                && outcome.results[1].visual?.baselineUpdated == true)
+    }
+
+    @Test func aBadBaselineIsReportedAndReplacedNotFatalForEveryLaterDeploy() throws {
+        let kept = root.appendingPathComponent("state/a/wall-hall.png")
+        try FileManager.default.createDirectory(
+            at: kept.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Self.bomb().write(to: kept)
+        let first = review(try results(["a": Self.screen(cards: 2)]))
+        let visual = try #require(first.results[0].visual)
+        #expect(visual.verdict == .unavailable && visual.baselineUpdated, "\(visual)")
+        #expect(
+            visual.summary.contains("the baseline \(kept.path) cannot be read as an image"),
+            "\(visual.summary)")
+        #expect(visual.summary.hasSuffix("; this screenshot is the baseline now"), "\(visual.summary)")
+        #expect(review(try results(["a": Self.screen(cards: 2)])).results[0].visual?.verdict == .same)
+
+        // A FIFO where the baseline goes: not read (no hang), said, and replaced by the new screenshot.
+        try FileManager.default.removeItem(at: kept)
+        #expect(mkfifo(kept.path, 0o600) == 0)
+        let fifo = try #require(review(try results(["a": Self.screen(cards: 2)])).results[0].visual)
+        #expect(
+            fifo.verdict == .unavailable && fifo.reason?.contains("not a regular file") == true, "\(fifo)")
+    }
+
+    @Test func anUnverifiedFirstScreenshotDoesNotSayItWasKept() throws {
+        let outcome = review(try results(["c": Self.screen(cards: 1)], unverified: ["c"]))
+        let visual = try #require(outcome.results[0].visual)
+        #expect(visual.verdict == .noBaseline && !visual.baselineUpdated)
+        #expect(
+            visual.summary
+                == "first screenshot of unchanged: not kept as the baseline (this deploy's dashboard was not verified)",
+            "\(visual.summary)")
     }
 
     @Test func theVerdictFollowsTheAppsConvention() {

@@ -38,4 +38,21 @@ struct ServerAddressTests {
             #expect("\(error)".contains("use http, https, ws or wss"))
         }
     }
+
+    /// Before: `%0d%0a` in HA_SERVER was decoded into the path and printed as a raw line break; a
+    /// megabyte-long server string was printed whole.
+    @Test("an encoded line break or an endless URL is refused, and the message stays one short line")
+    func encodedControlsAndLength() {
+        for bad in ["http://ha.local:8123/%0d%0aX-Injected:%201", "http://ha.local/a%00b"] {
+            let error = #expect(throws: HomeAssistantError.self) { try ServerAddress(bad) }
+            let text = "\(error.map { "\($0)" } ?? "")"
+            #expect(text.contains("encoded control character"), "\(text)")
+            #expect(!text.contains("\r") && !text.contains("\n"), "\(text.debugDescription)")
+        }
+        let long = "http://ha.local/" + String(repeating: "a", count: 100_000)
+        let error = #expect(throws: HomeAssistantError.self) { try ServerAddress(long) }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains("100016 bytes long (at most 2048)"), "\(text.prefix(300))")
+        #expect(text.utf8.count < 600, "the message is \(text.utf8.count) bytes")
+    }
 }

@@ -20,6 +20,23 @@ import Testing
         #expect(app.contentHash.count == 64)
     }
 
+    /// Before: an Info.plist with `<integer>` for CFBundleVersion was reported "has no CFBundleVersion".
+    @Test func aNumericBuildNumberIsNamedAsANumberNotAsMissing() throws {
+        let directory = try temporaryDirectory("artifact")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let app = try TestApps.makeApp(TestApps.Spec(), in: directory)
+        let plistURL = app.appendingPathComponent("Info.plist")
+        var info = try #require(
+            try PropertyListSerialization.propertyList(from: Data(contentsOf: plistURL), format: nil)
+                as? [String: Any])
+        info["CFBundleVersion"] = 57
+        try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0).write(to: plistURL)
+        let error = #expect(throws: MobileDeviceError.self) { try AppArtifact.inspect(app) }
+        let text = error.map { "\($0)" } ?? ""
+        #expect(text.contains("CFBundleVersion is the number 57, not a string"), "\(text)")
+        #expect(!text.contains("has no CFBundleVersion"), "\(text)")
+    }
+
     /// A Mac Catalyst build as Xcode writes it into `Debug-maccatalyst/`: a macOS bundle, with the
     /// same name checks as an iOS one.
     @Test func readsAMacCatalystBundleAndChecksItsNames() throws {

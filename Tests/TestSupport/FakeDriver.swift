@@ -57,18 +57,21 @@ public final class ScriptedDriver: FakeDriver, @unchecked Sendable {
     public var installDelay: Duration
     public var installError: (any Error)?
     public var crashes: [URL]
+    /// What the launch throws, if anything.
+    public var launchError: (any Error)?
     public let lock = NSLock()
     public var launched: [[String]] = []
     public var connects = 0
 
     public init(
         connectFailures: Int = 0, installDelay: Duration = .zero, installError: (any Error)? = nil,
-        crashes: [URL] = []
+        crashes: [URL] = [], launchError: (any Error)? = nil
     ) {
         self.connectFailures = connectFailures
         self.installDelay = installDelay
         self.installError = installError
         self.crashes = crashes
+        self.launchError = launchError
         super.init()
     }
 
@@ -100,6 +103,7 @@ public final class ScriptedDriver: FakeDriver, @unchecked Sendable {
         return .installed
     }
     public override func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
+        if let launchError { throw launchError }
         lock.withLock { launched.append(launch.arguments) }
     }
     public override func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws

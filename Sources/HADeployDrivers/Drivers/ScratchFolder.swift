@@ -24,13 +24,16 @@ struct ScratchFolder: Sendable {
     func remove(_ url: URL) { try? fileSystem.removeItem(at: url) }
 
     /// Runs the command `screenshot` makes for a fresh `.png` path and reads the PNG it wrote there
-    /// (removed whatever happens).
+    /// (removed whatever happens). The path is in a fresh owner-only folder: the tool's command line
+    /// shows it to every user of the machine, and in a shared folder one of them could put a link
+    /// there first that the tool would write the screenshot through.
     func screenshot(
         _ invoker: ToolInvoker, timeout: Duration, missing: (reason: String, fix: String)? = nil,
         _ screenshot: @Sendable (_ path: String) -> ProcessCommand
     ) async throws -> Data {
-        let file = try newPath("hadeploy", suffix: ".png")
-        defer { remove(file) }
+        let folder = try newFolder("hadeploy-screenshot", attributes: [.posixPermissions: 0o700])
+        defer { remove(folder) }
+        let file = folder.appendingPathComponent("screenshot.png")
         _ = try await invoker.checked(
             screenshot(file.path), step: "screenshot", timeout: timeout, missing: missing)
         return try ScreenshotFile.read(file, in: fileSystem, step: "screenshot", device: invoker.device)

@@ -84,10 +84,11 @@ extension ArtifactPlan {
 
     /// The artifact for every flavour the plan's available devices use, as the plan names them: given
     /// files (refused when their hash is not the plan's) or demo bundles; builds are the caller's.
-    /// Given files are first copied into the folder `copies` makes (a private folder of this run's)
-    /// and the copies are checked and installed: the file hashed is the file installed.
+    /// Given files are first copied into `copies` (a private folder of this run's)
+    /// and the copies are checked and installed: the file hashed is the file installed. nil (`status`,
+    /// which installs nothing and only compares): the files are read where they are.
     public func artifacts(
-        for plan: DeployPlan, host: HostPlatform, copyingInto copies: () throws -> URL,
+        for plan: DeployPlan, host: HostPlatform, copyingInto copies: URL?,
         in fileSystem: any FileSystem
     ) throws -> [String: Artifact] {
         let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
@@ -97,7 +98,6 @@ extension ArtifactPlan {
         switch self {
         case .files(let files):
             var copied: [String: String] = [:]
-            var base: URL?
             for flavour in flavours {
                 guard let file = files[flavour] else {
                     throw ArtifactError(path: "(the plan)", problem: "no artifact for flavour \(flavour)")
@@ -105,16 +105,20 @@ extension ArtifactPlan {
                 let copy: String
                 if let done = copied[file.path] {
                     copy = done
-                } else {
-                    let runFolder = try base ?? copies()
-                    base = runFolder
-                    let folder = runFolder.appendingPathComponent("\(copied.count + 1)")
+                } else if let copies {
+                    let folder = copies.appendingPathComponent("\(copied.count + 1)")
                     try fileSystem.createPrivateDirectory(at: folder)
                     let made = try ArtifactDigest.privateCopy(of: file.path, into: folder, in: fileSystem)
                     guard made.sha256 == file.sha256 else {
                         throw ArtifactChanged(flavour: flavour, path: file.path)
                     }
                     copy = made.path
+                    copied[file.path] = copy
+                } else {
+                    guard try ArtifactDigest.sha256(file.path, in: fileSystem) == file.sha256 else {
+                        throw ArtifactChanged(flavour: flavour, path: file.path)
+                    }
+                    copy = file.path
                     copied[file.path] = copy
                 }
                 result[flavour] = try inspector.inspect(URL(fileURLWithPath: copy), flavour: flavour)

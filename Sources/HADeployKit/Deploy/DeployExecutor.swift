@@ -17,8 +17,8 @@ public struct DeployEnvironment: Sendable {
     public var reporter: any DeployReporter
     public var reportDirectory: URL?
     /// Where crash reports go when there is no report directory: a folder of this user's (the
-    /// project's state folder), never a shared, guessable path such as `/tmp/hadeploy-<id>`. nil: the
-    /// per-user cache next to the lock folder.
+    /// project's state folder), never a shared, guessable path such as `/tmp/hadeploy-<id>`. nil (a
+    /// library caller that names none): a new folder of an unguessable name in the temporary folder.
     public var crashDirectory: URL?
     /// false in a worker process: the parent writes summary.json, junit.xml and index.html.
     public var writeReport: Bool

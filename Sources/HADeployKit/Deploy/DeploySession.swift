@@ -70,15 +70,14 @@ public struct DeploySession: Sendable {
 
     public func run() async throws -> DeployReport {
         // Given artifacts are installed from private copies made and hashed now (ArtifactSource).
-        let copies = stateDirectory.appendingPathComponent("artifacts")
         var copyFolder: URL?
-        defer { if let copyFolder { try? context.fileSystem.removeItem(at: copyFolder) } }
-        let (inspected, checked) = try await prepareArtifacts {
-            let folder = try ArtifactStaging.makeRunFolder(
-                under: copies, runID: "given-\(plan.deployID)", in: context.fileSystem)
-            copyFolder = folder
-            return folder
+        if case .files = plan.artifacts {
+            copyFolder = try ArtifactStaging.makeRunFolder(
+                under: stateDirectory.appendingPathComponent("artifacts"), runID: "given-\(plan.deployID)",
+                in: context.fileSystem)
         }
+        defer { if let copyFolder { try? context.fileSystem.removeItem(at: copyFolder) } }
+        let (inspected, checked) = try await prepareArtifacts(copyFolder: copyFolder)
         // Installs over SSH take a bundle: each .ipa is unpacked once, now, and removed at the end.
         let staging = try ArtifactStaging.prepare(
             inspected,
@@ -142,7 +141,7 @@ public struct DeploySession: Sendable {
     /// The artifact for each flavour, as the plan says: given (checked against the plan's hash),
     /// generated for virtual twins, or built (after the checks that would stop the deploy anyway, so a
     /// wrong token costs no build). Also says whether the Home Assistant preflight already ran.
-    func prepareArtifacts(copyFolder: () throws -> URL) async throws -> (
+    func prepareArtifacts(copyFolder: URL?) async throws -> (
         artifacts: [String: Artifact], preflightDone: Bool
     ) {
         let host = HostPlatform.current

@@ -282,9 +282,8 @@ struct DevicePipeline: Sendable {
                     let directory =
                         (environment.reportDirectory?.appendingPathComponent("crashes")
                         ?? environment.crashDirectory
-                        ?? environment.lockDirectory.deletingLastPathComponent()
-                        .appendingPathComponent("crashes").appendingPathComponent(
-                            PathNames.component(plan.deployID)))
+                        ?? environment.fileSystem.temporaryDirectory
+                        .appendingPathComponent("hadeploy-crashes-\(UUID().uuidString)"))
                         .appendingPathComponent(PathNames.component(device.id))
                     let since = (launchedAt ?? environment.now()).addingTimeInterval(-2)
                     crashes = try await step(planned, recorder: recorder) {

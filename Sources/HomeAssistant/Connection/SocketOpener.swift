@@ -40,7 +40,9 @@ enum SocketOpener {
             }
         }
         let bootstrap = ClientBootstrap(group: loop)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            // TCP_NODELAY at the TCP level. (`socketOption(.tcp_nodelay)` is SOL_SOCKET with option 1:
+            // SO_DEBUG, which only root may set, so an ordinary user could not connect at all.)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .connectTimeout(options.connectTimeout.timeAmount)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -12,9 +12,18 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
     public let port: Int
     /// Path prefix with a leading and a trailing slash; `/` when HA is served at the root.
     public let pathPrefix: String
+    /// The longest server URL accepted (scheme, host, port and path prefix).
+    public static let maximumLength = 2048
 
     public init(_ string: String) throws {
         let trimmed = string.trimmingCharacters(in: .whitespaces)
+        // Printed in messages and sent in every request line: a URL is never a page of text.
+        guard trimmed.utf8.count <= Self.maximumLength else {
+            throw HomeAssistantError(
+                .invalidServerURL, server: String(trimmed.prefix(64)) + "…",
+                message: "the server URL is \(trimmed.utf8.count) bytes long (at most \(Self.maximumLength)): "
+                    + "give the address only, e.g. http://homeassistant.local:8123/")
+        }
         // A CR or LF (a CRLF .env, a pasted header) would end up in the HTTP request line.
         if let control = trimmed.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             let shown =
@@ -54,6 +63,13 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
         }
         self.port = components.port ?? (isSecure ? 443 : 80)
         var path = components.path
+        // `%0d%0a` decodes to a line break: it would reach the request line and every message.
+        if path.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw HomeAssistantError(
+                .invalidServerURL, server: trimmed,
+                message: "the server URL '\(trimmed)' has an encoded control character (such as %0d or %0a) "
+                    + "in its path: remove it, e.g. http://homeassistant.local:8123/")
+        }
         for suffix in ["/api/websocket", "/api/websocket/", "/api/", "/api"] where path.hasSuffix(suffix) {
             path.removeLast(suffix.count)
             break

@@ -142,6 +142,43 @@ struct FakeTunneld: TunneldProbing {
         #expect(png.starts(with: ScreenshotFile.pngSignature))
     }
 
+    /// The screenshot's path is on the tool's command line, which every user of the machine can read:
+    /// it is in a fresh owner-only folder, so nobody can put a link there first for the tool to write
+    /// through; and a link the tool itself leaves there is not read through either.
+    @Test func theScreenshotPathIsInAnOwnerOnlyFolderAndALinkThereIsNotFollowed() async throws {
+        let folder = try TemporaryFolder()
+        let secret = folder.path("secret.png")
+        try Data(ScreenshotFile.pngSignature + Array("the user's own picture".utf8)).write(to: secret)
+        let checksFolder: @Sendable (ProcessCommand) throws -> Void = { command in
+            let path = URL(fileURLWithPath: try #require(command.arguments.last))
+            let parent = path.deletingLastPathComponent()
+            #expect(parent.standardizedFileURL != folder.path("scratch").standardizedFileURL)
+            let mode =
+                try FileManager.default.attributesOfItem(atPath: parent.path)[.posixPermissions] as? Int
+            #expect(mode == 0o700, "the folder is \(String(mode ?? 0, radix: 8))")
+        }
+        let linksSecret: @Sendable (ProcessCommand) throws -> Void = { command in
+            try checksFolder(command)
+            try FileManager.default.createSymbolicLink(
+                atPath: try #require(command.arguments.last), withDestinationPath: secret.path)
+        }
+        let arguments = ["developer", "dvt", "screenshot", "--tunnel", udid, ScriptedRunner.any]
+        let runner = ScriptedRunner([
+            .init(executable: tool, arguments: ["version"], stdout: "11.45.0\n"),
+            .init(executable: tool, arguments: arguments, effect: linksSecret),
+        ])
+        let device = driver(runner, folder: folder, tunneld: .running(udids: [udid]))
+        await #expect {
+            try await device.screenshot()
+        } throws: { error in
+            "\(error)".contains("is not a regular file")
+        }
+        #expect(runner.remaining == 0)
+        // Nothing is left in the scratch folder, and the user's file is still there.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("scratch").path).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: secret.path))
+    }
+
     /// Not mounted and no internet: the device ends at the mount step with the reason and the fix.
     @Test func anImageThatCannotBeMountedSaysWhy() async throws {
         let folder = try TemporaryFolder()
