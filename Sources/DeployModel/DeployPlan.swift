@@ -371,6 +371,9 @@ public struct DeployPlan: Sendable, Codable {
     public var builds: [BuildPlan]
     public var devices: [DevicePlan]
     public var warnings: [String]
+    /// `hmac-sha256:<hex>` over the plan's canonical bytes, when `plan --json` ran with
+    /// `HADEPLOY_PLAN_KEY` set (`PlanSignature`); nil: unsigned.
+    public var signature: String?
 
     public init(
         version: GitVersion, deployID: String, server: ConfigValue.Resolution,

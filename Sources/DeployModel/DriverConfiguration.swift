@@ -88,7 +88,8 @@ public struct SimulatorConfiguration: Sendable, Hashable, Codable {
     public var runtime: String
     /// `DEVELOPER_DIR` for the flavour's Xcode (simctl).
     public var developerDir: String?
-    /// rosettasim-ctl's path (`ROSETTASIM_CTL`); nil: not installed.
+    /// `rosettasim-ctl` when `ROSETTASIM_CTL` was set when planning (a name: the run resolves it from
+    /// its own `ROSETTASIM_CTL`, `PlanTools`); nil: not installed.
     public var tool: String?
     /// The user's home folder: crash reports and the simulators' data live under it.
     public var home: String
@@ -123,7 +124,8 @@ public struct DevicectlConfiguration: Sendable, Hashable, Codable {
 }
 
 public struct PyMobileDevice3Configuration: Sendable, Hashable, Codable {
-    /// `PYMOBILEDEVICE3`, the checkout's `.venv-pmd3`, or `pymobiledevice3` on PATH.
+    /// `pymobiledevice3`: a name, resolved by the run (`PlanTools`: `PYMOBILEDEVICE3` of its environment,
+    /// the working folder's `.venv-pmd3`, or PATH). A plan file may name no other.
     public var executable: String
     public var scratchDirectory: String
 

@@ -17,6 +17,8 @@ extension DeployPlan {
         }
         share.workers = []
         share.artifacts = artifacts
+        // Another plan: the parent signs it afresh (`PlanSignature`) when it has the key.
+        share.signature = nil
         return share
     }
 

@@ -77,6 +77,9 @@ public struct PlanStep: Sendable, Hashable, Codable {
     public var deadline: StepDeadline
     public var retries: Int
 
+    /// The most retries the planner gives a step (connect's); a plan file asking more is refused.
+    public static let maximumRetries = 2
+
     public init(_ id: StepID, _ summary: String, deadline: StepDeadline, retries: Int = 0) {
         self.id = id
         self.summary = summary

@@ -51,20 +51,17 @@ public struct HostPaths: Sendable, Hashable {
     public var home: String
     /// Developer Disk Image folders replacing devices.yaml's `ddi_dir` (the virtual twins' images).
     public var developerImages: [String]?
-    /// pymobiledevice3 when `PYMOBILEDEVICE3` is not set: the checkout's `.venv-pmd3` when it has one.
-    public var pymobiledevice3: String?
     /// The flavours' Xcode developer folders that exist on this Mac; nil: not looked for (taken as
     /// there, as for `plan --as-host macos`).
     public var installedDeveloperDirectories: Set<String>?
 
     public init(
         stateDirectory: String = ".hadeploy", home: String = "~", developerImages: [String]? = nil,
-        pymobiledevice3: String? = nil, installedDeveloperDirectories: Set<String>? = nil
+        installedDeveloperDirectories: Set<String>? = nil
     ) {
         self.stateDirectory = stateDirectory
         self.home = home
         self.developerImages = developerImages
-        self.pymobiledevice3 = pymobiledevice3
         self.installedDeveloperDirectories = installedDeveloperDirectories
     }
 }

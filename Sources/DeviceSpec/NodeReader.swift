@@ -72,8 +72,8 @@ final class NodeReader {
         }
     }
 
-    static let shortestSeconds = 0.001
-    static let longestSeconds: Double = 7 * 24 * 3600
+    static let shortestSeconds = DeadlineLimits.shortestSeconds
+    static let longestSeconds = DeadlineLimits.longestSeconds
 
     func number(_ node: Node?, _ what: String) -> Double? {
         guard let node, let text = string(node, what) else { return nil }
@@ -138,5 +138,18 @@ final class NodeReader {
         }
         problem(node, message)
         return nil
+    }
+}
+
+/// The deadlines devices.yaml accepts (`timeouts:`, `verification_timeout:`): a plan file's are held to
+/// the same bounds (`DeployPlan.fileProblems`).
+public enum DeadlineLimits {
+    public static let shortestSeconds = 0.001
+    /// A week: deadlines become whole milliseconds and `Duration`s, and a bound keeps them meaningful.
+    public static let longestSeconds: Double = 7 * 24 * 3600
+
+    /// Whether `seconds` is a deadline devices.yaml would accept.
+    public static func accepts(_ seconds: Double) -> Bool {
+        seconds.isFinite && (shortestSeconds...longestSeconds).contains(seconds)
     }
 }

@@ -103,7 +103,9 @@ struct DeployArguments: ParsableArguments {
             throw ValidationError("--artifact and --artifacts conflict")
         }
         // An empty path is the current folder: never searched for builds by accident.
-        if let artifact, artifact.isEmpty { throw ValidationError("--artifact needs a path to an .ipa or .app") }
+        if let artifact, artifact.isEmpty {
+            throw ValidationError("--artifact needs a path to an .ipa or .app")
+        }
         if let artifacts, artifacts.isEmpty { throw ValidationError("--artifacts needs a folder") }
         if (artifact != nil || artifacts != nil) && !noBuild {
             throw ValidationError("--artifact/--artifacts install an existing build: add --no-build")

@@ -23,8 +23,12 @@ struct DeployCommand: ContextCommand {
               hadeploy deploy --plan plan.json        run exactly that plan
             --plan FILE runs a plan file as it is: no devices.yaml or .env is read
             (a checkout here must be the one the plan was made for); the secrets it
-            names (env:HA_TOKEN, SSH passwords) come from the environment. A plan
-            that builds cannot run from a file: plan with --no-build --artifacts.
+            names (env:HA_TOKEN, env:*_SSH_PASS(WORD) only) come from the environment.
+            A plan file names tools by name only (pymobiledevice3, rosettasim-ctl,
+            resolved here), keeps its files under this run's --state, and is held to
+            devices.yaml's limits. With HADEPLOY_PLAN_KEY set, only a plan signed with
+            that key (plan --json with it set) runs. A plan that builds cannot run
+            from a file: plan with --no-build --artifacts.
             With --report, each screenshot is compared with the device's last verified one
             (.hadeploy/baselines): same (99 %+), changed a little (90 %+) or different.
             Exit codes: 0 every device succeeded, 1 some device failed (or the report
@@ -220,8 +224,11 @@ struct DeployCommand: ContextCommand {
         if result.exitCode != 0 { throw ExitCode(result.exitCode) }
     }
 
-    /// Reads a plan file; a checkout here (devices.yaml at --config) must be the one the plan was made
-    /// for. A worker's share comes from its parent, which checked.
+    /// Reads a plan file and holds it to what a plan file may do (`PlanFileLoader`: tools by name,
+    /// allowed secrets, devices.yaml's bounds, the run's own state folder, the signature when
+    /// HADEPLOY_PLAN_KEY is set); a checkout here (devices.yaml at --config) must be the one the plan was
+    /// made for. A worker's share comes from its parent, which checked the fingerprint (the rest is
+    /// checked again).
     func loadPlan(_ path: String, context: HADeployContext) async throws -> DeployPlan {
         let url = context.url(for: path)
         let data: Data
@@ -240,7 +247,13 @@ struct DeployCommand: ContextCommand {
             let version = try await workspace.loadVersion(allowShallow: true)
             project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
         }
-        return try DeployPlan.load(data, path: path, project: project)
+        let home = context.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let loaded = try PlanFileLoader(
+            environment: context.environment, workingDirectory: context.currentDirectory,
+            stateDirectory: context.url(for: arguments.state), home: home, fileSystem: context.fileSystem
+        ).load(data, path: path, project: project)
+        for note in loaded.notes { context.message("note: \(note)") }
+        return loaded.plan
     }
 
     /// hadeploy itself, running one USB route's share of the plan (`deploy --plan SHARE --worker`), with
@@ -249,7 +262,8 @@ struct DeployCommand: ContextCommand {
     func workerLauncher(context: HADeployContext) -> WorkerLauncher {
         let executable = Bundle.main.executableURL?.path ?? CommandLine.arguments[0]
         let directory = context.currentDirectory.path
-        var options = ["deploy", "--worker"]
+        // The worker's state folder is this run's: a plan file's is always the run's own.
+        var options = ["deploy", "--worker", "--state=\(context.url(for: arguments.state).path)"]
         if failFast { options.append("--fail-fast") }
         if let report { options.append("--report=\(context.url(for: report).path)") }
         if let jobs { options.append("--jobs=\(jobs)") }

@@ -16,6 +16,8 @@ struct PlanCommand: ContextCommand {
               hadeploy plan sim iphone --no-kiosk
               hadeploy plan all --as-host macos     as on a Mac (simulator builds too)
               hadeploy plan all --virtual --json    the virtual twins' plan, with UDIDs
+            With HADEPLOY_PLAN_KEY set, --json signs the plan (HMAC-SHA256): a
+            `deploy --plan` with the same key set runs only plans signed with it.
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -57,6 +59,9 @@ struct PlanCommand: ContextCommand {
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
         await inputs.twins?.stop()
-        context.print(json ? try PlanPrinter.json(inputs.plan) : PlanPrinter.text(inputs.plan))
+        context.print(
+            json
+                ? try PlanSignature.json(inputs.plan, environment: context.environment)
+                : PlanPrinter.text(inputs.plan))
     }
 }

@@ -78,7 +78,9 @@ struct StatusCommand: ContextCommand {
         if artifact != nil && artifacts != nil {
             throw ValidationError("--artifact and --artifacts conflict")
         }
-        if let artifact, artifact.isEmpty { throw ValidationError("--artifact needs a path to an .ipa or .app") }
+        if let artifact, artifact.isEmpty {
+            throw ValidationError("--artifact needs a path to an .ipa or .app")
+        }
         if let artifacts, artifacts.isEmpty { throw ValidationError("--artifacts needs a folder") }
         if !(timeout >= 1 && timeout <= 600) {
             throw ValidationError("--timeout \(timeout) is out of range: give seconds from 1 to 600")

@@ -19,7 +19,9 @@ public enum TrustedFiles {
             }
             var ancestor = resolved.deletingLastPathComponent()
             while true {
-                if let problem = check(ancestor.path, userID: userID, fileSystem: fileSystem, isAncestor: true) {
+                if let problem = check(
+                    ancestor.path, userID: userID, fileSystem: fileSystem, isAncestor: true)
+                {
                     return problem
                 }
                 if ancestor.path == "/" || ancestor.path.isEmpty { break }

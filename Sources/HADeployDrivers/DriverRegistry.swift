@@ -17,16 +17,28 @@ public struct DriverRegistry: Sendable {
     /// This host's files: the artifacts, scratch files, crash reports copied out, install records.
     public var fileSystem: any FileSystem
     public var clock: any WallClock
+    /// The run's working folder: where the tools the plan names by name are looked for (`PlanTools`).
+    public var workingDirectory: URL
 
     public init(
         host: HostPlatform, environment: [String: String], runner: any ProcessRunner,
-        fileSystem: any FileSystem, clock: any WallClock
+        fileSystem: any FileSystem, clock: any WallClock,
+        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     ) {
         self.host = host
         self.environment = environment
         self.runner = runner
         self.fileSystem = fileSystem
         self.clock = clock
+        self.workingDirectory = workingDirectory
+    }
+
+    /// The executable for a tool the plan names: a name the planner writes (`DeployPlan.fileTools`) is
+    /// resolved here, at run time, as `PlanTools` says; anything else (a plan made in code) is kept.
+    func tool(_ value: String) -> String {
+        guard DeployPlan.fileTools.contains(value) else { return value }
+        return PlanTools.resolve(
+            value, environment: environment, workingDirectory: workingDirectory, fileSystem: fileSystem)
     }
 
     public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
@@ -49,7 +61,8 @@ public struct DriverRegistry: Sendable {
         case .rosettaSim(let simulator):
             return RosettaSimDriver(
                 configuration: simulatorConfiguration(
-                    plan, simulator, commands: simulator.tool.map(RosettaSimCommands.init(executable:)),
+                    plan, simulator,
+                    commands: simulator.tool.map { RosettaSimCommands(executable: tool($0)) },
                     deadlines: deadlines),
                 runner: runner, fileSystem: fileSystem)
         case .devicectl(let devicectl):
@@ -69,7 +82,7 @@ public struct DriverRegistry: Sendable {
                 usb: try usbDriver(plan, usb),
                 tunnel: PyMobileDevice3Driver.make(
                     label: plan.name, udid: usb.udid ?? plan.name, route: plan.backend.usbRoute,
-                    executable: tunnel.executable, runner: runner, fileSystem: fileSystem,
+                    executable: tool(tunnel.executable), runner: runner, fileSystem: fileSystem,
                     scratchDirectory: URL(fileURLWithPath: tunnel.scratchDirectory), deadlines: deadlines))
         case .none:
             throw TransportUnavailable(

@@ -57,8 +57,6 @@ extension Workspace {
         HostPaths(
             stateDirectory: stateDirectory.standardizedFileURL.path, home: NSHomeDirectory(),
             developerImages: developerImages.map { [$0.path] },
-            pymobiledevice3: PyMobileDevice3Driver.executable(
-                variables: [:], checkout: context.currentDirectory, fileSystem: context.fileSystem),
             installedDeveloperDirectories: BuildRunner.installedDeveloperDirectories(
                 matrix: matrix, variables: variables, fileSystem: context.fileSystem))
     }

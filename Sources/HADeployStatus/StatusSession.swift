@@ -62,7 +62,7 @@ public struct StatusSession: Sendable {
         // The drivers come from the plan's configuration alone (twins' endpoints included).
         let drivers = DriverRegistry(
             host: .current, environment: variables, runner: context.runner, fileSystem: context.fileSystem,
-            clock: context.clock)
+            clock: context.clock, workingDirectory: context.currentDirectory)
         var report = await StatusExecutor(
             plan: plan,
             driver: { device in

@@ -44,7 +44,8 @@ import Testing
         ] {
             let result = try await HADeployBinary.run(arguments, in: project.url, timeout: .seconds(60))
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
-            let said = result.stderr.contains("needs a path") || result.stderr.contains("needs a folder")
+            let said =
+                result.stderr.contains("needs a path") || result.stderr.contains("needs a folder")
                 || result.stderr.contains("from 1 to 600")
             #expect(said, "\(arguments): \(result.stderr)")
         }

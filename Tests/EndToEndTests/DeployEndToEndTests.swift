@@ -123,9 +123,17 @@ struct DeployEndToEndTests {
         let result = try await world.deploy(["kitchen", "mini4", "--no-build", "--artifacts", "artifacts"])
         #expect(result.status == 1, "\(result.stderr)")
         let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
-        let made = after.subtracting(before).filter { $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs") }
+        let made = after.subtracting(before).filter {
+            $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs")
+        }
         #expect(made.isEmpty, "new shared temporary folders: \(made)")
-        let crashes = world.root.appendingPathComponent(".hadeploy/crashes")
+        // The project's state folder: `.hadeploy`, or `.hadeploy/virtual` as here (devices.yaml's state).
+        let state = world.root.appendingPathComponent(".hadeploy")
+        let crashes =
+            [state, state.appendingPathComponent("virtual")].map { $0.appendingPathComponent("crashes") }
+            .first { FileManager.default.fileExists(atPath: $0.path) }
+            ?? state.appendingPathComponent("crashes")
+        #expect(result.stderr.contains("(crash report: \(crashes.path)/"), "\(result.stderr)")
         let mode = try FileManager.default.attributesOfItem(atPath: crashes.path)[.posixPermissions] as? Int
         #expect(mode == 0o700, "\(String(mode ?? 0, radix: 8))")
         let runs = try FileManager.default.contentsOfDirectory(atPath: crashes.path)

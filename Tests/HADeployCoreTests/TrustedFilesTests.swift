@@ -37,7 +37,9 @@ struct TrustedFilesTests {
         let script = try Self.script(in: root.appendingPathComponent("checkout/scripts"))
         #expect(chmod(root.appendingPathComponent("checkout").path, 0o777) == 0)
         let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem())
-        #expect(problem?.contains("checkout can be changed by other users (mode 777)") == true, "\(problem ?? "")")
+        #expect(
+            problem?.contains("checkout can be changed by other users (mode 777)") == true, "\(problem ?? "")"
+        )
     }
 
     @Test func aStickyFolderAboveIsFineButTheScriptItselfMayNotBeWritableByOthers() throws {
@@ -48,7 +50,8 @@ struct TrustedFilesTests {
         #expect(TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem()) == nil)
         #expect(chmod(script, 0o775) == 0)
         let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem())
-        #expect(problem?.contains("twin.sh can be changed by other users (mode 775)") == true, "\(problem ?? "")")
+        #expect(
+            problem?.contains("twin.sh can be changed by other users (mode 775)") == true, "\(problem ?? "")")
     }
 
     /// Seen from another user: what this user owns is someone else's to that user.

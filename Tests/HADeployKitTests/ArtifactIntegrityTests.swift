@@ -51,9 +51,12 @@ struct ArtifactIntegrityTests {
         let mode = try FileManager.default.attributesOfItem(atPath: installed.path)[.posixPermissions] as? Int
         let folderMode =
             try FileManager.default.attributesOfItem(
-                atPath: URL(fileURLWithPath: installed.path).deletingLastPathComponent().path)[.posixPermissions]
+                atPath: URL(fileURLWithPath: installed.path).deletingLastPathComponent().path)[
+                .posixPermissions]
             as? Int
-        #expect(folderMode == 0o700, "the copy's folder is this user's only: \(String(folderMode ?? 0, radix: 8)) \(mode ?? 0)")
+        #expect(
+            folderMode == 0o700,
+            "the copy's folder is this user's only: \(String(folderMode ?? 0, radix: 8)) \(mode ?? 0)")
 
         // Another build swapped in at the planned path after the check.
         let executable = app.appendingPathComponent(installed.executable)
@@ -112,7 +115,9 @@ struct ArtifactIntegrityTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let fifo = root.appendingPathComponent("App.ipa").path
         #expect(mkfifo(fifo, 0o600) == 0)
-        let error = #expect(throws: ArtifactError.self) { try ArtifactDigest.sha256(fifo, in: LiveFileSystem()) }
+        let error = #expect(throws: ArtifactError.self) {
+            try ArtifactDigest.sha256(fifo, in: LiveFileSystem())
+        }
         #expect(error?.description.contains("not a regular file") == true, "\(String(describing: error))")
     }
 

@@ -106,7 +106,8 @@ struct DeployExecutorTests {
         #expect(report.exitCode == 1, "a device that was not launched is not a success")
         let junit = try String(contentsOf: root.appendingPathComponent("r/junit.xml"), encoding: .utf8)
         #expect(junit.contains("failures=\"1\""), "\(junit)")
-        #expect(junit.contains("<failure message=\"installed only: launch failed: pymobiledevice3"), "\(junit)")
+        #expect(
+            junit.contains("<failure message=\"installed only: launch failed: pymobiledevice3"), "\(junit)")
     }
 
     @Test func aStalledInstallHitsItsDeadlineWithTheStepNamed() async throws {

@@ -77,4 +77,35 @@ struct DigestTests {
                     == vector.code)
         }
     }
+    /// RFC 4231's test cases 1, 2, 3 and 6: the plan file signature (`HADEPLOY_PLAN_KEY`).
+    @Test func hmacSHA256MatchesTheRFC4231Vectors() {
+        let cases: [(key: Data, message: Data, code: String)] = [
+            (
+                Data(repeating: 0x0b, count: 20), Data("Hi There".utf8),
+                "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+            ),
+            (
+                Data("Jefe".utf8), Data("what do ya want for nothing?".utf8),
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+            ),
+            (
+                Data(repeating: 0xaa, count: 20), Data(repeating: 0xdd, count: 50),
+                "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"
+            ),
+            (
+                Data(repeating: 0xaa, count: 131),
+                Data("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+            ),
+        ]
+        for vector in cases {
+            let code = HMACSHA256.authenticationCode(for: vector.message, key: vector.key)
+            #expect(Hex.lowercase(code) == vector.code)
+            #expect(HMACSHA256.isValid(code, for: vector.message, key: vector.key))
+            var forged = code
+            forged[forged.count - 1] ^= 1
+            #expect(!HMACSHA256.isValid(forged, for: vector.message, key: vector.key))
+            #expect(!HMACSHA256.isValid(Array(code.prefix(16)), for: vector.message, key: vector.key))
+        }
+    }
 }

@@ -30,7 +30,8 @@ import Testing
             try PropertyListSerialization.propertyList(from: Data(contentsOf: plistURL), format: nil)
                 as? [String: Any])
         info["CFBundleVersion"] = 57
-        try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0).write(to: plistURL)
+        try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0).write(
+            to: plistURL)
         let error = #expect(throws: MobileDeviceError.self) { try AppArtifact.inspect(app) }
         let text = error.map { "\($0)" } ?? ""
         #expect(text.contains("CFBundleVersion is the number 57, not a string"), "\(text)")

@@ -177,7 +177,8 @@ public enum ArtifactDigest {
         let target =
             type == .typeSymbolicLink
             ? (try? fileSystem.attributesOfItem(
-                atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path))?[.type] as? FileAttributeType
+                atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path))?[.type]
+                as? FileAttributeType
             : type
         guard target == .typeRegular else {
             throw ArtifactError(path: path, problem: "not a regular file or an .app folder")
@@ -196,9 +197,11 @@ public enum ArtifactDigest {
     /// Copies the artifact at `path` into `folder` (a private folder of this run's) and returns the
     /// copy with its hash: what is installed is the copy, which no one else can change after it was
     /// hashed (the original can be replaced at any moment).
-    public static func privateCopy(of path: String, into folder: URL, in fileSystem: any FileSystem) throws -> (
-        path: String, sha256: String
-    ) {
+    public static func privateCopy(of path: String, into folder: URL, in fileSystem: any FileSystem) throws
+        -> (
+            path: String, sha256: String
+        )
+    {
         let source = URL(fileURLWithPath: path)
         let copy = folder.appendingPathComponent(source.lastPathComponent)
         guard fileSystem.fileExists(atPath: path) else {

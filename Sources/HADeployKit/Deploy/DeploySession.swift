@@ -185,7 +185,7 @@ public struct DeploySession: Sendable {
     {
         let drivers = DriverRegistry(
             host: HostPlatform.current, environment: settings.environment, runner: context.runner,
-            fileSystem: context.fileSystem, clock: context.clock)
+            fileSystem: context.fileSystem, clock: context.clock, workingDirectory: context.currentDirectory)
         // Preflight once per run, before any device is touched.
         var verifier: HomeAssistantVerifier?
         if plan.verify {
@@ -210,7 +210,8 @@ public struct DeploySession: Sendable {
             fileSystem: context.fileSystem, workers: workers, runner: context.runner,
             secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
-        let crashes = CrashFolders(root: stateDirectory.appendingPathComponent("crashes"), fileSystem: context.fileSystem)
+        let crashes = CrashFolders(
+            root: stateDirectory.appendingPathComponent("crashes"), fileSystem: context.fileSystem)
         if settings.reportDirectory == nil {
             environment.crashDirectory = try crashes.prepare(runID: plan.deployID)
         }
@@ -243,7 +244,11 @@ public struct DeploySession: Sendable {
         let file = folder.appendingPathComponent(
             "plan-\(plan.deployID)-\(PathNames.component("\(share.route)")).json")
         try context.fileSystem.write(
-            Data(try PlanPrinter.json(plan.share(share.devices, artifacts: .files(files))).utf8), to: file,
+            // Signed as `plan --json` signs: a worker started with HADEPLOY_PLAN_KEY set checks it.
+            Data(
+                try PlanSignature.json(
+                    plan.share(share.devices, artifacts: .files(files)), environment: context.environment
+                ).utf8), to: file,
             options: .atomic)
         return file
     }

@@ -273,7 +273,8 @@ public struct DeployPlanner: Sendable {
         case .simctl:
             return .simctl(simulator(tool: nil, scratch: "simctl"))
         case .rosettaSim:
-            let tool = nonEmpty(variables["ROSETTASIM_CTL"]).map { HomePath.expand($0, variables) }
+            // By name: the run resolves it (ROSETTASIM_CTL of its environment, `PlanTools`).
+            let tool = nonEmpty(variables["ROSETTASIM_CTL"]).map { _ in "rosettasim-ctl" }
             return .rosettaSim(simulator(tool: tool, scratch: "rosettasim"))
         case .devicectl:
             return .devicectl(
@@ -281,11 +282,11 @@ public struct DeployPlanner: Sendable {
                     device: udid?.value ?? device.name, developerDir: developerDir(device.flavour),
                     scratchDirectory: state + "/devicectl"))
         case .pymobiledevice3:
-            let executable =
-                nonEmpty(variables["PYMOBILEDEVICE3"]) ?? paths.pymobiledevice3 ?? "pymobiledevice3"
+            // By name: the run resolves it as `PlanTools` says (PYMOBILEDEVICE3, `.venv-pmd3`, PATH), so a
+            // plan file names no path.
             return .pymobiledevice3(
                 PyMobileDevice3Configuration(
-                    executable: executable, scratchDirectory: state + "/pymobiledevice3"),
+                    executable: "pymobiledevice3", scratchDirectory: state + "/pymobiledevice3"),
                 usb: usb())
         case .mac:
             return .mac(MacConfiguration(home: home))
@@ -392,7 +393,7 @@ public struct DeployPlanner: Sendable {
         var steps: [PlanStep] = [
             backend == .mac
                 ? step(.connect, "check this Mac (sw_vers, uname -m)")
-                : step(.connect, "connect over \(backend)", retries: 2)
+                : step(.connect, "connect over \(backend)", retries: PlanStep.maximumRetries)
         ]
         switch backend {
         case .usb where device.iosMajor < 17:

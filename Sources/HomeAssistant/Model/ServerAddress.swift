@@ -21,7 +21,8 @@ public struct ServerAddress: Sendable, Hashable, Codable, CustomStringConvertibl
         guard trimmed.utf8.count <= Self.maximumLength else {
             throw HomeAssistantError(
                 .invalidServerURL, server: String(trimmed.prefix(64)) + "…",
-                message: "the server URL is \(trimmed.utf8.count) bytes long (at most \(Self.maximumLength)): "
+                message:
+                    "the server URL is \(trimmed.utf8.count) bytes long (at most \(Self.maximumLength)): "
                     + "give the address only, e.g. http://homeassistant.local:8123/")
         }
         // A CR or LF (a CRLF .env, a pasted header) would end up in the HTTP request line.

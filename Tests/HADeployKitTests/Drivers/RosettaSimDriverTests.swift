@@ -91,12 +91,19 @@ import Testing
         }
     }
 
+    /// The plan names the tool (`rosettasim-ctl`); the run resolves it from its own ROSETTASIM_CTL.
     @Test func makeTakesTheToolFromEnv() throws {
-        let plan = try DriverTestPlans.plan(
-            "sim-ios103", variables: ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"])
+        let variables = ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"]
+        let plan = try DriverTestPlans.plan("sim-ios103", variables: variables)
+        guard case .rosettaSim(let simulator) = plan.plan.configuration else {
+            Issue.record("not a rosettasim plan: \(plan.plan.configuration)")
+            return
+        }
+        #expect(simulator.tool == "rosettasim-ctl", "a name in the plan, never a path")
         let driver = try #require(
             try DriverRegistry(
-                host: .macOS, environment: [:], runner: ScriptedRunner([]), fileSystem: FakeFileSystem(),
+                host: .macOS, environment: variables, runner: ScriptedRunner([]),
+                fileSystem: FakeFileSystem(),
                 clock: FakeClock()
             ).driver(
                 for: plan.plan)

@@ -1,0 +1,272 @@
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// One thing a plan file may not do, at the JSON path that does it (`devices[1].steps[0].retries`).
+public struct PlanFileProblem: Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var problem: String
+
+    public init(_ path: String, _ problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String { "\(path): \(problem)" }
+}
+
+/// What a plan read from a file may do (`hadeploy deploy --plan FILE`). A plan file is a program —
+/// it names tools, folders and secrets — so whoever can write one could otherwise run anything as the
+/// deploying user, write anywhere and send any variable of the environment to a server it names.
+/// A plan made in the same run never passes through these rules: it comes from devices.yaml.
+///
+/// - Tools: only the names the planner writes (`tools`), resolved on this host at run time as the
+///   planner would resolve them; never a path from the file (a path is accepted only when it is exactly
+///   what that resolution gives here). A plan file does not build, so its builds carry no commands;
+///   a flavour's Xcode (`DEVELOPER_DIR` for xcrun) must be an `….app/Contents/Developer` folder.
+/// - Secrets: the token only as `env:HA_TOKEN`, an SSH password only as a key named like the ones
+///   devices.yaml's `password_env:` uses (`*_SSH_PASS`, `*_SSH_PASSWORD`); any other key is refused.
+/// - Values: what devices.yaml refuses is refused here too — two devices with the same name or UDID,
+///   deadlines outside `DeadlineLimits`, timeouts for steps devices.yaml does not know — and retries
+///   beyond what the planner writes (`PlanStep.maximumRetries`).
+/// - Folders: the state folder and everything under it (install records, scratch, the SSH staging, demo
+///   bundles) and the home folder are the run's own (`relocated`), not the file's.
+extension DeployPlan {
+    /// The executables a plan file may name, each the bare name the planner writes.
+    public static let fileTools: Set<String> = ["pymobiledevice3", "rosettasim-ctl"]
+
+    /// The variable holding the token (`--token` is handed on as it).
+    public static let tokenVariable = "HA_TOKEN"
+
+    /// Whether `variable` is named like an SSH password key of devices.yaml (`password_env:
+    /// IPAD2_SSH_PASS`, or the `_PASSWORD` spelling the loader also accepts).
+    public static func isSSHPasswordVariable(_ variable: String) -> Bool {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+        guard variable.allSatisfy(allowed.contains) else { return false }
+        for suffix in ["_SSH_PASS", "_SSH_PASSWORD"] where variable.hasSuffix(suffix) {
+            return variable.count > suffix.count
+        }
+        return false
+    }
+
+    /// Every rule this plan breaks as a plan file, all at once. `resolveTool` gives the path a tool
+    /// name resolves to on this host at run time (as the drivers will run it).
+    public func fileProblems(resolveTool: (String) -> String) -> [PlanFileProblem] {
+        var problems: [PlanFileProblem] = []
+        func tool(_ value: String?, _ name: String, at path: String) {
+            guard let value, value != name else { return }
+            let resolved = resolveTool(name)
+            if value == resolved { return }
+            problems.append(
+                PlanFileProblem(
+                    path,
+                    "'\(value)' is not a tool a plan file may name: it names \(name) by name only, resolved on "
+                        + "this host (here: \(resolved)); make the plan again with this hadeploy"))
+        }
+        func token(_ reference: SecretReference?, at path: String) {
+            guard let reference, reference.variable != Self.tokenVariable else { return }
+            problems.append(
+                PlanFileProblem(
+                    path,
+                    "the token may only be \(SecretReference(environment: Self.tokenVariable)); "
+                        + "\(reference.variable) is not a key a plan file may read"))
+        }
+        func password(_ login: SSHLoginPlan, at path: String) {
+            guard case .password(let reference) = login, !Self.isSSHPasswordVariable(reference.variable)
+            else { return }
+            problems.append(
+                PlanFileProblem(
+                    path + ".password._0",
+                    "an SSH password may only be a *_SSH_PASS or *_SSH_PASSWORD key (devices.yaml's "
+                        + "password_env:); \(reference.variable) is not a key a plan file may read"))
+        }
+        func developerDir(_ value: String?, at path: String) {
+            guard let value else { return }
+            let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+            if !value.hasPrefix("/") || parts.contains("..") || parts.contains(".")
+                || !value.hasSuffix(".app/Contents/Developer")
+            {
+                problems.append(
+                    PlanFileProblem(
+                        path,
+                        "'\(value)' is not an Xcode's developer folder (/…/Xcode.app/Contents/Developer)"))
+            }
+        }
+        func deadline(_ seconds: Double, at path: String) {
+            guard !DeadlineLimits.accepts(seconds) else { return }
+            problems.append(
+                PlanFileProblem(
+                    path,
+                    "\(StepDeadline.format(seconds)) s is not a deadline: devices.yaml accepts "
+                        + "\(DeadlineLimits.shortestSeconds) s to \(Int(DeadlineLimits.longestSeconds)) s (a week)"
+                ))
+        }
+
+        token(accessToken, at: "accessToken")
+        if let login = usbHostLogin?.login { password(login, at: "usbHostLogin.login") }
+        for (index, build) in builds.enumerated() where !build.commands.isEmpty {
+            problems.append(
+                PlanFileProblem(
+                    "builds[\(index)].commands",
+                    "a plan file does not build (its commands would run here): plan with --no-build and "
+                        + "--artifact PATH or --artifacts DIR"))
+        }
+
+        var ids: [String: Int] = [:]
+        var udids: [String: Int] = [:]
+        let known = Set(devices.map(\.id))
+        for (index, device) in devices.enumerated() {
+            let at = "devices[\(index)]"
+            let id = device.id.lowercased()
+            if let first = ids[id] {
+                problems.append(
+                    PlanFileProblem("\(at).id", "device '\(device.id)' is already devices[\(first)]"))
+            } else {
+                ids[id] = index
+            }
+            if let udid = device.udid?.value, !udid.isEmpty {
+                if let first = udids[udid] {
+                    problems.append(
+                        PlanFileProblem(
+                            "\(at).udid", "UDID \(udid) is already devices[\(first)]'s (\(devices[first].id))"
+                        ))
+                } else {
+                    udids[udid] = index
+                }
+            }
+            if case .homeAssistant(_, let reference) = device.launch.credentials {
+                token(reference, at: "\(at).launch.credentials.homeAssistant.token")
+            }
+            for (step, seconds) in device.timeouts.sorted(by: { $0.key < $1.key }) {
+                if !SpecLoader.timeoutKeys.contains(step) {
+                    problems.append(
+                        PlanFileProblem(
+                            "\(at).timeouts.\(step)",
+                            "no step '\(step)' (devices.yaml's timeouts: "
+                                + "\(SpecLoader.timeoutKeys.joined(separator: ", ")))"))
+                }
+                deadline(seconds, at: "\(at).timeouts.\(step)")
+            }
+            deadline(device.verification.timeout, at: "\(at).verification.timeout")
+            for (number, step) in device.steps.enumerated() {
+                let path = "\(at).steps[\(number)]"
+                if !(0...PlanStep.maximumRetries).contains(step.retries) {
+                    problems.append(
+                        PlanFileProblem(
+                            "\(path).retries",
+                            "\(step.retries) retries: a step is retried 0 to \(PlanStep.maximumRetries) times"
+                        ))
+                }
+                switch step.deadline {
+                case .seconds(let seconds):
+                    deadline(seconds, at: "\(path).deadline")
+                case .sizedToApp(let base, let rate):
+                    deadline(base, at: "\(path).deadline")
+                    if !(rate.isFinite && rate >= 1) {
+                        problems.append(
+                            PlanFileProblem("\(path).deadline", "the app's rate must be positive"))
+                    }
+                }
+            }
+            let configuration = "\(at).configuration"
+            switch device.configuration {
+            case .ssh(let ssh, _):
+                password(ssh.login, at: "\(configuration).ssh._0.login")
+                if !(1...65535).contains(ssh.port) {
+                    problems.append(
+                        PlanFileProblem(
+                            "\(configuration).ssh._0.port", "\(ssh.port) is not a port (1...65535)"))
+                }
+            case .simctl(let simulator):
+                developerDir(simulator.developerDir, at: "\(configuration).simctl._0.developerDir")
+            case .rosettaSim(let simulator):
+                developerDir(simulator.developerDir, at: "\(configuration).rosettaSim._0.developerDir")
+                tool(simulator.tool, "rosettasim-ctl", at: "\(configuration).rosettaSim._0.tool")
+            case .devicectl(let devicectl):
+                developerDir(devicectl.developerDir, at: "\(configuration).devicectl._0.developerDir")
+            case .pymobiledevice3(let tunnel, _):
+                tool(
+                    tunnel.executable, "pymobiledevice3", at: "\(configuration).pymobiledevice3._0.executable"
+                )
+            case .usb, .mac, .none:
+                break
+            }
+        }
+        for (index, worker) in workers.enumerated() {
+            for device in worker.devices where !known.contains(device) {
+                problems.append(
+                    PlanFileProblem("workers[\(index)].devices", "no device '\(device)' in the plan"))
+            }
+        }
+        return problems
+    }
+
+    /// This plan with its folders the run's own: `stateDirectory` replaces the file's state folder in
+    /// every path under it, and `home` the home folder of the Mac and the simulators. A state path not
+    /// under the file's state folder is a problem (the run would write where the file says).
+    public func relocated(stateDirectory: String, home: String) -> (DeployPlan, [PlanFileProblem]) {
+        var plan = self
+        var problems: [PlanFileProblem] = []
+        let old = self.stateDirectory
+        func move(_ path: String, at jsonPath: String) -> String {
+            if path == old { return stateDirectory }
+            let rest = path.hasPrefix(old + "/") ? String(path.dropFirst(old.count + 1)) : nil
+            let parts = rest?.split(separator: "/", omittingEmptySubsequences: false) ?? []
+            guard let rest, !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+                problems.append(
+                    PlanFileProblem(
+                        jsonPath,
+                        "'\(path)' is not under the plan's state folder (\(old)): a plan file writes only under "
+                            + "the run's own state folder"))
+                return path
+            }
+            return stateDirectory + "/" + rest
+        }
+        func usb(_ usb: USBConfiguration, at path: String) -> USBConfiguration {
+            var usb = usb
+            usb.installRecords = move(usb.installRecords, at: path + ".installRecords")
+            return usb
+        }
+        func simulator(_ simulator: SimulatorConfiguration, at path: String) -> SimulatorConfiguration {
+            var simulator = simulator
+            simulator.scratchDirectory = move(simulator.scratchDirectory, at: path + ".scratchDirectory")
+            simulator.home = home
+            return simulator
+        }
+        plan.stateDirectory = stateDirectory
+        for index in plan.devices.indices {
+            let at = "devices[\(index)].configuration"
+            switch plan.devices[index].configuration {
+            case .usb(let configuration):
+                plan.devices[index].configuration = .usb(usb(configuration, at: "\(at).usb._0"))
+            case .ssh(var ssh, let fallback):
+                ssh.workDirectory = move(ssh.workDirectory, at: "\(at).ssh._0.workDirectory")
+                plan.devices[index].configuration = .ssh(
+                    ssh, fallback: fallback.map { usb($0, at: "\(at).ssh.fallback") })
+            case .simctl(let configuration):
+                plan.devices[index].configuration = .simctl(simulator(configuration, at: "\(at).simctl._0"))
+            case .rosettaSim(let configuration):
+                plan.devices[index].configuration = .rosettaSim(
+                    simulator(configuration, at: "\(at).rosettaSim._0"))
+            case .devicectl(var devicectl):
+                devicectl.scratchDirectory = move(
+                    devicectl.scratchDirectory, at: "\(at).devicectl._0.scratchDirectory")
+                plan.devices[index].configuration = .devicectl(devicectl)
+            case .pymobiledevice3(var tunnel, let configuration):
+                tunnel.scratchDirectory = move(
+                    tunnel.scratchDirectory, at: "\(at).pymobiledevice3._0.scratchDirectory")
+                plan.devices[index].configuration = .pymobiledevice3(
+                    tunnel, usb: usb(configuration, at: "\(at).pymobiledevice3.usb"))
+            case .mac:
+                plan.devices[index].configuration = .mac(MacConfiguration(home: home))
+            case .none:
+                break
+            }
+        }
+        if case .demo(let directory, let bundleID) = artifacts {
+            plan.artifacts = .demo(
+                directory: move(directory, at: "artifacts.demo.directory"), bundleID: bundleID)
+        }
+        return (plan, problems)
+    }
+}

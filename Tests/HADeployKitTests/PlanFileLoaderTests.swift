@@ -1,0 +1,285 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployCore
+import HADeployKit
+import TestSupport
+import Testing
+
+@testable import Versioning
+
+/// What a plan file may do (`PlanFileLoader`): tools by name, secrets from an allow-list, devices.yaml's
+/// bounds, the run's own folders, and the optional HMAC (`HADEPLOY_PLAN_KEY`).
+struct PlanFileLoaderTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Every device of the committed devices.yaml, planned as `plan all --no-build --json` would on `host`,
+    /// its state folder where the planning job had it.
+    static func plan(host: HostPlatform = .linux) throws -> DeployPlan {
+        let matrix = try SpecLoader().load(
+            contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
+        let version = GitVersion(
+            marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false,
+            shallow: false)
+        let variables = [
+            "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": "t0ken", "IPAD2_SSH_PASS": "alpine",
+            "IPAD2_HOST": "10.0.0.2", "IPAD2_UDID": "00008-ipad2", "MINI4_UDID": "00008-mini4",
+            "ROSETTASIM_CTL": "/opt/rosettasim/rosettasim-ctl",
+        ]
+        var options = DeployOptions(targets: ["all"], build: false)
+        options.artifacts = .nothing
+        return try DeployPlanner(
+            matrix: matrix, variables: variables, topology: Topology(host: host),
+            paths: HostPaths(stateDirectory: "/ci/planner/checkout/.hadeploy/virtual", home: "/home/planner")
+        ).plan(options: options, version: version, deployID: "d-1")
+    }
+
+    static let runState = URL(fileURLWithPath: "/ci/runner/work/.hadeploy/virtual")
+
+    static func loader(_ environment: [String: String] = [:]) -> PlanFileLoader {
+        // The working folder has no `.venv-pmd3`: pymobiledevice3 resolves to PYMOBILEDEVICE3 or PATH.
+        let fileSystem = FakeFileSystem()
+        return PlanFileLoader(
+            environment: environment, workingDirectory: fileSystem.currentDirectory,
+            stateDirectory: runState, home: "/home/runner", fileSystem: fileSystem)
+    }
+
+    static func load(_ plan: DeployPlan, environment: [String: String] = [:]) throws -> PlanFileLoader.Loaded
+    {
+        try loader(environment).load(Data(try PlanPrinter.json(plan).utf8), path: "plan.json", project: nil)
+    }
+
+    static func load(json: String, environment: [String: String]) throws -> PlanFileLoader.Loaded {
+        try loader(environment).load(Data(json.utf8), path: "plan.json", project: nil)
+    }
+
+    /// The refusal's words, or "" when the plan was accepted.
+    static func refusal(_ body: () throws -> Void) -> String {
+        do {
+            try body()
+            return ""
+        } catch {
+            #expect(error is PlanFileError, "\(error)")
+            #expect((error as? PlanFileError)?.exitStatus == .config)
+            return "\(error)"
+        }
+    }
+
+    struct NoSuchDevice: Error {}
+
+    static func index(_ plan: DeployPlan, where test: (DevicePlan) -> Bool) throws -> Int {
+        guard let index = plan.devices.firstIndex(where: test) else { throw NoSuchDevice() }
+        return index
+    }
+
+    @Test func whatThePlannerWritesRunsFromAFileWithTheRunsOwnFolders() throws {
+        for host in [HostPlatform.linux, .macOS] {
+            let plan = try Self.plan(host: host)
+            #expect(plan.fileProblems { $0 }.isEmpty, "\(host): \(plan.fileProblems { $0 })")
+            let loaded = try Self.load(plan)
+            #expect(loaded.notes.isEmpty)
+            #expect(loaded.plan.stateDirectory == Self.runState.path)
+            for device in loaded.plan.devices {
+                switch device.configuration {
+                case .usb(let usb):
+                    #expect(usb.installRecords == Self.runState.path + "/install-records")
+                case .ssh(let ssh, let fallback):
+                    #expect(ssh.workDirectory == Self.runState.path + "/ssh")
+                    #expect(
+                        fallback.map { $0.installRecords == Self.runState.path + "/install-records" } ?? true)
+                case .pymobiledevice3(let tunnel, let usb):
+                    #expect(tunnel.executable == "pymobiledevice3", "a name, resolved by the run")
+                    #expect(tunnel.scratchDirectory == Self.runState.path + "/pymobiledevice3")
+                    #expect(usb.installRecords == Self.runState.path + "/install-records")
+                case .simctl(let simulator), .rosettaSim(let simulator):
+                    #expect(simulator.home == "/home/runner")
+                    #expect(simulator.scratchDirectory.hasPrefix(Self.runState.path + "/"))
+                    #expect(simulator.tool == nil || simulator.tool == "rosettasim-ctl")
+                case .devicectl(let devicectl):
+                    #expect(devicectl.scratchDirectory == Self.runState.path + "/devicectl")
+                case .mac(let mac):
+                    #expect(mac.home == "/home/runner")
+                case .none:
+                    break
+                }
+            }
+        }
+    }
+
+    /// The attack of the issue: a plan naming a script as pymobiledevice3. Refused at load, before any
+    /// device: nothing of the plan runs (the CLI test checks the script's marker file).
+    @Test func aPlanNamingAPathAsPymobiledevice3IsRefusedUnlessItIsWhatThisHostResolves() throws {
+        var plan = try Self.plan()
+        let device = try Self.index(plan) {
+            if case .pymobiledevice3 = $0.configuration { return true } else { return false }
+        }
+        guard case .pymobiledevice3(var tunnel, let usb) = plan.devices[device].configuration else { return }
+        tunnel.executable = "/tmp/evil.sh"
+        plan.devices[device].configuration = .pymobiledevice3(tunnel, usb: usb)
+        let refused = Self.refusal { _ = try Self.load(plan) }
+        #expect(
+            refused.contains("devices[\(device)].configuration.pymobiledevice3._0.executable"), "\(refused)")
+        #expect(refused.contains("'/tmp/evil.sh' is not a tool a plan file may name"), "\(refused)")
+
+        // The same path is what this host resolves (PYMOBILEDEVICE3 of the run's environment): accepted.
+        tunnel.executable = "/opt/pmd3/bin/pymobiledevice3"
+        plan.devices[device].configuration = .pymobiledevice3(tunnel, usb: usb)
+        #expect(Self.refusal { _ = try Self.load(plan) }.contains("is not a tool a plan file may name"))
+        _ = try Self.load(plan, environment: ["PYMOBILEDEVICE3": "/opt/pmd3/bin/pymobiledevice3"])
+
+        // rosettasim-ctl alike (macOS plans).
+        var mac = try Self.plan(host: .macOS)
+        let sim = try Self.index(mac) {
+            if case .rosettaSim = $0.configuration { return true } else { return false }
+        }
+        guard case .rosettaSim(var simulator) = mac.devices[sim].configuration else { return }
+        simulator.tool = "/Users/someone/Downloads/rosettasim-ctl"
+        mac.devices[sim].configuration = .rosettaSim(simulator)
+        #expect(
+            Self.refusal { _ = try Self.load(mac) }.contains(
+                "devices[\(sim)].configuration.rosettaSim._0.tool: '/Users/someone/Downloads/rosettasim-ctl'")
+        )
+        // An Xcode that is not one: xcrun would run the tools of that folder.
+        simulator.tool = "rosettasim-ctl"
+        simulator.developerDir = "/tmp/fake/Contents/Developer"
+        mac.devices[sim].configuration = .rosettaSim(simulator)
+        #expect(
+            Self.refusal { _ = try Self.load(mac) }.contains(
+                "devices[\(sim)].configuration.rosettaSim._0.developerDir: '/tmp/fake/Contents/Developer'"))
+    }
+
+    @Test func aPlanFileNeverBuilds() throws {
+        var plan = try Self.plan()
+        plan.builds[0].commands = [ProcessCommand("/tmp/evil.sh", ["archive"])]
+        let refused = Self.refusal { _ = try Self.load(plan) }
+        #expect(refused.contains("builds[0].commands: a plan file does not build"), "\(refused)")
+    }
+
+    @Test func secretsOnlyFromTheKeysAPlanNeeds() throws {
+        var plan = try Self.plan()
+        let stolen = SecretReference(environment: "CI_DEPLOY_KEY")
+        plan.accessToken = stolen
+        let launched = try Self.index(plan) {
+            if case .homeAssistant = $0.launch.credentials { return true } else { return false }
+        }
+        guard case .homeAssistant(let server, _) = plan.devices[launched].launch.credentials else { return }
+        plan.devices[launched].launch.credentials = .homeAssistant(server: server, token: stolen)
+        let jailbroken = try Self.index(plan) {
+            if case .ssh = $0.configuration { return true } else { return false }
+        }
+        guard case .ssh(var ssh, let fallback) = plan.devices[jailbroken].configuration else { return }
+        ssh.login = .password(SecretReference(environment: "AWS_SECRET_ACCESS_KEY"))
+        plan.devices[jailbroken].configuration = .ssh(ssh, fallback: fallback)
+
+        let refused = Self.refusal { _ = try Self.load(plan) }
+        #expect(
+            refused.contains("accessToken: the token may only be env:HA_TOKEN; CI_DEPLOY_KEY"), "\(refused)")
+        #expect(refused.contains("devices[\(launched)].launch.credentials.homeAssistant.token"), "\(refused)")
+        #expect(
+            refused.contains(
+                "devices[\(jailbroken)].configuration.ssh._0.login.password._0: an SSH password may only be"),
+            "\(refused)")
+        #expect(refused.contains("AWS_SECRET_ACCESS_KEY is not a key a plan file may read"))
+
+        // The keys devices.yaml's password_env: names (either spelling) are a plan's to read.
+        for key in ["IPAD2_SSH_PASS", "IPAD3_SSH_PASSWORD"] {
+            #expect(DeployPlan.isSSHPasswordVariable(key))
+        }
+        for key in ["_SSH_PASS", "HA_TOKEN", "ipad2_ssh_pass", "X_SSH_PASS\n", "CI_DEPLOY_KEY"] {
+            #expect(!DeployPlan.isSSHPasswordVariable(key), "\(key)")
+        }
+    }
+
+    /// Duplicates, a billion retries and a negative timeout: each refused, all in one error.
+    @Test func valuesAreHeldToDevicesYamlsBoundsAndEveryProblemIsReportedAtOnce() throws {
+        var plan = try Self.plan()
+        let first = try Self.index(plan) { $0.udid?.value != nil && !$0.steps.isEmpty }
+        plan.devices.append(plan.devices[first])
+        let duplicate = plan.devices.count - 1
+        let running = plan.devices.indices.filter { !plan.devices[$0].steps.isEmpty }
+        try #require(running.count >= 3)
+        let (a, b, c) = (running[0], running[1], running[2])
+        plan.devices[a].steps[0].retries = 1_000_000_000
+        plan.devices[b].timeouts["connect"] = -5
+        plan.devices[b].steps[0].deadline = .seconds(-1)
+        plan.devices[c].timeouts["reboot"] = 10
+        plan.devices[c].verification.timeout = 1e12
+        let refused = Self.refusal { _ = try Self.load(plan) }
+        for expected in [
+            "devices[\(duplicate)].id: device '\(plan.devices[first].id)' is already devices[\(first)]",
+            "devices[\(duplicate)].udid: UDID \(plan.devices[first].udid?.value ?? "") is already devices[\(first)]",
+            "devices[\(a)].steps[0].retries: 1000000000 retries: a step is retried 0 to 2 times",
+            "devices[\(b)].timeouts.connect: -5 s is not a deadline",
+            "devices[\(b)].steps[0].deadline: -1 s is not a deadline",
+            "devices[\(c)].timeouts.reboot: no step 'reboot'",
+            "devices[\(c)].verification.timeout: 1000000000000 s is not a deadline",
+        ] {
+            #expect(refused.contains(expected), "\(expected)\n\(refused)")
+        }
+        #expect(refused.contains("refused: 7 things a plan file may not do"), "\(refused)")
+    }
+
+    @Test func aPlanFileWritesOnlyUnderTheRunsStateFolder() throws {
+        var plan = try Self.plan()
+        let device = try Self.index(plan) {
+            if case .usb = $0.configuration { return true } else { return false }
+        }
+        guard case .usb(var usb) = plan.devices[device].configuration else { return }
+        usb.installRecords = "/home/victim/.ssh"
+        plan.devices[device].configuration = .usb(usb)
+        plan.artifacts = .demo(directory: plan.stateDirectory + "/../../../etc", bundleID: "x")
+        let refused = Self.refusal { _ = try Self.load(plan) }
+        #expect(
+            refused.contains(
+                "devices[\(device)].configuration.usb._0.installRecords: '/home/victim/.ssh' is not under the plan's "
+                    + "state folder"), "\(refused)")
+        #expect(refused.contains("artifacts.demo.directory"), "\(refused)")
+    }
+
+    @Test func aSignedPlanRunsOnlyWithItsKeyAndTheKeyIsNeverShown() throws {
+        let plan = try Self.plan()
+        let key = "k3y-\(UUID().uuidString)"
+        let signed = try PlanSignature.json(plan, environment: [PlanSignature.keyVariable: key])
+        #expect(signed.contains("\"signature\" : \"hmac-sha256:"))
+        #expect(!signed.contains(key))
+        let unsigned = try PlanSignature.json(plan, environment: [:])
+        #expect(!unsigned.contains("\"signature\""))
+
+        // Good: the key checks it.
+        let good = try Self.load(json: signed, environment: [PlanSignature.keyVariable: key])
+        #expect(good.notes == ["plan.json: signature checked (HADEPLOY_PLAN_KEY)"])
+        #expect(good.plan.deployID == plan.deployID)
+
+        // Changed after signing: refused.
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(signed.utf8)) as? [String: Any])
+        object["deployID"] = "d-2"
+        let tampered = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        var refused = Self.refusal {
+            _ = try Self.load(json: tampered, environment: [PlanSignature.keyVariable: key])
+        }
+        #expect(refused.contains("its signature does not match HADEPLOY_PLAN_KEY"), "\(refused)")
+        #expect(!refused.contains(key))
+
+        // Another key: refused.
+        refused = Self.refusal {
+            _ = try Self.load(json: signed, environment: [PlanSignature.keyVariable: "other"])
+        }
+        #expect(refused.contains("its signature does not match"), "\(refused)")
+        #expect(!refused.contains(key))
+
+        // Missing: refused when the key is set.
+        refused = Self.refusal {
+            _ = try Self.load(json: unsigned, environment: [PlanSignature.keyVariable: key])
+        }
+        #expect(refused.contains("not signed, and HADEPLOY_PLAN_KEY is set"), "\(refused)")
+
+        // Without the key here, a signed plan runs, and the run says it did not check it.
+        let unchecked = try Self.load(json: signed, environment: [:])
+        #expect(
+            unchecked.notes == [
+                "plan.json is signed, but HADEPLOY_PLAN_KEY is not set here: its signature was not checked"
+            ])
+        #expect(try Self.load(json: unsigned, environment: [:]).notes.isEmpty)
+    }
+}
