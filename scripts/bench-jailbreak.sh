@@ -2,7 +2,7 @@
 # One-file-change redeploy to a jailbroken iPad over a 2 MB/s link: hadeploy (changed files only)
 # against the app's old script (tar.gz of the whole .app + scp), side by side in one run.
 #   scripts/bench-jailbreak.sh [ROUNDS] [release]
-# Needs root (the twin lives in its own mount and PID namespace) and scripts/ssh-peers.sh run once (test keys).
+# Needs scripts/ssh-peers.sh run once (as root: the test keys); the twin runs as any user.
 # The twin: scripts/jailbreak-twin/twin.sh with legacy OpenSSH algorithms, like an iOS 9 OpenSSH;
 # in front of it scripts/jailbreak-twin/throttle.py at 2,000,000 bytes/s each way.
 set -eu

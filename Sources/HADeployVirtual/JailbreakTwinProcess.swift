@@ -9,13 +9,18 @@ import HADeployKit
 
 /// The jailbroken twin `--virtual` gives an SSH device (the iPad 2): `scripts/jailbreak-twin/twin.sh`,
 /// a real sshd in an iOS-like tree with `open`, `uicache`, `ldid`, `killall` and the virtual app, on
-/// 127.0.0.1. It needs root (mount and PID namespaces) and the twin's scripts: the copy an installed
-/// hadeploy carries in its `share/`, or a checkout's; without them the device is "not available".
+/// 127.0.0.1. It needs the twin's scripts (the copy an installed hadeploy carries in its `share/`, or a
+/// checkout's) and, when hadeploy does not run as root, user namespaces (twin.sh runs in one then);
+/// without them the device is "not available".
 ///
 /// Safe on a shared machine: root logs in with a key made for this run only (no password), kept in a
 /// 0700 folder; the server runs pivoted into the twin's root with reduced capabilities (twin.sh); and
 /// the twin's stdin is a FIFO only this process holds open for writing, so the twin ends with it
 /// however it ends (`--lifeline`), SIGKILL included.
+///
+/// Like the iPad it stands for, the twin keeps what is on it between runs: its root (`root/`: the
+/// installed apps, their preferences and Documents) and its host keys stay in the folder; the key,
+/// known_hosts, log and lifeline are made anew for each run.
 /// Why no twin script may run.
 enum TwinScriptProblem: Error, Equatable {
     /// None of the places a twin script may be has one.
@@ -85,13 +90,17 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         return .success(script)
     }
 
-    /// Starts a twin in `directory` (its root, a fresh client key, known_hosts) and waits until it listens.
+    /// What `start` makes anew in the twin's folder for each run; everything else (`root/`) is kept.
+    static let perRunFiles = ["id_ed25519", "id_ed25519.pub", "known_hosts", "twin.log", "lifeline"]
+
+    /// Starts a twin in `directory` (its root, kept from the last run; a fresh client key, known_hosts)
+    /// and waits until it listens.
     static func start(script: String, directory: URL, runner: any ProcessRunner, fileSystem: any FileSystem)
         async throws -> JailbreakTwinProcess
     {
         let manager = fileSystem
-        try? manager.removeItem(at: directory)
-        // Private to root: the per-run key, and the twin's host keys and files under root/.
+        for name in perRunFiles { try? manager.removeItem(at: directory.appendingPathComponent(name)) }
+        // Private to this user: the per-run key, and the twin's host keys and files under root/.
         for folder in [directory.deletingLastPathComponent(), directory] {
             try manager.createDirectory(at: folder, withIntermediateDirectories: true)
             guard chmod(folder.path, 0o700) == 0 else {

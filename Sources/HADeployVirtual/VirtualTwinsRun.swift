@@ -20,11 +20,12 @@ public struct VirtualTwinsRun: Sendable {
     let jailbroken: [JailbreakTwinProcess]
 
     /// Starts a twin for each of `devices` that a virtual device can stand for. A twin this host cannot
-    /// run (the jailbroken twin without root, its script or its packages) makes the devices that need
-    /// it "not available" with the reason and the fix; every other device still gets its twin.
+    /// run (the jailbroken twin without its script, its packages or, not as root, user namespaces) makes
+    /// the devices that need it "not available" with the reason and the fix; every other device still
+    /// gets its twin.
     public static func start(
         matrix: DeviceMatrix, devices: [Device], variables: [String: String], stateDirectory: URL,
-        logger: Logger, context: HADeployContext, isRoot: Bool = getuid() == 0
+        logger: Logger, context: HADeployContext
     ) async throws -> VirtualTwinsRun {
         let files = context.fileSystem
         // SSH devices (the iPad 2) get a jailbroken twin reached over SSH, as the real device is — never
@@ -33,12 +34,13 @@ public struct VirtualTwinsRun: Sendable {
         var unavailable: [String: String] = [:]
         let sshDevices = devices.filter { $0.transport == .ssh }
         if !sshDevices.isEmpty {
-            switch jailbreakScript(isRoot: isRoot, context: context) {
+            switch jailbreakScript(context: context) {
             case .missing(let reason):
                 for device in sshDevices { unavailable[device.id] = reason }
             case .found(let script):
                 for device in sshDevices {
-                    // The id names the folder the twin empties first: one plain component, whatever it is.
+                    // The id names the twin's folder (kept between runs, as the device keeps its apps): one
+                    // plain component, whatever it is.
                     let directory = stateDirectory.appendingPathComponent("jailbreak")
                         .appendingPathComponent(PathNames.component(device.id))
                     do {
@@ -95,12 +97,9 @@ public struct VirtualTwinsRun: Sendable {
         case missing(reason: String)
     }
 
-    /// The jailbroken twin's script, or why this host cannot run a twin.
-    static func jailbreakScript(isRoot: Bool, context: HADeployContext) -> JailbreakScript {
-        guard isRoot else {
-            return .missing(
-                reason: "the jailbroken twin needs root (chroot, namespaces): run as root or with sudo")
-        }
+    /// The jailbroken twin's script, or why this host cannot run a twin. Any user may run one: as root
+    /// in the host's namespaces, otherwise in a user namespace (twin.sh says why when the host has none).
+    static func jailbreakScript(context: HADeployContext) -> JailbreakScript {
         let found = JailbreakTwinProcess.script(
             environment: context.environment, executablePath: context.system.executablePath,
             projectDirectory: context.currentDirectory, userID: context.system.effectiveUserID,
@@ -140,6 +139,13 @@ public struct VirtualTwinsRun: Sendable {
             fix = "install the OpenSSH client (apt-get install openssh-client; make peers-demo does)"
         } else if missing && seen.contains("python3") {
             fix = "install python3 (apt-get install python3; make peers-demo does)"
+        } else if seen.contains("user namespace") {
+            fix =
+                "allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu "
+                + "24.04 sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; user.max_user_namespaces "
+                + "above 0) or run hadeploy as root"
+        } else if seen.contains("belongs to another user") {
+            fix = "remove the twin's folder named in the log (a run as root left it) or run as root"
         } else if missing && (seen.contains("unshare") || seen.contains("setpriv")) {
             fix = "install util-linux (apt-get install util-linux; make peers-demo does)"
         } else {

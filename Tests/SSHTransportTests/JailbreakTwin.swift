@@ -27,28 +27,44 @@ final class JailbreakTwin: @unchecked Sendable {
     /// The twin's stdin (twin.sh --lifeline).
     private var lifeline: Lifeline?
 
-    private init(server: Server, legacy: Bool, root: URL, port: Int, logPath: String) {
+    private init(server: Server, legacy: Bool, unprivileged: Bool, root: URL, port: Int, logPath: String) {
         self.server = server
         self.legacy = legacy
+        self.unprivileged = unprivileged
         self.root = root
         self.port = port
         self.logPath = logPath
     }
+
+    /// Runs twin.sh as `nobody` (the twin in a user namespace), not as this test's user.
+    let unprivileged: Bool
+
+    /// Whether twin.sh runs as root: then root is 0 in the twin; otherwise the twin lives in a user
+    /// namespace where root and mobile are one id, 501 (twin.sh).
+    var runsAsRoot: Bool { !unprivileged && getuid() == 0 }
+
+    /// The id a root session of the twin has.
+    var sessionRootID: Int { runsAsRoot ? 0 : 501 }
+
+    /// Who owns, seen from the host, a file the twin gave to mobile: 501, or the user twin.sh ran as.
+    var mobileHostID: UInt32 { runsAsRoot ? 501 : unprivileged ? 65534 : getuid() }
 
     static var script: String {
         TestEnvironment.repoRoot.appendingPathComponent("scripts/jailbreak-twin/twin.sh").path
     }
 
     /// Starts a twin; throws (the test fails) if it does not come up. `password`: root may also log in
-    /// with it (handed over in a 0600 file, never on a command line).
-    static func start(_ server: Server = .openssh, legacy: Bool = false, password: String? = nil) async throws
-        -> JailbreakTwin
-    {
+    /// with it (handed over in a 0600 file, never on a command line). `unprivileged`: twin.sh runs as
+    /// `nobody` (when this test runs as root), in a user namespace.
+    static func start(
+        _ server: Server = .openssh, legacy: Bool = false, password: String? = nil, unprivileged: Bool = false
+    ) async throws -> JailbreakTwin {
         try TestEnvironment.requireSetup()
         let directory = try TestEnvironment.makeDirectory("hadeploy-twin")
         chmod(directory.path, 0o700)
         let twin = JailbreakTwin(
-            server: server, legacy: legacy, root: directory.appendingPathComponent("root"),
+            server: server, legacy: legacy, unprivileged: unprivileged && getuid() == 0,
+            root: directory.appendingPathComponent("root"),
             port: try FreePort.pick(), logPath: directory.appendingPathComponent("server.log").path)
         try await twin.launch(password: password)
         return twin
@@ -71,8 +87,22 @@ final class JailbreakTwin: @unchecked Sendable {
         let lifeline = try Lifeline(
             at: root.deletingLastPathComponent().appendingPathComponent("lifeline").path)
         self.lifeline = lifeline
+        var executable = "/bin/sh"
+        if unprivileged {
+            // nobody reads no test key: the twin's own folder gets the public one, and nobody gets the folder.
+            let folder = root.deletingLastPathComponent()
+            let key = folder.appendingPathComponent("authorized_key.pub")
+            try? FileManager.default.removeItem(at: key)
+            try FileManager.default.copyItem(
+                atPath: (legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key) + ".pub",
+                toPath: key.path)
+            arguments[5] = key.path
+            _ = try await TestEnvironment.run("/bin/chown", ["-R", "65534:65534", folder.path])
+            executable = "/usr/bin/setpriv"
+            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh"] + arguments
+        }
         let pid = try TestEnvironment.spawn(
-            "/bin/sh", arguments, stdinPath: lifeline.path, outputPath: logPath)
+            executable, arguments, stdinPath: lifeline.path, outputPath: logPath)
         self.pid = pid
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {

@@ -144,10 +144,10 @@ struct JailbreakTwinSafetyTests {
     }
 
     @Test(
-        "logged in with the key, as hadeploy is: uid 0, but no host file, mount, chroot escape, block device or /proc/sys write; no password login",
-        arguments: [JailbreakTwin.Server.openssh, .dropbear])
-    func keyHolderIsContained(_ server: JailbreakTwin.Server) async throws {
-        let twin = try await JailbreakTwin.start(server)
+        "logged in with the key, as hadeploy is: uid 0 (501 in a twin run without root), but no host file, mount, chroot escape, block device or /proc/sys write; no password login",
+        arguments: [JailbreakTwin.Server.openssh, .dropbear], [false, true])
+    func keyHolderIsContained(_ server: JailbreakTwin.Server, unprivileged: Bool) async throws {
+        let twin = try await JailbreakTwin.start(server, unprivileged: unprivileged)
         defer { twin.stopAndClean() }
         let marker = "hadeploy-marker-\(UUID().uuidString)"
         let content = "host secret \(UUID().uuidString)"
@@ -199,7 +199,7 @@ struct JailbreakTwinSafetyTests {
         let output = try await connection.run(probe, timeout: 120)
         await connection.close()
         let text = output.stdoutText
-        #expect(text.hasPrefix("uid 0\n"), "\(text)")
+        #expect(text.hasPrefix("uid \(twin.sessionRootID)\n"), "\(text)")
         #expect(text.hasSuffix("end\n"), "\(text)")
         #expect(!text.contains(content) && !text.contains("FOUND") && !text.contains("ESCAPED"), "\(text)")
         #expect(text.contains("block devices: 0\n"), "\(text)")

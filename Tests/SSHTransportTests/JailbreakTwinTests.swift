@@ -123,7 +123,9 @@ struct JailbreakTwinTests {
         #expect(prefs["HADashboard"] as? String == dashboard)
         #expect(prefs["HAKioskMode"] as? Bool == true)
         #expect(prefs["HAViewIndex"] as? Int == 1)
-        #expect(Self.fileStatus(prefsURL).mode == 0o600 && Self.fileStatus(prefsURL).uid == 501)
+        #expect(
+            Self.fileStatus(prefsURL).mode == 0o600
+                && Self.fileStatus(prefsURL).uid == twin.mobileHostID)
 
         let log = await Self.waitForLoad(twin, sessions: 1)
         #expect(log.contains("NSUserDefaults read END (url=YES, token=YES)"))
@@ -266,7 +268,7 @@ struct JailbreakTwinTests {
         #expect(Self.snapshot(installed) == v1Snapshot)
         #expect(twin.data(Self.preferences) == v1Prefs)
         let prefs = Self.fileStatus(twin.url(Self.preferences))
-        #expect(prefs.mode == 0o600 && prefs.uid == 501)
+        #expect(prefs.mode == 0o600 && prefs.uid == twin.mobileHostID)
         let log = await Self.waitForLoad(twin, sessions: 3)
         let last = log.components(separatedBy: "=== HA Dashboard log session ===").last ?? ""
         #expect(last.contains("Lovelace config received: 2 views, 3 cards"))
@@ -307,7 +309,7 @@ struct JailbreakTwinTests {
         let connection = try await SSHConnection.connect(config)
         let whoami = try await connection.run("id -u; echo $HOME")
         await connection.close()
-        #expect(whoami.stdoutText == "0\n/var/root\n")
+        #expect(whoami.stdoutText == "\(twin.sessionRootID)\n/var/root\n")
 
         let wrong = try await twin.connection(authentication: .password(Secret("not-alpine")))
         let denied = await #expect(throws: SSHError.self) { try await SSHConnection.connect(wrong) }

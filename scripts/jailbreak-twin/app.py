@@ -3,10 +3,16 @@
 Behaves as the real app does at launch (HADashboard/HAAppDelegate.m, HAConnectionManager.m, HALog.m):
 reads its settings from its preferences plist (NSUserDefaults), appends a log session to
 /var/mobile/Documents/ha-log.txt, connects to Home Assistant's WebSocket API with the saved token, fetches
-the dashboard's Lovelace config, and after each dashboard rebuild takes a screenshot to /tmp/screenshot.png
-3 s after finding /tmp/take_screenshot (once per launch). Runs until killed.
+the dashboard's Lovelace config and the entities' states, and after each dashboard rebuild takes a
+screenshot to /tmp/screenshot.png 3 s after finding /tmp/take_screenshot (once per launch). Runs until killed.
+
+The screenshot is the dashboard it fetched, drawn as the USB twins draw theirs (VirtualDevice's
+DashboardScreen and ScreenRenderer): a status bar, the app's header, each view's title and a box per card
+with its title band and its entities' states, in a 5x7 bitmap font. Nothing else goes into it (no clock,
+no random), so the same dashboard and states give the same PNG bytes, run after run.
 """
 import base64
+import hashlib
 import json
 import os
 import plistlib
@@ -136,7 +142,7 @@ def announce(ws, prefs, dashboard, info):
     the one hadeploy's planner still asks for with `-HADeployID`."""
     if not prefs.get("HADeployID"):
         return
-    ws.send({"id": 2, "type": "fire_event", "event_type": "ha_dashboard_loaded", "event_data": {
+    ws.send({"id": 3, "type": "fire_event", "event_type": "ha_dashboard_loaded", "event_data": {
         "deploy_id": prefs.get("HADeployID"), "device": prefs.get("HADeviceID", ""), "dashboard": dashboard,
         "version": info.get("CFBundleShortVersionString", ""), "build": info.get("CFBundleVersion", ""),
         "kiosk": bool(prefs.get("HAKioskMode", False))}})
@@ -154,14 +160,226 @@ def count_cards(config):
     return len(views), cards, strategy
 
 
-def screenshot_png(width=256, height=192, seed=0):
-    rows = b"".join(b"\x00" + b"".join(bytes(((x + seed) % 256, (y * 3) % 256, 180)) for x in range(width))
-                    for y in range(height))
+# What the dashboard shows, as lines (VirtualDevice's DashboardScreen): a card is "  [Title]" with its
+# entities' rows "    Name: state" below it; any other line is text on the page.
+MAXIMUM_LINES = 34
 
-    def chunk(kind, data):
-        return struct.pack("!I", len(data)) + kind + data + struct.pack("!I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack("!IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+def text(value):
+    return value if isinstance(value, str) else None
+
+
+def entity_row(entity, states):
+    state = states.get(entity)
+    if state is None:
+        return entity
+    attributes = state.get("attributes") or {}
+    unit = text(attributes.get("unit_of_measurement"))
+    # The font is ASCII: "°C" is drawn as "C".
+    unit = " " + "".join(c for c in unit if ord(c) < 128) if unit else ""
+    return "%s: %s%s" % (text(attributes.get("friendly_name")) or entity, state.get("state", ""), unit)
+
+
+def describe(card, states):
+    if not isinstance(card, dict):
+        return ["  [card]"]
+    entities = []
+    for item in card.get("entities") or []:
+        entity = text(item) or (text(item.get("entity")) if isinstance(item, dict) else None)
+        if entity:
+            entities.append(entity)
+    title = text(card.get("title")) or text(card.get("name"))
+    entity = text(card.get("entity"))
+    if entity:
+        return ["  [" + (title + ": " if title else "") + entity_row(entity, states) + "]"]
+    return ["  [" + (title or text(card.get("type")) or "card") + "]"] + ["    " + entity_row(e, states)
+                                                                          for e in entities]
+
+
+def dashboard_lines(config, dashboard, states):
+    views, cards, strategy = count_cards(config)
+    lines = [text(config.get("title")) or dashboard or "Home",
+             "%d views, %d cards" % (views, cards) + (" (%s)" % strategy if strategy != "none" else ""), ""]
+    for view in config.get("views") or []:
+        if not isinstance(view, dict):
+            continue
+        lines.append("# " + (text(view.get("title")) or text(view.get("path")) or "View"))
+        view_cards = list(view.get("cards") or [])
+        for section in view.get("sections") or []:
+            view_cards += section.get("cards") or [] if isinstance(section, dict) else []
+        for card in view_cards:
+            lines += describe(card, states)
+    return lines[:MAXIMUM_LINES]
+
+
+def generated_lines(dashboard, states):
+    """The dashboard the app builds from the entities when Home Assistant has no config to show."""
+    lines = ["Home (generated)", "%d entities" % len(states), ""]
+    domains = {}
+    for entity in sorted(states):
+        domains.setdefault(entity.split(".")[0], []).append(states[entity])
+    for domain in sorted(domains):
+        lines.append("# " + domain)
+        for state in domains[domain][:4]:
+            name = text((state.get("attributes") or {}).get("friendly_name")) or state.get("entity_id", "")
+            lines.append("  [%s: %s]" % (name, state.get("state", "")))
+    if dashboard:
+        lines.insert(1, "'%s' not loaded" % dashboard)
+    return lines[:MAXIMUM_LINES]
+
+
+# A 5x7 bitmap font (the USB twins' BitmapFont): rows top to bottom, "#" a pixel; lower case drawn as capitals.
+GLYPHS = {
+    "0": ".###. #...# #..## #.#.# ##..# #...# .###.", "1": "..#.. .##.. ..#.. ..#.. ..#.. ..#.. .###.",
+    "2": ".###. #...# ....# ...#. ..#.. .#... #####", "3": "##### ...#. ..#.. ...#. ....# #...# .###.",
+    "4": "...#. ..##. .#.#. #..#. ##### ...#. ...#.", "5": "##### #.... ####. ....# ....# #...# .###.",
+    "6": "..##. .#... #.... ####. #...# #...# .###.", "7": "##### ....# ...#. ..#.. .#... .#... .#...",
+    "8": ".###. #...# #...# .###. #...# #...# .###.", "9": ".###. #...# #...# .#### ....# ...#. .##..",
+    "A": ".###. #...# #...# ##### #...# #...# #...#", "B": "####. #...# #...# ####. #...# #...# ####.",
+    "C": ".###. #...# #.... #.... #.... #...# .###.", "D": "###.. #..#. #...# #...# #...# #..#. ###..",
+    "E": "##### #.... #.... ####. #.... #.... #####", "F": "##### #.... #.... ####. #.... #.... #....",
+    "G": ".###. #...# #.... #.### #...# #...# .####", "H": "#...# #...# #...# ##### #...# #...# #...#",
+    "I": ".###. ..#.. ..#.. ..#.. ..#.. ..#.. .###.", "J": "..### ...#. ...#. ...#. ...#. #..#. .##..",
+    "K": "#...# #..#. #.#.. ##... #.#.. #..#. #...#", "L": "#.... #.... #.... #.... #.... #.... #####",
+    "M": "#...# ##.## #.#.# #.#.# #...# #...# #...#", "N": "#...# #...# ##..# #.#.# #..## #...# #...#",
+    "O": ".###. #...# #...# #...# #...# #...# .###.", "P": "####. #...# #...# ####. #.... #.... #....",
+    "Q": ".###. #...# #...# #...# #.#.# #..#. .##.#", "R": "####. #...# #...# ####. #.#.. #..#. #...#",
+    "S": ".#### #.... #.... .###. ....# ....# ####.", "T": "##### ..#.. ..#.. ..#.. ..#.. ..#.. ..#..",
+    "U": "#...# #...# #...# #...# #...# #...# .###.", "V": "#...# #...# #...# #...# #...# .#.#. ..#..",
+    "W": "#...# #...# #...# #.#.# #.#.# #.#.# .#.#.", "X": "#...# #...# .#.#. ..#.. .#.#. #...# #...#",
+    "Y": "#...# #...# #...# .#.#. ..#.. ..#.. ..#..", "Z": "##### ....# ...#. ..#.. .#... #.... #####",
+    " ": "..... ..... ..... ..... ..... ..... .....", ".": "..... ..... ..... ..... ..... .##.. .##..",
+    ",": "..... ..... ..... ..... .##.. ..#.. .#...", ":": "..... .##.. .##.. ..... .##.. .##.. .....",
+    ";": "..... .##.. .##.. ..... .##.. ..#.. .#...", "-": "..... ..... ..... ##### ..... ..... .....",
+    "_": "..... ..... ..... ..... ..... ..... #####", "/": "..... ....# ...#. ..#.. .#... #.... .....",
+    "\\": "..... #.... .#... ..#.. ...#. ....# .....", "(": "...#. ..#.. .#... .#... .#... ..#.. ...#.",
+    ")": ".#... ..#.. ...#. ...#. ...#. ..#.. .#...", "'": "..#.. ..#.. ..... ..... ..... ..... .....",
+    '"': ".#.#. .#.#. ..... ..... ..... ..... .....", "!": "..#.. ..#.. ..#.. ..#.. ..... ..... ..#..",
+    "?": ".###. #...# ....# ...#. ..#.. ..... ..#..", "=": "..... ..... ##### ..... ##### ..... .....",
+    "+": "..... ..#.. ..#.. ##### ..#.. ..#.. .....", "#": ".#.#. .#.#. ##### .#.#. ##### .#.#. .#.#.",
+    "%": "##... ##..# ...#. ..#.. .#... #..## ...##", "&": ".##.. #..#. #.#.. .#... #.#.# #..#. .##.#",
+    "@": ".###. #...# ....# .##.# #.#.# #.#.# .###.", "[": ".###. .#... .#... .#... .#... .#... .###.",
+    "]": ".###. ...#. ...#. ...#. ...#. ...#. .###.", "<": "...#. ..#.. .#... #.... .#... ..#.. ...#.",
+    ">": ".#... ..#.. ...#. ....# ...#. ..#.. .#...", "*": "..... ..#.. #.#.# .###. #.#.# ..#.. .....",
+    "|": "..#.. ..#.. ..#.. ..#.. ..#.. ..#.. ..#..", "~": "..... ..... .#... #.#.# ...#. ..... .....",
+    "$": "..#.. .#### #.#.. .###. ..#.# ####. ..#..", "^": "..#.. .#.#. #...# ..... ..... ..... .....",
+}
+GLYPH_WIDTH, GLYPH_HEIGHT = 5, 7
+
+APP_BACKGROUND = (0xFA, 0xFA, 0xFA)
+HEADER = (0x03, 0xA9, 0xF4)   # Home Assistant's primary blue
+STATUS_BAR = (0, 0, 0)
+TEXT = (0x21, 0x21, 0x21)
+CARD = (0xFF, 0xFF, 0xFF)
+CARD_BORDER = (0xB0, 0xBE, 0xC5)
+WHITE = (0xFF, 0xFF, 0xFF)
+
+
+def band_colour(title):
+    """A card's title band: a dark colour from a stable hash of what the card is (its title or entity's
+    name, not its state), so a card changed or added in Home Assistant is a visibly different box (white
+    text stays readable on it)."""
+    digest = hashlib.sha256(title.split(": ")[0].encode("utf-8")).digest()
+    return tuple(0x20 + digest[i] % 0x70 for i in range(3))
+
+
+class Canvas:
+    def __init__(self, width, height, colour):
+        self.width, self.height = width, height
+        self.pixels = bytearray(bytes(colour) * (width * height))
+
+    def fill(self, x, y, width, height, colour):
+        x0, x1 = max(0, x), min(self.width, x + width)
+        if x1 <= x0:
+            return
+        run = bytes(colour) * (x1 - x0)
+        for row in range(max(0, y), min(self.height, y + height)):
+            at = (row * self.width + x0) * 3
+            self.pixels[at:at + len(run)] = run
+
+    def text(self, line, x, y, scale, colour):
+        cursor = x
+        for character in line:
+            if cursor + GLYPH_WIDTH * scale > self.width:
+                break
+            picture = GLYPHS.get(character.upper(), GLYPHS["?"])
+            for row, bits in enumerate(picture.split(" ")):
+                for column, bit in enumerate(bits):
+                    if bit == "#":
+                        self.fill(cursor + column * scale, y + row * scale, scale, scale, colour)
+            cursor += (GLYPH_WIDTH + 1) * scale
+
+    def png(self):
+        stride = self.width * 3
+        raw = b"".join(b"\x00" + bytes(self.pixels[row * stride:(row + 1) * stride]) for row in range(self.height))
+
+        def chunk(kind, data):
+            return (struct.pack("!I", len(data)) + kind + data
+                    + struct.pack("!I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack("!IIBBBBB", self.width, self.height, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+def screenshot_png(title, lines, kiosk=False, width=768, height=1024):
+    """The app's screen (an iPad 2's 768x1024) as ScreenRenderer draws a USB twin's dashboard."""
+    scale = max(2, width // 180)
+    line_height = (GLYPH_HEIGHT + 4) * scale
+    margin = 4 * scale
+    canvas = Canvas(width, height, APP_BACKGROUND)
+    y = 0
+    if not kiosk:
+        bar = line_height + 2 * scale
+        canvas.fill(0, 0, width, bar, STATUS_BAR)
+        canvas.text("iPad", margin, 3 * scale, scale, WHITE)
+        canvas.text("100%", width - margin - 4 * (GLYPH_WIDTH + 1) * scale, 3 * scale, scale, WHITE)
+        y = bar
+        canvas.fill(0, y, width, line_height * 2, HEADER)
+        canvas.text(title, margin, y + line_height // 2 + scale, scale, WHITE)
+        y += line_height * 2
+    y += margin
+    index = 0
+    while index < len(lines) and y < height:
+        line = lines[index]
+        index += 1
+        if not line.startswith("  ["):
+            canvas.text(line, margin, y, scale, TEXT)
+            y += line_height
+            continue
+        rows = []
+        while index < len(lines) and lines[index].startswith("    "):
+            rows.append(lines[index][4:])
+            index += 1
+        card_title = line[3:-1] if line.endswith("]") else line[3:]
+        card_width = width - 2 * margin
+        card_height = line_height * (len(rows) + 1) + margin
+        border = max(1, scale // 2)
+        canvas.fill(margin, y, card_width, card_height, CARD_BORDER)
+        canvas.fill(margin + border, y + border, card_width - 2 * border, card_height - 2 * border, CARD)
+        canvas.fill(margin + border, y + border, card_width - 2 * border, line_height, band_colour(card_title))
+        canvas.text(card_title, 2 * margin, y + 2 * scale + border, scale, WHITE)
+        row_y = y + line_height + margin // 2
+        for row in rows:
+            canvas.text(row, 2 * margin, row_y, scale, TEXT)
+            row_y += line_height
+        y += card_height + margin
+    return canvas.png()
+
+
+def fetch_states(ws, request_id):
+    """The entities' states ({entity_id: state}), as the app reads them to fill its cards."""
+    ws.send({"id": request_id, "type": "get_states"})
+    answer = ws.receive()
+    states = {}
+    for state in answer.get("result") or [] if answer.get("success") else []:
+        if isinstance(state, dict) and isinstance(state.get("entity_id"), str):
+            states[state["entity_id"]] = state
+    return states
+
+
+DEMO_LINES = ["Demo", "3 views, 12 cards", "", "# Home", "  [Living Room Light: on]",
+              "  [Temperature: 21.5 C]", "  [Front Door: locked]", "  [Climate]", "    Thermostat: heat",
+              "# Energy", "  [Solar: 3.2 kW]", "  [Grid: 0.4 kW]", "  [Battery: 87 %]", "  [Usage]",
+              "# Security", "  [Alarm: armed_home]", "  [Garage: closed]", "  [Camera]", "  [Motion: clear]"]
 
 
 def main():
@@ -195,6 +413,7 @@ def main():
     configured = bool(saved.get("server") and saved.get("token")) or demo
     log("INFO", "startup", "isConfigured=%s" % ("YES" if configured else "NO"))
     built = False
+    screen = []
     if configured and not demo:
         try:
             ws = WebSocket(saved["server"])
@@ -215,9 +434,11 @@ def main():
                 ws.send({"id": 1, "type": "lovelace/config", "url_path": dashboard, "force": False})
                 result = ws.receive()
                 if result.get("success"):
-                    views, cards, strategy = count_cards(result.get("result"))
+                    config = result.get("result") if isinstance(result.get("result"), dict) else {}
+                    views, cards, strategy = count_cards(config)
                     log("INFO", "conn", "Lovelace config received: %d views, %d cards, strategy=%s"
                         % (views, cards, strategy))
+                    screen = dashboard_lines(config, dashboard, fetch_states(ws, 2))
                     built = True
                     announce(ws, prefs, dashboard, info)
                 else:
@@ -226,15 +447,18 @@ def main():
                     if error.get("code") == "config_not_found":
                         # As the app does: no saved config is the generated dashboard.
                         log("INFO", "conn", "No Lovelace config — using original-states strategy")
+                        screen = generated_lines(None, fetch_states(ws, 2))
                         built = True
                         announce(ws, prefs, dashboard, info)
         except Exception as error:
             log("ERROR", "conn", "Connection failed: %s" % error)
     elif demo:
         log("INFO", "conn", "Demo mode: Lovelace config received: 3 views, 12 cards, strategy=none")
+        screen = DEMO_LINES
         built = True
     scheduled = False
-    seed = int(time.time()) % 256
+    title = info.get("CFBundleDisplayName") or info.get("CFBundleName") or NAME
+    kiosk = bool(saved.get("kiosk", False))
     while True:
         time.sleep(1)
         # Each dashboard rebuild looks for the screenshot trigger, once per launch.
@@ -247,7 +471,7 @@ def main():
             log("DEBUG", "dash", "Screenshot trigger found, will capture in 3s")
             time.sleep(3)
             with open("/tmp/screenshot.png.tmp", "wb") as f:
-                f.write(screenshot_png(seed=seed))
+                f.write(screenshot_png(title, screen, kiosk=kiosk))
             os.rename("/tmp/screenshot.png.tmp", "/tmp/screenshot.png")
 
 

@@ -137,6 +137,8 @@ def open_app(args):
             fd = os.open("/dev/null", os.O_RDWR)
             for target in (0, 1, 2):
                 os.dup2(fd, target)
+            # The app runs as mobile (501). A twin run without root is 501 already: root and mobile
+            # are one id there (twin.sh), so the switch changes nothing.
             os.setgid(501)
             os.setuid(501)
             os.execv("/usr/libexec/twin/python3",

@@ -14,15 +14,29 @@
 # Containment: the server lives in its own mount and PID namespace. ROOT becomes its root by pivot_root
 # (the host's root is unmounted there, so no chroot escape leads anywhere), with the host's /usr
 # read-only and nosuid at /host/usr, a /dev of a few character devices (null, zero, full, random,
-# urandom, tty) and a private devpts, and a read-only /proc of the namespace. The server and everything
-# it starts run with a reduced capability bounding set: uid 0 as the app's tools expect, without
-# CAP_SYS_ADMIN (no mount), CAP_MKNOD, CAP_SYS_PTRACE, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH,
-# CAP_NET_ADMIN, CAP_NET_RAW... ROOT's parent must be closed to other users (mode 0700).
+# urandom, tty) and a private devpts, and a /proc of the namespace (read-only as root). ROOT's parent must be
+# closed to other users (mode 0700).
+#
+# Two ways to run, the same containment:
+# - As root: the namespaces are the host root's. The server and everything it starts run as uid 0 with
+#   a reduced capability bounding set: without CAP_SYS_ADMIN (no mount), CAP_MKNOD, CAP_SYS_PTRACE,
+#   CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH, CAP_NET_ADMIN, CAP_NET_RAW... Accounts as on
+#   iOS: root 0, mobile 501 (the app runs as mobile).
+# - As any other user: an unprivileged user namespace (unshare --user --map-root-user) holds the mount
+#   and PID namespaces, so the twin can do nothing its user cannot (its "root" is that user, mapped).
+#   Only that one id exists in the namespace (no newuidmap), and an SSH server that is uid 0 there
+#   cannot start a session (initgroups: setgroups is denied in such a namespace), so the server runs
+#   one user namespace further down as uid 501, without any capability, and every account of the twin
+#   (root, mobile, wheel, admin) is that id. Fidelity lost: `id -u` of a root session says 501, root
+#   and mobile are the same user (the app could write root's files, `chown mobile:mobile` changes
+#   nothing), and sessions cannot do what only root can (they have no capability at all).
 #
 # Lifetime: killing this process (unshare --kill-child) ends the server, its sessions and every app it
 # started, and the namespace's mounts vanish with it. With --lifeline, stdin is the starter's lifeline
 # (a pipe whose write end the starter keeps): at its end of file — the starter exited or was killed,
-# however — the twin ends too. ROOT stays on disk for inspection.
+# however — the twin ends too. ROOT stays on disk, and a later twin on the same ROOT finds what the
+# last one left there (the installed apps, their preferences and Documents, the host keys), as an iPad
+# keeps them between deploys.
 #
 # A test's hold: with TWIN_HOLD=TOOL in the environment (one of open, uicache, ldid, killall), that tool
 # writes /var/run/twin/held in the twin and waits while /var/run/twin/hold exists (at most ten minutes),
@@ -30,7 +44,7 @@
 set -eu
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 
-[ "$(id -u)" -eq 0 ] || { echo "twin.sh: run as root (mount and PID namespaces)" >&2; exit 1; }
+if [ "$(id -u)" -eq 0 ]; then PRIVILEGE=root; else PRIVILEGE=user; fi
 USAGE="usage: twin.sh ROOT PORT [openssh|dropbear] [--legacy] [--authorized-key F.pub] [--password-file F] [--lifeline]"
 [ $# -ge 2 ] || { echo "$USAGE" >&2; exit 2; }
 ROOT=$1; PORT=$2; shift 2
@@ -75,6 +89,18 @@ for tool in unshare mount umount pivot_root setpriv; do
 done
 UMOUNT=/host$(readlink -f "$(command -v umount)")
 SETPRIV=/host$(readlink -f "$(command -v setpriv)")
+UNSHARE=/host$(readlink -f "$(command -v unshare)")
+# Not root: the kernel must let this user make a user namespace (and mount in it).
+if [ "$PRIVILEGE" = user ]; then
+    probe=$(unshare --user --map-root-user --mount --pid --fork sh -c 'mount -t tmpfs twin-probe /mnt' 2>&1) || {
+        echo "twin.sh: not run as root, the twin needs a user namespace: allow unprivileged user namespaces" \
+            "(sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 sysctl -w" \
+            "kernel.apparmor_restrict_unprivileged_userns=0; sysctl -w user.max_user_namespaces=15000 where it" \
+            "is 0) or run as root" >&2
+        echo "twin.sh: this host gives this user no user namespace ($(printf '%s\n' "$probe" | tail -n 1))" >&2
+        exit 1
+    }
+fi
 
 mkdir -p "$ROOT"
 ROOT=$(cd "$ROOT" && pwd -P)
@@ -85,6 +111,13 @@ case "$(stat -c %a "$PARENT")" in
         "host keys and its root's files are in ROOT)" >&2; exit 1 ;;
 esac
 cd "$ROOT"
+if [ "$PRIVILEGE" = user ]; then
+    # The twin's root and mobile are this user: a file of another user (a twin once run as root on this
+    # ROOT left it) is one the twin could not change.
+    foreign=$(find . -xdev ! -user "$(id -u)" -print 2>/dev/null | head -n 1)
+    [ -z "$foreign" ] || { echo "twin.sh: $ROOT/${foreign#./} belongs to another user (a twin run as root" \
+        "left it): remove $ROOT to start this twin afresh" >&2; exit 1; }
+fi
 chmod 0755 .
 mkdir -p Applications var/mobile/Library/Preferences var/mobile/Library/Caches var/mobile/Documents \
     var/mobile/tmp var/root/.ssh var/run/twin tmp etc/ssh etc/dropbear dev proc run/sshd host/usr \
@@ -129,19 +162,24 @@ SYSCTL
 chmod 755 usr/bin/sysctl
 
 # Accounts as on iOS: root (home /var/root) and mobile 501:501; sshd's privilege separation user.
+# Not as root, every account is the one id the twin has, 501 (see the top).
 # Root's password: `*` (no password matches) unless --password-file gave one; read from the file on stdin.
-SSHD_UID=$(id -u sshd 2>/dev/null || echo 101)
+if [ "$PRIVILEGE" = root ]; then
+    ROOT_ID=0 WHEEL_ID=0 ADMIN_ID=80 SSHD_UID=$(id -u sshd 2>/dev/null || echo 101) SSHD_GID=65534
+else
+    ROOT_ID=501 WHEEL_ID=501 ADMIN_ID=501 SSHD_UID=501 SSHD_GID=501
+fi
 HASH='*'
 [ -z "$PASSWORD_FILE" ] || HASH=$(head -n 1 "$PASSWORD_FILE" | openssl passwd -6 -stdin)
 cat > etc/passwd <<PASSWD
-root:x:0:0:System Administrator:/var/root:/bin/sh
+root:x:$ROOT_ID:$ROOT_ID:System Administrator:/var/root:/bin/sh
 mobile:x:501:501:Mobile User:/var/mobile:/bin/sh
-sshd:x:$SSHD_UID:65534::/run/sshd:/usr/sbin/nologin
+sshd:x:$SSHD_UID:$SSHD_GID::/run/sshd:/usr/sbin/nologin
 nobody:x:65534:65534:Unprivileged User:/var/empty:/usr/sbin/nologin
 PASSWD
 cat > etc/group <<GROUP
-wheel:x:0:root
-admin:x:80:root
+wheel:x:$WHEEL_ID:root
+admin:x:$ADMIN_ID:root
 mobile:x:501:
 nogroup:x:65534:
 GROUP
@@ -152,9 +190,13 @@ printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' > etc/nsswit
 printf '127.0.0.1 localhost\n' > etc/hosts
 cp /etc/ld.so.cache etc/ld.so.cache
 echo "iPad2,1 9.3.5 13G36" > etc/twin-device
-chown -R 501:501 var/mobile
-chmod 1777 var/run/twin
-rm -f var/run/twin/hold var/run/twin/held
+[ "$PRIVILEGE" = user ] || chown -R 501:501 var/mobile
+chmod 0700 var/root var/root/.ssh
+# The app (mobile) records its pid here; nobody else writes to it (0755, mobile's).
+[ "$PRIVILEGE" = user ] || chown 501:501 var/run/twin
+chmod 0755 var/run/twin
+# /var/run is new at each start: the pids a last twin recorded are another namespace's.
+rm -f var/run/twin/* run/sshd.pid run/dropbear.pid
 case "${TWIN_HOLD:-}" in
     '') ;;
     open|uicache|ldid|killall) echo "$TWIN_HOLD" > var/run/twin/hold ;;
@@ -167,9 +209,11 @@ if [ -n "$KEYFILE" ]; then
     chmod 600 etc/ssh/authorized_keys var/root/.ssh/authorized_keys
 fi
 
+# Host keys, made once per ROOT and kept (a known_hosts of the last run stays true): OpenSSH's, which
+# dropbear's are converted from, so the twin has the same identity whichever server runs.
+[ -f etc/ssh/ssh_host_rsa_key ] || ssh-keygen -q -t rsa -b 2048 -N "" -f etc/ssh/ssh_host_rsa_key
+[ -f etc/ssh/ssh_host_ed25519_key ] || ssh-keygen -q -t ed25519 -N "" -f etc/ssh/ssh_host_ed25519_key
 if [ "$SERVER" = openssh ]; then
-    [ -f etc/ssh/ssh_host_rsa_key ] || ssh-keygen -q -t rsa -b 2048 -N "" -f etc/ssh/ssh_host_rsa_key
-    [ -f etc/ssh/ssh_host_ed25519_key ] || ssh-keygen -q -t ed25519 -N "" -f etc/ssh/ssh_host_ed25519_key
     {
         echo "ListenAddress 127.0.0.1"
         echo "HostKey /etc/ssh/ssh_host_rsa_key"
@@ -209,9 +253,15 @@ if [ "$SERVER" = openssh ]; then
     } > etc/ssh/sshd_config
     set -- /usr/sbin/sshd -D -e -f /etc/ssh/sshd_config -p "$PORT"
 else
-    [ -f etc/dropbear/dropbear_rsa_host_key ] || dropbearkey -t rsa -s 2048 -f etc/dropbear/dropbear_rsa_host_key >/dev/null
-    # -j -k: no port forwarding; -s: no password logins unless a password was given.
-    set -- /usr/sbin/dropbear -F -E -j -k -p "127.0.0.1:$PORT" -r /etc/dropbear/dropbear_rsa_host_key -P /run/dropbear.pid
+    for kind in rsa ed25519; do
+        [ -f "etc/dropbear/dropbear_${kind}_host_key" ] || dropbearconvert openssh dropbear \
+            "etc/ssh/ssh_host_${kind}_key" "etc/dropbear/dropbear_${kind}_host_key" >/dev/null
+    done
+    # -j -k: no port forwarding; -s: no password logins unless a password was given. Sessions' sftp:
+    # dropbear runs /usr/lib/sftp-server, the host's OpenSSH one through /host/usr.
+    set -- /usr/sbin/dropbear -F -E -j -k -p "127.0.0.1:$PORT" -r /etc/dropbear/dropbear_rsa_host_key
+    [ "$LEGACY" = yes ] || set -- "$@" -r /etc/dropbear/dropbear_ed25519_host_key
+    set -- "$@" -P /run/dropbear.pid
     [ -n "$PASSWORD_FILE" ] || set -- "$@" -s
 fi
 
@@ -227,7 +277,7 @@ CAPS=-all,+chown,+dac_override,+fowner,+fsetid,+kill,+setuid,+setgid,+sys_chroot
 SETUP='
     set -eu
     PATH=/usr/sbin:/usr/bin:/sbin:/bin
-    root=$1; umount=$2; setpriv=$3; caps=$4; shift 4
+    root=$1; umount=$2; setpriv=$3; caps=$4; procmode=$5; serverns=$6; shift 6
     mount --bind "$root" "$root"
     mount -o remount,bind,nosuid,nodev "$root"
     cd "$root"
@@ -246,13 +296,16 @@ SETUP='
     ln -s /proc/self/fd/0 dev/stdin
     ln -s /proc/self/fd/1 dev/stdout
     ln -s /proc/self/fd/2 dev/stderr
-    mount -t proc -o ro,nosuid,nodev,noexec proc proc
+    mount -t proc -o "$procmode,nosuid,nodev,noexec" proc proc
     mkdir -p .host-root
     pivot_root . .host-root
     cd /
     "$umount" -l /.host-root
     rmdir /.host-root
-    exec "$setpriv" --bounding-set "$caps" --inh-caps -all --no-new-privs -- /bin/sh /usr/libexec/twin/init "$@"
+    # Not root: init, the server and its sessions one user namespace down, as uid 501 (see the top);
+    # --keep-caps lets setpriv drop the bounding set there, and then no capability is left.
+    [ -z "$serverns" ] || set -- "$serverns" --user --map-user=501 --map-group=501 --keep-caps -- "$@"
+    exec "$@"
 '
 # Step 2, pid 1 inside the twin with the reduced capabilities (usr/libexec/twin/init): runs the server
 # (stdin /dev/null) and, with a lifeline, a watcher that kills it at the lifeline's end of file. When the
@@ -270,5 +323,12 @@ fi
 exec 3<&-
 wait "$server"
 INIT
-exec unshare --mount --pid --fork --kill-child --propagation private \
-    sh -c "$SETUP" twin "$ROOT" "$UMOUNT" "$SETPRIV" "$CAPS" "$LIFELINE" "$@"
+# Not root, /proc is writable: the server's own namespace is made by writing its /proc/self/uid_map, and
+# nothing there is more than this user may do on the host anyway.
+USERNS= PROC=ro SERVERNS=
+[ "$PRIVILEGE" = root ] || { USERNS="--user --map-root-user"; PROC=rw; SERVERNS=$UNSHARE; }
+# shellcheck disable=SC2086
+exec unshare $USERNS --mount --pid --fork --kill-child --propagation private \
+    sh -c "$SETUP" twin "$ROOT" "$UMOUNT" "$SETPRIV" "$CAPS" "$PROC" "$SERVERNS" \
+    "$SETPRIV" --bounding-set "$CAPS" --inh-caps -all --no-new-privs -- /bin/sh /usr/libexec/twin/init \
+    "$LIFELINE" "$@"
