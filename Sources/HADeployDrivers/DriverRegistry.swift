@@ -23,14 +23,14 @@ public struct DriverRegistry: Sendable {
     public init(
         host: HostPlatform, environment: [String: String], runner: any ProcessRunner,
         fileSystem: any FileSystem, clock: any WallClock,
-        workingDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        workingDirectory: URL? = nil
     ) {
         self.host = host
         self.environment = environment
         self.runner = runner
         self.fileSystem = fileSystem
         self.clock = clock
-        self.workingDirectory = workingDirectory
+        self.workingDirectory = workingDirectory ?? fileSystem.currentDirectory
     }
 
     /// The executable for a tool the plan names: a name the planner writes (`DeployPlan.fileTools`) is
