@@ -291,6 +291,10 @@ final class SessionHandle: @unchecked Sendable {
         return .sessionFailed(device: config.name, step: step, reason: reason)
     }
 
+    /// How much output a command may write in all before it is stopped: what is kept of both streams
+    /// plus 256 MiB (a chatty command's excess is read and dropped; a runaway one is not read for ever).
+    static func outputCeiling(_ limit: Int) -> Int { 2 * limit + (256 << 20) }
+
     /// Runs `command`, feeding `stdin`, collecting stdout/stderr up to `limit` bytes each. With
     /// `holdStdinOpen` the command's stdin stays open (no EOF) until the channel closes, so the remote
     /// side can notice this end going away.
@@ -309,22 +313,47 @@ final class SessionHandle: @unchecked Sendable {
         if !holdStdinOpen { _ = ssh_channel_send_eof(channel.raw) }
         var stdout = Data()
         var stderr = Data()
+        var received = 0
         var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+        // SSH_AGAIN: the wait ended without data; SSH_EOF: that stream ended (read_nonblocking).
+        let benign = [Int32(0), SSH_AGAIN, SSH_EOF]
         while true {
             // Alternate between the streams: waiting on stdout alone could stall a command that fills the
             // shared channel window with stderr.
             let out = buffer.withUnsafeMutableBytes {
                 ssh_channel_read_timeout(channel.raw, $0.baseAddress, UInt32($0.count), 0, 50)
             }
-            if out > 0, stdout.count < limit { stdout.append(contentsOf: buffer[0..<Int(out)]) }
-            let err = buffer.withUnsafeMutableBytes {
-                ssh_channel_read_nonblocking(channel.raw, $0.baseAddress, UInt32($0.count), 1)
+            if out > 0 {
+                received += Int(out)
+                if stdout.count < limit {
+                    stdout.append(contentsOf: buffer[0..<min(Int(out), limit - stdout.count)])
+                }
             }
-            if err > 0, stderr.count < limit { stderr.append(contentsOf: buffer[0..<Int(err)]) }
-            // SSH_AGAIN: the wait ended without data; SSH_EOF: that stream ended (read_nonblocking).
-            let benign = [Int32(0), SSH_AGAIN, SSH_EOF]
+            // Everything stderr has so far, not one piece per round: libssh opens the channel's window
+            // whatever stream is read, so stderr left behind piles up in its buffer without bound (a
+            // device writing gigabytes to stderr crashed hadeploy inside libssh).
+            var err: Int32 = 0
+            repeat {
+                err = buffer.withUnsafeMutableBytes {
+                    ssh_channel_read_nonblocking(channel.raw, $0.baseAddress, UInt32($0.count), 1)
+                }
+                if err > 0 {
+                    received += Int(err)
+                    if stderr.count < limit {
+                        stderr.append(contentsOf: buffer[0..<min(Int(err), limit - stderr.count)])
+                    }
+                }
+            } while err > 0 && received <= Self.outputCeiling(limit)
             if (out < 0 && !benign.contains(out)) || (err < 0 && !benign.contains(err)) {
                 throw failure("\(step) (reading its output: \(out), \(err))")
+            }
+            // Output far past what is kept is a runaway command: stop it rather than read on for ever.
+            if received > Self.outputCeiling(limit) {
+                _ = ssh_channel_close(channel.raw)
+                throw SSHError.sessionFailed(
+                    device: config.name, step: step,
+                    reason: "the command wrote more than \(Self.outputCeiling(limit) >> 20) MiB of output; "
+                        + "stopped (hadeploy keeps at most \(limit >> 20) MiB of each stream)")
             }
             if out <= 0, err <= 0, ssh_channel_is_eof(channel.raw) != 0 {
                 break
