@@ -107,10 +107,10 @@ test-mac:
 # for an ordinary user; without it they fail, never skip). Everything else runs unprivileged.
 #   SSHTransportTests: the real sshd and dropbear log in the system account hadeploy-ssh (privilege
 #     separation, its password in /etc/shadow, client keys in the root-only /var/lib/hadeploy-ssh-test).
-#   TwinConfinementTests, SocketOwnershipTests: another local account (nobody) attacks the twins and
-#     muxer sockets; becoming that account takes root.
+#   TwinConfinementTests: another local account (nobody) attacks the iOS 17 twin's tunnel and muxer
+#     socket through pymobiledevice3; becoming that account takes root.
 ROOT_SUITES = SSHTransportTests
-ROOT_TESTS = TwinConfinementTests SocketOwnershipTests
+ROOT_TESTS = TwinConfinementTests
 ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 
 # What users install is what is tested, built once: the release build with its tests, then the
