@@ -21,8 +21,12 @@ final class DeviceHandle: @unchecked Sendable {
     /// `network` its Network entry (then every connection goes straight to the device's address).
     static func open(udid: String, worker: DeviceWorker, network: Bool) throws -> DeviceHandle {
         var device: idevice_t?
-        let result = idevice_new_with_options(
-            &device, udid, network ? IDEVICE_LOOKUP_NETWORK : IDEVICE_LOOKUP_USBMUX)
+        // The network lookup through the shim: libimobiledevice 1.4.0 refuses a NetworkAddress in
+        // the BSD layout (Apple's usbmuxd, the twin) on Linux, where 1.3.0 took it (shim.h).
+        let result =
+            network
+            ? hadeploy_idevice_new_network(&device, udid)
+            : idevice_new_with_options(&device, udid, IDEVICE_LOOKUP_USBMUX)
         guard result == IDEVICE_E_SUCCESS, let device else {
             if network {
                 throw MobileDeviceError(

@@ -130,15 +130,17 @@ enum LockdownProbe {
         return .answered
     }
 
-    /// The host in usbmuxd's `NetworkAddress`: a BSD `sockaddr` (length, family, then the address:
-    /// AF_INET 2 with the IPv4 address at offset 4, AF_INET6 30 with the IPv6 address at offset 8).
+    /// The host in usbmuxd's `NetworkAddress`: a sockaddr in the layout of the host usbmuxd runs on.
+    /// BSD (Apple's usbmuxd on macOS, the twin): length, one-byte family (AF_INET 2, AF_INET6 30);
+    /// Linux (usbmuxd2 since 2023-11): two-byte little-endian family (AF_INET 2, AF_INET6 10). Then
+    /// both: the port, and the IPv4 address at offset 4 or the IPv6 address at offset 8.
     static func host(ofNetworkAddress data: Data) -> String? {
         let bytes = [UInt8](data)
         guard bytes.count >= 8 else { return nil }
-        switch bytes[1] {
-        case 0x02:
+        switch (bytes[0], bytes[1]) {
+        case (16, 0x02), (0x02, 0):
             return bytes[4..<8].map(String.init).joined(separator: ".")
-        case 0x1E where bytes.count >= 24:
+        case (28, 0x1E) where bytes.count >= 24, (10, 0) where bytes.count >= 24:
             return stride(from: 8, to: 24, by: 2).map {
                 String(format: "%x", Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]))
             }
