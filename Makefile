@@ -133,6 +133,7 @@ test-suites:
 	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
 	  failed=""; skips="$(ROOT_SKIPS)"; suites="$(filter-out $(ROOT_SUITES),$(TEST_TARGETS))"; $(RUN_SUITES); \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
+	  SUITES=MobileDeviceTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed test-brew-gen"; \
 	  $(MAKE) --no-print-directory test-install || failed="$$failed test-install"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all unprivileged test targets passed"
 
@@ -149,6 +150,8 @@ test-root:
 	    echo "=== $$t: $$(( $$(date +%s) - start )) s"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED (as root):$$failed"; exit 1; fi; echo "all root test targets passed"
 
+# `make test` runs MobileDeviceTests this way (unprivileged); SSHTransportTests against brew-gen
+# (`make test-brew-gen` as root) is not in it yet: under load its peers' start-up deadlines fail.
 # The C-facing suites (MobileDeviceTests, SSHTransportTests) against the second generation of the C
 # libraries, Homebrew's (libplist 2.7, libimobiledevice 1.4, libusbmuxd 2.1, libssh 0.11), vendored in
 # compat/brew-gen: its own debug build in .build-brew-gen, checked with ldd (scripts/brew-gen-test.sh).
