@@ -125,3 +125,18 @@ struct ArtifactIntegrityTests {
         TestPlatform.peakResidentBytes()
     }
 }
+
+/// Locks are per user. Before: without XDG_CACHE_HOME and HOME they went to `/tmp/hadeploy/locks`,
+/// which the first user to run made (0700, theirs): every other user's deploy then failed to lock.
+struct LockFolderTests {
+    @Test func withoutHomeOrCacheVariablesLocksStayInTheAccountsHome() {
+        let files = FakeFileSystem()
+        let context = HADeployContext(
+            environment: [:], runner: FailingRunner(), output: RecordingOutputSink(),
+            currentDirectory: files.currentDirectory, fileSystem: files, clock: FakeClock(),
+            system: FakeEnvironment())
+        let folder = DeploySession.lockDirectory(context)
+        #expect(folder.path == files.homeDirectory.appendingPathComponent(".cache/hadeploy/locks").path)
+        #expect(!folder.path.hasPrefix(files.temporaryDirectory.path))
+    }
+}

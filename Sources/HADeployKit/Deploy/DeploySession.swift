@@ -269,12 +269,16 @@ public struct DeploySession: Sendable {
     }
 
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
+    /// Never a shared temporary folder: `/tmp/hadeploy/locks` made by one user locked every other user
+    /// out (and was theirs to prepare); without XDG_CACHE_HOME or HOME, the account's home folder.
     public static func lockDirectory(_ context: HADeployContext) -> URL {
         let environment = context.environment
         let base =
-            environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
-            ?? environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".cache") }
-            ?? context.fileSystem.temporaryDirectory
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? environment["HOME"].flatMap {
+                $0.isEmpty ? nil : URL(fileURLWithPath: $0).appendingPathComponent(".cache")
+            }
+            ?? context.fileSystem.homeDirectory.appendingPathComponent(".cache")
         return base.appendingPathComponent("hadeploy/locks")
     }
 }
