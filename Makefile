@@ -109,8 +109,9 @@ test-mac:
 #     separation, its password in /etc/shadow, client keys in the root-only /var/lib/hadeploy-ssh-test).
 #   TwinConfinementTests: another local account (nobody) attacks the iOS 17 twin's tunnel and muxer
 #     socket through pymobiledevice3; becoming that account takes root.
+#   anUnusableReportFolderIsFoundBeforeAnyDevice: fills a disk by mounting a 64 KiB tmpfs (mount).
 ROOT_SUITES = SSHTransportTests
-ROOT_TESTS = TwinConfinementTests
+ROOT_TESTS = TwinConfinementTests anUnusableReportFolderIsFoundBeforeAnyDevice
 ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 
 # What users install is what is tested, built once: the release build with its tests, then the

@@ -92,7 +92,12 @@ struct ReportMergeEndToEndTests {
         -> HADeployBinary.Result
     {
         let run = try await HADeployBinary.run(
-            devices + ["--virtual", "--no-build", "--json", "--report", folder], in: root,
+            // Each run its own twins (--state), as each host of a CI matrix has its own devices: the
+            // jailbroken twin keeps its installed app between runs, as the iPad does.
+            devices + [
+                "--virtual", "--no-build", "--json", "--report", folder, "--state", ".hadeploy/\(folder)",
+            ],
+            in: root,
             timeout: .seconds(300))
         try run.stdout.write(
             to: root.appendingPathComponent(folder).appendingPathComponent("events.jsonl"), atomically: true,
