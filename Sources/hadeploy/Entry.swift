@@ -13,6 +13,9 @@ enum Entry {
         sigaddset(&signals, SIGINT)
         sigaddset(&signals, SIGTERM)
         sigprocmask(SIG_UNBLOCK, &signals, nil)
+        // A peer that closes a socket or pipe mid-write (a device, an SSH server, a tool's stdin) gives
+        // EPIPE to the one write, never a SIGPIPE that ends the whole run for every device.
+        signal(SIGPIPE, SIG_IGN)
         // macOS starts a process with 256 descriptors: a fan-out to many devices needs more.
         ProcessSetup.raiseOpenFileLimit()
         // Library logs go to stderr (stdout is for results and JSON Lines), warnings and up unless

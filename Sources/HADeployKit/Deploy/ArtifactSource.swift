@@ -156,8 +156,10 @@ public enum ArtifactDigest {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
         guard fileSystem.isDirectory(atPath: path) else { return try fileHash(path, fileSystem) }
-        let root = URL(fileURLWithPath: path)
-        let files = ((try? fileSystem.subpathsOfDirectory(atPath: path)) ?? []).sorted()
+        // A link to the .app: its content, not the link (listing the link itself gave no files, so
+        // any bundle behind it had the same hash).
+        let root = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        let files = ((try? fileSystem.subpathsOfDirectory(atPath: root.path)) ?? []).sorted()
         var lines = ""
         for relative in files {
             let url = root.appendingPathComponent(relative)
@@ -202,14 +204,16 @@ public enum ArtifactDigest {
             path: String, sha256: String
         )
     {
-        let source = URL(fileURLWithPath: path)
+        // Named as what the path leads to: a link `current.app` to `HADashboard.app` installs
+        // `HADashboard.app`, as the bundle's own folder name says.
+        let source = URL(fileURLWithPath: path).resolvingSymlinksInPath()
         let copy = folder.appendingPathComponent(source.lastPathComponent)
         guard fileSystem.fileExists(atPath: path) else {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
         if !fileSystem.isDirectory(atPath: path) { _ = try fileHash(path, fileSystem) }
         do {
-            try fileSystem.copyItem(at: source.resolvingSymlinksInPath(), to: copy)
+            try fileSystem.copyItem(at: source, to: copy)
         } catch {
             throw ArtifactError(
                 path: path, problem: "cannot be copied for this run (\(SystemErrorText.message(error)))")

@@ -236,7 +236,15 @@ public struct DeploySession: Sendable {
         try context.fileSystem.createDirectory(
             at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var files: [String: PlannedArtifact] = [:]
+        // Given files: the worker gets the planned path and hash and makes its own private copy (this
+        // run's copies are in a folder only this user may read; a worker on a USB host is another).
+        let given: [String: PlannedArtifact]
+        if case .files(let planned) = plan.artifacts { given = planned } else { given = [:] }
         for (flavour, artifact) in artifacts {
+            if let planned = given[flavour] {
+                files[flavour] = planned
+                continue
+            }
             let path = URL(fileURLWithPath: artifact.path).standardizedFileURL.path
             files[flavour] = PlannedArtifact(
                 path: path, sha256: try ArtifactDigest.sha256(path, in: context.fileSystem))
