@@ -1,3 +1,4 @@
+import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
@@ -58,6 +59,15 @@ public struct VirtualMatrix: Sendable {
     public func start(
         stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger, fileSystem: any FileSystem
     ) async throws -> (VirtualUsbmuxd, String) {
+        // A Unix socket's path has room for 103 bytes on macOS (107 on Linux): a long --state is said
+        // as such, not as NIO's `unixDomainSocketPathTooLong`.
+        let longest = stateDirectory.appendingPathComponent("control.sock").path.utf8.count
+        if longest > 103 {
+            throw TransportUnavailable(
+                device: "virtual devices", transport: "usbmuxd",
+                reason: "the state folder \(stateDirectory.path) is too long for the twins' sockets "
+                    + "(\(longest) bytes with the socket's name; at most 103): give a shorter --state")
+        }
         try fileSystem.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
         let socket = address ?? .unixSocket(stateDirectory.appendingPathComponent("usbmuxd.sock").path)
         let usbmuxd = try VirtualUsbmuxd(

@@ -51,6 +51,18 @@ import Testing
         }
     }
 
+    /// Before: a long --state gave NIO's raw `unixDomainSocketPathTooLong`.
+    @Test func aStateFolderTooLongForASocketSaysSo() async throws {
+        let project = try await Project(commits: 1, tag: "v1.0.0")
+        let long = ".hadeploy/" + String(repeating: "s", count: 120)
+        let result = try await HADeployBinary.run(
+            ["mini4", "--virtual", "--no-build", "--state", long], in: project.url, timeout: .seconds(120))
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("is too long for the twins' sockets"), "\(result.stderr)")
+        #expect(result.stderr.contains("give a shorter --state"), "\(result.stderr)")
+        #expect(!result.stderr.contains("unixDomainSocketPathTooLong"), "\(result.stderr)")
+    }
+
     @Test func anExpansionBombStopsAtItsLine() async throws {
         let project = try await Project(commits: 1, tag: "v1.0.0")
         var lines = ["B0=0123456789abcdef"]
