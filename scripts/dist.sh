@@ -49,7 +49,10 @@ libimobiledevice6 libusbmuxd6 libplist3 libssh-4 libssl3 libpng16-16 libtiff6 li
 DEPS
 fi
 mkdir -p "$out"
-tar -C "$stage" -czf "$out/$name.tar.gz" "$name"
+# Owned by root in the archive, as release archives are: extracted as root, nothing in it belongs to
+# the account that built it (hadeploy refuses a twin script another user owns).
+if tar --version 2>/dev/null | grep -q GNU; then owner=(--owner=0 --group=0 --numeric-owner); else owner=(--uid 0 --gid 0); fi
+tar -C "$stage" "${owner[@]}" -czf "$out/$name.tar.gz" "$name"
 # Its checksum, as `sha256sum --check` (and `shasum -a 256 -c`) reads it: the workflow templates pin
 # it (HADEPLOY_SHA256). macOS has no sha256sum: its shasum writes the same line.
 if command -v sha256sum > /dev/null; then

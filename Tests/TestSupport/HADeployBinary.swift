@@ -24,7 +24,10 @@ public enum HADeployBinary {
             at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         AtExit.register(folder)
         _ = try await LiveProcessRunner().checked(
-            ProcessCommand("tar", ["-C", folder.path, "-xzf", archive]), timeout: .seconds(120))
+            // As its extracting user's files (as `sudo cp -r bin share /usr/local/` installs them), not
+            // the archive's recorded owner: hadeploy refuses a twin script another user owns.
+            ProcessCommand("tar", ["--no-same-owner", "-C", folder.path, "-xzf", archive]),
+            timeout: .seconds(120))
         let entries = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         guard let top = entries.first(where: { $0.hasPrefix("hadeploy-") }) else {
             throw ArchiveProblem(description: "\(archive) holds no hadeploy-<version>-<os>-<arch> folder")
