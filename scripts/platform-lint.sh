@@ -26,10 +26,6 @@ allowed=(
 # Files not converted yet, each with why: each must still need it (a converted file left here fails
 # too), and the list only shrinks.
 pending=(
-    # The jailbroken twin (Linux mount/PID namespaces by design; its files are being changed by the
-    # twin's own work): `Int32(SOCK_STREAM.rawValue)` (compiles on Darwin through the shim in
-    # HADeployVirtual/PlatformCalls.swift) and the util-linux `unshare` hint.
-    Sources/HADeployVirtual/JailbreakTwinProcess.swift
     # The jailbroken twin's tests: they read /proc of the twin's processes and run shell in its
     # Linux namespaces; SSHTransportTests needs the Debian sshd/dropbear peers and runs on Linux only.
     Tests/SSHTransportTests/JailbreakTwin.swift

@@ -16,12 +16,3 @@ enum PlatformCalls {
         static let streamSocket = SOCK_STREAM
     #endif
 }
-
-#if canImport(Darwin)
-    /// Until JailbreakTwinProcess.swift uses `PlatformCalls.streamSocket` (it is pending in
-    /// scripts/platform-lint.sh): its Linux spelling `Int32(SOCK_STREAM.rawValue)` compiles on Darwin,
-    /// where `SOCK_STREAM` is already an `Int32`. Remove with that file's last `.rawValue` socket type.
-    extension Int32 {
-        var rawValue: Int32 { self }
-    }
-#endif
