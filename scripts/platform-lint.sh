@@ -15,8 +15,6 @@ cd "$(dirname "$0")/.."
 # One file per target that may hold platform spellings.
 allowed=(
     Sources/HADeployCore/SystemIO.swift
-    Sources/HADeployDrivers/PlatformCalls.swift
-    Sources/HADeployVirtual/PlatformCalls.swift
     Sources/MobileDevice/PlatformCalls.swift
     Sources/SSHTransport/PosixCalls.swift
     Sources/VirtualDevice/PlatformCalls.swift

@@ -42,3 +42,31 @@ public enum ProcessSetup {
         return limit.rlim_cur
     }
 }
+
+/// The socket spellings every target needs that differ between Linux (Glibc) and macOS (Darwin), in
+/// one place for all of them (the targets' own platform files keep only what is theirs alone).
+public enum SocketCalls {
+    /// `SOCK_STREAM` as `socket()` takes it: a Glibc enum on Linux, an `Int32` macro on Darwin.
+    #if canImport(Glibc)
+        public static let streamSocket = Int32(SOCK_STREAM.rawValue)
+    #else
+        public static let streamSocket = SOCK_STREAM
+    #endif
+
+    /// The `send()` flags that keep a peer that closed from raising SIGPIPE: `MSG_NOSIGNAL` on
+    /// Linux; none on Darwin, where `ignoreBrokenPipe` sets `SO_NOSIGPIPE` on the socket.
+    #if canImport(Glibc)
+        public static let noSignalSendFlags = Int32(MSG_NOSIGNAL)
+    #else
+        public static let noSignalSendFlags: Int32 = 0
+    #endif
+
+    /// Darwin: a write to a socket whose peer closed fails with EPIPE instead of killing the process
+    /// (Linux passes `noSignalSendFlags` with each send instead).
+    public static func ignoreBrokenPipe(_ fd: Int32) {
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+}

@@ -186,7 +186,7 @@ final class JailbreakTwinProcess: @unchecked Sendable {
     }
 
     private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, PlatformCalls.streamSocket, 0)
+        let fd = socket(AF_INET, SocketCalls.streamSocket, 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -204,7 +204,7 @@ final class JailbreakTwinProcess: @unchecked Sendable {
     }
 
     private static func isListening(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, PlatformCalls.streamSocket, 0)
+        let fd = socket(AF_INET, SocketCalls.streamSocket, 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -10,30 +10,6 @@ import Foundation
 /// the rest of the target calls these (scripts/platform-lint.sh fails on a platform spelling
 /// anywhere else).
 enum PlatformCalls {
-    /// `SOCK_STREAM` as `socket()` takes it: a Glibc enum on Linux, an `Int32` macro on Darwin.
-    #if canImport(Glibc)
-        static let streamSocket = Int32(SOCK_STREAM.rawValue)
-    #else
-        static let streamSocket = SOCK_STREAM
-    #endif
-
-    /// The `send()` flags that keep a peer that closed from raising SIGPIPE: `MSG_NOSIGNAL` on
-    /// Linux; none on Darwin, where the socket carries `SO_NOSIGPIPE` (`PlatformCalls.ignoreBrokenPipe`).
-    #if canImport(Glibc)
-        static let noSignalSendFlags = Int32(MSG_NOSIGNAL)
-    #else
-        static let noSignalSendFlags: Int32 = 0
-    #endif
-
-    /// Darwin: a write to a socket whose peer closed fails with EPIPE instead of killing the
-    /// process (Linux passes `noSignalSendFlags` with each send instead).
-    static func ignoreBrokenPipe(_ fd: Int32) {
-        #if canImport(Darwin)
-            var one: Int32 = 1
-            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-    }
-
     /// `open(2)`, for types whose own `open` methods hide it.
     static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         #if canImport(Glibc)

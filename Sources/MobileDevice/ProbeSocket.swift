@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +14,7 @@ final class ProbeSocket {
 
     private init(fd: Int32, timeout: Double) {
         self.fd = fd
-        PlatformCalls.ignoreBrokenPipe(fd)
+        SocketCalls.ignoreBrokenPipe(fd)
         var limit = timeval()
         limit.tv_sec = .init(timeout.rounded(.down))
         limit.tv_usec = .init((timeout - timeout.rounded(.down)) * 1e6)
@@ -41,7 +42,7 @@ final class ProbeSocket {
 
     static func openTCP(host: String, port: UInt16, timeout: Double) -> Opening {
         var hints = addrinfo()
-        hints.ai_socktype = PlatformCalls.streamSocket
+        hints.ai_socktype = SocketCalls.streamSocket
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, "\(port)", &hints, &list) == 0, let first = list else {
             return .failure("cannot resolve \(host)")
@@ -57,7 +58,7 @@ final class ProbeSocket {
     }
 
     private static func openUnix(_ path: String, timeout: Double) -> Opening {
-        let fd = socket(AF_UNIX, PlatformCalls.streamSocket, 0)
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
         var socketAddress = sockaddr_un()
@@ -82,7 +83,7 @@ final class ProbeSocket {
     /// Sends all of `data`; false when the peer closed or the send timed out.
     func sendAll(_ data: Data) -> Bool {
         let sent = data.withUnsafeBytes {
-            send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags)
+            send(fd, $0.baseAddress, $0.count, SocketCalls.noSignalSendFlags)
         }
         return sent == data.count
     }

@@ -10,13 +10,6 @@ import Foundation
 /// (Darwin), in one place (scripts/platform-lint.sh fails on a platform spelling anywhere else in
 /// the target).
 enum PlatformCalls {
-    /// `SOCK_STREAM` as `socket()` takes it: a Glibc enum on Linux, an `Int32` macro on Darwin.
-    #if canImport(Glibc)
-        static let streamSocket = Int32(SOCK_STREAM.rawValue)
-    #else
-        static let streamSocket = SOCK_STREAM
-    #endif
-
     /// A stream socket type closed on exec where the kernel takes that with the type (Linux);
     /// Darwin has no `SOCK_CLOEXEC`: there the plain type.
     #if canImport(Glibc)

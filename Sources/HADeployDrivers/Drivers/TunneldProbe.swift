@@ -62,10 +62,10 @@ public struct TunneldProbe: TunneldProbing {
             let left = (deadline - ContinuousClock.now).components
             return Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
         }
-        let fd = socket(AF_INET, PlatformCalls.streamSocket, 0)
+        let fd = socket(AF_INET, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(ProbeFailure(reason: "socket() failed")) }
         defer { close(fd) }
-        PlatformCalls.ignoreBrokenPipe(fd)
+        SocketCalls.ignoreBrokenPipe(fd)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -89,7 +89,7 @@ public struct TunneldProbe: TunneldProbing {
 
         let request = Array("GET / HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n\r\n".utf8)
         guard
-            request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, PlatformCalls.noSignalSendFlags) })
+            request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, SocketCalls.noSignalSendFlags) })
                 == request.count
         else {
             return .failure(ProbeFailure(reason: "could not send the request"))

@@ -1,3 +1,4 @@
+import HADeployCore
 import NIOCore
 import NIOPosix
 

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -48,7 +49,7 @@ struct SocketFile: Sendable, Equatable {
     }
 
     static func isListening(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, PlatformCalls.streamSocket, 0)
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_un()
