@@ -70,11 +70,6 @@ TEST_TARGETS_LIBRARY = HADeployCoreTests VersioningTests TemplatingTests DeviceS
 TEST_TARGETS_BINARY = CLITests SSHTransportTests HomeAssistantTests EndToEndTests
 TEST_TARGETS = $(TEST_TARGETS_LIBRARY) $(TEST_TARGETS_BINARY)
 
-# Runs the suites named in $$suites one after another, each with its wall time; the failed ones are
-# added to $$failed.
-RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
-  $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "^$$t\\." || failed="$$failed $$t"; \
-  echo "=== $$t: $$(( $$(date +%s) - start )) s"; done
 
 # `make test`: what the system lacks first (apt-get as root, sudo otherwise, only what is missing:
 # scripts/system-peers.sh), then every suite as an ordinary user — started as root (CI), as the account
@@ -119,12 +114,19 @@ ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 # archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails when it
 # is not the archive's). The user-level peers (pip venvs, mostly downloads) install while the build
 # runs, and the suites wait for it.
-RUN_SUITES = for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
-  $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "^$$t\\." $$skips || failed="$$failed $$t"; \
+# Runs the suites named in $$suites one after another, each with its wall time and its output kept in
+# .build-release/logs/<suite>.log; a failed one is added to $$failed and its failing tests (and the
+# log's last lines, for a crash) are printed again after it, so the end of the output says what failed.
+RUN_SUITES = mkdir -p .build-release/logs; for t in $$suites; do start=$$(date +%s); echo "=== $$t"; \
+  log=.build-release/logs/$$t.log; \
+  $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "^$$t\\." $$skips 2>&1 | tee "$$log"; \
+  if [ "$${PIPESTATUS[0]}" -ne 0 ]; then failed="$$failed $$t"; echo "=== $$t FAILED; its failures:"; \
+    grep -aE '✘|error:|Fatal error|signal [0-9]|Test Case .* failed' "$$log" | head -40; \
+    echo "--- the log's last lines ($$log):"; tail -n 15 "$$log"; fi; \
   echo "=== $$t: $$(( $$(date +%s) - start )) s"; done
 test-suites:
 	@echo "=== the suites run as $$(id -un) (uid $$(id -u))"
-	@mkdir -p .build-release; ( $(MAKE) -s --no-print-directory peers-user > .build-release/peers.out 2>&1 ) & peers=$$!; \
+	@mkdir -p .build-release; rm -rf .build-release/logs; ( $(MAKE) -s --no-print-directory peers-user > .build-release/peers.out 2>&1 ) & peers=$$!; \
 	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; exit 1; }; \
 	  echo "=== release build with tests: $$(( $$(date +%s) - start )) s"; \
 	  $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 || { cat .build-release/dist.out; echo "make dist failed" >&2; wait $$peers; exit 1; }; \
@@ -146,8 +148,9 @@ test-root:
 	@archive="$$PWD/$$(tail -1 .build-release/dist.out)"; export HADEPLOY_DIST_ARCHIVE="$$archive"; \
 	  echo "=== as root: $(ROOT_SUITES) $(ROOT_TESTS)"; failed=""; skips=""; \
 	  suites="$(ROOT_SUITES)"; $(RUN_SUITES); \
-	  for t in $(ROOT_TESTS); do start=$$(date +%s); echo "=== $$t"; \
-	    $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "$$t" || failed="$$failed $$t"; \
+	  for t in $(ROOT_TESTS); do start=$$(date +%s); echo "=== $$t"; log=.build-release/logs/$$t.log; \
+	    $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "$$t" 2>&1 | tee "$$log"; \
+	    if [ "$${PIPESTATUS[0]}" -ne 0 ]; then failed="$$failed $$t"; grep -aE '✘|error:|Fatal error' "$$log" | head -40; fi; \
 	    echo "=== $$t: $$(( $$(date +%s) - start )) s"; done; \
 	  if [ -n "$$failed" ]; then echo "FAILED (as root):$$failed"; exit 1; fi; echo "all root test targets passed"
 

@@ -44,4 +44,9 @@ status=0
 as_user make -C "$tree" --no-print-directory test-suites || status=1
 make -C "$tree" --no-print-directory test-root || status=1
 chown -R "$user:$user" "$tree"
+if [ "$status" -ne 0 ]; then
+  echo "=== make test failed; the failing tests of both runs (logs in $tree/.build-release/logs):"
+  grep -aE '✘ Test .*(recorded an issue|failed after)|Fatal error|Test Case .* failed' \
+    "$tree"/.build-release/logs/*.log 2> /dev/null | head -60 || true
+fi
 exit $status

@@ -123,8 +123,9 @@ struct DeployEndToEndTests {
         let result = try await world.deploy(["kitchen", "mini4", "--no-build", "--artifacts", "artifacts"])
         #expect(result.status == 1, "\(result.stderr)")
         let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
+        // The suites running alongside make their own worlds (hadeploy-e2e-*, hadeploy-fakefs-*).
         let made = after.subtracting(before).filter {
-            $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs")
+            $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs") && !$0.hasPrefix("hadeploy-e2e-")
         }
         #expect(made.isEmpty, "new shared temporary folders: \(made)")
         // The project's state folder: `.hadeploy`, or `.hadeploy/virtual` as here (devices.yaml's state).

@@ -51,15 +51,39 @@ struct ArtifactStagingTests {
         let bundle = try #require(staging.artifacts["legacy"]?.bundlePath)
         #expect(staging.artifacts["modern"]?.bundlePath == bundle)
         #expect(staging.artifacts["usb-only"]?.bundlePath == nil)
-        #expect(bundle.hasPrefix(base.appendingPathComponent("run-1").path + "/"))
+        let runFolder = base.appendingPathComponent("run-1-\(getpid())")
+        #expect(bundle.hasPrefix(runFolder.path + "/"))
         #expect(FileManager.default.fileExists(atPath: bundle + "/Info.plist"))
         #expect(
-            try FileManager.default.contentsOfDirectory(atPath: base.appendingPathComponent("run-1").path)
-                .sorted()
+            try FileManager.default.contentsOfDirectory(atPath: runFolder.path).sorted()
                 == ["app-1", "owner.pid"])
         #expect(!FileManager.default.fileExists(atPath: stale.path), "the dead run's folder is removed")
         staging.remove()
-        #expect(!FileManager.default.fileExists(atPath: base.appendingPathComponent("run-1").path))
+        #expect(!FileManager.default.fileExists(atPath: runFolder.path))
+    }
+
+    /// A worker of the same run (same deploy id, same state folder, another process) staged its copies
+    /// while this process was installing from its own: it removed them, and an install read a half-made
+    /// copy ("it has no Info.plist"). Each process now has its own folder; a live one's is left alone.
+    @Test func anotherLiveProcessOfTheSameRunKeepsItsFolder() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "staging-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let parent = getppid()
+        let theirs = base.appendingPathComponent("given-run-1-\(parent)")
+        try FileManager.default.createDirectory(
+            at: theirs.appendingPathComponent("1/HADashboard.app"), withIntermediateDirectories: true)
+        try Data("\(parent)\n".utf8).write(to: theirs.appendingPathComponent("owner.pid"))
+        try Data("plist".utf8).write(to: theirs.appendingPathComponent("1/HADashboard.app/Info.plist"))
+
+        let mine = try ArtifactStaging.makeRunFolder(under: base, runID: "given-run-1", in: LiveFileSystem())
+        #expect(mine != theirs)
+        #expect(
+            FileManager.default.fileExists(
+                atPath: theirs.appendingPathComponent("1/HADashboard.app/Info.plist").path))
+        #expect(
+            (try FileManager.default.contentsOfDirectory(atPath: base.path)).sorted()
+                == ["given-run-1-\(getpid())", "given-run-1-\(parent)"].sorted())
     }
 
     @Test func anAppDirectoryIsSentAsItIs() throws {

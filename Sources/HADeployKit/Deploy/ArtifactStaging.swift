@@ -57,8 +57,9 @@ public struct ArtifactStaging: Sendable {
         if let folder { try? fileSystem.removeItem(at: folder) }
     }
 
-    /// `<base>/<run id>/` with this process's id in it; folders of runs whose process is gone (a
-    /// SIGKILL leaves them) are removed first.
+    /// `<base>/<run id>-<pid>/` with this process's id in `owner.pid`; folders of runs whose process is
+    /// gone (a SIGKILL leaves them) are removed first. The pid is in the name too: a worker of the same
+    /// run (same deploy id, same state folder) makes its own folder and never removes the parent's.
     static func makeRunFolder(under base: URL, runID: String, in fileSystem: any FileSystem) throws -> URL {
         try fileSystem.createPrivateDirectory(at: base)
         for name in (try? fileSystem.contentsOfDirectory(atPath: base.path)) ?? [] {
@@ -71,7 +72,7 @@ public struct ArtifactStaging: Sendable {
                 try? fileSystem.removeItem(at: candidate)
             }
         }
-        let folder = base.appendingPathComponent(PathNames.component(runID))
+        let folder = base.appendingPathComponent(PathNames.component("\(runID)-\(getpid())"))
         try? fileSystem.removeItem(at: folder)
         try fileSystem.createPrivateDirectory(at: folder)
         try fileSystem.writePrivately(
