@@ -113,7 +113,9 @@ ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 # `make dist` archive linked from those same objects; every suite that runs `hadeploy` runs that
 # archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails when it
 # is not the archive's). The user-level peers (pip venvs, mostly downloads) install while the build
-# runs, and the suites wait for it.
+# runs, and the suites wait for it. The second build, of the C-facing targets against brew-gen (`make
+# test-brew-gen`), runs beside the release build and the suites at the lowest CPU priority (nice 19:
+# it takes only what they leave idle), and its suite runs after them at normal priority.
 # Runs the suites named in $$suites one after another, each with its wall time and its output kept in
 # .build-release/logs/<suite>.log; a failed one is added to $$failed and its failing tests (and the
 # log's last lines, for a crash) are printed again after it, so the end of the output says what failed.
@@ -127,7 +129,9 @@ RUN_SUITES = mkdir -p .build-release/logs; for t in $$suites; do start=$$(date +
 test-suites:
 	@echo "=== the suites run as $$(id -un) (uid $$(id -u))"
 	@mkdir -p .build-release; rm -rf .build-release/logs; ( $(MAKE) -s --no-print-directory peers-user > .build-release/peers.out 2>&1 ) & peers=$$!; \
-	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; exit 1; }; \
+	  ( nice -n 19 env SWIFT=$(SWIFT) BREW_GEN_BUILD_ONLY=1 SUITES=MobileDeviceTests scripts/brew-gen-test.sh \
+	    > .build-release/brew-gen-build.out 2>&1 ) & brewgen=$$!; \
+	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; kill $$brewgen; exit 1; }; \
 	  echo "=== release build with tests: $$(( $$(date +%s) - start )) s"; \
 	  $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 || { cat .build-release/dist.out; echo "make dist failed" >&2; wait $$peers; exit 1; }; \
 	  archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; wait $$peers; exit 1; }; \
@@ -136,6 +140,7 @@ test-suites:
 	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
 	  failed=""; skips="$(ROOT_SKIPS)"; suites="$(filter-out $(ROOT_SUITES),$(TEST_TARGETS))"; $(RUN_SUITES); \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
+	  start=$$(date +%s); wait $$brewgen || true; echo "=== waited $$(( $$(date +%s) - start )) s for the brew-gen build"; \
 	  SUITES=MobileDeviceTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed test-brew-gen"; \
 	  $(MAKE) --no-print-directory test-install || failed="$$failed test-install"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all unprivileged test targets passed"

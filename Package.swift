@@ -357,3 +357,32 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make test` builds the C-facing code against the second generation of the C libraries
+// (scripts/brew-gen-test.sh, Homebrew's versions from compat/brew-gen) with only what that needs:
+// HADEPLOY_PACKAGE_SCOPE=c-facing keeps MobileDeviceTests and SSHTransport with the targets they
+// depend on (no CLI, Kit or other suites), so that second build does not compile the whole package.
+if Context.environment["HADEPLOY_PACKAGE_SCOPE"] == "c-facing" {
+    let byName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var kept: Set<String> = []
+    var pending = ["MobileDeviceTests", "SSHTransport"]
+    var packages: Set<String> = []
+    while let name = pending.popLast() {
+        guard kept.insert(name).inserted, let target = byName[name] else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem(_, let package, _, _): if let package { packages.insert(package.lowercased()) }
+            @unknown default: break
+            }
+        }
+    }
+    package.targets = package.targets.filter { kept.contains($0.name) }
+    package.products = []
+    package.dependencies = package.dependencies.filter { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return true }
+        let name = location.split(separator: "/").last.map(String.init) ?? location
+        return packages.contains(
+            (name.hasSuffix(".git") ? String(name.dropLast(4)) : name).lowercased())
+    }
+}

@@ -19,6 +19,17 @@ SWIFT=${SWIFT:-swift}
 BG="$root/compat/brew-gen"
 scratch="$root/.build-brew-gen"
 read -r -a suites <<<"${SUITES:-MobileDeviceTests SSHTransportTests}"
+# MobileDeviceTests alone (`make test`): the package reduced to it and SSHTransport with what they
+# depend on (Package.swift, HADEPLOY_PACKAGE_SCOPE): every C-facing target is compiled against
+# brew-gen, without the CLI, the Kit and the other suites. With SSHTransportTests: the whole package.
+libs_checked="libplist-2.0.so.4 libimobiledevice-1.0.so.6 libusbmuxd-2.0.so.7 libssh.so.4"
+if [ "${suites[*]}" = "MobileDeviceTests" ]; then
+    export HADEPLOY_PACKAGE_SCOPE=c-facing
+    # SSHTransport is compiled but linked into no test binary of this scope.
+    libs_checked="libplist-2.0.so.4 libimobiledevice-1.0.so.6 libusbmuxd-2.0.so.7"
+else
+    unset HADEPLOY_PACKAGE_SCOPE
+fi
 
 die() {
     echo "brew-gen-test: $*" >&2
@@ -90,12 +101,19 @@ if grep -nE "^$root/(Sources|Tests|Benchmarks)/[^:]+:[0-9]+:[0-9]+: warning:" "$
     die "warnings against brew-gen (above)"
 fi
 
+# BREW_GEN_BUILD_ONLY=1: stop here (`make test` builds in the background, at the lowest priority,
+# beside its release build and suites, then runs this again: the build is then already done).
+if [ "${BREW_GEN_BUILD_ONLY:-}" = 1 ]; then
+    echo "brew-gen-test: built (BREW_GEN_BUILD_ONLY)"
+    exit 0
+fi
+
 # 3. The binaries load brew-gen's libraries, not Debian's (same SONAMEs for libimobiledevice and
 #    libssh: a missing rpath would go unnoticed).
 check_loads() {
     local binary=$1 out name path
     out=$(ldd "$binary") || die "ldd $binary failed"
-    for name in libplist-2.0.so.4 libimobiledevice-1.0.so.6 libusbmuxd-2.0.so.7 libssh.so.4; do
+    for name in $libs_checked; do
         path=$(awk -v n="$name" '$1 == n && $2 == "=>" { print $3 }' <<<"$out")
         [ -n "$path" ] || die "$binary does not load $name:"$'\n'"$out"
         [ "$(readlink -f "$path")" = "$(readlink -f "$BG/lib/$name")" ] ||
@@ -112,8 +130,13 @@ bundles=("$scratch"/debug/*PackageTests.xctest)
 echo "${bundles[0]}:"
 check_loads "${bundles[0]}"
 # The suites that run the CLI run this one (HADEPLOY_DIST_ARCHIVE unset below).
-echo "$scratch/debug/hadeploy:"
-check_loads "$scratch/debug/hadeploy"
+if [ "${HADEPLOY_PACKAGE_SCOPE:-}" != c-facing ]; then
+    echo "$scratch/debug/hadeploy:"
+    check_loads "$scratch/debug/hadeploy"
+else
+    [ -f "$scratch/debug/SSHTransport.build/SFTPHandle.swift.o" ] ||
+        die "SSHTransport was not compiled against brew-gen ($scratch/debug/SSHTransport.build)"
+fi
 
 # 4. The suites, each in its own process; no LD_LIBRARY_PATH: the rpath is what is tested.
 unset HADEPLOY_DIST_ARCHIVE LD_LIBRARY_PATH

@@ -2,6 +2,7 @@
 # `make test` as CI runs it on a fresh machine, timed: a clone of this checkout's committed HEAD in a
 # temporary folder, an empty HOME (no .build, no venvs, no SwiftPM or pip cache), the system PATH and
 # Swift's directory only. The system packages are shared (as on a machine where `make demo` ran).
+# As root, the copy the suites run in as the test account is made in that folder too (no build yet).
 # Prints the wall time and exit status; the log is kept in the folder it names.
 #   scripts/fresh-test.sh        (BENCHMARKS.md, "`make test` wall time")
 set -uo pipefail
@@ -18,7 +19,8 @@ echo "fresh-test: make test in $tmp/hadeploy (log: $tmp/test.log)"
 start=$SECONDS
 (cd "$tmp/hadeploy" && env -i HOME="$tmp/home" \
     PATH="$swift_bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-    LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb USER="$(id -un)" LOGNAME="$(id -un)" make test) > "$tmp/test.log" 2>&1
+    LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb USER="$(id -un)" LOGNAME="$(id -un)" \
+    HADEPLOY_TEST_BASE="$tmp/as-user" make test) > "$tmp/test.log" 2>&1
 status=$?
 elapsed=$((SECONDS - start))
 echo "fresh-test: make test exit $status in $((elapsed / 60))m$((elapsed % 60))s"

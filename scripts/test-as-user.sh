@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "test-as-user: run as root (make test does this itself)" >&2; exit 1; }
 user=hadeploy-test
-base=/var/tmp/hadeploy-test
+# HADEPLOY_TEST_BASE: another place for the copy (scripts/fresh-test.sh: one with no build in it yet).
+base="${HADEPLOY_TEST_BASE:-/var/tmp/hadeploy-test}"
 tree="$base/tree"
 
 id "$user" > /dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
