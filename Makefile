@@ -66,7 +66,7 @@ check-fresh:
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
 TEST_TARGETS_LIBRARY = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HADeployKitTests \
-  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests
+  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHSessionTests
 TEST_TARGETS_BINARY = CLITests SSHTransportTests HomeAssistantTests EndToEndTests
 TEST_TARGETS = $(TEST_TARGETS_LIBRARY) $(TEST_TARGETS_BINARY)
 
@@ -100,12 +100,13 @@ test-mac:
 
 # Tests that need root, and why (one line each). They run as root after the others (through `sudo -n`
 # for an ordinary user; without it they fail, never skip). Everything else runs unprivileged.
-#   SSHTransportTests: the real sshd and dropbear log in the system account hadeploy-ssh (privilege
-#     separation, its password in /etc/shadow, client keys in the root-only /var/lib/hadeploy-ssh-test).
+#   SSHTransportTests, SSHSessionTests: the real sshd and dropbear log in the system account
+#     hadeploy-ssh (privilege separation, its password in /etc/shadow, client keys in the root-only
+#     /var/lib/hadeploy-ssh-test). SSHSessionTests also runs against brew-gen (libssh 0.11) here.
 #   TwinConfinementTests: another local account (nobody) attacks the iOS 17 twin's tunnel and muxer
 #     socket through pymobiledevice3; becoming that account takes root.
 #   anUnusableReportFolderIsFoundBeforeAnyDevice: fills a disk by mounting a 64 KiB tmpfs (mount).
-ROOT_SUITES = SSHTransportTests
+ROOT_SUITES = SSHTransportTests SSHSessionTests
 ROOT_TESTS = TwinConfinementTests anUnusableReportFolderIsFoundBeforeAnyDevice
 ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 
@@ -113,9 +114,9 @@ ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 # `make dist` archive linked from those same objects; every suite that runs `hadeploy` runs that
 # archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails when it
 # is not the archive's). The user-level peers (pip venvs, mostly downloads) install while the build
-# runs, and the suites wait for it. The second build, of the C-facing targets against brew-gen (`make
-# test-brew-gen`), runs beside the release build and the suites at the lowest CPU priority (nice 19:
-# it takes only what they leave idle), and its suite runs after them at normal priority.
+# runs, and the suites wait for it. The second build, of the C-facing suites against brew-gen (`make
+# test-brew-gen`), comes after the suites: run beside the release build even at nice 19 it made that
+# build take 914 s instead of ~490 (two vCPUs), and the suites' deadlines suffer beside it.
 # Runs the suites named in $$suites one after another, each with its wall time and its output kept in
 # .build-release/logs/<suite>.log; a failed one is added to $$failed and its failing tests (and the
 # log's last lines, for a crash) are printed again after it, so the end of the output says what failed.
@@ -129,9 +130,7 @@ RUN_SUITES = mkdir -p .build-release/logs; for t in $$suites; do start=$$(date +
 test-suites:
 	@echo "=== the suites run as $$(id -un) (uid $$(id -u))"
 	@mkdir -p .build-release; rm -rf .build-release/logs; ( $(MAKE) -s --no-print-directory peers-user > .build-release/peers.out 2>&1 ) & peers=$$!; \
-	  ( nice -n 19 env SWIFT=$(SWIFT) BREW_GEN_BUILD_ONLY=1 SUITES=MobileDeviceTests scripts/brew-gen-test.sh \
-	    > .build-release/brew-gen-build.out 2>&1 ) & brewgen=$$!; \
-	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; kill $$brewgen; exit 1; }; \
+	  start=$$(date +%s); $(SWIFT) build $(RELEASE_BUILD) --build-tests || { wait $$peers; exit 1; }; \
 	  echo "=== release build with tests: $$(( $$(date +%s) - start )) s"; \
 	  $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 || { cat .build-release/dist.out; echo "make dist failed" >&2; wait $$peers; exit 1; }; \
 	  archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; wait $$peers; exit 1; }; \
@@ -140,7 +139,6 @@ test-suites:
 	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
 	  failed=""; skips="$(ROOT_SKIPS)"; suites="$(filter-out $(ROOT_SUITES),$(TEST_TARGETS))"; $(RUN_SUITES); \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
-	  start=$$(date +%s); wait $$brewgen || true; echo "=== waited $$(( $$(date +%s) - start )) s for the brew-gen build"; \
 	  SUITES=MobileDeviceTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed test-brew-gen"; \
 	  $(MAKE) --no-print-directory test-install || failed="$$failed test-install"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all unprivileged test targets passed"
@@ -157,10 +155,12 @@ test-root:
 	    $(SWIFT) test $(RELEASE_BUILD) --skip-build --filter "$$t" 2>&1 | tee "$$log"; \
 	    if [ "$${PIPESTATUS[0]}" -ne 0 ]; then failed="$$failed $$t"; grep -aE '✘|error:|Fatal error' "$$log" | head -40; fi; \
 	    echo "=== $$t: $$(( $$(date +%s) - start )) s"; done; \
+	  SUITES=SSHSessionTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed SSHSessionTests(brew-gen)"; \
 	  if [ -n "$$failed" ]; then echo "FAILED (as root):$$failed"; exit 1; fi; echo "all root test targets passed"
 
-# `make test` runs MobileDeviceTests this way (unprivileged); SSHTransportTests against brew-gen
-# (`make test-brew-gen` as root) is not in it yet: under load its peers' start-up deadlines fail.
+# `make test` runs MobileDeviceTests (unprivileged) and SSHSessionTests (libssh's side, as root in
+# test-root) this way, on a build of those suites alone; `make test-brew-gen` (as root) builds the
+# whole package and adds SSHTransportTests.
 # The C-facing suites (MobileDeviceTests, SSHTransportTests) against the second generation of the C
 # libraries, Homebrew's (libplist 2.7, libimobiledevice 1.4, libusbmuxd 2.1, libssh 0.11), vendored in
 # compat/brew-gen: its own debug build in .build-brew-gen, checked with ldd (scripts/brew-gen-test.sh).

@@ -319,10 +319,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // The real SSH servers (OpenSSH, dropbear) the SSH suites log in to, started per test.
+        .target(
+            name: "SSHTestPeers", dependencies: ["SSHTransport", "HADeployCore", "TestSupport"],
+            path: "Tests/SSHTestPeers", swiftSettings: strict),
+        // libssh's side alone (SFTP, host keys, output), without the Kit: the SSH suite that also runs
+        // against the second generation of the C libraries (scripts/brew-gen-test.sh).
+        .testTarget(
+            name: "SSHSessionTests",
+            dependencies: ["SSHTransport", "SSHTestPeers", "HADeployCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "SSHTransportTests",
             dependencies: [
-                "SSHTransport", "HADeployCore", "VirtualDevice", "HADeployKit", "HADeployDrivers",
+                "SSHTransport", "SSHTestPeers", "HADeployCore", "VirtualDevice", "HADeployKit",
+                "HADeployDrivers",
                 "DeployModel",
                 "HADeployBuild", "HADeployReporting", "DeviceSpec", "TestSupport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
@@ -358,14 +369,23 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// The suites are compiled without optimization even in `make test`'s release build (`-c release
+// -enable-testing`, the objects that ship): optimizing test code made that build slower and tests
+// nothing more. The shipped targets keep -O.
+for target in package.targets
+where target.type == .test || ["TestSupport", "SSHTestPeers"].contains(target.name) {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
+}
+
 // `make test` builds the C-facing code against the second generation of the C libraries
 // (scripts/brew-gen-test.sh, Homebrew's versions from compat/brew-gen) with only what that needs:
-// HADEPLOY_PACKAGE_SCOPE=c-facing keeps MobileDeviceTests and SSHTransport with the targets they
+// HADEPLOY_PACKAGE_SCOPE=c-facing keeps MobileDeviceTests and SSHSessionTests with the targets they
 // depend on (no CLI, Kit or other suites), so that second build does not compile the whole package.
 if Context.environment["HADEPLOY_PACKAGE_SCOPE"] == "c-facing" {
     let byName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
     var kept: Set<String> = []
-    var pending = ["MobileDeviceTests", "SSHTransport"]
+    var pending = ["MobileDeviceTests", "SSHSessionTests"]
     var packages: Set<String> = []
     while let name = pending.popLast() {
         guard kept.insert(name).inserted, let target = byName[name] else { continue }

@@ -19,14 +19,16 @@ SWIFT=${SWIFT:-swift}
 BG="$root/compat/brew-gen"
 scratch="$root/.build-brew-gen"
 read -r -a suites <<<"${SUITES:-MobileDeviceTests SSHTransportTests}"
-# MobileDeviceTests alone (`make test`): the package reduced to it and SSHTransport with what they
+# MobileDeviceTests and SSHSessionTests only (`make test`): the package reduced to them and what they
 # depend on (Package.swift, HADEPLOY_PACKAGE_SCOPE): every C-facing target is compiled against
 # brew-gen, without the CLI, the Kit and the other suites. With SSHTransportTests: the whole package.
 libs_checked="libplist-2.0.so.4 libimobiledevice-1.0.so.6 libusbmuxd-2.0.so.7 libssh.so.4"
-if [ "${suites[*]}" = "MobileDeviceTests" ]; then
+whole=no
+for suite in "${suites[@]}"; do
+    case "$suite" in MobileDeviceTests | SSHSessionTests) ;; *) whole=yes ;; esac
+done
+if [ "$whole" = no ]; then
     export HADEPLOY_PACKAGE_SCOPE=c-facing
-    # SSHTransport is compiled but linked into no test binary of this scope.
-    libs_checked="libplist-2.0.so.4 libimobiledevice-1.0.so.6 libusbmuxd-2.0.so.7"
 else
     unset HADEPLOY_PACKAGE_SCOPE
 fi
@@ -76,8 +78,8 @@ echo "brew-gen: libplist $(pkg-config --modversion libplist-2.0), libimobiledevi
     "$(pkg-config --modversion libimobiledevice-1.0), libusbmuxd $(pkg-config --modversion libusbmuxd-2.0)," \
     "libssh $(pkg-config --modversion libssh)"
 
-# The SSH servers and the test login user the SSHTransport suites need (idempotent; as make peers).
-case " ${suites[*]} " in *" SSHTransportTests "*) scripts/ssh-peers.sh ;; esac
+# The SSH servers and the test login user the SSH suites need (idempotent; as make peers).
+case " ${suites[*]} " in *" SSHTransportTests "* | *" SSHSessionTests "*) scripts/ssh-peers.sh ;; esac
 
 # 2. Build, with its own scratch path (the Debian build's cache must not be reused).
 link=(-Xlinker -rpath -Xlinker "$BG/lib")
@@ -99,13 +101,6 @@ fi
 # shims). Only what this build compiled is seen: a fresh clone compiles everything.
 if grep -nE "^$root/(Sources|Tests|Benchmarks)/[^:]+:[0-9]+:[0-9]+: warning:" "$log"; then
     die "warnings against brew-gen (above)"
-fi
-
-# BREW_GEN_BUILD_ONLY=1: stop here (`make test` builds in the background, at the lowest priority,
-# beside its release build and suites, then runs this again: the build is then already done).
-if [ "${BREW_GEN_BUILD_ONLY:-}" = 1 ]; then
-    echo "brew-gen-test: built (BREW_GEN_BUILD_ONLY)"
-    exit 0
 fi
 
 # 3. The binaries load brew-gen's libraries, not Debian's (same SONAMEs for libimobiledevice and
@@ -133,9 +128,6 @@ check_loads "${bundles[0]}"
 if [ "${HADEPLOY_PACKAGE_SCOPE:-}" != c-facing ]; then
     echo "$scratch/debug/hadeploy:"
     check_loads "$scratch/debug/hadeploy"
-else
-    [ -f "$scratch/debug/SSHTransport.build/SFTPHandle.swift.o" ] ||
-        die "SSHTransport was not compiled against brew-gen ($scratch/debug/SSHTransport.build)"
 fi
 
 # 4. The suites, each in its own process; no LD_LIBRARY_PATH: the rpath is what is tested.

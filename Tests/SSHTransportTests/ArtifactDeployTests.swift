@@ -5,6 +5,7 @@ import HADeployBuild
 import HADeployCore
 import HADeployKit
 import HADeployReporting
+import SSHTestPeers
 import TestSupport
 import Testing
 

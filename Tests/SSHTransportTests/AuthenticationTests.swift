@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import SSHTestPeers
 import Testing
 
 @testable import HADeployDrivers

@@ -1,6 +1,7 @@
 import DeployModel
 import Foundation
 import HADeployCore
+import SSHTestPeers
 import Testing
 
 @testable import HADeployDrivers

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import HADeployDrivers
+import SSHTestPeers
 import SSHTransport
 
 /// A scratch "device": an Applications directory and recording fakes of uicache/launch/kill/screenshot
@@ -19,7 +20,7 @@ struct DeviceRoot {
         let bin = url.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         for tool in ["uicache", "launch", "kill", "screenshot"] {
-            try Self.installExecutable(
+            try TestEnvironment.installExecutable(
                 from: TestEnvironment.scriptsDirectory.appendingPathComponent("device/\(tool)"),
                 to: bin.appendingPathComponent(tool))
         }
@@ -27,22 +28,6 @@ struct DeviceRoot {
             Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data((0..<3000).map { UInt8($0 % 251) })
         try screen.write(to: url.appendingPathComponent("screen.png"))
         try TestEnvironment.giveToTestUser(url)
-    }
-
-    /// Copies an executable with a close-on-exec descriptor: a write descriptor that a concurrently
-    /// spawned child (another test's sshd) inherits keeps the file "Text file busy" for its lifetime.
-    static func installExecutable(from source: URL, to target: URL) throws {
-        let data = try Data(contentsOf: source)
-        let fd = open(target.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
-        guard fd >= 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
-        }
-        defer { close(fd) }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == data.count else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
-        }
-        fchmod(fd, 0o755)
     }
 
     var commands: JailbreakCommands {

@@ -4,6 +4,7 @@ import Foundation
 import HADeployBuild
 import HADeployCore
 import HADeployKit
+import SSHTestPeers
 import TestSupport
 import Testing
 

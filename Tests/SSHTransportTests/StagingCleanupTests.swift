@@ -1,5 +1,6 @@
 import Foundation
 import HADeployDrivers
+import SSHTestPeers
 import SSHTransport
 import TestSupport
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 import Logging
+import SSHTestPeers
 import TestSupport
 import Testing
 import VirtualDevice

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SSHTestPeers
 import Testing
 import VirtualDevice
 

@@ -55,8 +55,10 @@ final class TunnelTCPConnection: @unchecked Sendable {
     static let sendBufferLimit = 1 << 20
     static let initialTimeout = TimeAmount.milliseconds(250)
     static let maximumTimeout = TimeAmount.seconds(4)
-    /// Consecutive timeouts after which the host is taken for gone.
-    static let maximumTimeouts = 12
+    /// Consecutive timeouts after which the host is taken for gone: about 108 s with the backoff
+    /// above (12, about 36 s, dropped a 4 MB AFC push whose client was starved of CPU; iOS itself
+    /// keeps retransmitting for minutes).
+    static let maximumTimeouts = 30
 
     init(
         network: TunnelNetwork, key: TunnelNetwork.ConnectionKey, syn: TCPSegment,
@@ -150,6 +152,9 @@ final class TunnelTCPConnection: @unchecked Sendable {
         }
         if !ack.isBefore(sendUnacknowledged) {
             sendWindow = UInt32(segment.window) << peerWindowShift
+            // Probing a closed window: a host that answers the probes is there, however long its
+            // window stays closed (RFC 9293 3.8.6.1); only unanswered retransmissions count.
+            if sendWindow == 0 && ack == sendUnacknowledged { timeouts = 0 }
         }
         if finAcknowledged {
             switch state {

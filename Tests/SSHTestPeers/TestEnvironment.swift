@@ -8,20 +8,21 @@ import TestSupport
 #endif
 
 /// Fixed facts prepared by scripts/ssh-peers.sh, and small process helpers.
-enum TestEnvironment {
-    static let user = "hadeploy-ssh"
-    static let stateDirectory = "/var/lib/hadeploy-ssh-test"
-    static var ed25519Key: String { stateDirectory + "/id_ed25519" }
-    static var rsaKey: String { stateDirectory + "/id_rsa" }
-    static var repoRoot: URL { repositoryRoot }
-    static var scriptsDirectory: URL { repoRoot.appendingPathComponent("scripts/ssh") }
+package enum TestEnvironment {
+    package static let user = "hadeploy-ssh"
+    package static let stateDirectory = "/var/lib/hadeploy-ssh-test"
+    package static var ed25519Key: String { stateDirectory + "/id_ed25519" }
+    package static var rsaKey: String { stateDirectory + "/id_rsa" }
+    package static var repoRoot: URL { repositoryRoot }
+    package static var scriptsDirectory: URL { repoRoot.appendingPathComponent("scripts/ssh") }
 
-    struct SetupMissing: Error, CustomStringConvertible {
-        let description: String
+    package struct SetupMissing: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
     }
 
     /// Fails (never skips) when the setup script has not been run.
-    static func requireSetup() throws {
+    package static func requireSetup() throws {
         // As hadeploy's own entry does: a server that closes mid-write is an EPIPE for that call, not
         // the end of the whole test process (signal 13 ended every SSH suite once).
         signal(SIGPIPE, SIG_IGN)
@@ -38,16 +39,16 @@ enum TestEnvironment {
         try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
     }
 
-    struct RunResult {
-        let status: Int32
-        let output: String
+    package struct RunResult {
+        package let status: Int32
+        package let output: String
     }
 
     /// Starts a process with posix_spawn (stdin from a file or /dev/null, stdout+stderr to `outputPath`).
     ///
     /// Not Foundation's `Process`: its exit monitoring runs on a global dispatch queue, which starves while
     /// the parallel tests keep the (2-core) pool busy, so `isRunning` stayed true for finished processes.
-    static func spawn(
+    package static func spawn(
         _ executable: String, _ arguments: [String], stdinPath: String = "/dev/null", outputPath: String,
         environment: [String: String]? = nil
     ) throws -> pid_t {
@@ -87,7 +88,7 @@ enum TestEnvironment {
     }
 
     /// Exit status once `pid` ended, nil if it still runs after `timeout`.
-    static func wait(_ pid: pid_t, timeout: Double) -> Int32? {
+    package static func wait(_ pid: pid_t, timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         while true {
@@ -101,7 +102,7 @@ enum TestEnvironment {
 
     /// Like `wait`, but sleeping with `Task.sleep`: the tests run in parallel on Swift's small pool
     /// (2 threads on CI), and a blocked thread there delays every other test's deadlines.
-    static func waitAsync(_ pid: pid_t, timeout: Double) async -> Int32? {
+    package static func waitAsync(_ pid: pid_t, timeout: Double) async -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         while true {
@@ -115,7 +116,7 @@ enum TestEnvironment {
 
     /// Runs a short local command, bounded by `timeout`.
     @discardableResult
-    static func run(
+    package static func run(
         _ executable: String, _ arguments: [String], stdin: String? = nil,
         environment: [String: String]? = nil,
         timeout: Double = 30
@@ -138,7 +139,7 @@ enum TestEnvironment {
 
     /// `run` for places that cannot await (a `defer`): blocks the calling thread.
     @discardableResult
-    static func runBlocking(
+    package static func runBlocking(
         _ executable: String, _ arguments: [String], stdin: String? = nil,
         environment: [String: String]? = nil,
         timeout: Double = 30
@@ -160,7 +161,7 @@ enum TestEnvironment {
     }
 
     /// `chown -R user:user` without starting a process.
-    static func giveToTestUser(_ url: URL) throws {
+    package static func giveToTestUser(_ url: URL) throws {
         guard let entry = getpwnam(user) else { throw SetupMissing(description: "no user \(user)") }
         let uid = entry.pointee.pw_uid
         let gid = entry.pointee.pw_gid
@@ -170,7 +171,7 @@ enum TestEnvironment {
     }
 
     /// A fresh directory under /tmp that the test user can use, removed by `remove`.
-    static func makeDirectory(_ prefix: String, ownedByTestUser: Bool = false) throws -> URL {
+    package static func makeDirectory(_ prefix: String, ownedByTestUser: Bool = false) throws -> URL {
         var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SetupMissing(description: "mkdtemp failed") }
         let path = String(cString: made)
@@ -179,12 +180,12 @@ enum TestEnvironment {
         return URL(fileURLWithPath: path)
     }
 
-    static func remove(_ url: URL) {
+    package static func remove(_ url: URL) {
         try? FileManager.default.removeItem(at: url)
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:port.
-    static func isListening(port: Int) -> Bool {
+    package static func isListening(port: Int) -> Bool {
         let fd = socket(AF_INET, TestPlatform.streamSocket, 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -200,7 +201,7 @@ enum TestEnvironment {
     }
 
     /// All descendants of `pid`, deepest last.
-    static func descendants(of pid: Int32) -> [Int32] {
+    package static func descendants(of pid: Int32) -> [Int32] {
         var parents: [Int32: [Int32]] = [:]
         for (child, parent) in TestPlatform.parentsByProcess() { parents[parent, default: []].append(child) }
         var result: [Int32] = []
@@ -214,7 +215,23 @@ enum TestEnvironment {
         return result
     }
 
-    static func credentialsKey(_ path: String) -> SSHAuthentication {
+    package static func credentialsKey(_ path: String) -> SSHAuthentication {
         .privateKey(path: path, passphrase: nil)
+    }
+
+    /// Copies an executable with a close-on-exec descriptor: a write descriptor that a concurrently
+    /// spawned child (another test's sshd) inherits keeps the file "Text file busy" for its lifetime.
+    package static func installExecutable(from source: URL, to target: URL) throws {
+        let data = try Data(contentsOf: source)
+        let fd = open(target.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
+        }
+        defer { close(fd) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == data.count else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
+        }
+        fchmod(fd, 0o755)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SSHTestPeers
 import Testing
 
 @testable import SSHTransport

@@ -1,5 +1,4 @@
 import Foundation
-import HADeployDrivers
 import SSHTransport
 import TestSupport
 
@@ -9,8 +8,8 @@ import TestSupport
 
 /// A real SSH server on 127.0.0.1 started for one test: OpenSSH (modern, legacy-only, without SFTP)
 /// or dropbear, with its own host keys, port and temp directory. `stop()` kills it and its sessions.
-final class SSHPeer: @unchecked Sendable {
-    enum Kind: String, CaseIterable, Sendable {
+package final class SSHPeer: @unchecked Sendable {
+    package enum Kind: String, CaseIterable, Sendable {
         case modern
         case legacy
         case noSFTP
@@ -22,14 +21,14 @@ final class SSHPeer: @unchecked Sendable {
         case dropbear
     }
 
-    let kind: Kind
-    let port: Int
-    let directory: URL
+    package let kind: Kind
+    package let port: Int
+    package let directory: URL
     private var pid: pid_t?
     private var lifeline: Lifeline?
     private let logPath: String
 
-    var keyDirectory: URL { directory.appendingPathComponent("keys") }
+    package var keyDirectory: URL { directory.appendingPathComponent("keys") }
 
     private init(kind: Kind, port: Int, directory: URL) {
         self.kind = kind
@@ -39,7 +38,7 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// Starts a peer; throws (so the test fails) if it does not come up.
-    static func start(_ kind: Kind) async throws -> SSHPeer {
+    package static func start(_ kind: Kind) async throws -> SSHPeer {
         // As hadeploy's own entry does: a server that closes mid-write is an EPIPE for that call, not
         // the end of the whole test process (signal 13 ended every SSH suite once).
         signal(SIGPIPE, SIG_IGN)
@@ -72,7 +71,7 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// known_hosts lines for this server's host keys, written from the key files (not by our code).
-    func knownHostsLines() async throws -> [String] {
+    package func knownHostsLines() async throws -> [String] {
         let pattern = "[127.0.0.1]:\(port)"
         switch kind {
         case .dropbear:
@@ -96,7 +95,7 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// SHA256 fingerprints of the host keys, as `ssh-keygen -lf` prints them.
-    func fingerprints() async throws -> [String] {
+    package func fingerprints() async throws -> [String] {
         var result: [String] = []
         for line in try await knownHostsLines() {
             let output = try await TestEnvironment.run(
@@ -108,7 +107,7 @@ final class SSHPeer: @unchecked Sendable {
         return result
     }
 
-    func writeKnownHosts(to path: String) async throws {
+    package func writeKnownHosts(to path: String) async throws {
         let lines = try await knownHostsLines()
         try (lines.joined(separator: "\n") + "\n").write(
             toFile: path, atomically: true, encoding: .utf8)
@@ -140,7 +139,7 @@ final class SSHPeer: @unchecked Sendable {
             if kind == .noLimitsSFTP {
                 // The subsystem runs as the test user: a copy in the peer's directory, which it can
                 // reach wherever the checkout is.
-                try DeviceRoot.installExecutable(
+                try TestEnvironment.installExecutable(
                     from: TestEnvironment.scriptsDirectory.appendingPathComponent("sftp-server-nolimits"),
                     to: directory.appendingPathComponent("sftp-server-nolimits"))
             }
@@ -181,12 +180,12 @@ final class SSHPeer: @unchecked Sendable {
             description: "\(kind) server did not listen on \(port): \(self.log)")
     }
 
-    var serverPID: Int32? { pid }
+    package var serverPID: Int32? { pid }
 
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Kills the server and every session process it forked (SIGKILL: like pulling the plug).
-    func kill() {
+    package func kill() {
         // The sessions first, while they are still the server's descendants: cutting the lifeline
         // first lets the watcher end the server, whose sessions then belong to init and live on.
         if let pid {
@@ -201,21 +200,21 @@ final class SSHPeer: @unchecked Sendable {
     }
 
     /// Starts the same server again (same port and keys) after `kill`.
-    func restart() async throws {
+    package func restart() async throws {
         try await launch()
     }
 
-    func stop() {
+    package func stop() {
         kill()
     }
 
-    func stopAndClean() {
+    package func stopAndClean() {
         kill()
         TestEnvironment.remove(directory)
     }
 
     /// A connection config trusting this server, logging in as the test user.
-    func config(
+    package func config(
         name: String? = nil, authentication: SSHAuthentication? = nil, legacy: Bool? = nil,
         knownHosts: String? = nil
     ) async throws -> SSHConnectionConfig {

@@ -1,4 +1,5 @@
 import Foundation
+import SSHTestPeers
 import SSHTransport
 import TestSupport
 import Testing
