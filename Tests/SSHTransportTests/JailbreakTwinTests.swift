@@ -342,9 +342,13 @@ struct JailbreakTwinTests {
         #expect(installed["Info.plist"] != nil)
         #expect(
             installed["_CodeSignature/CodeResources"] == nil && installed["embedded.mobileprovision"] == nil)
-        // The local bundle is left as it was.
+        // The local bundle is left as it was, and the unsigned copy (made beside it, not in the shared
+        // temporary folder) is gone.
         #expect(
             FileManager.default.fileExists(atPath: signature.appendingPathComponent("CodeResources").path))
+        let beside = try FileManager.default.contentsOfDirectory(
+            atPath: app.url.deletingLastPathComponent().path)
+        #expect(!beside.contains { $0.hasPrefix(".hadeploy-unsigned-") }, "\(beside)")
     }
 
     @Test("launch keys become typed preference values merged into what the device has")

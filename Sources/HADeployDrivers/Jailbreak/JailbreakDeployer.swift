@@ -197,10 +197,14 @@ public struct JailbreakDeployer: Sendable {
     private func prepared(_ app: URL) throws -> (URL, cleanup: () -> Void) {
         guard config.stripAppleSignature else { return (app, {}) }
         let manager = fileSystem
-        let scratch = manager.temporaryDirectory.appendingPathComponent("hadeploy-jb-\(UUID().uuidString)")
+        // Beside the bundle (a run's private staging copy, or the build's products), never in the shared
+        // temporary folder: a run killed with SIGKILL left `/tmp/hadeploy-jb-<UUID>` behind for good;
+        // here the next run's staging clean-up or the build folder owns it.
+        let scratch = app.deletingLastPathComponent().appendingPathComponent(
+            ".hadeploy-unsigned-\(UUID().uuidString)")
         let copy = scratch.appendingPathComponent(app.lastPathComponent)
         do {
-            try manager.createDirectory(at: scratch, withIntermediateDirectories: true)
+            try manager.createPrivateDirectory(at: scratch)
             try manager.copyItem(at: app, to: copy)
             for name in ["_CodeSignature", "embedded.mobileprovision"] {
                 let item = copy.appendingPathComponent(name)
