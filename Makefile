@@ -143,7 +143,8 @@ test-suites:
 	  $(MAKE) --no-print-directory test-install || failed="$$failed test-install"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all unprivileged test targets passed"
 
-# The tests of ROOT_SUITES and ROOT_TESTS, as root, on the build test-suites made.
+# The tests of ROOT_SUITES and ROOT_TESTS, as root, on the build test-suites made (through sudo, the
+# build folders are given back to the user who ran it).
 test-root:
 	@if [ "$$(id -u)" -ne 0 ]; then \
 	  if sudo -n true 2> /dev/null; then exec sudo -n $(MAKE) --no-print-directory test-root; fi; \
@@ -156,6 +157,7 @@ test-root:
 	    if [ "$${PIPESTATUS[0]}" -ne 0 ]; then failed="$$failed $$t"; grep -aE '✘|error:|Fatal error' "$$log" | head -40; fi; \
 	    echo "=== $$t: $$(( $$(date +%s) - start )) s"; done; \
 	  SUITES=SSHSessionTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed SSHSessionTests(brew-gen)"; \
+	  if [ -n "$${SUDO_UID:-}" ]; then chown -R "$$SUDO_UID:$$SUDO_GID" .build-release .build-brew-gen 2> /dev/null || true; fi; \
 	  if [ -n "$$failed" ]; then echo "FAILED (as root):$$failed"; exit 1; fi; echo "all root test targets passed"
 
 # `make test` runs MobileDeviceTests (unprivileged) and SSHSessionTests (libssh's side, as root in

@@ -22,8 +22,11 @@ public struct PlanFileProblem: Sendable, Hashable, CustomStringConvertible {
 ///
 /// - Tools: only the names the planner writes (`tools`), resolved on this host at run time as the
 ///   planner would resolve them; never a path from the file (a path is accepted only when it is exactly
-///   what that resolution gives here). A plan file does not build, so its builds carry no commands;
-///   a flavour's Xcode (`DEVELOPER_DIR` for xcrun) must be an `….app/Contents/Developer` folder.
+///   what that resolution gives here). A plan file builds only in the checkout it was planned from:
+///   its build commands must be exactly the ones this checkout plans for those flavours (`buildCommands`,
+///   compared as the file shows them, secrets as `***`), and the run executes this checkout's (with
+///   the secrets); without a checkout here a plan that builds is refused. A flavour's Xcode
+///   (`DEVELOPER_DIR` for xcrun) must be an `….app/Contents/Developer` folder.
 /// - Secrets: the token only as `env:HA_TOKEN`, an SSH password only as a key named like the ones
 ///   devices.yaml's `password_env:` uses (`*_SSH_PASS`, `*_SSH_PASSWORD`); any other key is refused.
 /// - Values: what devices.yaml refuses is refused here too — two devices with the same name or UDID,
@@ -50,8 +53,11 @@ extension DeployPlan {
     }
 
     /// Every rule this plan breaks as a plan file, all at once. `resolveTool` gives the path a tool
-    /// name resolves to on this host at run time (as the drivers will run it).
-    public func fileProblems(resolveTool: (String) -> String) -> [PlanFileProblem] {
+    /// name resolves to on this host at run time (as the drivers will run it). `buildCommands`: each
+    /// flavour's build commands as the checkout here plans them (nil: no checkout here).
+    public func fileProblems(
+        resolveTool: (String) -> String, buildCommands: [String: [ProcessCommand]]? = nil
+    ) -> [PlanFileProblem] {
         var problems: [PlanFileProblem] = []
         func tool(_ value: String?, _ name: String, at path: String) {
             guard let value, value != name else { return }
@@ -105,11 +111,27 @@ extension DeployPlan {
         token(accessToken, at: "accessToken")
         if let login = usbHostLogin?.login { password(login, at: "usbHostLogin.login") }
         for (index, build) in builds.enumerated() where !build.commands.isEmpty {
-            problems.append(
-                PlanFileProblem(
-                    "builds[\(index)].commands",
-                    "a plan file does not build (its commands would run here): plan with --no-build and "
-                        + "--artifact PATH or --artifacts DIR"))
+            guard let buildCommands else {
+                problems.append(
+                    PlanFileProblem(
+                        "builds[\(index)].commands",
+                        "this plan builds, and a plan file builds only in the checkout it was planned from "
+                            + "(there is no devices.yaml here): run it there, or plan with --no-build and "
+                            + "--artifact PATH or --artifacts DIR"))
+                continue
+            }
+            let expected = (buildCommands[build.flavour] ?? []).map(PlannedCommandText.init)
+            let given = build.commands.map(PlannedCommandText.init)
+            if expected != given {
+                let first =
+                    zip(given, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                    ?? min(given.count, expected.count)
+                problems.append(
+                    PlanFileProblem(
+                        "builds[\(index)].commands[\(first)]",
+                        "not the build this checkout plans for flavour \(build.flavour) (the file's commands "
+                            + "would run here): make the plan again in this checkout"))
+            }
         }
 
         var ids: [String: Int] = [:]
@@ -268,5 +290,20 @@ extension DeployPlan {
                 directory: move(directory, at: "artifacts.demo.directory"), bundleID: bundleID)
         }
         return (plan, problems)
+    }
+}
+
+/// A build command as a plan file shows it (secrets as `***`): what a file's command is compared by.
+struct PlannedCommandText: Equatable {
+    var executable: String
+    var arguments: [String]
+    var environment: [String: String]
+    var workingDirectory: String?
+
+    init(_ command: ProcessCommand) {
+        executable = command.executable
+        arguments = command.redactedArguments
+        environment = command.redactedEnvironment
+        workingDirectory = command.workingDirectory
     }
 }

@@ -127,9 +127,12 @@ struct DeployCommand: ContextCommand {
         // The environment the plan's secrets are read from: `.env` and the environment for a plan
         // made here, the environment alone for a plan file.
         var secrets: [String: String]
+        var planFileBuild: DeploySession.Builder?
         if let planFile {
             inputs = nil
-            plan = try await loadPlan(planFile, context: context)
+            let loaded = try await loadPlan(planFile, context: context)
+            plan = loaded.plan
+            planFileBuild = loaded.build
             secrets = context.environment
         } else {
             let made = try await PlanInputs.make(
@@ -165,7 +168,8 @@ struct DeployCommand: ContextCommand {
             environment: secrets, reportDirectory: report.map { context.url(for: $0) },
             writeReport: !worker,
             jobs: jobs, failFast: failFast,
-            build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) },
+            build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) }
+                ?? planFileBuild,
             worker: worker ? nil : workerLauncher(context: context))
         // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
         // records (for `status --virtual`), apart from the real devices'.
@@ -229,7 +233,12 @@ struct DeployCommand: ContextCommand {
     /// HADEPLOY_PLAN_KEY is set); a checkout here (devices.yaml at --config) must be the one the plan was
     /// made for. A worker's share comes from its parent, which checked the fingerprint (the rest is
     /// checked again).
-    func loadPlan(_ path: String, context: HADeployContext) async throws -> DeployPlan {
+    ///
+    /// A plan that builds runs in the checkout it was planned from: its build commands must be the
+    /// ones this checkout plans, and the returned builder runs them (nil without a checkout here).
+    func loadPlan(_ path: String, context: HADeployContext) async throws -> (
+        plan: DeployPlan, build: DeploySession.Builder?
+    ) {
         let url = context.url(for: path)
         let data: Data
         do {
@@ -241,19 +250,25 @@ struct DeployCommand: ContextCommand {
             throw PlanFileError(path: path, problem: "cannot read it: \(SystemErrorText.message(error))")
         }
         var project: String?
+        var buildCommands: [String: [ProcessCommand]]?
+        var build: DeploySession.Builder?
         if !worker, context.fileSystem.fileExists(atPath: context.url(for: self.project.config).path) {
             let workspace = self.project.workspace(context)
-            let (_, dotEnv) = try workspace.loadVariables()
+            let (variables, dotEnv) = try workspace.loadVariables()
             let version = try await workspace.loadVersion(allowShallow: true)
             project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
+            let matrix = try workspace.loadMatrix()
+            buildCommands = workspace.plannedBuildCommands(
+                matrix: matrix, variables: variables, version: version)
+            build = workspace.builder(matrix: matrix, variables: variables)
         }
         let home = context.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         let loaded = try PlanFileLoader(
             environment: context.environment, workingDirectory: context.currentDirectory,
             stateDirectory: context.url(for: arguments.state), home: home, fileSystem: context.fileSystem
-        ).load(data, path: path, project: project)
+        ).load(data, path: path, project: project, buildCommands: buildCommands)
         for note in loaded.notes { context.message("note: \(note)") }
-        return loaded.plan
+        return (loaded.plan, build)
     }
 
     /// hadeploy itself, running one USB route's share of the plan (`deploy --plan SHARE --worker`), with

@@ -110,6 +110,21 @@ public struct LiveProcessRunner: LineStreamingRunner {
                 try? await Task.sleep(for: timeout)
                 return nil
             }
+            // Foundation hands the exit over on a dispatch queue of its own, which a busy process
+            // (the test suites, dozens of tests at once on two cores) once left unserved for over a
+            // minute after `git init` had ended. So the child is also looked at here, without reaping
+            // it; a second after it ended, its status is taken from there.
+            let pid = process.processIdentifier
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(500))
+                    if let status = ChildStatus.endedWithoutReaping(pid) {
+                        try? await Task.sleep(for: .seconds(1))
+                        return Task.isCancelled ? nil : status
+                    }
+                }
+                return nil
+            }
             let first = await group.next() ?? nil
             group.cancelAll()
             return first

@@ -70,3 +70,23 @@ public enum SocketCalls {
         #endif
     }
 }
+
+/// What a child process became, looked at without reaping it.
+enum ChildStatus {
+    /// The child's exit status (or the signal that ended it, as Foundation's `terminationStatus`
+    /// gives it) once it has ended; nil while it runs, or when it is no longer this process's child
+    /// to ask about. `WNOWAIT` leaves it waitable: Foundation's own `waitpid` still reaps it.
+    static func endedWithoutReaping(_ pid: Int32) -> Int32? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return nil }
+        #if canImport(Glibc)
+            let ended = info._sifields._sigchld.si_pid
+            let status = info._sifields._sigchld.si_status
+        #else
+            let ended = info.si_pid
+            let status = info.si_status
+        #endif
+        // WNOHANG with nothing ended yet: 0 and si_pid left 0.
+        return ended == pid ? status : nil
+    }
+}

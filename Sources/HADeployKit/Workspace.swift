@@ -62,6 +62,16 @@ extension Workspace {
     }
 
     /// Builds a plan's builds in this checkout (`DeploySession.Settings.build`).
+    /// Each flavour's build commands as the planner writes them for this checkout (a plan file that
+    /// builds must carry exactly these: `PlanFileLoader`).
+    public func plannedBuildCommands(
+        matrix: DeviceMatrix, variables: [String: String], version: GitVersion
+    ) -> [String: [ProcessCommand]] {
+        let commands = BuildCommandBuilder.resolved(variables: variables, version: version)
+        return Dictionary(
+            matrix.flavours.map { ($0.name, commands.commands($0)) }, uniquingKeysWith: { first, _ in first })
+    }
+
     public func builder(matrix: DeviceMatrix, variables: [String: String]) -> DeploySession.Builder {
         let context = self.context
         return { plan, message in

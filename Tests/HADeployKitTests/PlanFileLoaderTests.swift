@@ -1,6 +1,7 @@
 import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployBuild
 import HADeployCore
 import HADeployKit
 import TestSupport
@@ -16,24 +17,31 @@ struct PlanFileLoaderTests {
 
     /// Every device of the committed devices.yaml, planned as `plan all --no-build --json` would on `host`,
     /// its state folder where the planning job had it.
-    static func plan(host: HostPlatform = .linux) throws -> DeployPlan {
+    static func plan(host: HostPlatform = .linux, build: Bool = false) throws -> DeployPlan {
         let matrix = try SpecLoader().load(
             contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
-        let version = GitVersion(
-            marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false,
-            shallow: false)
-        let variables = [
-            "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": "t0ken", "IPAD2_SSH_PASS": "alpine",
-            "IPAD2_HOST": "10.0.0.2", "IPAD2_UDID": "00008-ipad2", "MINI4_UDID": "00008-mini4",
-            "ROSETTASIM_CTL": "/opt/rosettasim/rosettasim-ctl",
-        ]
-        var options = DeployOptions(targets: ["all"], build: false)
+        var options = DeployOptions(targets: ["all"], build: build)
         options.artifacts = .nothing
         return try DeployPlanner(
             matrix: matrix, variables: variables, topology: Topology(host: host),
             paths: HostPaths(stateDirectory: "/ci/planner/checkout/.hadeploy/virtual", home: "/home/planner")
         ).plan(options: options, version: version, deployID: "d-1")
     }
+
+    static func matrix() throws -> DeviceMatrix {
+        try SpecLoader().load(
+            contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
+    }
+    static let version = GitVersion(
+        marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false,
+        shallow: false)
+    /// The App Store Connect key values sign the device builds: secrets in the build's command line.
+    static let variables = [
+        "HA_SERVER": "http://ha.local:8123", "HA_TOKEN": "t0ken", "IPAD2_SSH_PASS": "alpine",
+        "IPAD2_HOST": "10.0.0.2", "IPAD2_UDID": "00008-ipad2", "MINI4_UDID": "00008-mini4",
+        "ROSETTASIM_CTL": "/opt/rosettasim/rosettasim-ctl", "ASC_KEY_PATH": "/keys/AuthKey.p8",
+        "ASC_KEY_ID": "KEY123SECRET", "ASC_ISSUER_ID": "issuer-0001",
+    ]
 
     static let runState = URL(fileURLWithPath: "/ci/runner/work/.hadeploy/virtual")
 
@@ -149,11 +157,49 @@ struct PlanFileLoaderTests {
                 "devices[\(sim)].configuration.rosettaSim._0.developerDir: '/tmp/fake/Contents/Developer'"))
     }
 
-    @Test func aPlanFileNeverBuilds() throws {
-        var plan = try Self.plan()
-        plan.builds[0].commands = [ProcessCommand("/tmp/evil.sh", ["archive"])]
-        let refused = Self.refusal { _ = try Self.load(plan) }
-        #expect(refused.contains("builds[0].commands: a plan file does not build"), "\(refused)")
+    /// A plan that builds runs only in the checkout it was planned from, whose planner writes the same
+    /// build commands; the run then executes that checkout's commands, secrets included (the file shows
+    /// them as `***`). Before: any plan that built was refused from a file.
+    @Test func aPlanThatBuildsRunsOnlyWithTheCommandsThisCheckoutPlans() throws {
+        var plan = try Self.plan(host: .macOS, build: true)
+        plan.project = "fingerprint-1"
+        let planned = BuildCommandBuilder.resolved(variables: Self.variables, version: Self.version)
+        let expected = Dictionary(
+            try Self.matrix().flavours.map { ($0.name, planned.commands($0)) },
+            uniquingKeysWith: { a, _ in a })
+        let building = try #require(plan.builds.firstIndex { !$0.commands.isEmpty })
+        let file = Data(try PlanPrinter.json(plan).utf8)
+        #expect(
+            !String(decoding: file, as: UTF8.self).contains("KEY123SECRET"), "the file shows secrets as ***")
+
+        // No checkout here: refused, saying where it runs.
+        let away = Self.refusal {
+            _ = try Self.loader().load(file, path: "plan.json", project: nil, buildCommands: expected)
+        }
+        #expect(away.contains("builds[\(building)].commands: this plan builds"), "\(away)")
+        #expect(away.contains("only in the checkout it was planned from"), "\(away)")
+
+        // The checkout it was planned from: accepted, and what runs is the checkout's, with its secrets.
+        let loaded = try Self.loader().load(
+            file, path: "plan.json", project: "fingerprint-1", buildCommands: expected)
+        for build in loaded.plan.builds where !build.commands.isEmpty {
+            #expect(build.commands == expected[build.flavour], "\(build.flavour)")
+        }
+        #expect(
+            loaded.plan.builds.contains { $0.commands.contains { $0.arguments.contains("KEY123SECRET") } },
+            "the device builds sign with the App Store Connect key")
+
+        // A command this checkout would not run: refused at its JSON path.
+        var evil = plan
+        evil.builds[building].commands[0] = ProcessCommand("/tmp/evil.sh", ["archive"])
+        let refused = Self.refusal {
+            _ = try Self.loader().load(
+                Data(try PlanPrinter.json(evil).utf8), path: "plan.json", project: "fingerprint-1",
+                buildCommands: expected)
+        }
+        #expect(
+            refused.contains("builds[\(building)].commands[0]: not the build this checkout plans"),
+            "\(refused)")
     }
 
     @Test func secretsOnlyFromTheKeysAPlanNeeds() throws {

@@ -404,4 +404,69 @@ struct RemoteBuildTests {
             contentsOf: world.project.appendingPathComponent("out/summary.json"), encoding: .utf8)
         #expect(summary.contains("2.1.0"), "\(summary)")
     }
+
+    /// `hadeploy plan … --json > plan.json`, then `hadeploy deploy --plan plan.json`: a plan that builds
+    /// runs from its file in the checkout it was planned from (the build on the build host, then the
+    /// install), and is refused anywhere else. Before, any plan that built was refused from a file.
+    @Test("a plan that builds runs from its file in the checkout it was planned from, and nowhere else")
+    func aPlanThatBuildsRunsFromItsFile() async throws {
+        let world = try await Self.makeWorld()
+        defer { world.stop() }
+        // The device: one twin in a process of its own (`hadeploy virtual`), at a fixed UDID, with a
+        // Developer Disk Image where the plan will look for it.
+        let udid = "00008020-00115C2A0E38002E"
+        let images = world.root.appendingPathComponent("DeviceSupport/15.8")
+        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
+        try Data("virtual ddi".utf8).write(to: images.appendingPathComponent("DeveloperDiskImage.dmg"))
+        try Data(repeating: 1, count: 64).write(
+            to: images.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        let devicesYAML = world.project.appendingPathComponent("devices.yaml")
+        let yaml = try String(contentsOf: devicesYAML, encoding: .utf8)
+            .replacingOccurrences(
+                of: "flavour: modern, transport: usb}",
+                with: "flavour: modern, transport: usb, udid: \"\(udid)\"}"
+            )
+            .replacingOccurrences(
+                of: "flavours:\n",
+                with:
+                    "defaults: {ddi_dir: \(world.root.appendingPathComponent("DeviceSupport").path)}\nflavours:\n"
+            )
+        try yaml.write(to: devicesYAML, atomically: true, encoding: .utf8)
+        let binary = try await HADeployBinary.path
+        let twins = try await MultiHostDeployTests.VirtualProcess(
+            binary: binary, project: world.project, only: "mini4",
+            socket: world.root.appendingPathComponent("usbmuxd.sock"),
+            state: world.root.appendingPathComponent("twins"), home: world.home)
+        defer { twins.stop() }
+        let environment = world.environment.merging(["USBMUXD_SOCKET_ADDRESS": twins.address]) { $1 }
+
+        let planned = try await HADeployBinary.run(
+            ["plan", "mini4", "--no-verify", "--json"], in: world.project, environment: environment,
+            timeout: .seconds(120))
+        #expect(planned.status == 0, "\(planned.stderr)")
+        #expect(planned.stdout.contains("\"commands\""), "the plan names the build's commands")
+        let planFile = world.root.appendingPathComponent("plan.json")
+        try Data(planned.stdout.utf8).write(to: planFile)
+
+        let run = try await HADeployBinary.run(
+            ["deploy", "--plan", planFile.path, "--report", "out"], in: world.project,
+            environment: environment,
+            timeout: .seconds(300))
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("build modern: built on \(world.address)"), "\(run.stderr)")
+        let summary = try String(
+            contentsOf: world.project.appendingPathComponent("out/summary.json"), encoding: .utf8)
+        #expect(summary.contains("2.1.0"), "\(summary)")
+        #expect(summary.contains("\"installed\""), "\(summary)")
+
+        // Anywhere else (no checkout): refused before anything runs, saying where it runs.
+        let elsewhere = world.root.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let refused = try await HADeployBinary.run(
+            ["deploy", "--plan", planFile.path], in: elsewhere, environment: environment,
+            timeout: .seconds(60))
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("only in the checkout it was planned from"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("building"), "\(refused.stderr)")
+    }
 }

@@ -291,11 +291,12 @@ public struct DeploySession: Sendable {
     }
 }
 
-/// A plan that builds, run where nothing can build it (`deploy --plan`): builds need the checkout.
+/// A plan that builds, run where nothing can build it (`deploy --plan` without its checkout, a
+/// worker): builds need the checkout the plan was made in.
 public struct PlanBuildsHere: Error, CustomStringConvertible, ExitStatusProviding {
     public var description: String {
-        "this plan builds the app, and a plan file runs from no checkout: plan with --no-build and "
-            + "--artifact PATH or --artifacts DIR (or run `hadeploy deploy` in the checkout)"
+        "this plan builds the app, and this run has no checkout to build from: run it in the checkout it "
+            + "was planned from, or plan with --no-build and --artifact PATH or --artifacts DIR"
     }
     public var exitStatus: ExitStatus { .usage }
 }

@@ -83,8 +83,9 @@ public enum PlanSignature {
 /// - **Tools**: a plan names `pymobiledevice3` and `rosettasim-ctl` by name only (`DeployPlan.fileTools`);
 ///   this host resolves them at run time as it would for its own plan (`PlanTools`: `PYMOBILEDEVICE3` /
 ///   `ROSETTASIM_CTL` of the run's environment, `./.venv-pmd3`, PATH). A path is refused unless it is
-///   exactly what that resolution gives here. A plan file never builds (no build commands), and a
-///   flavour's Xcode must be an `….app/Contents/Developer` folder.
+///   exactly what that resolution gives here. A plan that builds runs only in the checkout it was
+///   planned from (its fingerprint checked), and only when its build commands are the ones that
+///   checkout plans; a flavour's Xcode must be an `….app/Contents/Developer` folder.
 /// - **Secrets**: `env:HA_TOKEN` for the token, `env:*_SSH_PASS` / `env:*_SSH_PASSWORD` for an SSH
 ///   password; any other key is refused, by name.
 /// - **Values**: duplicate devices or UDIDs, deadlines outside what devices.yaml accepts, unknown timeout
@@ -123,9 +124,13 @@ public struct PlanFileLoader {
     }
 
     /// The plan in `data` (the file `path`), or why it does not run. `project`: the fingerprint of the
-    /// checkout here, when there is one.
-    public func load(_ data: Data, path: String, project: String?) throws -> Loaded {
-        let plan = try DeployPlan.load(data, path: path, project: project)
+    /// checkout here, when there is one; `buildCommands`: each flavour's build commands as that
+    /// checkout plans them (a plan that builds runs only where they are the file's, and then runs
+    /// these, with their secrets, not the file's redacted text).
+    public func load(
+        _ data: Data, path: String, project: String?, buildCommands: [String: [ProcessCommand]]? = nil
+    ) throws -> Loaded {
+        var plan = try DeployPlan.load(data, path: path, project: project)
         var notes: [String] = []
         if let key = PlanSignature.key(in: environment) {
             guard plan.signature != nil else {
@@ -151,9 +156,16 @@ public struct PlanFileLoader {
         let environment = environment
         let workingDirectory = workingDirectory
         let fileSystem = fileSystem
-        var problems = plan.fileProblems { name in
-            PlanTools.resolve(
-                name, environment: environment, workingDirectory: workingDirectory, fileSystem: fileSystem)
+        var problems = plan.fileProblems(
+            resolveTool: { name in
+                PlanTools.resolve(
+                    name, environment: environment, workingDirectory: workingDirectory, fileSystem: fileSystem
+                )
+            }, buildCommands: project == nil ? nil : buildCommands)
+        if project != nil, let buildCommands {
+            for index in plan.builds.indices where !plan.builds[index].commands.isEmpty {
+                plan.builds[index].commands = buildCommands[plan.builds[index].flavour] ?? []
+            }
         }
         let (relocated, moved) = plan.relocated(
             stateDirectory: stateDirectory.standardizedFileURL.path, home: home)
