@@ -1,5 +1,6 @@
 import CLibSSH
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -215,7 +216,9 @@ final class ForwardPump: @unchecked Sendable {
     private func flushClient(_ link: ForwardLink) {
         while !link.toClient.isEmpty {
             // MSG_NOSIGNAL: a client that went away must not raise SIGPIPE.
-            let n = link.toClient.withUnsafeBytes { send(link.fd, $0.baseAddress, $0.count, noSignalFlag) }
+            let n = link.toClient.withUnsafeBytes {
+                send(link.fd, $0.baseAddress, $0.count, SocketCalls.noSignalSendFlags)
+            }
             if n > 0 {
                 link.toClient.removeFirst(n)
             } else {

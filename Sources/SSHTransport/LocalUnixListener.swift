@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -30,7 +31,7 @@ final class LocalUnixListener: @unchecked Sendable {
             throw SSHError.localFileFailed(
                 path: path, reason: "path too long for a UNIX socket (TMPDIR is too deep)")
         }
-        let fd = socket(AF_UNIX, streamSocketType, 0)
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else {
             rmdir(directory)
             throw SSHError.localFileFailed(path: path, reason: String(cString: strerror(errno)))
@@ -63,7 +64,7 @@ final class LocalUnixListener: @unchecked Sendable {
         guard client >= 0 else { return nil }
         _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
         _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-        ignoreBrokenPipe(client)
+        SocketCalls.ignoreBrokenPipe(client)
         return client
     }
 

@@ -14,7 +14,7 @@ enum TCPConnector {
     static func connect(host: String, port: Int, timeout: Double) throws(TCPConnectError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = streamSocketType
+        hints.ai_socktype = SocketCalls.streamSocket
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let first = list else {
@@ -34,7 +34,7 @@ enum TCPConnector {
             // Not inherited by processes hadeploy starts (they would keep the connection open).
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             // A server that drops the connection mid-write must not kill hadeploy (Darwin).
-            ignoreBrokenPipe(fd)
+            SocketCalls.ignoreBrokenPipe(fd)
             let flags = fcntl(fd, F_GETFL)
             _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
             var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
