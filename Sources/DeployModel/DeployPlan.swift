@@ -167,7 +167,8 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     public var name: String
     public var kind: DeviceKind
     public var transport: TransportKind
-    public var backend: DeviceBackend
+    /// How the device is driven, and everything its driver is built from (`Backends` in HADeployDrivers).
+    public var backend: PlannedBackend
     public var productType: String?
     public var ios: String
     public var arch: String
@@ -185,8 +186,6 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     public var launch: LaunchSettings
     /// `--force`: installed even when the device already has this exact build.
     public var force: Bool
-    /// What the device's driver is built from, nothing else.
-    public var configuration: DriverConfiguration
     public var steps: [PlanStep]
     /// `.env` keys the device's steps need that are not set; a real deploy stops on them.
     public var unsetKeys: [String]
@@ -200,7 +199,7 @@ public struct DevicePlan: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, name, kind, transport, backend, productType, ios, arch, flavour, udid, host, kiosk, dashboard
-        case verification, timeouts, launch, force, configuration, steps, unsetKeys, availability
+        case verification, timeouts, launch, force, steps, unsetKeys, availability
         /// Written for people and tools reading the plan; read back from `launch`.
         case launchArguments
     }
@@ -225,7 +224,6 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         try container.encode(launch, forKey: .launch)
         try container.encode(launchArguments, forKey: .launchArguments)
         try container.encode(force, forKey: .force)
-        try container.encode(configuration, forKey: .configuration)
         try container.encode(steps, forKey: .steps)
         try container.encode(unsetKeys, forKey: .unsetKeys)
         try container.encode(availability, forKey: .availability)
@@ -237,7 +235,7 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         name = try container.decode(String.self, forKey: .name)
         kind = try container.decode(DeviceKind.self, forKey: .kind)
         transport = try container.decode(TransportKind.self, forKey: .transport)
-        backend = try container.decode(DeviceBackend.self, forKey: .backend)
+        backend = try container.decode(PlannedBackend.self, forKey: .backend)
         productType = try container.decodeIfPresent(String.self, forKey: .productType)
         ios = try container.decode(String.self, forKey: .ios)
         arch = try container.decode(String.self, forKey: .arch)
@@ -250,18 +248,17 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         timeouts = try container.decode([String: Double].self, forKey: .timeouts)
         launch = try container.decode(LaunchSettings.self, forKey: .launch)
         force = try container.decode(Bool.self, forKey: .force)
-        configuration = try container.decode(DriverConfiguration.self, forKey: .configuration)
         steps = try container.decode([PlanStep].self, forKey: .steps)
         unsetKeys = try container.decode([String].self, forKey: .unsetKeys)
         availability = try container.decode(Availability.self, forKey: .availability)
     }
 
     public init(
-        id: String, name: String, kind: DeviceKind, transport: TransportKind, backend: DeviceBackend,
+        id: String, name: String, kind: DeviceKind, transport: TransportKind, backend: PlannedBackend,
         productType: String? = nil, ios: String, arch: String, flavour: String,
         udid: ConfigValue.Resolution? = nil, host: ConfigValue.Resolution? = nil, kiosk: Bool? = nil,
         dashboard: DashboardTarget, verification: VerificationPlan, timeouts: [String: Double],
-        launch: LaunchSettings, force: Bool = false, configuration: DriverConfiguration = .none,
+        launch: LaunchSettings, force: Bool = false,
         steps: [PlanStep], unsetKeys: [String], availability: Availability
     ) {
         self.id = id
@@ -281,7 +278,6 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         self.timeouts = timeouts
         self.launch = launch
         self.force = force
-        self.configuration = configuration
         self.steps = steps
         self.unsetKeys = unsetKeys
         self.availability = availability
@@ -339,7 +335,7 @@ public struct HostLogin: Sendable, Hashable, Codable {
 public struct DeployPlan: Sendable, Codable {
     /// The plan file format this hadeploy reads and writes (2: each build says where it builds,
     /// `location`, instead of a `buildHost` that the build could overrule).
-    public static let currentFormat = 2
+    public static let currentFormat = 3
 
     /// `format` of the file; a plan of another format is refused.
     public var format: Int = DeployPlan.currentFormat

@@ -82,14 +82,3 @@ public struct PlanFileError: Error, CustomStringConvertible, ExitStatusProviding
         }
     }
 }
-
-extension DevicePlan {
-    /// Every secret this device's plan names (its launch, its SSH login).
-    public var secretReferences: [SecretReference] {
-        var references = launch.secrets
-        if case .ssh(let ssh, _) = configuration, case .password(let reference) = ssh.login {
-            references.append(reference)
-        }
-        return references
-    }
-}

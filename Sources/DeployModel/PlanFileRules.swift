@@ -56,19 +56,10 @@ extension DeployPlan {
     /// name resolves to on this host at run time (as the drivers will run it). `buildCommands`: each
     /// flavour's build commands as the checkout here plans them (nil: no checkout here).
     public func fileProblems(
-        resolveTool: (String) -> String, buildCommands: [String: [ProcessCommand]]? = nil
+        backends: any BackendCatalog, resolveTool: @escaping (String) -> String,
+        buildCommands: [String: [ProcessCommand]]? = nil
     ) -> [PlanFileProblem] {
         var problems: [PlanFileProblem] = []
-        func tool(_ value: String?, _ name: String, at path: String) {
-            guard let value, value != name else { return }
-            let resolved = resolveTool(name)
-            if value == resolved { return }
-            problems.append(
-                PlanFileProblem(
-                    path,
-                    "'\(value)' is not a tool a plan file may name: it names \(name) by name only, resolved on "
-                        + "this host (here: \(resolved)); make the plan again with this hadeploy"))
-        }
         func token(_ reference: SecretReference?, at path: String) {
             guard let reference, reference.variable != Self.tokenVariable else { return }
             problems.append(
@@ -76,27 +67,6 @@ extension DeployPlan {
                     path,
                     "the token may only be \(SecretReference(environment: Self.tokenVariable)); "
                         + "\(reference.variable) is not a key a plan file may read"))
-        }
-        func password(_ login: SSHLoginPlan, at path: String) {
-            guard case .password(let reference) = login, !Self.isSSHPasswordVariable(reference.variable)
-            else { return }
-            problems.append(
-                PlanFileProblem(
-                    path + ".password._0",
-                    "an SSH password may only be a *_SSH_PASS or *_SSH_PASSWORD key (devices.yaml's "
-                        + "password_env:); \(reference.variable) is not a key a plan file may read"))
-        }
-        func developerDir(_ value: String?, at path: String) {
-            guard let value else { return }
-            let parts = value.split(separator: "/", omittingEmptySubsequences: false)
-            if !value.hasPrefix("/") || parts.contains("..") || parts.contains(".")
-                || !value.hasSuffix(".app/Contents/Developer")
-            {
-                problems.append(
-                    PlanFileProblem(
-                        path,
-                        "'\(value)' is not an Xcode's developer folder (/…/Xcode.app/Contents/Developer)"))
-            }
         }
         func deadline(_ seconds: Double, at path: String) {
             guard !DeadlineLimits.accepts(seconds) else { return }
@@ -109,7 +79,11 @@ extension DeployPlan {
         }
 
         token(accessToken, at: "accessToken")
-        if let login = usbHostLogin?.login { password(login, at: "usbHostLogin.login") }
+        if let login = usbHostLogin?.login {
+            var fields = PlanFileFields(.check(resolveTool: resolveTool), path: "usbHostLogin")
+            fields.sshLogin(login, "login")
+            problems += fields.problems
+        }
         for (index, build) in builds.enumerated() where !build.commands.isEmpty {
             guard let buildCommands else {
                 problems.append(
@@ -190,29 +164,10 @@ extension DeployPlan {
                     }
                 }
             }
-            let configuration = "\(at).configuration"
-            switch device.configuration {
-            case .ssh(let ssh, _):
-                password(ssh.login, at: "\(configuration).ssh._0.login")
-                if !(1...65535).contains(ssh.port) {
-                    problems.append(
-                        PlanFileProblem(
-                            "\(configuration).ssh._0.port", "\(ssh.port) is not a port (1...65535)"))
-                }
-            case .simctl(let simulator):
-                developerDir(simulator.developerDir, at: "\(configuration).simctl._0.developerDir")
-            case .rosettaSim(let simulator):
-                developerDir(simulator.developerDir, at: "\(configuration).rosettaSim._0.developerDir")
-                tool(simulator.tool, "rosettasim-ctl", at: "\(configuration).rosettaSim._0.tool")
-            case .devicectl(let devicectl):
-                developerDir(devicectl.developerDir, at: "\(configuration).devicectl._0.developerDir")
-            case .pymobiledevice3(let tunnel, _):
-                tool(
-                    tunnel.executable, "pymobiledevice3", at: "\(configuration).pymobiledevice3._0.executable"
-                )
-            case .usb, .mac, .none:
-                break
-            }
+            var fields = PlanFileFields(.check(resolveTool: resolveTool), path: "\(at).backend.settings")
+            var backend = device.backend
+            backends.visitSettings(of: &backend, &fields)
+            problems += fields.problems
         }
         for (index, worker) in workers.enumerated() {
             for device in worker.devices where !known.contains(device) {
@@ -226,7 +181,9 @@ extension DeployPlan {
     /// This plan with its folders the run's own: `stateDirectory` replaces the file's state folder in
     /// every path under it, and `home` the home folder of the Mac and the simulators. A state path not
     /// under the file's state folder is a problem (the run would write where the file says).
-    public func relocated(stateDirectory: String, home: String) -> (DeployPlan, [PlanFileProblem]) {
+    public func relocated(stateDirectory: String, home: String, backends: any BackendCatalog) -> (
+        DeployPlan, [PlanFileProblem]
+    ) {
         var plan = self
         var problems: [PlanFileProblem] = []
         let old = self.stateDirectory
@@ -244,46 +201,12 @@ extension DeployPlan {
             }
             return stateDirectory + "/" + rest
         }
-        func usb(_ usb: USBConfiguration, at path: String) -> USBConfiguration {
-            var usb = usb
-            usb.installRecords = move(usb.installRecords, at: path + ".installRecords")
-            return usb
-        }
-        func simulator(_ simulator: SimulatorConfiguration, at path: String) -> SimulatorConfiguration {
-            var simulator = simulator
-            simulator.scratchDirectory = move(simulator.scratchDirectory, at: path + ".scratchDirectory")
-            simulator.home = home
-            return simulator
-        }
         plan.stateDirectory = stateDirectory
         for index in plan.devices.indices {
-            let at = "devices[\(index)].configuration"
-            switch plan.devices[index].configuration {
-            case .usb(let configuration):
-                plan.devices[index].configuration = .usb(usb(configuration, at: "\(at).usb._0"))
-            case .ssh(var ssh, let fallback):
-                ssh.workDirectory = move(ssh.workDirectory, at: "\(at).ssh._0.workDirectory")
-                plan.devices[index].configuration = .ssh(
-                    ssh, fallback: fallback.map { usb($0, at: "\(at).ssh.fallback") })
-            case .simctl(let configuration):
-                plan.devices[index].configuration = .simctl(simulator(configuration, at: "\(at).simctl._0"))
-            case .rosettaSim(let configuration):
-                plan.devices[index].configuration = .rosettaSim(
-                    simulator(configuration, at: "\(at).rosettaSim._0"))
-            case .devicectl(var devicectl):
-                devicectl.scratchDirectory = move(
-                    devicectl.scratchDirectory, at: "\(at).devicectl._0.scratchDirectory")
-                plan.devices[index].configuration = .devicectl(devicectl)
-            case .pymobiledevice3(var tunnel, let configuration):
-                tunnel.scratchDirectory = move(
-                    tunnel.scratchDirectory, at: "\(at).pymobiledevice3._0.scratchDirectory")
-                plan.devices[index].configuration = .pymobiledevice3(
-                    tunnel, usb: usb(configuration, at: "\(at).pymobiledevice3.usb"))
-            case .mac:
-                plan.devices[index].configuration = .mac(MacConfiguration(home: home))
-            case .none:
-                break
-            }
+            var fields = PlanFileFields(
+                .relocate(move: move, home: home), path: "devices[\(index)].backend.settings")
+            backends.visitSettings(of: &plan.devices[index].backend, &fields)
+            problems += fields.problems
         }
         if case .demo(let directory, let bundleID) = artifacts {
             plan.artifacts = .demo(

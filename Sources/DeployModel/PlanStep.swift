@@ -42,30 +42,30 @@ public enum StepDeadline: Sendable, Hashable, Codable, CustomStringConvertible {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
+    enum CodingKeys: String, CodingKey { case base, bytesPerSecond }
+
+    /// Seconds, or `{"base": seconds, "bytesPerSecond": rate}`: data, never the sentence people read.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
         switch self {
-        case .seconds(let value): try container.encode(value)
-        case .sizedToApp: try container.encode(description)
+        case .seconds(let value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .sizedToApp(let base, let rate):
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(base, forKey: .base)
+            try container.encode(rate, forKey: .bytesPerSecond)
         }
     }
 
-    /// Seconds, or the sized form as `description` writes it (`600 s + the app at 1 MB/s`).
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let seconds = try? container.decode(Double.self) {
+        if let seconds = try? decoder.singleValueContainer().decode(Double.self) {
             self = .seconds(seconds)
             return
         }
-        let text = try container.decode(String.self)
-        let parts = text.components(separatedBy: " s + the app at ")
-        guard parts.count == 2, parts[1].hasSuffix(" MB/s"), let base = Double(parts[0]),
-            let rate = Double(parts[1].dropLast(" MB/s".count))
-        else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "a step deadline is seconds or 'N s + the app at R MB/s'")
-        }
-        self = .sizedToApp(base: base, bytesPerSecond: rate * 1_000_000)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self = .sizedToApp(
+            base: try container.decode(Double.self, forKey: .base),
+            bytesPerSecond: try container.decode(Double.self, forKey: .bytesPerSecond))
     }
 }
 
@@ -73,16 +73,14 @@ public enum StepDeadline: Sendable, Hashable, Codable, CustomStringConvertible {
 /// fault is retried (after re-probing the device).
 public struct PlanStep: Sendable, Hashable, Codable {
     public var id: StepID
-    public var summary: String
     public var deadline: StepDeadline
     public var retries: Int
 
     /// The most retries the planner gives a step (connect's); a plan file asking more is refused.
     public static let maximumRetries = 2
 
-    public init(_ id: StepID, _ summary: String, deadline: StepDeadline, retries: Int = 0) {
+    public init(_ id: StepID, deadline: StepDeadline, retries: Int = 0) {
         self.id = id
-        self.summary = summary
         self.deadline = deadline
         self.retries = retries
     }

@@ -6,8 +6,8 @@ import Logging
 import MobileDevice
 import SSHTransport
 
-/// Makes the driver a device's plan names, from the plan's `DriverConfiguration` alone; decides
-/// nothing itself. Secrets the configuration names are read from `environment` here, at the last moment.
+/// What a device's driver is made with: this host's processes, files and clock, and the run's
+/// environment. The driver itself is its backend's (`Backends`), from the plan alone. Secrets the configuration names are read from `environment` here, at the last moment.
 public struct DriverRegistry: Sendable {
     public var host: HostPlatform
     /// The run's environment: the secrets the plan names, and `SSH_AUTH_SOCK`.
@@ -41,59 +41,14 @@ public struct DriverRegistry: Sendable {
             value, environment: environment, workingDirectory: workingDirectory, fileSystem: fileSystem)
     }
 
+    /// The device's driver, from its plan alone: its backend's (`Backends`).
     public func driver(for plan: DevicePlan) throws -> any DeviceDriver {
-        let deadlines = DriverDeadlines(overrides: plan.timeouts)
-        switch plan.configuration {
-        case .usb(let usb):
-            return try usbDriver(plan, usb)
-        case .ssh(let ssh, let fallback):
-            let primary = try sshDriver(plan, ssh)
-            if let fallback {
-                return FallbackDriver(primary: primary, fallback: try usbDriver(plan, fallback))
-            }
-            return primary
-        case .simctl(let simulator):
-            return SimctlDriver(
-                configuration: simulatorConfiguration(
-                    plan, simulator, commands: SimctlCommands(developerDir: simulator.developerDir),
-                    deadlines: deadlines),
-                runner: runner, fileSystem: fileSystem)
-        case .rosettaSim(let simulator):
-            return RosettaSimDriver(
-                configuration: simulatorConfiguration(
-                    plan, simulator,
-                    commands: simulator.tool.map { RosettaSimCommands(executable: tool($0)) },
-                    deadlines: deadlines),
-                runner: runner, fileSystem: fileSystem)
-        case .devicectl(let devicectl):
-            return DevicectlDriver(
-                configuration: DevicectlDriver.Configuration(
-                    label: plan.name, device: devicectl.device, host: host,
-                    commands: DevicectlCommands(developerDir: devicectl.developerDir),
-                    scratchDirectory: URL(fileURLWithPath: devicectl.scratchDirectory), deadlines: deadlines),
-                runner: runner, fileSystem: fileSystem)
-        case .mac(let mac):
-            return MacDriver(
-                configuration: MacDriver.Configuration(
-                    label: plan.name, host: host, home: URL(fileURLWithPath: mac.home), deadlines: deadlines),
-                runner: runner, fileSystem: fileSystem)
-        case .pymobiledevice3(let tunnel, let usb):
-            return ModernLinuxDriver(
-                usb: try usbDriver(plan, usb),
-                tunnel: PyMobileDevice3Driver.make(
-                    label: plan.name, udid: usb.udid ?? plan.name, route: plan.backend.usbRoute,
-                    executable: tool(tunnel.executable), runner: runner, fileSystem: fileSystem,
-                    scratchDirectory: URL(fileURLWithPath: tunnel.scratchDirectory), deadlines: deadlines))
-        case .none:
-            throw TransportUnavailable(
-                device: plan.name, transport: plan.backend.name, reason: "not available on this host")
-        }
+        try Backends.driver(for: plan, registry: self)
     }
 
     /// A simulator driver's configuration: simctl and rosettasim-ctl differ only in their tool's commands.
     func simulatorConfiguration<Commands>(
-        _ plan: DevicePlan, _ simulator: SimulatorConfiguration, commands: Commands,
-        deadlines: DriverDeadlines
+        _ plan: DevicePlan, _ simulator: SimulatorConfiguration, commands: Commands
     ) -> SimulatorDriverConfiguration<Commands> {
         let home = URL(fileURLWithPath: simulator.home)
         return SimulatorDriverConfiguration(
@@ -103,17 +58,18 @@ public struct DriverRegistry: Sendable {
             host: host, commands: commands,
             simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
             diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
-            scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory), deadlines: deadlines)
+            scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory),
+            deadlines: DriverDeadlines(overrides: plan.timeouts))
     }
 
-    func sshDriver(_ plan: DevicePlan, _ ssh: SSHConfiguration) throws -> any DeviceDriver {
+    func sshDriver(_ plan: DevicePlan, _ ssh: SSHBackend.Configuration) throws -> any DeviceDriver {
         let config = try SSHDriver.config(ssh, plan: plan, environment: environment, fileSystem: fileSystem)
         return SSHDriver(
             deployer: JailbreakDeployer(config: config, fileSystem: fileSystem, clock: clock), plan: plan,
             workDirectory: URL(fileURLWithPath: ssh.workDirectory))
     }
 
-    func usbDriver(_ plan: DevicePlan, _ usb: USBConfiguration) throws -> any DeviceDriver {
+    func usbDriver(_ plan: DevicePlan, _ usb: USBBackend.Configuration) throws -> any DeviceDriver {
         guard let udid = usb.udid else {
             throw TransportUnavailable(
                 device: plan.name, transport: "usb",

@@ -42,7 +42,7 @@ public struct HostTrustRequest: Sendable {
                 options: DeployOptions(targets: [target], verify: false), version: .unversioned,
                 deployID: "trust")
         guard let devicePlan = plan.devices.first else { throw TrustTargetError(message: "no such device") }
-        guard case .ssh(var ssh, _) = devicePlan.configuration else {
+        guard var ssh = try Backends.configuration(SSHBackend.self, of: devicePlan) else {
             throw TrustTargetError(message: "\(target) is not reached over SSH in \(configPath)")
         }
         ssh.knownHosts = knownHosts

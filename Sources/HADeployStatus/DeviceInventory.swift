@@ -93,8 +93,8 @@ public struct DeviceInventory: Sendable, Encodable {
                 matched.insert(otherEntry.udid + otherEntry.connection)
             }
             // The same decision the deploy makes (DeployPlanner.backend), in words.
-            let (chosen, availability) = planner.backend(device, udid: device.udid?.resolve(variables))
-            let backend = chosen.description
+            let (chosen, choice, backend) = planner.backend(device)
+            let availability = choice.availability
             var note: String?
             if case .notOnThisHost(let reason) = availability {
                 note = "not available on this host (\(reason))"
@@ -112,17 +112,11 @@ public struct DeviceInventory: Sendable, Encodable {
                     : "listed on Wi-Fi only: plug it in, or set network: true"
             }
             if let problem = live?.problem { note = problem }
-            // iOS 17+ from Linux: what pymobiledevice3 needs, there or missing, in one line.
-            if note == nil, live != nil, case .pymobiledevice3(let route) = chosen, let udid {
-                note = await PyMobileDevice3Driver.make(
-                    label: device.name, udid: udid, route: route,
-                    executable: PyMobileDevice3Driver.executable(
-                        variables: variables,
-                        checkout: fileSystem.currentDirectory, fileSystem: fileSystem),
-                    runner: runner, fileSystem: fileSystem,
-                    scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
-                        "hadeploy-pymobiledevice3")
-                ).summary()
+            // What the backend still needs here (pymobiledevice3 on Linux), in one line.
+            if note == nil, live != nil, let udid {
+                note = await chosen.readiness(
+                    device, udid, choice.usbRoute,
+                    BackendHostTools(variables: variables, runner: runner, fileSystem: fileSystem))
             }
             if live == nil,
                 let found = apple.devices.first(where: {

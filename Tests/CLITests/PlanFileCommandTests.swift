@@ -37,14 +37,13 @@ struct PlanFileCommandTests {
 
         var plan = try await Self.linuxPlan(project)
         var devices = try #require(plan["devices"] as? [[String: Any]])
-        var configuration = try #require(devices[0]["configuration"] as? [String: Any])
-        var tunnel = try #require(configuration["pymobiledevice3"] as? [String: Any])
-        var settings = try #require(tunnel["_0"] as? [String: Any])
+        var backend = try #require(devices[0]["backend"] as? [String: Any])
+        #expect(backend["kind"] as? String == "pymobiledevice3")
+        var settings = try #require(backend["settings"] as? [String: Any])
         #expect(settings["executable"] as? String == "pymobiledevice3", "the planner writes a name")
         settings["executable"] = script.path
-        tunnel["_0"] = settings
-        configuration["pymobiledevice3"] = tunnel
-        devices[0]["configuration"] = configuration
+        backend["settings"] = settings
+        devices[0]["backend"] = backend
         plan["devices"] = devices
         try JSONSerialization.data(withJSONObject: plan).write(
             to: project.url.appendingPathComponent("plan.json"))
@@ -52,7 +51,7 @@ struct PlanFileCommandTests {
         let run = try await project.run("deploy", "--plan", "plan.json", environment: ["HA_TOKEN": "t0ken"])
         #expect(run.status == ExitStatus.config.rawValue, "\(run.stderr)")
         #expect(
-            run.stderr.contains("devices[0].configuration.pymobiledevice3._0.executable"), "\(run.stderr)")
+            run.stderr.contains("devices[0].backend.settings.executable"), "\(run.stderr)")
         #expect(run.stderr.contains("'\(script.path)' is not a tool a plan file may name"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: marker.path), "the plan's script ran")
     }

@@ -1,6 +1,7 @@
 import DeployModel
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import HADeployKit
 import TestSupport
 import Testing
@@ -55,7 +56,10 @@ struct PlanFileEndToEndTests {
         #expect(planned["ipad2"]?.contains("mount") == true, "iOS 9 over USB: the image mount is a step")
         #expect(planned["mini4"]?.contains("mount") == true, "iOS 15 over USB: the image mount is a step")
         #expect(
-            plan.devices.allSatisfy { $0.force && $0.step(.install)?.summary.contains("--force") == true })
+            plan.devices.allSatisfy {
+                $0.force
+                    && Backends.summary(of: .install, for: $0, version: "1.0 (1)").contains("--force")
+            })
         guard case .files(let files) = plan.artifacts else {
             Issue.record("the plan names its artifacts: \(plan.artifacts)")
             return

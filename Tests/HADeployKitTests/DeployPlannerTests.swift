@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import HADeployKit
 import Testing
 
@@ -76,8 +77,8 @@ import Testing
         func images(_ host: HostPlatform) throws -> [String] {
             let plan = try DeployPlanner(matrix: matrix, variables: [:], topology: Topology(host: host))
                 .plan(options: DeployOptions(targets: ["mini4"]), version: Self.version, deployID: "d")
-            guard case .usb(let usb) = try #require(plan.devices.first).configuration else { return [] }
-            return usb.developerImages
+            let device = try #require(plan.devices.first)
+            return try #require(try Backends.configuration(USBBackend.self, of: device)).developerImages
         }
         let support = "/Contents/Developer/Platforms/iPhoneOS.platform/DeviceSupport"
         #expect(
@@ -228,7 +229,7 @@ import Testing
         variables["IPHONE_UDID"] = "00008140-001"
         let linux = try plan(["mini4", "ipad2", "iphone"], variables: variables) { $0.screenshots = true }
         let mini4 = linux.devices[0]
-        #expect(mini4.backend == .usb(.local(address: nil), lookup: .network), "a Wi-Fi device")
+        #expect(Self.route(mini4) == "usb local network", "a Wi-Fi device")
         #expect(
             mini4.steps.map(\.id) == [.connect, .mount, .install, .launch, .verify, .crashCheck, .screenshot])
         #expect(mini4.step(.connect)?.retries == 2)
@@ -236,14 +237,14 @@ import Testing
         #expect(mini4.step(.install)?.deadline == .sizedToApp(base: 60, bytesPerSecond: 4_000_000))
         #expect(mini4.step(.verify)?.deadline == .seconds(30))
         let ipad2 = linux.devices[1]
-        #expect(ipad2.backend == .ssh(fallback: .local(address: nil)))
+        #expect(Self.route(ipad2) == "ssh local usb", "its USB fallback through the local usbmuxd")
         #expect(ipad2.step(.mount) == nil)
         #expect(ipad2.step(.verify)?.deadline == .seconds(90))
-        #expect(linux.devices[2].backend == .pymobiledevice3(.local(address: nil)))
+        #expect(Self.route(linux.devices[2]) == "pymobiledevice3 local usb")
         let mac = try plan(["iphone", "sim"], variables: variables, host: .macOS) { $0.screenshots = true }
-        #expect(mac.devices[0].backend == .devicectl)
+        #expect(Self.route(mac.devices[0]) == "devicectl - usb")
         #expect(mac.devices[0].step(.screenshot) == nil, "devicectl cannot take screenshots")
-        #expect(mac.devices[1].backend == .simctl)
+        #expect(Self.route(mac.devices[1]) == "simctl - usb")
         // Without --report no screenshot is planned, so none is taken.
         #expect(try plan(["mini4"], variables: configured).devices[0].step(.screenshot) == nil)
     }
@@ -253,13 +254,16 @@ import Testing
     @Test func wifiDevicesUseTheNetworkLookupAndUpgradeInPlace() throws {
         let mini4 = try #require(try plan(["mini4"], variables: configured).devices.first)
         #expect(mini4.backend.lookup == .network)
-        #expect("\(mini4.backend)" == "Wi-Fi via the local usbmuxd (its network lookup)")
-        #expect(mini4.step(.connect)?.summary.contains("Wi-Fi") == true)
-        #expect(mini4.step(.install)?.summary.contains("upgrade in place") == true)
+        #expect(Backends.describe(mini4.backend) == "Wi-Fi via the local usbmuxd (its network lookup)")
+        #expect(Backends.summary(of: .connect, for: mini4, version: "1.0 (1)").contains("Wi-Fi"))
+        #expect(Backends.summary(of: .install, for: mini4, version: "1.0 (1)").contains("upgrade in place"))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let json = String(decoding: try encoder.encode(mini4.backend), as: UTF8.self)
-        #expect(json == #"{"kind":"usb","lookup":"network","usbmuxd":"local"}"#)
+        var backend = mini4.backend
+        backend.settings = .null
+        let json = String(decoding: try encoder.encode(backend), as: UTF8.self)
+        #expect(json == #"{"kind":"usb","lookup":"network","settings":null,"usbmuxd":"local"}"#)
+        #expect(try Backends.configuration(USBBackend.self, of: mini4)?.network == true)
 
         let yaml = """
             flavours:
@@ -286,9 +290,9 @@ import Testing
         let plan = try DeployPlanner(matrix: matrix, variables: configured, topology: Topology(host: .linux))
             .plan(
                 options: DeployOptions(targets: ["mini4", "plugged"]), version: Self.version, deployID: "d")
-        #expect(plan.devices[0].backend == .usb(.local(address: nil), lookup: .network))
+        #expect(Self.route(plan.devices[0]) == "usb local network")
         #expect(plan.devices[0].steps.map(\.id) == [.connect, .mount, .install], "launch: false on Wi-Fi")
-        #expect(plan.devices[1].backend == .usb(.local(address: nil), lookup: .usb))
+        #expect(Self.route(plan.devices[1]) == "usb local usb")
         #expect(plan.devices[1].backend.lookup == .usb)
         let text = PlanPrinter.text(plan)
         #expect(text.contains("Wi-Fi via the local usbmuxd"), "\(text)")
@@ -307,9 +311,9 @@ import Testing
             options: DeployOptions(targets: ["mini4", "ipad2", "sim"]), version: Self.version,
             deployID: "d")
         #expect(
-            plan.devices[0].backend == .usb(.virtual(address: "UNIX:/tmp/v/usbmuxd.sock"), lookup: .network),
+            Self.route(plan.devices[0]) == "usb virtual:UNIX:/tmp/v/usbmuxd.sock network",
             "the Wi-Fi mini4's twin is a network twin")
-        #expect(plan.devices[1].backend == .ssh(fallback: nil) || plan.devices[1].backend.lookup == .usb)
+        #expect(Self.route(plan.devices[1]) == "usb virtual:UNIX:/tmp/v/usbmuxd.sock usb")
         #expect(plan.devices[0].udid == .value("twin-mini4"))
         #expect(plan.devices[1].udid == .value("twin-ipad2"))
         #expect(
@@ -381,5 +385,17 @@ import Testing
         let error = #expect(throws: UnknownTargetError.self) { try plan(["mini4", "ipda2"]) }
         #expect(error?.suggestion == "ipad2")
         #expect(error?.exitStatus == .usage)
+    }
+
+    /// A device's backend, its usbmuxd and its lookup, as one line (`usb local network`).
+    static func route(_ device: DevicePlan) -> String {
+        let route: String
+        switch device.backend.usbRoute {
+        case .local?: route = "local"
+        case .virtual(let address)?: route = "virtual:\(address)"
+        case .usbHost(let url)?: route = url
+        case nil: route = "-"
+        }
+        return "\(device.backend.kind) \(route) \(device.backend.lookup.rawValue)"
     }
 }

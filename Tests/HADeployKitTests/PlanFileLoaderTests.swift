@@ -3,6 +3,7 @@ import DeviceSpec
 import Foundation
 import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import HADeployKit
 import TestSupport
 import Testing
@@ -81,37 +82,56 @@ struct PlanFileLoaderTests {
         return index
     }
 
+    /// Changes device `index`'s configuration as a hand-edited plan file would.
+    static func edit<B: Backend>(
+        _ plan: inout DeployPlan, _ index: Int, _ backend: B.Type, _ change: (inout B.Configuration) -> Void
+    ) throws {
+        var configuration = try #require(try Backends.configuration(backend, of: plan.devices[index]))
+        change(&configuration)
+        plan.devices[index].backend.settings = try PlanValue(encoding: configuration)
+    }
+
     @Test func whatThePlannerWritesRunsFromAFileWithTheRunsOwnFolders() throws {
         for host in [HostPlatform.linux, .macOS] {
             let plan = try Self.plan(host: host)
-            #expect(plan.fileProblems { $0 }.isEmpty, "\(host): \(plan.fileProblems { $0 })")
+            let problems = plan.fileProblems(backends: Backends()) { $0 }
+            #expect(problems.isEmpty, "\(host): \(problems)")
             let loaded = try Self.load(plan)
             #expect(loaded.notes.isEmpty)
             #expect(loaded.plan.stateDirectory == Self.runState.path)
+            var kinds = Set<String>()
             for device in loaded.plan.devices {
-                switch device.configuration {
-                case .usb(let usb):
+                kinds.insert(device.backend.kind)
+                if let usb = try Backends.configuration(USBBackend.self, of: device) {
                     #expect(usb.installRecords == Self.runState.path + "/install-records")
-                case .ssh(let ssh, let fallback):
+                }
+                if let ssh = try Backends.configuration(SSHBackend.self, of: device) {
                     #expect(ssh.workDirectory == Self.runState.path + "/ssh")
                     #expect(
-                        fallback.map { $0.installRecords == Self.runState.path + "/install-records" } ?? true)
-                case .pymobiledevice3(let tunnel, let usb):
+                        ssh.fallback.map { $0.installRecords == Self.runState.path + "/install-records" }
+                            ?? true)
+                }
+                if let tunnel = try Backends.configuration(PyMobileDevice3Backend.self, of: device) {
                     #expect(tunnel.executable == "pymobiledevice3", "a name, resolved by the run")
                     #expect(tunnel.scratchDirectory == Self.runState.path + "/pymobiledevice3")
-                    #expect(usb.installRecords == Self.runState.path + "/install-records")
-                case .simctl(let simulator), .rosettaSim(let simulator):
+                    #expect(tunnel.usb.installRecords == Self.runState.path + "/install-records")
+                }
+                for simulator in [
+                    try Backends.configuration(SimctlBackend.self, of: device),
+                    try Backends.configuration(RosettaSimBackend.self, of: device),
+                ].compactMap({ $0 }) {
                     #expect(simulator.home == "/home/runner")
                     #expect(simulator.scratchDirectory.hasPrefix(Self.runState.path + "/"))
                     #expect(simulator.tool == nil || simulator.tool == "rosettasim-ctl")
-                case .devicectl(let devicectl):
+                }
+                if let devicectl = try Backends.configuration(DevicectlBackend.self, of: device) {
                     #expect(devicectl.scratchDirectory == Self.runState.path + "/devicectl")
-                case .mac(let mac):
+                }
+                if let mac = try Backends.configuration(MacBackend.self, of: device) {
                     #expect(mac.home == "/home/runner")
-                case .none:
-                    break
                 }
             }
+            #expect(kinds.count >= 3, "\(host): \(kinds)")
         }
     }
 
@@ -119,42 +139,42 @@ struct PlanFileLoaderTests {
     /// device: nothing of the plan runs (the CLI test checks the script's marker file).
     @Test func aPlanNamingAPathAsPymobiledevice3IsRefusedUnlessItIsWhatThisHostResolves() throws {
         var plan = try Self.plan()
-        let device = try Self.index(plan) {
-            if case .pymobiledevice3 = $0.configuration { return true } else { return false }
-        }
-        guard case .pymobiledevice3(var tunnel, let usb) = plan.devices[device].configuration else { return }
-        tunnel.executable = "/tmp/evil.sh"
-        plan.devices[device].configuration = .pymobiledevice3(tunnel, usb: usb)
+        let device = try Self.index(plan) { $0.backend.kind == PyMobileDevice3Backend.kind }
+        try Self.edit(&plan, device, PyMobileDevice3Backend.self) { $0.executable = "/tmp/evil.sh" }
         let refused = Self.refusal { _ = try Self.load(plan) }
-        #expect(
-            refused.contains("devices[\(device)].configuration.pymobiledevice3._0.executable"), "\(refused)")
+        #expect(refused.contains("devices[\(device)].backend.settings.executable"), "\(refused)")
         #expect(refused.contains("'/tmp/evil.sh' is not a tool a plan file may name"), "\(refused)")
 
         // The same path is what this host resolves (PYMOBILEDEVICE3 of the run's environment): accepted.
-        tunnel.executable = "/opt/pmd3/bin/pymobiledevice3"
-        plan.devices[device].configuration = .pymobiledevice3(tunnel, usb: usb)
+        try Self.edit(&plan, device, PyMobileDevice3Backend.self) {
+            $0.executable = "/opt/pmd3/bin/pymobiledevice3"
+        }
         #expect(Self.refusal { _ = try Self.load(plan) }.contains("is not a tool a plan file may name"))
         _ = try Self.load(plan, environment: ["PYMOBILEDEVICE3": "/opt/pmd3/bin/pymobiledevice3"])
 
         // rosettasim-ctl alike (macOS plans).
         var mac = try Self.plan(host: .macOS)
-        let sim = try Self.index(mac) {
-            if case .rosettaSim = $0.configuration { return true } else { return false }
+        let sim = try Self.index(mac) { $0.backend.kind == RosettaSimBackend.kind }
+        try Self.edit(&mac, sim, RosettaSimBackend.self) {
+            $0.tool = "/Users/someone/Downloads/rosettasim-ctl"
         }
-        guard case .rosettaSim(var simulator) = mac.devices[sim].configuration else { return }
-        simulator.tool = "/Users/someone/Downloads/rosettasim-ctl"
-        mac.devices[sim].configuration = .rosettaSim(simulator)
         #expect(
             Self.refusal { _ = try Self.load(mac) }.contains(
-                "devices[\(sim)].configuration.rosettaSim._0.tool: '/Users/someone/Downloads/rosettasim-ctl'")
+                "devices[\(sim)].backend.settings.tool: '/Users/someone/Downloads/rosettasim-ctl'")
         )
         // An Xcode that is not one: xcrun would run the tools of that folder.
-        simulator.tool = "rosettasim-ctl"
-        simulator.developerDir = "/tmp/fake/Contents/Developer"
-        mac.devices[sim].configuration = .rosettaSim(simulator)
+        try Self.edit(&mac, sim, RosettaSimBackend.self) {
+            $0.tool = "rosettasim-ctl"
+            $0.developerDir = "/tmp/fake/Contents/Developer"
+        }
         #expect(
             Self.refusal { _ = try Self.load(mac) }.contains(
-                "devices[\(sim)].configuration.rosettaSim._0.developerDir: '/tmp/fake/Contents/Developer'"))
+                "devices[\(sim)].backend.settings.developerDir: '/tmp/fake/Contents/Developer'"))
+        // A backend this hadeploy does not have.
+        mac.devices[sim].backend.kind = "adb"
+        #expect(
+            Self.refusal { _ = try Self.load(mac) }.contains(
+                "devices[\(sim)].backend.settings: no backend named 'adb'"))
     }
 
     /// A plan that builds runs only in the checkout it was planned from, whose planner writes the same
@@ -211,12 +231,10 @@ struct PlanFileLoaderTests {
         }
         guard case .homeAssistant(let server, _) = plan.devices[launched].launch.credentials else { return }
         plan.devices[launched].launch.credentials = .homeAssistant(server: server, token: stolen)
-        let jailbroken = try Self.index(plan) {
-            if case .ssh = $0.configuration { return true } else { return false }
+        let jailbroken = try Self.index(plan) { $0.backend.kind == SSHBackend.kind }
+        try Self.edit(&plan, jailbroken, SSHBackend.self) {
+            $0.login = .password(SecretReference(environment: "AWS_SECRET_ACCESS_KEY"))
         }
-        guard case .ssh(var ssh, let fallback) = plan.devices[jailbroken].configuration else { return }
-        ssh.login = .password(SecretReference(environment: "AWS_SECRET_ACCESS_KEY"))
-        plan.devices[jailbroken].configuration = .ssh(ssh, fallback: fallback)
 
         let refused = Self.refusal { _ = try Self.load(plan) }
         #expect(
@@ -224,7 +242,7 @@ struct PlanFileLoaderTests {
         #expect(refused.contains("devices[\(launched)].launch.credentials.homeAssistant.token"), "\(refused)")
         #expect(
             refused.contains(
-                "devices[\(jailbroken)].configuration.ssh._0.login.password._0: an SSH password may only be"),
+                "devices[\(jailbroken)].backend.settings.login.password._0: an SSH password may only be"),
             "\(refused)")
         #expect(refused.contains("AWS_SECRET_ACCESS_KEY is not a key a plan file may read"))
 
@@ -268,17 +286,13 @@ struct PlanFileLoaderTests {
 
     @Test func aPlanFileWritesOnlyUnderTheRunsStateFolder() throws {
         var plan = try Self.plan()
-        let device = try Self.index(plan) {
-            if case .usb = $0.configuration { return true } else { return false }
-        }
-        guard case .usb(var usb) = plan.devices[device].configuration else { return }
-        usb.installRecords = "/home/victim/.ssh"
-        plan.devices[device].configuration = .usb(usb)
+        let device = try Self.index(plan) { $0.backend.kind == USBBackend.kind }
+        try Self.edit(&plan, device, USBBackend.self) { $0.installRecords = "/home/victim/.ssh" }
         plan.artifacts = .demo(directory: plan.stateDirectory + "/../../../etc", bundleID: "x")
         let refused = Self.refusal { _ = try Self.load(plan) }
         #expect(
             refused.contains(
-                "devices[\(device)].configuration.usb._0.installRecords: '/home/victim/.ssh' is not under the plan's "
+                "devices[\(device)].backend.settings.installRecords: '/home/victim/.ssh' is not under the plan's "
                     + "state folder"), "\(refused)")
         #expect(refused.contains("artifacts.demo.directory"), "\(refused)")
     }

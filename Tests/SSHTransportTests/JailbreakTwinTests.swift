@@ -299,11 +299,12 @@ struct JailbreakTwinTests {
         defer { twin.stopAndClean() }
         // devices.yaml says password_env: IPAD2_SSH_PASSWORD; the user's .env has the old IPAD2_SSH_PASS.
         let variables = ["IPAD2_SSH_PASS": secret]
-        let reference = try #require(SSHConfiguration.passwordReference("IPAD2_SSH_PASSWORD", in: variables))
+        let reference = try #require(
+            SSHBackend.Configuration.passwordReference("IPAD2_SSH_PASSWORD", in: variables))
         #expect(reference.description == "env:IPAD2_SSH_PASS")
         let password = try #require(reference.resolve(variables)?.reveal())
         #expect(
-            SSHConfiguration.passwordReference(
+            SSHBackend.Configuration.passwordReference(
                 "IPAD2_SSH_PASSWORD", in: ["IPAD2_SSH_PASSWORD": "", "IPAD2_SSH_PASS": ""]) == nil)
         let config = try await twin.connection(authentication: .password(Secret(password)))
         let connection = try await SSHConnection.connect(config)

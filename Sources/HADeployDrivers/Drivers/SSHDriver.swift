@@ -28,7 +28,8 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     /// The SSH settings for a device from its plan; the password the plan names is read from
     /// `environment` now, and a planned key that is not there means the ssh-agent.
     public static func config(
-        _ ssh: SSHConfiguration, plan: DevicePlan, environment: [String: String], fileSystem: any FileSystem
+        _ ssh: SSHBackend.Configuration, plan: DevicePlan, environment: [String: String],
+        fileSystem: any FileSystem
     ) throws -> JailbreakDeployConfig {
         guard !ssh.host.isEmpty else {
             throw TransportUnavailable(

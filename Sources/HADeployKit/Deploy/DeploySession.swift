@@ -82,10 +82,8 @@ public struct DeploySession: Sendable {
         let staging = try ArtifactStaging.prepare(
             inspected,
             needingBundles: Set(
-                plan.devices.filter {
-                    guard $0.availability == .available, case .ssh = $0.backend else { return false }
-                    return true
-                }.map(\.flavour)),
+                plan.devices.filter { $0.availability == .available && Backends.takesBundle($0) }.map(
+                    \.flavour)),
             under: stateDirectory.appendingPathComponent("artifacts"), runID: plan.deployID,
             in: context.fileSystem)
         defer { staging.remove() }

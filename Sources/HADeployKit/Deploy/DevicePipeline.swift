@@ -67,7 +67,7 @@ struct DevicePipeline: Sendable {
         }
 
         // An iOS .app on the Mac, or the Mac Catalyst bundle on an iPad, fails before anything is touched.
-        let wantsMac = device.backend == .mac
+        let wantsMac = Backends.platform(of: device) == .macCatalyst
         if wantsMac != (artifact.platform == .macCatalyst) {
             return result(
                 .failed,
@@ -123,7 +123,8 @@ struct DevicePipeline: Sendable {
 
     /// Why `artifact` cannot run on iOS `version` (Info.plist's MinimumOSVersion is newer), or nil.
     func tooOld(iOS version: String, artifact: Artifact) -> String? {
-        guard device.backend != .mac, artifact.platform == .iOS, let minimum = artifact.minimumOSVersion,
+        guard Backends.platform(of: device) == .iOS, artifact.platform == .iOS,
+            let minimum = artifact.minimumOSVersion,
             !minimum.isEmpty, !version.isEmpty, version != "0",
             IOSVersion(version) < IOSVersion(minimum)
         else { return nil }
@@ -210,7 +211,7 @@ struct DevicePipeline: Sendable {
         }
         let appBytes = DriverDeadlines.size(of: artifact.path, in: environment.fileSystem)
         let deviceID = device.id
-        let system = device.backend == .mac ? "macOS" : "iOS"
+        let system = Backends.platform(of: device) == .macCatalyst ? "macOS" : "iOS"
         var waiter: (any LoadedWaiter)?
         var launchedAt: Date?
         var connected: ConnectedDevice?

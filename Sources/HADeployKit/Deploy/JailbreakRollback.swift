@@ -42,7 +42,7 @@ public struct JailbreakRollback: Sendable {
         guard let devicePlan = plan.devices.first else {
             throw TransportUnavailable(device: device, transport: "ssh", reason: "no such device")
         }
-        guard case .ssh(let ssh, _) = devicePlan.configuration else {
+        guard let ssh = try Backends.configuration(SSHBackend.self, of: devicePlan) else {
             throw TransportUnavailable(device: device, transport: "ssh", reason: "not reached over SSH")
         }
         let config = try SSHDriver.config(

@@ -157,6 +157,7 @@ public struct PlanFileLoader {
         let workingDirectory = workingDirectory
         let fileSystem = fileSystem
         var problems = plan.fileProblems(
+            backends: Backends(),
             resolveTool: { name in
                 PlanTools.resolve(
                     name, environment: environment, workingDirectory: workingDirectory, fileSystem: fileSystem
@@ -168,7 +169,7 @@ public struct PlanFileLoader {
             }
         }
         let (relocated, moved) = plan.relocated(
-            stateDirectory: stateDirectory.standardizedFileURL.path, home: home)
+            stateDirectory: stateDirectory.standardizedFileURL.path, home: home, backends: Backends())
         problems += moved
         guard problems.isEmpty else {
             throw PlanFileError(

@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 
 /// Human and JSON renderings of a plan.
 public enum PlanPrinter {
@@ -27,14 +28,15 @@ public enum PlanPrinter {
                 )
             }
         }
+        let build = "\(plan.version.marketingVersion) (\(plan.version.buildNumber))"
         for device in plan.devices {
             lines.append("")
             lines.append(
                 "\(device.name) [\(device.id)] — "
-                    + (device.backend == .mac ? "macOS" : "iOS \(device.ios)")
+                    + (Backends.platform(of: device) == .macCatalyst ? "macOS" : "iOS \(device.ios)")
                     + " \(device.arch), \(device.kind.rawValue)")
             lines.append("  flavour:   \(device.flavour)")
-            lines.append("  backend:   \(device.backend)")
+            lines.append("  backend:   \(Backends.describe(device.backend))")
             if let udid = device.udid { lines.append("  udid:      \(udid)") }
             if let host = device.host { lines.append("  host:      \(host)") }
             lines.append("  version:   \(plan.version)")
@@ -55,7 +57,7 @@ public enum PlanPrinter {
                 let retries =
                     step.retries > 0 ? ", \(step.retries) \(step.retries == 1 ? "retry" : "retries")" : ""
                 lines.append(
-                    "    \(index + 1). \(step.id.rawValue): \(step.summary) (within \(step.deadline)\(retries))"
+                    "    \(index + 1). \(step.id.rawValue): \(Backends.summary(of: step.id, for: device, version: build)) (within \(step.deadline)\(retries))"
                 )
             }
         }

@@ -95,8 +95,8 @@ import Testing
     @Test func makeTakesTheToolFromEnv() throws {
         let variables = ["ROSETTASIM_CTL": "~/rosetta/rosettasim-ctl", "HOME": "/Users/dev"]
         let plan = try DriverTestPlans.plan("sim-ios103", variables: variables)
-        guard case .rosettaSim(let simulator) = plan.plan.configuration else {
-            Issue.record("not a rosettasim plan: \(plan.plan.configuration)")
+        guard let simulator = try Backends.configuration(RosettaSimBackend.self, of: plan.plan) else {
+            Issue.record("not a rosettasim plan: \(plan.plan.backend)")
             return
         }
         #expect(simulator.tool == "rosettasim-ctl", "a name in the plan, never a path")

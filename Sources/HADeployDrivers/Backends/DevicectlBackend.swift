@@ -1,0 +1,71 @@
+import DeployModel
+import DeviceSpec
+import Foundation
+import HADeployCore
+
+/// `xcrun devicectl` (iOS 17+, macOS).
+public enum DevicectlBackend: Backend {
+    public static let kind = "devicectl"
+
+    public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
+        /// The UDID, CoreDevice identifier or name passed to `--device`.
+        public var device: String
+        public var developerDir: String?
+        public var scratchDirectory: String
+
+        public init(device: String, developerDir: String?, scratchDirectory: String) {
+            self.device = device
+            self.developerDir = developerDir
+            self.scratchDirectory = scratchDirectory
+        }
+
+        public mutating func visit(_ fields: inout PlanFileFields) {
+            fields.developerDirectory(developerDir, "developerDir")
+            fields.statePath(&scratchDirectory, "scratchDirectory")
+        }
+    }
+
+    public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
+        // On Linux an iOS 17+ device is the pymobiledevice3 backend's.
+        guard planning.twins == nil, device.transport == .devicectl, planning.host == .macOS else {
+            return nil
+        }
+        return BackendChoice()
+    }
+
+    public static func configuration(
+        _ device: Device, _ choice: BackendChoice, _ planning: BackendPlanning, udid: String?, host: String?
+    ) -> Configuration {
+        Configuration(
+            device: udid ?? device.name, developerDir: planning.developerDir(device.flavour),
+            scratchDirectory: planning.state + "/devicectl")
+    }
+
+    public static func describe(_ configuration: Configuration, _ planned: PlannedBackend) -> String {
+        "xcrun devicectl"
+    }
+
+    public static func wording(_ configuration: Configuration, _ planned: PlannedBackend) -> StepWording {
+        StepWording(
+            install: "install {build} unless unchanged",
+            launch:
+                "launch with the arguments above (the token through the app's preferences, never a command line)"
+        )
+    }
+
+    /// devicectl has no screenshot command; the plan says so rather than failing later.
+    public static var screenshots: Bool { false }
+
+    public static func driver(_ configuration: Configuration, plan: DevicePlan, registry: DriverRegistry)
+        throws
+        -> any DeviceDriver
+    {
+        DevicectlDriver(
+            configuration: DevicectlDriver.Configuration(
+                label: plan.name, device: configuration.device, host: registry.host,
+                commands: DevicectlCommands(developerDir: configuration.developerDir),
+                scratchDirectory: URL(fileURLWithPath: configuration.scratchDirectory),
+                deadlines: DriverDeadlines(overrides: plan.timeouts)),
+            runner: registry.runner, fileSystem: registry.fileSystem)
+    }
+}
