@@ -51,14 +51,16 @@ public struct StatusSession: Sendable {
     }
 
     public func run(_ plan: StatusPlan) async -> StatusReport {
-        let routes = plan.devices.compactMap { device -> USBRoute? in
-            device.device.availability == .available ? device.device.backend.usbRoute : nil
-        }
-        let here = routes.first
-        switch here {
-        case .local(let address?)?: USBTransport.setUsbmuxdAddress(address)
-        case .virtual(let address)?: USBTransport.setUsbmuxdAddress(address)
-        default: break
+        // The same run setup as a deploy's: the first route's devices are asked here (a USB host's
+        // through its SSH tunnel); another route's say to run status for them on their own.
+        let route: RunRoute
+        do {
+            route = try await RunRoute.open(
+                RunRoute.here(plan.devices.map(\.device)), devices: plan.devices.map(\.device),
+                login: deployPlan.usbHostLogin, environment: variables, fileSystem: context.fileSystem
+            ) { context.message($0) }
+        } catch {
+            route = RunRoute.unavailable(error)
         }
         // The drivers come from the plan's configuration alone (twins' endpoints included).
         let drivers = DriverRegistry(
@@ -67,13 +69,14 @@ public struct StatusSession: Sendable {
         var report = await StatusExecutor(
             plan: plan,
             driver: { device in
-                if let route = device.backend.usbRoute {
-                    if case .usbHost = route { throw OtherUSBRoute(route: route) }
-                    if route != here { throw OtherUSBRoute(route: route) }
+                if let failure = route.failure, device.backend.usbRoute != nil { throw failure }
+                if !route.serves(device), let other = device.backend.usbRoute {
+                    throw OtherUSBRoute(route: other)
                 }
                 return try drivers.driver(for: device)
             }, now: context.now
         ).run()
+        await route.close()
         await addHomeAssistantDashboards(to: &report, plan: plan)
         return report
     }

@@ -90,9 +90,7 @@ public struct DeploySession: Sendable {
         let artifacts = staging.artifacts
         // The planner split the routes: the devices of `plan.workers` run in workers, the rest here.
         let delegated = Set(plan.workers.flatMap(\.devices))
-        let here = plan.devices.first {
-            $0.availability == .available && !delegated.contains($0.id) && $0.backend.usbRoute != nil
-        }?.backend.usbRoute
+        let here = RunRoute.here(plan.devices, delegated: delegated)
         if !plan.workers.isEmpty && settings.worker == nil {
             throw WorkerUnavailable(routes: plan.workers.map(\.route))
         }
@@ -107,31 +105,18 @@ public struct DeploySession: Sendable {
             }
         }
 
-        var tunnel: UsbmuxForwarder?
-        switch here {
-        case .local(let address)?:
-            if let address { USBTransport.setUsbmuxdAddress(address) }
-        case .virtual(let address)?:
-            USBTransport.setUsbmuxdAddress(address)
-        case .usbHost(let remote)?:
-            let udids = plan.devices.filter { $0.backend.usbRoute == here }.compactMap { $0.udid?.value }
-            reporter.handle(
-                .message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)"))
-            let forwarder = try await USBHostTunnel.open(
-                remote, udids: udids, login: plan.usbHostLogin, environment: settings.environment,
-                fileSystem: context.fileSystem)
-            USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
-            tunnel = forwarder
-        case nil:
-            break
-        }
+        let reporter = self.reporter
+        let route = try await RunRoute.open(
+            here, devices: plan.devices, login: plan.usbHostLogin, environment: settings.environment,
+            fileSystem: context.fileSystem
+        ) { reporter.handle(.message($0)) }
         do {
             let report = try await execute(
                 artifacts: artifacts, workers: workers, preflightDone: checked)
-            await tunnel?.stop()
+            await route.close()
             return report
         } catch {
-            await tunnel?.stop()
+            await route.close()
             throw error
         }
     }

@@ -1,0 +1,67 @@
+import DeployModel
+import HADeployCore
+import MobileDevice
+import SSHTransport
+
+/// The usbmuxd a run talks to in this process, set up the same way for `deploy` and `status`:
+/// this machine's (or the one `USBMUXD_SOCKET_ADDRESS` names), the twins', or a USB host's forwarded
+/// over SSH for the devices it has. libusbmuxd reads one address per process: the devices of every
+/// other route run in workers (`DeployPlan.workers`), or are told to (`status`).
+public final class RunRoute: Sendable {
+    /// The route served here (nil: no device of this run goes through a usbmuxd).
+    public let route: USBRoute?
+    let tunnel: UsbmuxForwarder?
+    /// Why the route could not be set up (`status` says so per device instead of failing).
+    public let failure: (any Error)?
+
+    init(route: USBRoute?, tunnel: UsbmuxForwarder?, failure: (any Error)? = nil) {
+        self.route = route
+        self.tunnel = tunnel
+        self.failure = failure
+    }
+
+    /// A route that could not be opened: every device through a usbmuxd is told why.
+    public static func unavailable(_ error: any Error) -> RunRoute {
+        RunRoute(route: nil, tunnel: nil, failure: error)
+    }
+
+    /// The route of the first available device that is not another process's (`delegated`).
+    public static func here(_ devices: [DevicePlan], delegated: Set<String> = []) -> USBRoute? {
+        devices.first {
+            $0.availability == .available && !delegated.contains($0.id) && $0.backend.usbRoute != nil
+        }?.backend.usbRoute
+    }
+
+    /// Points this process at `route`; for a USB host, opens the SSH tunnel to its usbmuxd, for the
+    /// devices of `devices` it serves (no other UDID passes the tunnel).
+    public static func open(
+        _ route: USBRoute?, devices: [DevicePlan], login: HostLogin?, environment: [String: String],
+        fileSystem: any FileSystem, message: (String) -> Void
+    ) async throws -> RunRoute {
+        switch route {
+        case .local(let address)?:
+            if let address { USBTransport.setUsbmuxdAddress(address) }
+        case .virtual(let address)?:
+            USBTransport.setUsbmuxdAddress(address)
+        case .usbHost(let remote)?:
+            let udids = devices.filter { $0.backend.usbRoute == route }.compactMap { $0.udid?.value }
+            message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)")
+            let forwarder = try await USBHostTunnel.open(
+                remote, udids: udids, login: login, environment: environment, fileSystem: fileSystem)
+            USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
+            return RunRoute(route: route, tunnel: forwarder)
+        case nil:
+            break
+        }
+        return RunRoute(route: route, tunnel: nil)
+    }
+
+    /// Whether `device` is reached through this process's usbmuxd (or needs none).
+    public func serves(_ device: DevicePlan) -> Bool {
+        guard let wanted = device.backend.usbRoute else { return true }
+        return wanted == route
+    }
+
+    /// Closes the tunnel, if any.
+    public func close() async { await tunnel?.stop() }
+}
