@@ -449,11 +449,27 @@ struct RemoteBuildTests {
         try Data(planned.stdout.utf8).write(to: planFile)
 
         let run = try await HADeployBinary.run(
-            ["deploy", "--plan", planFile.path, "--report", "out"], in: world.project,
+            ["deploy", "--plan", planFile.path, "--report", "out", "--json"], in: world.project,
             environment: environment,
             timeout: .seconds(300))
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.contains("build modern: built on \(world.address)"), "\(run.stderr)")
+        #expect(
+            (run.stdout + run.stderr).contains("build modern: built on \(world.address)"), "\(run.stderr)")
+        // The plan is the program, builds included: the run starts exactly the planned steps.
+        let plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])
+        let device = try #require(
+            (plan["devices"] as? [[String: Any]])?.first { $0["id"] as? String == "mini4" })
+        let plannedSteps = (device["steps"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        var executed: [String] = []
+        for line in run.stdout.split(separator: "\n") {
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                event["event"] as? String == "step_started", event["device"] as? String == "mini4",
+                let step = event["step"] as? String, executed.last != step
+            else { continue }
+            executed.append(step)
+        }
+        #expect(!plannedSteps.isEmpty && executed == plannedSteps, "planned \(plannedSteps), ran \(executed)")
         let summary = try String(
             contentsOf: world.project.appendingPathComponent("out/summary.json"), encoding: .utf8)
         #expect(summary.contains("2.1.0"), "\(summary)")
