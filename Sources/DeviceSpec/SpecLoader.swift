@@ -351,6 +351,7 @@ public struct SpecLoader: Sendable {
                     entry.value, "\(context).\(name) must be a single value (YES/NO, a number or text)")
                 continue
             }
+            // A YAML boolean reads as NSUserDefaults' YES/NO, also for a key the app reads as text.
             let text: String
             switch scalar.string.lowercased() {
             case "true", "yes", "on": text = "YES"
