@@ -1,7 +1,8 @@
 import DeviceSpec
 import HADeployCore
 
-/// The arguments the HA Dashboard app is launched with (read by the app as NSUserDefaults).
+/// The arguments the HA Dashboard app is launched with (read by the app as NSUserDefaults): the argv
+/// form of `LaunchSettings.settings`, the one place typed values become argument text.
 public struct LaunchArguments: Sendable, Hashable, Encodable, CustomStringConvertible {
     public struct Argument: Sendable, Hashable {
         public var flag: String
@@ -13,12 +14,17 @@ public struct LaunchArguments: Sendable, Hashable, Encodable, CustomStringConver
 
     public init(items: [Argument] = []) { self.items = items }
 
-    public mutating func append(_ flag: String, _ value: String, secret: Bool = false) {
-        items.append(Argument(flag: flag, value: .value(value), isSecret: secret))
-    }
-
-    public mutating func append(_ flag: String, _ value: ConfigValue.Resolution, secret: Bool = false) {
-        items.append(Argument(flag: flag, value: value, isSecret: secret))
+    /// The argv form of typed launch settings: `-Key value`, booleans as `YES`/`NO` (what
+    /// NSUserDefaults reads from argv), numbers in decimal.
+    public init(_ settings: [LaunchSetting]) {
+        items = settings.map { setting in
+            let value: ConfigValue.Resolution
+            switch setting.value {
+            case .value(let typed): value = .value(typed.argumentText)
+            case .unset(let names): value = .unset(names)
+            }
+            return Argument(flag: "-" + setting.key, value: value, isSecret: setting.isSecret)
+        }
     }
 
     /// The real argv for the launch, secrets included: only for handing to the transport. A device
@@ -42,15 +48,6 @@ public struct LaunchArguments: Sendable, Hashable, Encodable, CustomStringConver
     /// The values that must be redacted wherever the argv could be echoed.
     public var secretValues: Set<String> {
         Set(items.filter(\.isSecret).compactMap(\.value.value).filter { !$0.isEmpty })
-    }
-
-    /// `-Key value` pairs as NSUserDefaults keys, for backends that write the app's preferences.
-    public var defaults: [String: String] {
-        var result: [String: String] = [:]
-        for item in items where item.flag.hasPrefix("-") {
-            if let value = item.value.value { result[String(item.flag.dropFirst())] = value }
-        }
-        return result
     }
 
     public var description: String {

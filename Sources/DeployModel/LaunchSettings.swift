@@ -44,8 +44,10 @@ public struct UnresolvedSecret: Error, CustomStringConvertible {
     }
 }
 
-/// What the app is told at launch, as one typed value. Each backend renders it in its own form:
-/// arguments (USB, simctl, devicectl, pymobiledevice3) or the app's preferences (SSH, rosettasim, Mac).
+/// What the app is told at launch, as one typed value. `settings` lists it as the app's NSUserDefaults
+/// keys with typed values (`LaunchValue`); each form the devices take is rendered from that list, once:
+/// argv (`LaunchArguments`: USB, simctl, devicectl, pymobiledevice3, the plan) and the app's preferences
+/// (`ResolvedLaunch.preferences`: the jailbroken device, rosettasim, a `defaults import` domain).
 public struct LaunchSettings: Sendable, Hashable, Codable {
     public enum Credentials: Sendable, Hashable, Codable {
         /// Nothing sent: the app keeps the server and token it has.
@@ -64,15 +66,15 @@ public struct LaunchSettings: Sendable, Hashable, Codable {
     public var kiosk: Bool?
     /// `ha_integration: true`: the app registers its `mobile_app` entry.
     public var autoRegister: Bool
-    /// devices.yaml's `app_settings:` (other keys the app reads), sent as given.
-    public var appSettings: [String: String]
+    /// devices.yaml's `app_settings:` (other keys the app reads), typed as the app reads them.
+    public var appSettings: AppSettings
     /// Echoed back in `ha_dashboard_loaded` (`loaded_event: true`): this deploy and this device.
     public var deployID: String?
     public var deviceID: String?
 
     public init(
         credentials: Credentials, dashboard: DashboardTarget, kiosk: Bool?, autoRegister: Bool,
-        appSettings: [String: String], deployID: String?, deviceID: String?
+        appSettings: AppSettings, deployID: String?, deviceID: String?
     ) {
         self.credentials = credentials
         self.dashboard = dashboard
@@ -89,46 +91,84 @@ public struct LaunchSettings: Sendable, Hashable, Codable {
         return []
     }
 
-    /// The app's launch arguments (`-Key value`, as NSUserDefaults reads them). With `environment`, the
-    /// token is the real one (for the device only); without, it shows as `***` (or `<unset: KEY>`).
-    /// `unset` names the variables the plan found unset (shown as `<unset: KEY>`).
-    public func arguments(environment: [String: String]? = nil, unset: Set<String> = []) -> LaunchArguments {
-        var arguments = LaunchArguments()
+    /// The app's NSUserDefaults keys and typed values, in the order the app is given them. With
+    /// `environment`, the token is the real one (for the device only); without, it is `***` (or
+    /// `<unset: KEY>`). `unset` names the variables the plan found unset (shown as `<unset: KEY>`).
+    public func settings(environment: [String: String]? = nil, unset: Set<String> = []) -> [LaunchSetting] {
+        var settings: [LaunchSetting] = []
+        func add(_ key: String, _ value: LaunchValue) { settings.append(LaunchSetting(key, .value(value))) }
         switch credentials {
         case .keep: break
-        case .clear: arguments.append("-HAClearCredentials", "YES")
-        case .demo: arguments.append("-HADemoMode", "YES")
+        case .clear: add("HAClearCredentials", .bool(true))
+        case .demo: add("HADemoMode", .bool(true))
         case .homeAssistant(let server, let token):
-            arguments.append("-HAServerURL", server)
+            settings.append(LaunchSetting("HAServerURL", LaunchSetting.Value(server)))
             let value: ConfigValue.Resolution
             if let environment {
                 value = token.resolve(environment).map { .value($0.reveal()) } ?? .unset([token.variable])
             } else {
                 value = unset.contains(token.variable) ? .unset([token.variable]) : .value(Secret.redacted)
             }
-            arguments.append("-HAAccessToken", value, secret: true)
+            settings.append(LaunchSetting("HAAccessToken", LaunchSetting.Value(value), secret: true))
         }
         switch dashboard {
-        case .named(let name): arguments.append("-HADashboard", name)
-        case .appDefault: arguments.append("-HADashboard", "")
+        case .named(let name): add("HADashboard", .string(name))
+        case .appDefault: add("HADashboard", .string(""))
         case .unchanged: break
         }
-        if let kiosk { arguments.append("-HAKioskMode", kiosk ? "YES" : "NO") }
-        if autoRegister { arguments.append("-HAAutoRegister", "YES") }
-        for (key, value) in appSettings.sorted(by: { $0.key < $1.key }) {
-            arguments.append("-" + key, value)
-        }
-        if let deployID { arguments.append("-HADeployID", deployID) }
-        if let deviceID { arguments.append("-HADeviceID", deviceID) }
-        return arguments
+        if let kiosk { add("HAKioskMode", .bool(kiosk)) }
+        if autoRegister { add("HAAutoRegister", .bool(true)) }
+        for (key, value) in appSettings.sorted { add(key, value) }
+        if let deployID { add("HADeployID", .string(deployID)) }
+        if let deviceID { add("HADeviceID", .string(deviceID)) }
+        return settings
     }
 
-    /// The arguments with every secret resolved from `environment`, or the first one it lacks.
-    public func resolved(_ environment: [String: String]) throws -> LaunchArguments {
+    /// The app's launch arguments (`-Key value`, as NSUserDefaults reads them): `settings` in argv form.
+    public func arguments(environment: [String: String]? = nil, unset: Set<String> = []) -> LaunchArguments {
+        LaunchArguments(settings(environment: environment, unset: unset))
+    }
+
+    /// The settings with every secret resolved from `environment`, or the first one it lacks.
+    public func resolved(_ environment: [String: String]) throws -> [LaunchSetting] {
         for reference in secrets where reference.resolve(environment) == nil {
             throw UnresolvedSecret(reference: reference)
         }
-        return arguments(environment: environment)
+        return settings(environment: environment)
+    }
+}
+
+/// One key the app is told at launch, with its typed value: what every form is rendered from.
+public struct LaunchSetting: Sendable, Hashable {
+    public enum Value: Sendable, Hashable {
+        case value(LaunchValue)
+        /// Names of the variables that are not set: only in a plan shown before a run has them (a
+        /// device with one never launches: the pipeline stops on `unsetKeys` first).
+        case unset([String])
+
+        init(_ resolution: ConfigValue.Resolution) {
+            switch resolution {
+            case .value(let text): self = .value(.string(text))
+            case .unset(let names): self = .unset(names)
+            }
+        }
+
+        /// The typed value; an unset one is the empty string, as in argv.
+        public var resolved: LaunchValue {
+            if case .value(let value) = self { return value }
+            return .string("")
+        }
+    }
+
+    /// The app's NSUserDefaults key (`HAKioskMode`); its launch argument is `-HAKioskMode`.
+    public var key: String
+    public var value: Value
+    public var isSecret: Bool
+
+    public init(_ key: String, _ value: Value, secret: Bool = false) {
+        self.key = key
+        self.value = value
+        self.isSecret = secret
     }
 }
 
@@ -136,40 +176,43 @@ public struct LaunchSettings: Sendable, Hashable, Codable {
 /// form — the app's arguments (USB, pymobiledevice3), arguments plus the secrets in the app's
 /// preferences (simctl, devicectl), or the app's preferences alone (SSH, rosettasim, Mac).
 public struct ResolvedLaunch: Sendable, Hashable, CustomStringConvertible {
-    /// `-Key value` pairs in the order the app is given them, secrets marked.
-    public var items: [LaunchArguments.Argument]
+    /// The app's keys and typed values in the order the app is given them, secrets marked.
+    public var settings: [LaunchSetting]
 
     /// `settings` with the secrets it names read from `environment`; throws when one is not there.
     public init(_ settings: LaunchSettings, environment: [String: String]) throws {
-        items = try settings.resolved(environment).items
+        self.settings = try settings.resolved(environment)
     }
+
+    /// The settings in argv form (`-Key value`), secrets marked.
+    public var argumentList: LaunchArguments { LaunchArguments(settings) }
 
     /// The app's argv, secrets included: only for handing to the device (debugserver, a tool's stdin).
-    public var arguments: [String] { items.flatMap { [$0.flag, $0.value.value ?? ""] } }
+    public var arguments: [String] { argumentList.revealed() }
 
     /// The values that must be redacted wherever anything could be echoed.
-    public var secretValues: Set<String> {
-        Set(items.filter(\.isSecret).compactMap(\.value.value).filter { !$0.isEmpty })
-    }
+    public var secretValues: Set<String> { argumentList.secretValues }
 
     /// The argv without the secret pairs: what may be on a command line (visible to every user).
-    public var publicArguments: [String] {
-        items.filter { !$0.isSecret }.flatMap { [$0.flag, $0.value.value ?? ""] }
+    public var publicArguments: [String] { LaunchArguments(settings.filter { !$0.isSecret }).revealed() }
+
+    /// Every setting as the app's preferences hold it (an argv `-Key value` lands in the same
+    /// NSUserDefaults key): typed plist values, `HAKioskMode` a boolean, `HAThemeMode` an integer.
+    public var preferences: [String: PropertyListValue] { Self.preferences(settings) }
+
+    /// The secret settings alone in preferences form (`HAAccessToken`): for backends that keep them
+    /// off a command line.
+    public var secretPreferences: [String: PropertyListValue] {
+        Self.preferences(settings.filter(\.isSecret))
     }
 
-    /// The secret pairs as the app's NSUserDefaults keys (`HAAccessToken`).
-    public var secretDefaults: [String: String] { Self.defaults(items.filter(\.isSecret)) }
-
-    /// Every pair as the app's NSUserDefaults key (an argv `-Key value` lands in the same key).
-    public var defaults: [String: String] { Self.defaults(items) }
-
-    static func defaults(_ items: [LaunchArguments.Argument]) -> [String: String] {
-        var result: [String: String] = [:]
-        for item in items where item.flag.hasPrefix("-") && item.flag.count > 1 {
-            result[String(item.flag.dropFirst())] = item.value.value ?? ""
+    static func preferences(_ settings: [LaunchSetting]) -> [String: PropertyListValue] {
+        var result: [String: PropertyListValue] = [:]
+        for setting in settings where !setting.key.isEmpty {
+            result[setting.key] = setting.value.resolved.propertyListValue
         }
         return result
     }
 
-    public var description: String { LaunchArguments(items: items).description }
+    public var description: String { argumentList.description }
 }

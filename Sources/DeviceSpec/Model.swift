@@ -124,8 +124,8 @@ public struct Device: Sendable, Hashable, Codable {
     /// nil: `-HAKioskMode` is not sent and the device keeps its own setting (the app applies the
     /// key only when present).
     public var kiosk: Bool?
-    /// Extra NSUserDefaults keys for the app (`app_settings: {HAThemeMode: 2}`), YES/NO normalised.
-    public var appSettings: [String: String] = [:]
+    /// Extra NSUserDefaults keys for the app (`app_settings: {HAThemeMode: 2}`), typed as it reads them.
+    public var appSettings: AppSettings = [:]
     /// The app's Home Assistant device integration is on for this device (`-HAAutoRegister YES`):
     /// its `mobile_app` entry is evidence of what it loaded.
     public var haIntegration: Bool = false

@@ -327,11 +327,12 @@ public struct SpecLoader: Sendable {
         return devices
     }
 
-    /// Extra NSUserDefaults keys the app reads at launch (`HAThemeMode: 2`), sent as `-Key value`.
-    /// The keys hadeploy sends itself are refused here: they come from options and `.env`.
-    private func appSettings(_ node: Node?, _ reader: NodeReader, context: String) -> [String: String] {
+    /// Extra NSUserDefaults keys the app reads at launch (`HAThemeMode: 2`), typed as the app reads
+    /// them (`LaunchValue(appKey:text:)`). The keys hadeploy sends itself are refused here: they come
+    /// from options and `.env`.
+    private func appSettings(_ node: Node?, _ reader: NodeReader, context: String) -> AppSettings {
         guard let node else { return [:] }
-        var result: [String: String] = [:]
+        var result = AppSettings()
         for (name, entry) in reader.entries(node, allowed: [], context: context) {
             if Self.managedAppKeys.contains(name) {
                 reader.problem(
@@ -350,11 +351,21 @@ public struct SpecLoader: Sendable {
                     entry.value, "\(context).\(name) must be a single value (YES/NO, a number or text)")
                 continue
             }
+            // A YAML boolean reads as NSUserDefaults' YES/NO, also for a key the app reads as text.
+            let text: String
             switch scalar.string.lowercased() {
-            case "true", "yes", "on": result[name] = "YES"
-            case "false", "no", "off": result[name] = "NO"
-            default: result[name] = scalar.string
+            case "true", "yes", "on": text = "YES"
+            case "false", "no", "off": text = "NO"
+            default: text = scalar.string
             }
+            guard let value = LaunchValue(appKey: name, text: text) else {
+                reader.problem(
+                    entry.value,
+                    "\(context).\(name) is read by the app as \(LaunchValue.kind(ofAppKey: name)), not '\(scalar.string)'"
+                )
+                continue
+            }
+            result[name] = value
         }
         return result
     }

@@ -82,6 +82,33 @@ import Testing
             try SpecLoader().load(yaml: yaml, file: "devices.yaml").devices.first?.id == "iPad_2.kitchen-1")
     }
 
+    /// `app_settings:` values take the type the app reads the key with (HAAppDelegate.m): the theme a
+    /// number, the gradient a boolean, any other key text — and a value the app could not read as its
+    /// type is refused at its place instead of reaching the device.
+    @Test func appSettingsAreTypedAsTheAppReadsThem() throws {
+        let settings = """
+              a:
+                transport: usb
+                app_settings: {HAThemeMode: 2, HAGradientEnabled: on, HADevStreamMode: 2, MyKey: true}
+
+            """
+        let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  a:\n    transport: usb\n", with: settings)
+        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        #expect(
+            matrix.devices[0].appSettings == [
+                "HAThemeMode": .integer(2), "HAGradientEnabled": .bool(true), "HADevStreamMode": .string("2"),
+                "MyKey": .string("YES"),
+            ])
+        let dark = yaml.replacingOccurrences(of: "HAThemeMode: 2", with: "HAThemeMode: dark")
+        let found = problems(dark)
+        #expect(
+            found.count == 1
+                && found[0].hasSuffix(
+                    "error: device 'a' app_settings.HAThemeMode is read by the app as a whole number, not 'dark'"
+                ),
+            "\(found)")
+    }
+
     @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    trasport: usb")

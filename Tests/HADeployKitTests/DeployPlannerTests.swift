@@ -46,8 +46,8 @@ import Testing
         // Only the argv handed to the transport carries the real token.
         // The plan names the token; the launch reads it from the run's environment.
         #expect(device.launch.secrets == [SecretReference(environment: "HA_TOKEN")])
-        let launched = try device.launch.resolved(["HA_TOKEN": Self.token])
-        #expect(launched.revealed()[3] == Self.token)
+        let launched = try ResolvedLaunch(device.launch, environment: ["HA_TOKEN": Self.token])
+        #expect(launched.arguments[3] == Self.token)
         #expect(launched.secretValues == [Self.token])
         #expect(device.udid == .value("00008020-001"))
         #expect(device.unsetKeys.isEmpty)

@@ -1,4 +1,5 @@
 import DeployModel
+import DeviceSpec
 import Foundation
 import HADeployCore
 import SSHTestPeers
@@ -28,7 +29,7 @@ struct DeployTests {
     /// A launch as the plan gives it, the token read from the environment as the run does.
     static func launch(
         server: String, token: String, dashboard: DashboardTarget, kiosk: Bool?, deployID: String? = nil,
-        deviceID: String? = nil, appSettings: [String: String] = [:]
+        deviceID: String? = nil, appSettings: AppSettings = [:]
     ) throws -> ResolvedLaunch {
         try ResolvedLaunch(
             LaunchSettings(

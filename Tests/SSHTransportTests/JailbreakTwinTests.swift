@@ -47,7 +47,7 @@ struct JailbreakTwinTests {
     static func launch(_ ha: HomeAssistantServer, dashboard: String) throws -> ResolvedLaunch {
         try DeployTests.launch(
             server: ha.url, token: ha.token, dashboard: .named(dashboard), kiosk: true,
-            appSettings: ["HAViewIndex": "1"])
+            appSettings: ["HAViewIndex": .integer(1)])
     }
 
     /// Waits until the app's log has `sessions` sessions and the last one proves a loaded dashboard.
@@ -352,31 +352,26 @@ struct JailbreakTwinTests {
         #expect(!beside.contains { $0.hasPrefix(".hadeploy-unsigned-") }, "\(beside)")
     }
 
-    @Test("launch keys become typed preference values merged into what the device has")
+    @Test("launch settings become typed preference values merged into what the device has")
     func preferencesMerge() throws {
         let existing = try PropertyListSerialization.data(
             fromPropertyList: ["HAThemeMode": 1, "UserSetting": "kept", "HAKioskMode": true], format: .binary,
             options: 0)
-        let merged = try PreferencesMerge.merged(
-            existing: existing,
-            arguments: [
-                .init(flag: "-HADashboard", value: .value("2"), isSecret: false),
-                .init(flag: "-HAThemeMode", value: .value("2"), isSecret: false),
-                .init(flag: "-HAKioskMode", value: .value("NO"), isSecret: false),
-                .init(flag: "-HAViewIndex", value: .value("x1"), isSecret: false),
-                .init(flag: "-HAAccessToken", value: .value("123"), isSecret: true),
-            ])
+        let launch = try DeployTests.launch(
+            server: "http://ha.local:8123", token: "123", dashboard: .named("2"), kiosk: false,
+            appSettings: ["HAThemeMode": .integer(2), "HADevStreamMode": .string("2")])
+        let merged = try LaunchPreferences.plist(launch.preferences, mergedInto: existing)
         #expect(merged.starts(with: Data("bplist00".utf8)))
         let values = try #require(
             try PropertyListSerialization.propertyList(from: merged, format: nil) as? [String: Any])
-        #expect(values["HADashboard"] as? String == "2")
+        #expect(values["HADashboard"] as? String == "2", "a dashboard named 2 is a name")
         #expect(values["HAThemeMode"] as? Int == 2)
+        #expect(values["HADevStreamMode"] as? String == "2", "a key the app reads as text stays text")
         #expect(values["HAKioskMode"] as? Bool == false)
-        #expect(values["HAViewIndex"] as? String == "x1")
         #expect(values["HAAccessToken"] as? String == "123")
         #expect(values["UserSetting"] as? String == "kept")
         // An unreadable plist on the device starts afresh instead of failing the deploy.
-        let fresh = try PreferencesMerge.merged(existing: Data("garbage".utf8), arguments: [])
+        let fresh = try LaunchPreferences.plist([:], mergedInto: Data("garbage".utf8))
         #expect(
             (try PropertyListSerialization.propertyList(from: fresh, format: nil) as? [String: Any])?.isEmpty
                 == true)

@@ -148,8 +148,8 @@ public actor DevicectlDriver: DeviceDriver {
         // devicectl's argv is visible to every user (`ps`): secret settings go into the app's
         // preferences in its data container first, the rest stay launch arguments.
         let secrets = launch.secretValues
-        if !launch.secretDefaults.isEmpty {
-            try await storePreferences(launch.secretDefaults, bundleID: artifact.bundleID)
+        if !launch.secretPreferences.isEmpty {
+            try await storePreferences(launch.secretPreferences, bundleID: artifact.bundleID)
         }
         let arguments = launch.publicArguments
         let data = try await devicectl(
@@ -166,27 +166,22 @@ public actor DevicectlDriver: DeviceDriver {
 
     /// Pulls `Library/Preferences/<bundle>.plist` (absent on a first launch), merges `values`, and
     /// copies it back from a 0600 file in a 0700 folder that is removed at once.
-    func storePreferences(_ values: [String: String], bundleID: String) async throws {
+    func storePreferences(_ values: [String: PropertyListValue], bundleID: String) async throws {
         let target = configuration.device
         let remote = "Library/Preferences/\(bundleID).plist"
         let folder = try scratch.newFolder("hadeploy-prefs", attributes: [.posixPermissions: 0o700])
         defer { scratch.remove(folder) }
         let local = folder.appendingPathComponent("\(bundleID).plist")
         let limit = configuration.deadlines.limit("launch")
-        var merged: [String: Any] = [:]
-        if (try? await devicectl("launch", limit: limit) { json, timeout in
-            configuration.commands.copyAppContainer(
-                .from, device: target, bundleID: bundleID, source: remote, destination: local.path,
-                jsonOutput: json,
-                timeout: timeout)
-        }) != nil, let data = fileSystem.contents(atPath: local.path),
-            let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
-                as? [String: Any]
-        {
-            merged = existing
-        }
-        for (key, value) in values { merged[key] = value }
-        let plist = try PropertyListValue.encode(merged, .binary)
+        let pulled =
+            (try? await devicectl("launch", limit: limit) { json, timeout in
+                configuration.commands.copyAppContainer(
+                    .from, device: target, bundleID: bundleID, source: remote, destination: local.path,
+                    jsonOutput: json,
+                    timeout: timeout)
+            }) != nil
+        let plist = try LaunchPreferences.plist(
+            values, mergedInto: pulled ? fileSystem.contents(atPath: local.path) : nil)
         _ = fileSystem.createFile(atPath: local.path, contents: nil, attributes: [.posixPermissions: 0o600])
         try fileSystem.write(plist, to: local, options: [])
         _ = try await devicectl(

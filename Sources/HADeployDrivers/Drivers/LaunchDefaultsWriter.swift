@@ -28,21 +28,14 @@ struct LaunchDefaultsWriter: Sendable {
         return nil
     }
 
-    /// Merges the launch settings (`ResolvedLaunch.defaults`) into
+    /// Merges the launch settings (`ResolvedLaunch.preferences`) into
     /// `<container>/Library/Preferences/<bundle id>.plist`; returns the file.
-    func write(_ defaults: [String: String], into container: URL) throws -> URL {
+    func write(_ preferences: [String: PropertyListValue], into container: URL) throws -> URL {
         let folder = container.appendingPathComponent("Library/Preferences")
         try fileSystem.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent("\(bundleID).plist")
-        var values: [String: Any] = [:]
-        if let data = fileSystem.contents(atPath: file.path),
-            let existing = try? PropertyListSerialization.propertyList(from: data, format: nil)
-                as? [String: Any]
-        {
-            values = existing
-        }
-        for (key, value) in defaults { values[key] = value }
-        let data = try PropertyListValue.encode(values, .binary)
+        let data = try LaunchPreferences.plist(
+            preferences, mergedInto: fileSystem.contents(atPath: file.path))
         try fileSystem.write(data, to: file, options: .atomic)
         // It holds the access token: readable by this user only (the simulator runs as this user).
         try fileSystem.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)

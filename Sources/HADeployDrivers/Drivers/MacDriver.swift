@@ -253,33 +253,23 @@ public actor MacDriver: DeviceDriver {
         // Quit first: a running app may write its own settings back to the domain as it quits.
         try await quit(artifact)
         try await storeSettings(
-            launch.defaults, domain: places.defaultsDomain(in: fileSystem), secrets: launch.secretValues)
+            launch.preferences, domain: places.defaultsDomain(in: fileSystem), secrets: launch.secretValues)
         _ = try await invoker().checked(
             configuration.commands.open(places.installedApp.path), step: "launch",
             timeout: configuration.deadlines.limit("launch"),
             fix: "is \(places.installedApp.path) there (run without --no-build once)?")
     }
 
-    /// The launch settings as the app reads them: `YES`/`NO` as booleans (what `defaults write
-    /// -bool` wrote), everything else as text.
-    static func settings(_ defaults: [String: String]) -> [String: Any] {
-        defaults.mapValues { value -> Any in
-            switch value {
-            case "YES": return true
-            case "NO": return false
-            default: return value
-            }
-        }
-    }
-
     /// Merges the launch settings into the domain: export (a missing domain is empty), set the keys
     /// sent, remove the managed keys not sent, import from stdin — the app's own keys are kept.
-    func storeSettings(_ defaults: [String: String], domain: String, secrets: Set<String>) async throws {
+    func storeSettings(
+        _ preferences: [String: PropertyListValue], domain: String, secrets: Set<String>
+    ) async throws {
         let limit = configuration.deadlines.limit("terminate")
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(domain), step: "launch", timeout: limit)
-        let plist = try ExportedDefaults.merged(
-            exported, setting: Self.settings(defaults), removing: Self.launchKeys)
+        let plist = try LaunchPreferences.defaultsDomain(
+            preferences, mergedInto: exported, removing: Self.launchKeys)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(domain, plist: plist, secrets: secrets), step: "launch",
             timeout: limit, fix: "can this user write \(domain)'s preferences?")

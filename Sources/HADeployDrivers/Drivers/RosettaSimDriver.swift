@@ -101,7 +101,7 @@ public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
                 fix: "launch the app once by hand in Simulator.app, then deploy again")
         }
         do {
-            _ = try writer.write(launch.defaults, into: container)
+            _ = try writer.write(launch.preferences, into: container)
         } catch {
             throw AppleDriverError(
                 .failed, step: "launch", device: configuration.label,

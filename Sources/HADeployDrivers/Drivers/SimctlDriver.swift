@@ -100,9 +100,9 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         let sim = try await resolved()
         // The token goes into the app's defaults through cfprefsd (stdin), never into simctl's argv.
         let secrets = launch.secretValues
-        if !launch.secretDefaults.isEmpty {
+        if !launch.secretPreferences.isEmpty {
             try await storeDefaults(
-                launch.secretDefaults, bundleID: artifact.bundleID, on: sim, secrets: secrets)
+                launch.secretPreferences, bundleID: artifact.bundleID, on: sim, secrets: secrets)
         }
         let command = configuration.commands.launch(
             sim.udid, bundleID: artifact.bundleID, arguments: launch.publicArguments,
@@ -115,12 +115,12 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
     /// Merges `values` into the app's preferences domain: export (an absent domain is empty), merge,
     /// import — the other keys (the app's own settings) are kept.
     func storeDefaults(
-        _ values: [String: String], bundleID: String, on sim: SimulatorDevice, secrets: Set<String>
+        _ values: [String: PropertyListValue], bundleID: String, on sim: SimulatorDevice, secrets: Set<String>
     ) async throws {
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(sim.udid, bundleID: bundleID), step: "launch",
             timeout: configuration.deadlines.limit("terminate"))
-        let plist = try ExportedDefaults.merged(exported, setting: values)
+        let plist = try LaunchPreferences.defaultsDomain(values, mergedInto: exported)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(
                 sim.udid, bundleID: bundleID, plist: plist, secrets: secrets),

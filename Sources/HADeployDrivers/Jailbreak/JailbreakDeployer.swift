@@ -546,12 +546,12 @@ public struct JailbreakDeployer: Sendable {
     )
         async throws
     {
-        guard !parameters.items.isEmpty, !info.bundleID.isEmpty else { return }
+        guard !parameters.settings.isEmpty, !info.bundleID.isEmpty else { return }
         let path = preferencesPath(bundleID: info.bundleID)
         let q = ShellQuote.quote(path)
         let existing = try await connection.run(
             "if [ -f \(q) ]; then cat \(q); fi", step: "reading the app's preferences")
-        let merged = try PreferencesMerge.merged(existing: existing.stdout, arguments: parameters.items)
+        let merged = try LaunchPreferences.plist(parameters.preferences, mergedInto: existing.stdout)
         try await connection.run(
             JailbreakScripts.installPreferences(path: path, owner: config.preferencesOwner), stdin: merged,
             step: "writing the app's preferences")

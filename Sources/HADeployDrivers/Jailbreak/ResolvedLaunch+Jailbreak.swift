@@ -1,7 +1,7 @@
 import DeployModel
 import Foundation
 
-/// The launch as a jailbroken device takes it: the app's preferences (`PreferencesMerge`), the argument
+/// The launch as a jailbroken device takes it: the app's preferences (`LaunchPreferences`), the argument
 /// lines on the launch command's stdin, and the placeholders of a `launch:` template (never a secret).
 extension ResolvedLaunch {
     /// Flag and value lines, one per line, as the launch command reads them from stdin. Secrets included.
@@ -18,7 +18,7 @@ extension ResolvedLaunch {
             "-HAServerURL": "server_url", "-HADashboard": "dashboard", "-HAKioskMode": "kiosk",
             "-HADeployID": "deploy_id", "-HADeviceID": "device_id",
         ]
-        for item in items where !item.isSecret {
+        for item in argumentList.items where !item.isSecret {
             let name = item.flag.hasPrefix("-") ? String(item.flag.dropFirst()) : item.flag
             let value = item.value.value ?? ""
             values[name] = value
