@@ -64,19 +64,23 @@ public struct DeviceInventory: Sendable, Encodable {
                 else { return nil }
                 return host
             })
+        let temporary = fileSystem.temporaryDirectory.path
+        func route(_ address: String?) throws {
+            try USBTransport.route(to: address, temporaryDirectory: temporary)
+        }
         for remote in remotes.sorted() {
             let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
                 .compactMap { $0.udid?.display(variables) }
             do {
                 let forwarder = try await USBHostTunnel.open(
                     remote, udids: udids, login: nil, environment: variables, fileSystem: fileSystem)
-                USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
+                try route(forwarder.socketAddress)
                 let listed = (try? await USBTransport.devices()) ?? []
-                USBTransport.setUsbmuxdAddress(usbmuxdAddress)
+                try? route(usbmuxdAddress)
                 await forwarder.stop()
                 connected += listed.filter { udids.contains($0.udid) }
             } catch {
-                USBTransport.setUsbmuxdAddress(usbmuxdAddress)
+                try? route(usbmuxdAddress)
                 remoteNotes.append("USB host \(remote): \(error)")
             }
         }

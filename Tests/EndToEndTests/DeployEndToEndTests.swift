@@ -212,7 +212,7 @@ struct DeployEndToEndTests {
         let udid = try #require(world.udids["mini4"])
         try await world.usbmuxd.reboot(udid: udid)
         try await Task.sleep(for: .seconds(1))
-        USBTransport.setUsbmuxdAddress(world.socket)
+        try USBTransport.route(to: world.socket, temporaryDirectory: NSTemporaryDirectory())
         let usb = USBDriver(
             udid: udid, name: "mini4",
             options: USBDeviceOptions(

@@ -4,9 +4,10 @@ import MobileDevice
 import SSHTransport
 
 /// The usbmuxd a run talks to in this process, set up the same way for `deploy` and `status`:
-/// this machine's (or the one `USBMUXD_SOCKET_ADDRESS` names), the twins', or a USB host's forwarded
-/// over SSH for the devices it has. libusbmuxd reads one address per process: the devices of every
-/// other route run in workers (`DeployPlan.workers`), or are told to (`status`).
+/// this machine's (or the one `USBMUXD_SOCKET_ADDRESS` named when hadeploy started), the twins', or a
+/// USB host's forwarded over SSH for the devices it has — a value of the process's usbmuxd relay
+/// (`USBTransport.route(to:)`), never a change of the environment. One route per run and process:
+/// the devices of every other route run in workers (`DeployPlan.workers`), or are told to (`status`).
 public final class RunRoute: Sendable {
     /// The route served here (nil: no device of this run goes through a usbmuxd).
     public let route: USBRoute?
@@ -38,17 +39,23 @@ public final class RunRoute: Sendable {
         _ route: USBRoute?, devices: [DevicePlan], login: HostLogin?, environment: [String: String],
         fileSystem: any FileSystem, message: (String) -> Void
     ) async throws -> RunRoute {
+        let temporary = fileSystem.temporaryDirectory.path
         switch route {
         case .local(let address)?:
-            if let address { USBTransport.setUsbmuxdAddress(address) }
+            try USBTransport.route(to: address, temporaryDirectory: temporary)
         case .virtual(let address)?:
-            USBTransport.setUsbmuxdAddress(address)
+            try USBTransport.route(to: address, temporaryDirectory: temporary)
         case .usbHost(let remote)?:
             let udids = devices.filter { $0.backend.usbRoute == route }.compactMap { $0.udid?.value }
             message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)")
             let forwarder = try await USBHostTunnel.open(
                 remote, udids: udids, login: login, environment: environment, fileSystem: fileSystem)
-            USBTransport.setUsbmuxdAddress(forwarder.socketAddress)
+            do {
+                try USBTransport.route(to: forwarder.socketAddress, temporaryDirectory: temporary)
+            } catch {
+                await forwarder.stop()
+                throw error
+            }
             return RunRoute(route: route, tunnel: forwarder)
         case nil:
             break

@@ -24,6 +24,13 @@ final class ProbeSocket {
 
     deinit { close(fd) }
 
+    /// No receive or send timeout from now on (a relayed tunnel may be quiet for minutes).
+    func clearTimeouts() {
+        var none = timeval()
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     enum Opening {
         case success(ProbeSocket)
         case failure(String)

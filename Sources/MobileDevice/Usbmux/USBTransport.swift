@@ -2,15 +2,13 @@ import Foundation
 
 /// Entry point for devices reached through usbmuxd (local, or remote via `USBMUXD_SOCKET_ADDRESS`).
 public enum USBTransport {
-    /// Points libusbmuxd at another usbmuxd (`UNIX:/path` or `host:port`); nil restores the default.
-    /// libusbmuxd reads the variable on every connection, process-wide: set it once, before any
-    /// device work, never per device.
-    public static func setUsbmuxdAddress(_ address: String?) {
-        if let address {
-            setenv("USBMUXD_SOCKET_ADDRESS", address, 1)
-        } else {
-            unsetenv("USBMUXD_SOCKET_ADDRESS")
-        }
+    /// Sends this process's usbmuxd connections to `address` (`UNIX:/path` or `host:port`; nil: this
+    /// machine's usbmuxd) from now on, through hadeploy's relay (`UsbmuxRelay`): the route is a value
+    /// of the relay, read per connection; the environment libusbmuxd reads is set once, to the relay.
+    /// Set it before a run's device work, never per device. `temporaryDirectory` holds the relay's
+    /// private socket.
+    public static func route(to address: String?, temporaryDirectory: String) throws {
+        try UsbmuxRelay.process.route(to: address, temporaryDirectory: temporaryDirectory)
     }
 
     /// Every device usbmuxd lists, with name, model, iOS version, CPU and pairing state. A device

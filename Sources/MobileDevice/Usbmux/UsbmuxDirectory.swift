@@ -84,9 +84,10 @@ enum UsbmuxDirectory {
         return hostID
     }
 
-    /// Where libusbmuxd will connect, for messages.
-    /// libusbmuxd reads the process's own environment, so this does too.
+    /// The usbmuxd libusbmuxd's requests reach (through the relay when a route was set), for
+    /// messages and for asking it again ourselves.
     static var address: String {
+        if let route = UsbmuxRelay.process.activeRoute { return route }
         if let value = LiveEnvironment().variables["USBMUXD_SOCKET_ADDRESS"], !value.isEmpty {
             return value
         }

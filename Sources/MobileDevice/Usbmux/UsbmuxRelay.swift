@@ -1,0 +1,170 @@
+import Foundation
+import HADeployCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The one usbmuxd address libusbmuxd sees in this process: hadeploy's own relay on a private UNIX
+/// socket, fixed the first time a route is chosen and never changed after. Which usbmuxd the relay
+/// passes each new connection to — this machine's, the virtual twins', a USB host's tunnel — is a
+/// value of the relay (`route(to:)`), read per connection: choosing a route never touches the
+/// process's environment again.
+///
+/// libusbmuxd reads only `USBMUXD_SOCKET_ADDRESS` (PROTOCOL.md §1.1) and opens a new connection for
+/// every request; the relay splices each one, byte for byte, to the route's usbmuxd, so what the
+/// daemon answers (a device list, a pair record, a Connect tunnel, or garbage) reaches the client as
+/// it was sent.
+final class UsbmuxRelay: @unchecked Sendable {
+    static let process = UsbmuxRelay()
+
+    /// The default usbmuxd socket (libusbmuxd's own default).
+    static let systemAddress = "UNIX:/var/run/usbmuxd"
+
+    private let lock = NSLock()
+    private var upstream = UsbmuxRelay.systemAddress
+    private var listening: (fd: Int32, folder: String)?
+
+    /// Where new connections go now.
+    var route: String { lock.withLock { upstream } }
+
+    /// The route, once the relay runs (nil: libusbmuxd still reads the environment as it was).
+    var activeRoute: String? { lock.withLock { listening == nil ? nil : upstream } }
+
+    /// Relays every connection from now on to `address` (`UNIX:/path`, `/path` or `host:port`; nil:
+    /// this machine's usbmuxd). The first call starts the relay and points libusbmuxd at it.
+    /// `temporaryDirectory` holds the relay's private folder.
+    func route(to address: String?, temporaryDirectory: String) throws {
+        let target = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
+        try lock.withLock {
+            upstream = target
+            if listening == nil { listening = try start(in: temporaryDirectory) }
+        }
+    }
+
+    /// Binds the private socket, starts accepting and sets `USBMUXD_SOCKET_ADDRESS` — once per process.
+    private func start(in base: String) throws -> (fd: Int32, folder: String) {
+        var template = Array((base + "/hadeploy-usbmuxd.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw Self.failure("a private folder for the usbmuxd relay", errno)
+        }
+        let folder = String(cString: made)
+        chmod(folder, 0o700)
+        let path = folder + "/usbmuxd"
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
+        guard fd >= 0 else { throw Self.failure("the usbmuxd relay's socket", errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw Self.failure("the usbmuxd relay's socket path (too long: \(path))", ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            throw Self.failure("the usbmuxd relay at \(path)", code)
+        }
+        chmod(path, 0o600)
+        RelayCleanup.register(folder: folder, socket: path)
+        let thread = Thread { [self] in acceptLoop(fd) }
+        thread.name = "hadeploy usbmuxd relay"
+        thread.start()
+        // The only write of the variable, before this process first asks usbmuxd anything.
+        setenv("USBMUXD_SOCKET_ADDRESS", "UNIX:" + path, 1)
+        return (fd, folder)
+    }
+
+    private func acceptLoop(_ listener: Int32) {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            SocketCalls.ignoreBrokenPipe(client)
+            let target = route
+            let thread = Thread { Self.relay(client, to: target) }
+            thread.start()
+        }
+    }
+
+    /// Splices `client` to a new connection to `address`; a route that cannot be reached closes the
+    /// client at once (libusbmuxd then says so, and the probes ask the route itself).
+    static func relay(_ client: Int32, to address: String) {
+        guard case .success(let upstream) = ProbeSocket.open(address, timeout: 5) else {
+            close(client)
+            return
+        }
+        upstream.clearTimeouts()
+        let server = upstream.fd
+        let answered = DispatchSemaphore(value: 0)
+        Thread {
+            pump(from: server, to: client)
+            answered.signal()
+        }.start()
+        pump(from: client, to: server)
+        // The client is done (libimobiledevice never half-closes): what the daemon still sends gets a
+        // while, not forever.
+        if answered.wait(timeout: .now() + 30) == .timedOut {
+            shutdown(server, Int32(SHUT_RDWR))
+            answered.wait()
+        }
+        close(client)
+        withExtendedLifetime(upstream) {}
+    }
+
+    /// Copies until `source` ends, then ends `destination`'s writing side.
+    static func pump(from source: Int32, to destination: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        copying: while true {
+            let got = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { break }
+            var offset = 0
+            while offset < got {
+                let sent = buffer.withUnsafeBytes {
+                    send(destination, $0.baseAddress! + offset, got - offset, SocketCalls.noSignalSendFlags)
+                }
+                if sent < 0 && errno == EINTR { continue }
+                if sent <= 0 { break copying }
+                offset += sent
+            }
+        }
+        shutdown(destination, Int32(SHUT_WR))
+        shutdown(source, Int32(SHUT_RD))
+    }
+
+    static func failure(_ what: String, _ code: Int32) -> MobileDeviceError {
+        MobileDeviceError(
+            .usbmuxdUnavailable, step: "usbmuxd relay", device: nil,
+            reason: "could not set up \(what): \(String(cString: strerror(code)))",
+            nextStep: "Check that the temporary folder (TMPDIR, else /tmp) is writable by this user.",
+            isTransient: false)
+    }
+}
+
+/// Removes the relay's socket and folder when the process exits normally.
+enum RelayCleanup {
+    nonisolated(unsafe) private static var paths: (folder: String, socket: String)?
+
+    static func register(folder: String, socket: String) {
+        paths = (folder, socket)
+        atexit {
+            guard let paths = RelayCleanup.paths else { return }
+            unlink(paths.socket)
+            rmdir(paths.folder)
+        }
+    }
+}
