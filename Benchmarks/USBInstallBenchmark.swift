@@ -47,7 +47,7 @@ struct USBInstallBenchmark: AsyncParsableCommand {
         let state = URL(
             fileURLWithPath: BenchEnvironment.value(state, "HADEPLOY_USB_BENCH_STATE")
                 ?? "/tmp/hadeploy-usb-bench-state")
-        try USBTransport.route(to: socket, temporaryDirectory: NSTemporaryDirectory())
+        try USBTransport.route(to: socket, folders: [NSTemporaryDirectory()])
         var options = USBDeviceOptions(
             fileSystem: LiveFileSystem(), clock: LiveClock(), stateDirectory: state,
             logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose))

@@ -64,9 +64,9 @@ public struct DeviceInventory: Sendable, Encodable {
                 else { return nil }
                 return host
             })
-        let temporary = fileSystem.temporaryDirectory.path
+        let folders = [fileSystem.temporaryDirectory.path]
         func route(_ address: String?) throws {
-            try USBTransport.route(to: address, temporaryDirectory: temporary)
+            try USBTransport.route(to: address, folders: folders)
         }
         for remote in remotes.sorted() {
             let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }

@@ -57,7 +57,8 @@ public struct StatusSession: Sendable {
         do {
             route = try await RunRoute.open(
                 RunRoute.here(plan.devices.map(\.device)), devices: plan.devices.map(\.device),
-                login: deployPlan.usbHostLogin, environment: variables, fileSystem: context.fileSystem
+                login: deployPlan.usbHostLogin, environment: variables,
+                stateDirectory: context.url(for: deployPlan.stateDirectory), fileSystem: context.fileSystem
             ) { context.message($0) }
         } catch {
             route = RunRoute.unavailable(error)

@@ -212,7 +212,12 @@ struct DeployEndToEndTests {
         let udid = try #require(world.udids["mini4"])
         try await world.usbmuxd.reboot(udid: udid)
         try await Task.sleep(for: .seconds(1))
-        try USBTransport.route(to: world.socket, temporaryDirectory: NSTemporaryDirectory())
+        // This test process's own usbmuxd relay, in a folder of the E2E worlds (not a shared one).
+        let relay = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-e2e-relay-\(getpid())")
+        try FileManager.default.createDirectory(
+            at: relay, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try USBTransport.route(to: world.socket, folders: [relay.path])
         let usb = USBDriver(
             udid: udid, name: "mini4",
             options: USBDeviceOptions(

@@ -102,7 +102,7 @@ actor SharedEmulator {
             logger: Self.quietLogger, appBehaviour: EchoBehaviour())
         await daemon.setRebootDuration(.seconds(1))
         let socket = try await daemon.start()
-        try USBTransport.route(to: socket, temporaryDirectory: NSTemporaryDirectory())
+        try USBTransport.route(to: socket, folders: [NSTemporaryDirectory()])
         let images = directory.appendingPathComponent("DeviceSupport")
         for folder in ["15.8", "9.3 (13G36)"] {
             let target = images.appendingPathComponent(folder)

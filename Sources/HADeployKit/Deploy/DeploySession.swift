@@ -108,7 +108,7 @@ public struct DeploySession: Sendable {
         let reporter = self.reporter
         let route = try await RunRoute.open(
             here, devices: plan.devices, login: plan.usbHostLogin, environment: settings.environment,
-            fileSystem: context.fileSystem
+            stateDirectory: stateDirectory, fileSystem: context.fileSystem
         ) { reporter.handle(.message($0)) }
         do {
             let report = try await execute(

@@ -1,4 +1,5 @@
 import DeployModel
+import Foundation
 import HADeployCore
 import MobileDevice
 import SSHTransport
@@ -37,21 +38,24 @@ public final class RunRoute: Sendable {
     /// devices of `devices` it serves (no other UDID passes the tunnel).
     public static func open(
         _ route: USBRoute?, devices: [DevicePlan], login: HostLogin?, environment: [String: String],
-        fileSystem: any FileSystem, message: (String) -> Void
+        stateDirectory: URL, fileSystem: any FileSystem, message: (String) -> Void
     ) async throws -> RunRoute {
-        let temporary = fileSystem.temporaryDirectory.path
+        // The relay's socket: in the run's own state folder, never a shared one when it fits.
+        try? fileSystem.createDirectory(
+            at: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let folders = [stateDirectory.path, fileSystem.temporaryDirectory.path]
         switch route {
         case .local(let address)?:
-            try USBTransport.route(to: address, temporaryDirectory: temporary)
+            try USBTransport.route(to: address, folders: folders)
         case .virtual(let address)?:
-            try USBTransport.route(to: address, temporaryDirectory: temporary)
+            try USBTransport.route(to: address, folders: folders)
         case .usbHost(let remote)?:
             let udids = devices.filter { $0.backend.usbRoute == route }.compactMap { $0.udid?.value }
             message("USB host \(remote): forwarding its usbmuxd over SSH for \(udids.count) device(s)")
             let forwarder = try await USBHostTunnel.open(
                 remote, udids: udids, login: login, environment: environment, fileSystem: fileSystem)
             do {
-                try USBTransport.route(to: forwarder.socketAddress, temporaryDirectory: temporary)
+                try USBTransport.route(to: forwarder.socketAddress, folders: folders)
             } catch {
                 await forwarder.stop()
                 throw error

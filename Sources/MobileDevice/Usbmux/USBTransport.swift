@@ -5,10 +5,10 @@ public enum USBTransport {
     /// Sends this process's usbmuxd connections to `address` (`UNIX:/path` or `host:port`; nil: this
     /// machine's usbmuxd) from now on, through hadeploy's relay (`UsbmuxRelay`): the route is a value
     /// of the relay, read per connection; the environment libusbmuxd reads is set once, to the relay.
-    /// Set it before a run's device work, never per device. `temporaryDirectory` holds the relay's
-    /// private socket.
-    public static func route(to address: String?, temporaryDirectory: String) throws {
-        try UsbmuxRelay.process.route(to: address, temporaryDirectory: temporaryDirectory)
+    /// Set it before a run's device work, never per device. The relay's private socket is made in the
+    /// first of `folders` that gives a short enough path (the run's state folder, then the temporary one).
+    public static func route(to address: String?, folders: [String]) throws {
+        try UsbmuxRelay.process.route(to: address, folders: folders)
     }
 
     /// Every device usbmuxd lists, with name, model, iOS version, CPU and pairing state. A device

@@ -35,12 +35,17 @@ final class UsbmuxRelay: @unchecked Sendable {
 
     /// Relays every connection from now on to `address` (`UNIX:/path`, `/path` or `host:port`; nil:
     /// this machine's usbmuxd). The first call starts the relay and points libusbmuxd at it.
-    /// `temporaryDirectory` holds the relay's private folder.
-    func route(to address: String?, temporaryDirectory: String) throws {
+    /// The relay's private folder is made in the first of `folders` short enough for a socket path
+    /// (the run's state folder, then the temporary folder).
+    func route(to address: String?, folders: [String]) throws {
         let target = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
         try lock.withLock {
             upstream = target
-            if listening == nil { listening = try start(in: temporaryDirectory) }
+            if listening == nil {
+                // sun_path holds 104 bytes on Darwin, 108 on Linux; the folder's name adds 24, the socket's 8.
+                let base = folders.first { $0.utf8.count + 32 < 100 } ?? "/tmp"
+                listening = try start(in: base)
+            }
         }
     }
 
