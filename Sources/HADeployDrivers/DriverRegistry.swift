@@ -76,7 +76,7 @@ public struct DriverRegistry: Sendable {
             return MacDriver(
                 configuration: MacDriver.Configuration(
                     label: plan.name, host: host, home: URL(fileURLWithPath: mac.home), deadlines: deadlines),
-                runner: runner, fileSystem: fileSystem)
+                runner: runner, fileSystem: fileSystem, clock: clock)
         case .pymobiledevice3(let tunnel, let usb):
             return ModernLinuxDriver(
                 usb: try usbDriver(plan, usb),

@@ -72,7 +72,7 @@ public struct StatusSession: Sendable {
                     if route != here { throw OtherUSBRoute(route: route) }
                 }
                 return try drivers.driver(for: device)
-            }, now: context.now
+            }, clock: context.clock
         ).run()
         await addHomeAssistantDashboards(to: &report, plan: plan)
         return report
@@ -108,14 +108,14 @@ public struct StatusSession: Sendable {
         else { return everyone("HA_SERVER and HA_TOKEN are not both set") }
         let verifier: HomeAssistantVerifier
         do {
-            verifier = try HomeAssistantVerifier(server: server, token: token, caFile: deployPlan.caFile)
+            verifier = try HomeAssistantVerifier(server: server, token: token, caFile: deployPlan.caFile, clock: context.clock)
         } catch {
             return everyone("Home Assistant is not usable: \(SystemErrorText.message(error))")
         }
         let seconds = deadlineSeconds
         let answers: [String: Fact<String>]
         do {
-            answers = try await withDeadline("reading Home Assistant", .checkedSeconds(seconds)) {
+            answers = try await withDeadline("reading Home Assistant", .checkedSeconds(seconds), clock: context.clock) {
                 try await verifier.activeDashboards(deviceNames: names)
             }
         } catch {

@@ -64,7 +64,7 @@ struct DeployEndToEndTests {
     /// The contact sheet opens offline in a real headless browser and shows something (not a blank page).
     func assertReportRendersInChromium(_ page: URL) async throws {
         let shot = page.deletingLastPathComponent().appendingPathComponent("chromium.png")
-        let output = try await LiveProcessRunner().run(
+        let output = try await TestHost.runner.run(
             ProcessCommand(
                 "chromium",
                 [
@@ -216,11 +216,11 @@ struct DeployEndToEndTests {
         let usb = USBDriver(
             udid: udid, name: "mini4",
             options: USBDeviceOptions(
-                fileSystem: LiveFileSystem(), clock: LiveClock(),
+                fileSystem: TestHost.fileSystem, clock: TestHost.clock,
                 stateDirectory: world.root.appendingPathComponent("usb-state"),
                 developerImageDirectories: [world.root.appendingPathComponent("DeviceSupport")]))
         _ = try await usb.connect()
-        let artifact = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
+        let artifact = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
         let launch = try ResolvedLaunch(
             LaunchSettings(

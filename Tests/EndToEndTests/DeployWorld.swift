@@ -67,7 +67,7 @@ final class DeployWorld: Sendable {
         logger.logLevel = .critical
         usbmuxd = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: root.appendingPathComponent("virtual"),
-            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger)
+            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger, fileSystem: TestHost.fileSystem)
         socket = try await usbmuxd.start()
         await usbmuxd.setRebootDuration(.milliseconds(500))
         var udids: [String: String] = [:]
@@ -122,7 +122,7 @@ final class DeployWorld: Sendable {
                 scheme: nil, settings: [:], location: SourceLocation(file: "devices.yaml", line: 1))
             _ = try builder.build(
                 flavour: flavour, marketingVersion: "1.2.0", buildNumber: 2,
-                into: root.appendingPathComponent("artifacts"), in: LiveFileSystem())
+                into: root.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
         }
 
         try ".env\nartifacts/\nvirtual/\nreport*/\nusbmuxd.sock\n*.sock\nDeviceSupport/\n".write(

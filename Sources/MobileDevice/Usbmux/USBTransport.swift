@@ -1,11 +1,13 @@
 import Foundation
+import HADeployCore
 
 /// Entry point for devices reached through usbmuxd (local, or remote via `USBMUXD_SOCKET_ADDRESS`).
 public enum USBTransport {
     /// Points libusbmuxd at another usbmuxd (`UNIX:/path` or `host:port`); nil restores the default.
     /// libusbmuxd reads the variable on every connection, process-wide: set it once, before any
-    /// device work, never per device.
+    /// device work, never per device. Messages name this address (`UsbmuxDirectory.address`).
     public static func setUsbmuxdAddress(_ address: String?) {
+        UsbmuxDirectory.recordAddress(address)
         if let address {
             setenv("USBMUXD_SOCKET_ADDRESS", address, 1)
         } else {
@@ -15,11 +17,13 @@ public enum USBTransport {
 
     /// Every device usbmuxd lists, with name, model, iOS version, CPU and pairing state. A device
     /// that cannot be asked still appears, with `pairing` and `problem` saying why.
-    public static func devices(timeouts: USBTimeouts = USBTimeouts()) async throws -> [USBDeviceSummary] {
+    public static func devices(timeouts: USBTimeouts = USBTimeouts(), clock: any WallClock) async throws
+        -> [USBDeviceSummary]
+    {
         let entries = try await listEntries(timeouts: timeouts)
         return await withTaskGroup(of: (Int, USBDeviceSummary).self) { group in
             for (index, entry) in entries.enumerated() {
-                group.addTask { (index, await summary(of: entry, timeouts: timeouts)) }
+                group.addTask { (index, await summary(of: entry, timeouts: timeouts, clock: clock)) }
             }
             var results: [(Int, USBDeviceSummary)] = []
             for await result in group { results.append(result) }
@@ -43,19 +47,22 @@ public enum USBTransport {
         udid: String, deadline: ContinuousClock.Instant, options: USBDeviceOptions
     ) async throws -> USBDevice {
         let anonymous = DeviceIdentity(name: nil, udid: udid)
-        let network = options.network
+        let (network, clock) = (options.network, options.clock)
         try await waitUntilListed(
-            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous, network: network)
+            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous, network: network,
+            clock: clock)
         var timeouts = options.timeouts
-        timeouts.handshake = min(timeouts.handshake, max(deadline - .now, .milliseconds(1)))
-        let session = try await DeviceSession.open(identity: anonymous, timeouts: timeouts, network: network)
+        timeouts.handshake = min(timeouts.handshake, max(clock.remaining(until: deadline), .milliseconds(1)))
+        let session = try await DeviceSession.open(
+            identity: anonymous, timeouts: timeouts, network: network, clock: clock)
         // Name first (given without pairing), so a pairing problem names the device.
         let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
         let name = try? await session.run("lockdownd_get_value DeviceName", within: timeouts.request) {
             try plain.value(key: "DeviceName")?.string
         }
         let identity = DeviceIdentity(name: name ?? nil, udid: udid)
-        let named = try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
+        let named = try await DeviceSession.open(
+            identity: identity, timeouts: timeouts, network: network, clock: clock)
         let lockdown = try await named.lockdown(handshake: true, timeouts: timeouts)
         let info = try await USBDevice.readInfo(lockdown: lockdown, session: named, timeouts: timeouts)
         // Kept for the steps that follow (mount, install, launch, …): one handshake per device.
@@ -93,17 +100,17 @@ public enum USBTransport {
     static let usbmuxdGrace: Duration = .seconds(2)
 
     /// Polls usbmuxd until the device is listed (it may be rebooting or just plugged in): its USB
-    /// entry, or with `network` its Network entry.
+    /// entry, or with `network` its Network entry. `deadline` is a reading of `clock`.
     static func waitUntilListed(
         udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity,
-        network: Bool = false
+        network: Bool = false, clock: any WallClock
     ) async throws {
         var seen: [String] = []
         var failure: MobileDeviceError?
         var failingSince: ContinuousClock.Instant?
         while true {
             var polling = timeouts
-            polling.usbmuxd = min(timeouts.usbmuxd, max(deadline - .now, .milliseconds(1)))
+            polling.usbmuxd = min(timeouts.usbmuxd, max(clock.remaining(until: deadline), .milliseconds(1)))
             do {
                 let entries = try await listEntries(timeouts: polling)
                 if entries.contains(where: { $0.udid == udid && $0.isNetwork == network }) { return }
@@ -115,9 +122,9 @@ public enum USBTransport {
                 // A device may take a while to appear; usbmuxd itself gone or broken will not come
                 // back by waiting out the step's deadline (a restart takes well under the grace).
                 if error.kind == .usbmuxdUnavailable || error.kind == .protocolError {
-                    let since = failingSince ?? ContinuousClock.now
+                    let since = failingSince ?? clock.instant()
                     failingSince = since
-                    if ContinuousClock.now - since >= usbmuxdGrace {
+                    if clock.elapsed(since: since) >= usbmuxdGrace {
                         throw MobileDeviceError(
                             error.kind, step: error.step, device: device,
                             reason: "connection to usbmuxd lost: \(error.reason)", nextStep: error.nextStep,
@@ -125,7 +132,7 @@ public enum USBTransport {
                     }
                 }
             }
-            if ContinuousClock.now + .milliseconds(250) >= deadline {
+            if clock.deadline(after: .milliseconds(250)) >= deadline {
                 if let failure, failure.kind == .usbmuxdUnavailable || failure.kind == .protocolError {
                     throw failure.on(device)
                 }
@@ -148,17 +155,19 @@ public enum USBTransport {
                         + "to see what usbmuxd lists.",
                     isTransient: true)
             }
-            try await Task.sleep(for: .milliseconds(250))
+            try await clock.sleep(for: .milliseconds(250))
         }
     }
 
-    private static func summary(of entry: UsbmuxEntry, timeouts: USBTimeouts) async -> USBDeviceSummary {
+    private static func summary(of entry: UsbmuxEntry, timeouts: USBTimeouts, clock: any WallClock) async
+        -> USBDeviceSummary
+    {
         let connection = entry.isNetwork ? "Network" : "USB"
         var values: [String: String] = [:]
         var identity = DeviceIdentity(name: nil, udid: entry.udid)
         do {
             let session = try await DeviceSession.open(
-                identity: identity, timeouts: timeouts, network: entry.isNetwork)
+                identity: identity, timeouts: timeouts, network: entry.isNetwork, clock: clock)
             let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
             values = try await session.run("lockdownd_get_value", within: timeouts.request) {
                 var found: [String: String] = [:]
@@ -178,7 +187,7 @@ public enum USBTransport {
                     "\(identity) has not trusted this computer yet: unlock it and tap Trust when asked")
             }
             let named = try await DeviceSession.open(
-                identity: identity, timeouts: timeouts, network: entry.isNetwork)
+                identity: identity, timeouts: timeouts, network: entry.isNetwork, clock: clock)
             _ = try await named.lockdown(handshake: true, timeouts: timeouts)
             return make(entry, values, connection, .paired, nil)
         } catch let error as MobileDeviceError {

@@ -1,6 +1,7 @@
 import CUsbmuxd
 import Foundation
 import HADeployCore
+import Synchronization
 
 /// One entry of usbmuxd's device list.
 struct UsbmuxEntry: Sendable, Equatable {
@@ -84,14 +85,16 @@ enum UsbmuxDirectory {
         return hostID
     }
 
-    /// Where libusbmuxd will connect, for messages.
-    /// libusbmuxd reads the process's own environment, so this does too.
+    /// Where libusbmuxd will connect, for messages: the address the caller handed to
+    /// `USBTransport.setUsbmuxdAddress` (which puts it where libusbmuxd reads it), else the default.
     static var address: String {
-        if let value = LiveEnvironment().variables["USBMUXD_SOCKET_ADDRESS"], !value.isEmpty {
-            return value
-        }
+        if let value = recorded.withLock({ $0 }), !value.isEmpty { return value }
         return "/var/run/usbmuxd"
     }
+
+    private static let recorded = Mutex<String?>(nil)
+
+    static func recordAddress(_ address: String?) { recorded.withLock { $0 = address } }
 
     static func errnoText(_ code: Int32) -> String {
         guard code > 0, let text = strerror(code) else { return "error \(code)" }
