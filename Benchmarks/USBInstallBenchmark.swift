@@ -49,7 +49,8 @@ struct USBInstallBenchmark: AsyncParsableCommand {
                 ?? "/tmp/hadeploy-usb-bench-state")
         USBTransport.setUsbmuxdAddress(socket)
         var options = USBDeviceOptions(
-            fileSystem: HADeployContext.live().fileSystem, clock: HADeployContext.live().clock, stateDirectory: state,
+            fileSystem: HADeployContext.live().fileSystem, clock: HADeployContext.live().clock,
+            stateDirectory: state,
             logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose))
         options.network = network
         let device = try await USBTransport.connect(

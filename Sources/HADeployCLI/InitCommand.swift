@@ -46,7 +46,9 @@ struct InitCommand: ContextCommand {
                 temporaryDirectory: context.fileSystem.temporaryDirectory, fileSystem: context.fileSystem,
                 clock: context.clock)
             scan.developerDirectory = HostDeviceScan.developerDirectory(variables)
-            scan.usbmuxdAddress = context.environment["USBMUXD_SOCKET_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+            scan.usbmuxdAddress = context.environment["USBMUXD_SOCKET_ADDRESS"].flatMap {
+                $0.isEmpty ? nil : $0
+            }
             (seen, notes) = await scan.scan()
         }
         let adopter = ProjectAdopter(

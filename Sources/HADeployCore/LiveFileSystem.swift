@@ -17,8 +17,7 @@ struct LiveFileSystem: FileSystem {
         try data.write(to: url, options: options)
     }
 
-    func createFile(atPath path: String, contents: Data?, attributes: [FileAttributeKey: Any]?) -> Bool
-    {
+    func createFile(atPath path: String, contents: Data?, attributes: [FileAttributeKey: Any]?) -> Bool {
         manager.createFile(atPath: path, contents: contents, attributes: attributes)
     }
 

@@ -108,14 +108,17 @@ public struct StatusSession: Sendable {
         else { return everyone("HA_SERVER and HA_TOKEN are not both set") }
         let verifier: HomeAssistantVerifier
         do {
-            verifier = try HomeAssistantVerifier(server: server, token: token, caFile: deployPlan.caFile, clock: context.clock)
+            verifier = try HomeAssistantVerifier(
+                server: server, token: token, caFile: deployPlan.caFile, clock: context.clock)
         } catch {
             return everyone("Home Assistant is not usable: \(SystemErrorText.message(error))")
         }
         let seconds = deadlineSeconds
         let answers: [String: Fact<String>]
         do {
-            answers = try await withDeadline("reading Home Assistant", .checkedSeconds(seconds), clock: context.clock) {
+            answers = try await withDeadline(
+                "reading Home Assistant", .checkedSeconds(seconds), clock: context.clock
+            ) {
                 try await verifier.activeDashboards(deviceNames: names)
             }
         } catch {

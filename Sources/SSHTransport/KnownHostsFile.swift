@@ -27,9 +27,11 @@ public enum KnownHostsFile {
     /// Removes every entry for `host:port` (plain or hashed `|1|salt|hash`) and returns how many went.
     /// `fileSystem` is the machine's (the file libssh reads and writes).
     @discardableResult
-    static func removeEntries(host: String, port: Int, path: String, fileSystem: any FileSystem) throws -> Int {
+    static func removeEntries(host: String, port: Int, path: String, fileSystem: any FileSystem) throws -> Int
+    {
         guard fileSystem.fileExists(atPath: path) else { return 0 }
-        guard let data = fileSystem.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = fileSystem.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
             throw SSHError.knownHostsFailed(path: path, reason: "it cannot be read as text")
         }
         let pattern = hostPattern(host: host, port: port)

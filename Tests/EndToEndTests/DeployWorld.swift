@@ -67,7 +67,8 @@ final class DeployWorld: Sendable {
         logger.logLevel = .critical
         usbmuxd = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: root.appendingPathComponent("virtual"),
-            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger, fileSystem: TestHost.fileSystem)
+            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger,
+            fileSystem: TestHost.fileSystem)
         socket = try await usbmuxd.start()
         await usbmuxd.setRebootDuration(.milliseconds(500))
         var udids: [String: String] = [:]

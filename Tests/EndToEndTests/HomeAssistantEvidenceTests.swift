@@ -54,7 +54,8 @@ struct HomeAssistantEvidenceTests {
                 stateDirectory: world.root.appendingPathComponent("usb-state")))
         let artifact = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
-        let verifier = try HomeAssistantVerifier(server: world.ha.url, token: Secret(world.ha.token), clock: TestHost.clock)
+        let verifier = try HomeAssistantVerifier(
+            server: world.ha.url, token: Secret(world.ha.token), clock: TestHost.clock)
         return Scene(world: world, usb: usb, artifact: artifact, dashboard: dashboard, verifier: verifier)
     }
 

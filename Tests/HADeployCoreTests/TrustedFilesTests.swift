@@ -27,7 +27,8 @@ struct TrustedFilesTests {
         defer { try? FileManager.default.removeItem(at: root) }
         #expect(chmod(root.path, 0o755) == 0)
         let script = try Self.script(in: root.appendingPathComponent("share/hadeploy"))
-        #expect(TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem) == nil)
+        #expect(
+            TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem) == nil)
     }
 
     /// The attack: a folder above the script that anyone may write, where another user puts a twin.sh.
@@ -47,7 +48,8 @@ struct TrustedFilesTests {
         defer { try? FileManager.default.removeItem(at: root) }
         #expect(chmod(root.path, 0o1777) == 0)
         let script = try Self.script(in: root.appendingPathComponent("mine"))
-        #expect(TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem) == nil)
+        #expect(
+            TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem) == nil)
         #expect(chmod(script, 0o775) == 0)
         let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem)
         #expect(
@@ -69,7 +71,8 @@ struct TrustedFilesTests {
         let root = try temporaryDirectory("trusted")
         defer { try? FileManager.default.removeItem(at: root) }
         let script = try Self.script(in: root.appendingPathComponent("planted"))
-        let problem = TrustedFiles.problem(paths: [script], userID: Self.me + 1, fileSystem: TestHost.fileSystem)
+        let problem = TrustedFiles.problem(
+            paths: [script], userID: Self.me + 1, fileSystem: TestHost.fileSystem)
         #expect(problem?.contains("belongs to another user (uid \(Self.me))") == true, "\(problem ?? "")")
     }
 

@@ -33,7 +33,8 @@ struct ArtifactIntegrityTests {
             server: .unset(["HA_SERVER"]), verify: false, builds: [], devices: [device], warnings: [])
         plan.artifacts = .files([
             device.flavour: PlannedArtifact(
-                path: artifact.path, sha256: try ArtifactDigest.sha256(artifact.path, in: TestHost.fileSystem))
+                path: artifact.path, sha256: try ArtifactDigest.sha256(artifact.path, in: TestHost.fileSystem)
+            )
         ])
         return (plan, URL(fileURLWithPath: artifact.path), root)
     }
@@ -77,7 +78,8 @@ struct ArtifactIntegrityTests {
         try Data("changed".utf8).write(to: app.appendingPathComponent("changed.txt"))
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         #expect(throws: ArtifactChanged.self) {
-            try plan.artifacts.artifacts(for: plan, host: .linux, copyingInto: copies, in: TestHost.fileSystem)
+            try plan.artifacts.artifacts(
+                for: plan, host: .linux, copyingInto: copies, in: TestHost.fileSystem)
         }
     }
 

@@ -77,7 +77,8 @@ struct ArtifactStagingTests {
         try Data("\(parent)\n".utf8).write(to: theirs.appendingPathComponent("owner.pid"))
         try Data("plist".utf8).write(to: theirs.appendingPathComponent("1/HADashboard.app/Info.plist"))
 
-        let mine = try ArtifactStaging.makeRunFolder(under: base, runID: "given-run-1", in: TestHost.fileSystem)
+        let mine = try ArtifactStaging.makeRunFolder(
+            under: base, runID: "given-run-1", in: TestHost.fileSystem)
         #expect(mine != theirs)
         #expect(
             FileManager.default.fileExists(

@@ -83,7 +83,8 @@ import Testing
                     runner: FailingRunner(), fileSystem: FakeFileSystem(), clock: FakeClock())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
-            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock), reportDirectory: nil,
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock),
+            reportDirectory: nil,
             lockDirectory: folder.path("locks"), fileSystem: TestHost.fileSystem, clock: TestHost.clock,
             secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
@@ -208,7 +209,8 @@ import Testing
                     runner: FailingRunner(), fileSystem: FakeFileSystem(), clock: FakeClock())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
-            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock), reportDirectory: nil,
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock),
+            reportDirectory: nil,
             lockDirectory: folder.path("locks"), fileSystem: TestHost.fileSystem, clock: TestHost.clock,
             secrets: Self.variables)
         let result = try #require(

@@ -63,7 +63,8 @@ struct ReportMergeTests {
         report: DeployReport, refused: [String]
     ) {
         try ReportMerger.write(
-            try ReportMerger.merge(inputs), inputs: inputs, to: target ?? merged, fileSystem: TestHost.fileSystem
+            try ReportMerger.merge(inputs), inputs: inputs, to: target ?? merged,
+            fileSystem: TestHost.fileSystem
         )
     }
 

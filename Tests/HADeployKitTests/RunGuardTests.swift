@@ -119,7 +119,8 @@ extension DeployExecutorTests {
         let held = try StateFolderLock.acquire(
             state, displayName: ".hadeploy/virtual", fileSystem: TestHost.fileSystem)
         #expect(throws: StateFolderBusy.self) {
-            try StateFolderLock.acquire(state, displayName: ".hadeploy/virtual", fileSystem: TestHost.fileSystem)
+            try StateFolderLock.acquire(
+                state, displayName: ".hadeploy/virtual", fileSystem: TestHost.fileSystem)
         }
         do {
             _ = try StateFolderLock.acquire(

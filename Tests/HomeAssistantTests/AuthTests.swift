@@ -52,7 +52,8 @@ struct AuthTests {
     func unreachable() async throws {
         let port = try FreePort.pick()
         let options = ClientOptions(
-            server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"), clock: TestHost.clock,
+            server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"),
+            clock: TestHost.clock,
             connectTimeout: .seconds(5))
         let connection = HomeAssistantConnection(options: options)
         await #expect {

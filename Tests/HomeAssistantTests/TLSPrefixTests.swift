@@ -31,7 +31,8 @@ struct TLSPrefixTests {
         try await rest.shutdown()
 
         // Without the CA file the certificate is refused, and the error says where.
-        let untrusted = HomeAssistantConnection(options: ClientOptions(server: server, token: token, clock: TestHost.clock))
+        let untrusted = HomeAssistantConnection(
+            options: ClientOptions(server: server, token: token, clock: TestHost.clock))
         await #expect {
             try await untrusted.connect()
         } throws: { error in
@@ -43,7 +44,8 @@ struct TLSPrefixTests {
         // Without the prefix the proxy answers 404 to the upgrade: the error points at the prefix.
         let unprefixed = HomeAssistantConnection(
             options: ClientOptions(
-                server: try ServerAddress("https://127.0.0.1:\(proxy.port)/"), token: token, clock: TestHost.clock,
+                server: try ServerAddress("https://127.0.0.1:\(proxy.port)/"), token: token,
+                clock: TestHost.clock,
                 caFile: proxy.caFile))
         await #expect {
             try await unprefixed.connect()

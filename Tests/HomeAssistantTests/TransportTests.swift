@@ -27,7 +27,8 @@ struct TransportTests {
         let direct = try HomeAssistantREST(options: try peer.options())
         let chunked = try HomeAssistantREST(
             options: ClientOptions(
-                server: try ServerAddress(base), token: peer.accessToken, clock: TestHost.clock, caFile: proxy.caFile))
+                server: try ServerAddress(base), token: peer.accessToken, clock: TestHost.clock,
+                caFile: proxy.caFile))
         #expect(try await chunked.apiStatus() == "API running.")
         // /api/states is many 4 KiB chunks. Other tests add states meanwhile, never remove one.
         let plain = try await direct.states()
@@ -46,7 +47,8 @@ struct TransportTests {
         let declared = try HomeAssistantREST(options: try peer.options(), maxResponseBytes: cap)
         let chunked = try HomeAssistantREST(
             options: ClientOptions(
-                server: try ServerAddress("https://127.0.0.1:\(proxy.port)/ha/"), token: peer.accessToken, clock: TestHost.clock,
+                server: try ServerAddress("https://127.0.0.1:\(proxy.port)/ha/"), token: peer.accessToken,
+                clock: TestHost.clock,
                 caFile: proxy.caFile),
             maxResponseBytes: cap)
         for rest in [declared, chunked] {

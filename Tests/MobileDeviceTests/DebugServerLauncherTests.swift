@@ -9,7 +9,8 @@ import Testing
 
     private func launcher(_ server: FakeDebugserver, secrets: Set<String> = []) -> DebugServerLauncher {
         DebugServerLauncher(
-            client: GDBRemoteClient(transport: server, identity: identity, clock: TestHost.clock), identity: identity,
+            client: GDBRemoteClient(transport: server, identity: identity, clock: TestHost.clock),
+            identity: identity,
             redactor: Redactor(secrets))
     }
 

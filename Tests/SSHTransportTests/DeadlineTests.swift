@@ -50,7 +50,8 @@ struct DeadlineTests {
         }
         let config = SSHConnectionConfig(
             name: "silent", host: "127.0.0.1", port: Int(UInt16(bigEndian: address.sin_port)),
-            authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null", fileSystem: TestHost.fileSystem,
+            authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
+            fileSystem: TestHost.fileSystem,
             timeouts: SSHTimeouts(connect: 2))
         let started = Date()
         await #expect(throws: SSHError.self) { try await SSHConnection.connect(config) }
@@ -92,6 +93,7 @@ struct PathTests {
         #expect(config.expandTilde("/etc/x") == "/etc/x")
         #expect(config.expandTilde("~other/x") == "~other/x")
         #expect(config.resolvedKnownHostsPath == home + "/kh")
-        #expect(SSHConnectionConfig.expandTilde("~/x", home: URL(fileURLWithPath: "/home/ci")) == "/home/ci/x")
+        #expect(
+            SSHConnectionConfig.expandTilde("~/x", home: URL(fileURLWithPath: "/home/ci")) == "/home/ci/x")
     }
 }

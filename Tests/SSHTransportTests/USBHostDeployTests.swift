@@ -30,7 +30,8 @@ struct USBHostDeployTests {
         let daemon = try VirtualUsbmuxd(
             profiles: [mini4, other], stateDirectory: root.appendingPathComponent("state"),
             address: .unixSocket(socketPath),
-            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }), fileSystem: TestHost.fileSystem)
+            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }),
+            fileSystem: TestHost.fileSystem)
         _ = try await daemon.start()
         chmod(socketPath, 0o666)
         let devices = await daemon.devices()

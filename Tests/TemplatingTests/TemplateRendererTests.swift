@@ -99,16 +99,18 @@ import Yams
     @Test func anEmptyValueIsSuppliedNotMissing() throws {
         let directory = try templates(["t.txt.mustache": "team=[{{TEAM}}]"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory).render(
-            values: ["TEAM": ""])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["TEAM": ""])
         #expect(files.map(\.contents) == ["team=[]"])
     }
 
     @Test func textTemplatesInsertValuesAsIs() throws {
         let directory = try templates(["a/b/run.sh.mustache": "echo {{V}} {{{V}}}\n"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory).render(
-            values: ["V": "<a & 'b'>"])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["V": "<a & 'b'>"])
         #expect(files.map(\.relativePath) == ["a/b/run.sh"])
         #expect(files.map(\.contents) == ["echo <a & 'b'> <a & 'b'>\n"])
     }
@@ -125,8 +127,9 @@ import Yams
         let directory = try templates(["t.txt.mustache": template])
         defer { try? FileManager.default.removeItem(at: directory) }
         let values = ["NAME": "n", "FLAG": "yes"]
-        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory).render(
-            values: values)
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: values)
         let plain = try MustacheTemplate(string: template).render(values)
         #expect(files.first?.contents == plain)
     }
@@ -196,8 +199,9 @@ import Yams
     @Test func theImplicitIteratorInsideASectionIsFine() throws {
         let directory = try templates(["t.txt.mustache": "{{#A}}[{{.}}]{{/A}}"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory).render(
-            values: ["A": "a"])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["A": "a"])
         #expect(files.first?.contents == "[a]")
     }
 

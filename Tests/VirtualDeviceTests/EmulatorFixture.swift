@@ -55,7 +55,8 @@ struct EmulatorFixture {
                 appBehaviour: behaviour, fileSystem: TestHost.fileSystem)
         } else {
             daemon = try VirtualUsbmuxd(
-                profiles: profiles, stateDirectory: directory, address: address, logger: logger, fileSystem: TestHost.fileSystem)
+                profiles: profiles, stateDirectory: directory, address: address, logger: logger,
+                fileSystem: TestHost.fileSystem)
         }
         let socket = try await daemon.start()
         return EmulatorFixture(directory: directory, daemon: daemon, socket: socket)

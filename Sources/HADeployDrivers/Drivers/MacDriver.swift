@@ -60,7 +60,8 @@ public actor MacDriver: DeviceDriver {
     private var connected: ConnectedDevice?
 
     public init(
-        configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem, clock: any WallClock
+        configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem,
+        clock: any WallClock
     ) {
         self.configuration = configuration
         self.runner = runner

@@ -172,7 +172,8 @@ public struct BuildRunner: Sendable {
                             let place = remote.map { " on " + $0.name } ?? ""
                             let archs: String = flavour.archs.map(\.rawValue).joined(separator: "+")
                             report("build \(flavour.name): building (\(archs))\(place)…")
-                            let outcome = try await Self.withHeartbeat(every: heartbeat, clock: context.clock) { elapsed in
+                            let outcome = try await Self.withHeartbeat(every: heartbeat, clock: context.clock)
+                            { elapsed in
                                 report(
                                     "build \(flavour.name): still building\(place) (\(Self.minutes(elapsed)))"
                                 )

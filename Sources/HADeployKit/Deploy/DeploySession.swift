@@ -177,7 +177,8 @@ public struct DeploySession: Sendable {
         guard let token = reference.resolve(settings.environment) else {
             throw UnresolvedSecret(reference: reference)
         }
-        return try HomeAssistantVerifier(server: server, token: token, caFile: plan.caFile, clock: context.clock)
+        return try HomeAssistantVerifier(
+            server: server, token: token, caFile: plan.caFile, clock: context.clock)
     }
 
     func execute(artifacts: [String: Artifact], workers: [WorkerGroup], preflightDone: Bool) async throws
@@ -341,7 +342,8 @@ public enum USBHostTunnel {
         }
         let config = try SSHConnectionConfig.parse(
             url: remote, authentication: authentication,
-            knownHostsPath: login?.knownHosts ?? SSHLogin.knownHostsPath(environment), fileSystem: fileSystem, name: remote)
+            knownHostsPath: login?.knownHosts ?? SSHLogin.knownHostsPath(environment), fileSystem: fileSystem,
+            name: remote)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
             ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,

@@ -13,7 +13,8 @@ public actor HomeAssistantVerifier: DashboardVerifier {
 
     public init(server: String, token: Secret, caFile: String? = nil, clock: any WallClock) throws {
         options = ClientOptions(
-            server: try ServerAddress(server), token: AccessToken(token.reveal()), clock: clock, caFile: caFile,
+            server: try ServerAddress(server), token: AccessToken(token.reveal()), clock: clock,
+            caFile: caFile,
             logger: Logger(label: "hadeploy.homeassistant"))
     }
 

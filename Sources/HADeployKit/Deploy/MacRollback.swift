@@ -37,7 +37,8 @@ public struct MacRollback: Sendable {
         }
         let target = resolved.device
         let home = URL(
-            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? fileSystem.homeDirectory.path)
+            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? fileSystem.homeDirectory.path)
         self.driver = MacDriver(
             configuration: .init(
                 label: target.name, host: host, home: home,

@@ -85,7 +85,8 @@ extension USBDevice {
                 return try DebugServerLauncher(
                     client: GDBRemoteClient(transport: connection, identity: session.identity, clock: clock),
                     identity: session.identity, redactor: .none
-                ).isRunning(processName: executable, deadline: clock.deadline(after: budget - .milliseconds(500)))
+                ).isRunning(
+                    processName: executable, deadline: clock.deadline(after: budget - .milliseconds(500)))
             }
             return facts
         }

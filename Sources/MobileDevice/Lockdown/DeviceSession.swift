@@ -22,7 +22,7 @@ final class DeviceSession: Sendable {
     {
         USBTransport.ignoreBrokenPipes
         let worker = DeviceWorker(label: identity.udid, device: identity)
-        let handle = try await worker.run("idevice_new_with_options", deadline: .now + timeouts.usbmuxd) {
+        let handle = try await worker.run("idevice_new_with_options", within: timeouts.usbmuxd) {
             try DeviceHandle.open(udid: identity.udid, worker: worker, network: network)
         }
         return DeviceSession(handle: handle, worker: worker, identity: identity, clock: clock)
@@ -31,7 +31,7 @@ final class DeviceSession: Sendable {
     func run<T: Sendable>(
         _ step: String, within budget: Duration, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        try await worker.run(step, deadline: .now + budget, body)
+        try await worker.run(step, within: budget, body)
     }
 
     /// Connects to lockdownd, bounded by the handshake (or request) deadline and watched for a

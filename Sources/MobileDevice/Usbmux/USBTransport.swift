@@ -91,7 +91,7 @@ public enum USBTransport {
     static func listEntries(timeouts: USBTimeouts) async throws -> [UsbmuxEntry] {
         ignoreBrokenPipes
         let worker = DeviceWorker(label: "usbmuxd", device: nil)
-        return try await worker.run("usbmuxd_get_device_list", deadline: .now + timeouts.usbmuxd) {
+        return try await worker.run("usbmuxd_get_device_list", within: timeouts.usbmuxd) {
             try UsbmuxDirectory.list()
         }
     }

@@ -78,7 +78,8 @@ struct AppDataCommandsTests {
         )
         #expect(
             AppContainerFile.read(
-                container: container.path, relativePath: "../ctr/Documents/ha-log.txt", in: TestHost.fileSystem)
+                container: container.path, relativePath: "../ctr/Documents/ha-log.txt",
+                in: TestHost.fileSystem)
                 == nil)
     }
 }

@@ -190,7 +190,8 @@ import Testing
             },
         ])
         let mac = Self.driver(runner, home: home)
-        let rollback = MacRollback(driver: mac, bundleID: Self.bundleID, verificationTimeout: 5, clock: TestHost.clock)
+        let rollback = MacRollback(
+            driver: mac, bundleID: Self.bundleID, verificationTimeout: 5, clock: TestHost.clock)
         #expect(try await rollback.previous() == nil)
         _ = try await mac.install(Self.artifact(build), force: false) { _ in }
         try machO("v2").write(to: executable)

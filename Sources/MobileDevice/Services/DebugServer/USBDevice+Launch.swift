@@ -39,7 +39,8 @@ extension USBDevice {
                     let connection = try DebugServerConnection(
                         device: session.handle, descriptor: descriptor, identity: session.identity)
                     let launcher = DebugServerLauncher(
-                        client: GDBRemoteClient(transport: connection, identity: session.identity, clock: clock),
+                        client: GDBRemoteClient(
+                            transport: connection, identity: session.identity, clock: clock),
                         identity: session.identity, redactor: redactor)
                     return try launcher.launch(
                         executablePath: executablePath, workingDirectory: app.container, arguments: arguments,
