@@ -5,6 +5,7 @@ import Testing
 /// A fail-by-default `WallClock` for tests: it shows the time it was given and moves only when the
 /// test advances it (a `sleep` advances it by the time slept, at once). Asking a clock that was given
 /// no time fails the test. Its monotonic `instant()` starts at an arbitrary point and moves with it.
+/// A `withDeadline` on it is over at the first yield unless the body answers without waiting.
 public final class FakeClock: WallClock, @unchecked Sendable {
     private let lock = NSLock()
     private var current: Date?
