@@ -48,6 +48,7 @@ final class DeviceWorker: @unchecked Sendable {
                 queue.async {
                     once.resume(Result { try body() })
                 }
+                // Not the context's clock: the C call blocks a thread, and only a dispatch timer fires beside it.
                 DispatchQueue.global().asyncAfter(deadline: .now() + remaining.dispatchInterval) {
                     [weak self] in
                     guard let self else { return }
