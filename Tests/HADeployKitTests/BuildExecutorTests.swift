@@ -303,8 +303,10 @@ struct BuildHeartbeatTests {
         let result = try await BuildRunner.withHeartbeat(every: .milliseconds(20), clock: TestHost.clock) {
             beats.add($0)
         } body: {
-            // The "build" lasts until it has been reported alive twice (bounded: 30 s).
-            let deadline = ContinuousClock.now + .seconds(30)
+            // The "build" lasts until it has been reported alive twice (bounded: 120 s; the suite's
+            // synchronous tests can hold both pool threads of a two-core machine for over 30 s, and
+            // then this loop wakes past a shorter bound before the ticker runs at all).
+            let deadline = ContinuousClock.now + .seconds(120)
             while beats.count < 2 && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
