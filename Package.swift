@@ -202,6 +202,7 @@ let package = Package(
         .target(
             name: "HomeAssistant",
             dependencies: [
+                "HADeployCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HADeployCore
 import HomeAssistant
 
 /// `hadeploy-bench ha`: the Swift side of `scripts/bench-ha.py`, which starts Home Assistant, fills
@@ -44,7 +45,7 @@ struct HomeAssistantBenchmark: AsyncParsableCommand {
         let token = AccessToken(try String(contentsOfFile: tokenPath, encoding: .utf8))
         let options = ClientOptions(
             server: try ServerAddress(try BenchEnvironment.required(url, "HA_BENCH_URL", option: "--url")),
-            token: token)
+            token: token, clock: HADeployContext.live().clock)
         let dashboard = try BenchEnvironment.required(dashboard, "HA_BENCH_DASHBOARD", option: "--dashboard")
         let runs = try BenchEnvironment.integer(runs, "HA_BENCH_RUNS", default: 20)
         let events = try BenchEnvironment.integer(events, "HA_BENCH_EVENTS", default: 50)

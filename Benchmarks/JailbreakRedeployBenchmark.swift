@@ -29,11 +29,11 @@ struct JailbreakRedeployBenchmark: AsyncParsableCommand {
     var legacy = false
 
     func run() async throws {
+        let context = HADeployContext.live()
         let connection = SSHConnectionConfig(
             name: "ipad2", host: "127.0.0.1", port: port, user: "root",
             authentication: .privateKey(path: key, passphrase: nil), knownHostsPath: knownHosts,
-            legacyAlgorithms: legacy, timeouts: SSHTimeouts(transfer: 600))
-        let context = HADeployContext.live()
+            fileSystem: context.fileSystem, legacyAlgorithms: legacy, timeouts: SSHTimeouts(transfer: 600))
         let deployer = JailbreakDeployer(
             config: JailbreakDeployConfig(connection: connection, transfer: .sftp),
             fileSystem: context.fileSystem, clock: context.clock)

@@ -49,7 +49,8 @@ struct USBInstallBenchmark: AsyncParsableCommand {
                 ?? "/tmp/hadeploy-usb-bench-state")
         try USBTransport.route(to: socket, folders: [NSTemporaryDirectory()])
         var options = USBDeviceOptions(
-            fileSystem: LiveFileSystem(), clock: LiveClock(), stateDirectory: state,
+            fileSystem: HADeployContext.live().fileSystem, clock: HADeployContext.live().clock,
+            stateDirectory: state,
             logger: BenchLogger.make("hadeploy-bench.usb", verbose: verbose))
         options.network = network
         let device = try await USBTransport.connect(
@@ -70,7 +71,7 @@ struct USBInstallBenchmark: AsyncParsableCommand {
     private func sideBySide(device: USBDevice, udid: String, socket: String, ipa: URL, rounds: Int)
         async throws
     {
-        let app = try AppArtifact.inspect(ipa, in: LiveFileSystem())
+        let app = try AppArtifact.inspect(ipa, in: HADeployContext.live().fileSystem)
         let clock = ContinuousClock()
         var tool: [Duration] = []
         var ours: [Duration] = []

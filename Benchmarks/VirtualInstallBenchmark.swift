@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HADeployCore
 import VirtualDevice
 
 /// `hadeploy-bench virtual-install`: upload throughput of the real `ideviceinstaller -i` into a
@@ -29,7 +30,8 @@ struct VirtualInstallBenchmark: AsyncParsableCommand {
         let daemon = try VirtualUsbmuxd(
             profiles: [profile], stateDirectory: directory,
             address: .unixSocket(directory.appendingPathComponent("usbmuxd.sock").path),
-            logger: BenchLogger.make("hadeploy-bench.virtual", verbose: verbose))
+            logger: BenchLogger.make("hadeploy-bench.virtual", verbose: verbose),
+            fileSystem: HADeployContext.live().fileSystem)
         do {
             let socket = try await daemon.start()
             try await measure(daemon: daemon, socket: socket, directory: directory, megabytes: megabytes)

@@ -13,19 +13,13 @@ public struct StepTimeout: Error, CustomStringConvertible, TransientClassifying 
     public var isTransient: Bool { false }
 }
 
-/// Runs `body` and throws `StepTimeout` if it is not done within `limit`; the body is cancelled.
+/// Runs `body` and throws `StepTimeout` if it is not done within `limit` (timed by `clock`); the body
+/// is cancelled.
 public func withDeadline<T: Sendable>(
-    _ step: String, _ limit: Duration, _ body: @escaping @Sendable () async throws -> T
+    _ step: String, _ limit: Duration, clock: any WallClock, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw CancellationError() }
-        guard let value = first else { throw StepTimeout(step: step, limit: limit) }
-        return value
+    guard let value = try await clock.withDeadline(limit, body) else {
+        throw StepTimeout(step: step, limit: limit)
     }
+    return value
 }

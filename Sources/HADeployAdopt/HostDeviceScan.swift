@@ -29,6 +29,10 @@ public struct HostDeviceScan: Sendable {
     /// The Xcode simctl and devicectl run from (`AppleDeviceDiscovery.developerDirectory`); nil:
     /// `xcode-select`'s.
     public var developerDirectory: String?
+    /// Times the usbmuxd devices' lockdown exchanges.
+    public var clock: any WallClock
+    /// `USBMUXD_SOCKET_ADDRESS` of this process's environment (nil: the system usbmuxd), for messages.
+    public var usbmuxdAddress: String?
 
     /// `XCODE_MODERN`'s developer folder, when set (`AppleDeviceDiscovery.developerDirectory`).
     public static func developerDirectory(_ variables: [String: String]) -> String? {
@@ -37,8 +41,9 @@ public struct HostDeviceScan: Sendable {
 
     public init(
         host: HostPlatform, runner: any ProcessRunner, rosettaSimConfigured: Bool, temporaryDirectory: URL,
-        fileSystem: any FileSystem, timeout: Duration = .seconds(15)
+        fileSystem: any FileSystem, clock: any WallClock, timeout: Duration = .seconds(15)
     ) {
+        self.clock = clock
         self.temporaryDirectory = temporaryDirectory
         self.fileSystem = fileSystem
         self.host = host
@@ -50,8 +55,9 @@ public struct HostDeviceScan: Sendable {
     public func scan() async -> (devices: [SeenDevice], notes: [String]) {
         var devices: [SeenDevice] = []
         var notes: [String] = []
+        USBTransport.recordStartingAddress(usbmuxdAddress)
         do {
-            for device in try await USBTransport.devices() {
+            for device in try await USBTransport.devices(clock: clock) {
                 devices.append(
                     SeenDevice(
                         udid: device.udid, name: device.name ?? device.productType ?? "iOS device",

@@ -36,7 +36,9 @@ public actor RemoteBuildMachine: BuildMachine {
         localTools: [String: String] = [:], remoteTools: [String: String] = [:], stepTimeout: Double = 300
     ) throws {
         var config = try SSHConnectionConfig.parse(
-            url: address, authentication: authentication, knownHostsPath: knownHostsPath, name: address)
+            url: address, authentication: authentication, knownHostsPath: knownHostsPath,
+            fileSystem: fileSystem,
+            name: address)
         config.timeouts = SSHTimeouts(
             connect: 20, authentication: 20, command: stepTimeout, sftpInit: 15, transfer: stepTimeout)
         if URLComponents(string: address)?.user == nil {

@@ -31,7 +31,7 @@ struct DevicesCommand: ContextCommand {
         let (variables, _) = try workspace.loadVariables()
         let inventory = await DeviceInventory.gather(
             matrix: matrix, variables: variables, topology: .current(environment: context.environment),
-            runner: context.runner, fileSystem: context.fileSystem)
+            runner: context.runner, fileSystem: context.fileSystem, clock: context.clock)
         var result = inventory
         if let address = matrix.buildHost.flatMap({ value -> String? in
             if case .value(let text) = value.resolve(variables), !text.isEmpty { return text }

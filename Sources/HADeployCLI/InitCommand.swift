@@ -43,8 +43,12 @@ struct InitCommand: ContextCommand {
             var scan = HostDeviceScan(
                 host: .current, runner: context.runner,
                 rosettaSimConfigured: !(variables["ROSETTASIM_CTL"] ?? "").isEmpty,
-                temporaryDirectory: context.fileSystem.temporaryDirectory, fileSystem: context.fileSystem)
+                temporaryDirectory: context.fileSystem.temporaryDirectory, fileSystem: context.fileSystem,
+                clock: context.clock)
             scan.developerDirectory = HostDeviceScan.developerDirectory(variables)
+            scan.usbmuxdAddress = context.environment["USBMUXD_SOCKET_ADDRESS"].flatMap {
+                $0.isEmpty ? nil : $0
+            }
             (seen, notes) = await scan.scan()
         }
         let adopter = ProjectAdopter(

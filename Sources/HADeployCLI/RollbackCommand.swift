@@ -88,7 +88,8 @@ struct RollbackCommand: ContextCommand {
         }
         let rollback = try MacRollback(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, host: .current,
-            runner: context.runner, fileSystem: context.fileSystem, records: .project(context))
+            runner: context.runner, fileSystem: context.fileSystem, clock: context.clock,
+            records: .project(context))
         if list {
             let previous = try await rollback.previous()
             context.print(

@@ -42,8 +42,8 @@ struct VerifyCommand: ContextCommand {
         let workspace = project.workspace(context)
         let choice: DashboardChoice =
             dashboard.map { .named($0) } ?? (defaultDashboard ? .appDefault : .unspecified)
-        let report = try await HomeAssistantCheck(variables: try workspace.loadVariables().values)
-            .run(server: server, dashboard: choice)
+        let check = HomeAssistantCheck(variables: try workspace.loadVariables().values, clock: context.clock)
+        let report = try await check.run(server: server, dashboard: choice)
         context.print(json ? try PlanPrinter.json(report) : HomeAssistantCheck.text(report))
         if !report.passed { throw ExitCode(ExitStatus.failure.rawValue) }
     }

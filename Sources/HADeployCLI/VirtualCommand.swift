@@ -89,7 +89,8 @@ struct VirtualCommand: ContextCommand {
         }
         context.print("USBMUXD_SOCKET_ADDRESS=\(value)")
         context.message("virtual devices running; Ctrl-C to stop")
-        let waiter = Task { while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) } }
+        let clock = context.clock
+        let waiter = Task { while !Task.isCancelled { try? await clock.sleep(for: .seconds(3600)) } }
         let signals = SignalCancellation { waiter.cancel() }
         await waiter.value
         signals.cancel()

@@ -107,7 +107,8 @@ public struct HADeployContext: Sendable {
         self.input = input
     }
 
-    /// The context of the running program.
+    /// The context of the running program: the only door to the machine's files, processes, clock
+    /// and environment (their live implementations are internal to HADeployCore).
     public static func live() -> HADeployContext {
         let fileSystem = LiveFileSystem()
         let system = LiveEnvironment()

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Runs commands as real child processes, with a deadline after which the process is killed.
-public struct LiveProcessRunner: LineStreamingRunner {
-    public init() {}
+struct LiveProcessRunner: LineStreamingRunner {
+    init() {}
 
-    public func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
+    func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
         try await runStreaming(command, timeout: timeout, onLine: nil)
     }
 
-    public func runStreaming(
+    func runStreaming(
         _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
     ) async throws -> ProcessOutput {
         // A script written a moment ago can still be open for writing in a child another thread
@@ -144,8 +144,10 @@ public struct LiveProcessRunner: LineStreamingRunner {
         return ProcessOutput(status: status, standardOutput: out, standardError: err)
     }
 
+    func locate(_ executable: String) -> String? { Self.resolve(executable) }
+
     /// Finds an executable by absolute path or on PATH.
-    public static func resolve(_ name: String) -> String? {
+    static func resolve(_ name: String) -> String? {
         if name.contains("/") {
             return LiveFileSystem().isExecutableFile(atPath: name) ? name : nil
         }

@@ -50,9 +50,14 @@ public protocol LineStreamingRunner: ProcessRunner {
 public protocol ProcessRunner: Sendable {
     /// Runs `command` to completion, killing it when `timeout` passes. Does not throw on a non-zero exit.
     func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput
+    /// The file `run` would start for `executable` (a path, or a name looked up on PATH), nil when
+    /// there is none. Runners that start no real processes find nothing.
+    func locate(_ executable: String) -> String?
 }
 
 extension ProcessRunner {
+    public func locate(_ executable: String) -> String? { nil }
+
     /// Runs `command`, handing each line of its stdout to `onLine` as it arrives (runners that cannot
     /// stream hand them over once the command has finished).
     public func stream(

@@ -20,20 +20,19 @@ public protocol SystemEnvironment: Sendable {
     var executablePath: String? { get }
 }
 
-/// The running process's own.
-public struct LiveEnvironment: SystemEnvironment {
-    public init() {}
-    public var variables: [String: String] { ProcessInfo.processInfo.environment }
-    public var processIdentifier: Int32 { ProcessInfo.processInfo.processIdentifier }
+/// The running process's own: only `HADeployContext.live()` makes one.
+struct LiveEnvironment: SystemEnvironment {
+    var variables: [String: String] { ProcessInfo.processInfo.environment }
+    var processIdentifier: Int32 { ProcessInfo.processInfo.processIdentifier }
     /// The kernel's host name: Foundation's `hostName` may wait on a DNS lookup.
-    public var hostName: String {
+    var hostName: String {
         var node = utsname()
         uname(&node)
         return withUnsafeBytes(of: node.nodename) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
-    public var userName: String { variables["USER"] ?? NSUserName() }
-    public var effectiveUserID: UInt32 { UInt32(geteuid()) }
-    public var executablePath: String? {
+    var userName: String { variables["USER"] ?? NSUserName() }
+    var effectiveUserID: UInt32 { UInt32(geteuid()) }
+    var executablePath: String? {
         Bundle.main.executableURL.map { $0.resolvingSymlinksInPath().path }
     }
 }

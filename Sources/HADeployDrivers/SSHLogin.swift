@@ -28,6 +28,6 @@ public enum SSHLogin {
 
     /// hadeploy's own known_hosts (`KnownHostsFile.defaultPath`: `HADEPLOY_KNOWN_HOSTS`, XDG, HOME).
     public static func knownHostsPath(_ variables: [String: String]) -> String {
-        KnownHostsFile.defaultPath(environment: variables, homeDirectory: LiveFileSystem().homeDirectory)
+        KnownHostsFile.defaultPath(environment: variables)
     }
 }

@@ -6,8 +6,13 @@ import HomeAssistant
 /// version, one dashboard and the entities it uses.
 public struct HomeAssistantCheck: Sendable {
     public var variables: [String: String]
+    /// Times the preflight's deadlines.
+    public var clock: any WallClock
 
-    public init(variables: [String: String]) { self.variables = variables }
+    public init(variables: [String: String], clock: any WallClock) {
+        self.variables = variables
+        self.clock = clock
+    }
 
     /// `--server` wins over HA_SERVER; the dashboard is `--dashboard`, `--default`, HA_DASHBOARD, or
     /// the default dashboard.
@@ -33,7 +38,7 @@ public struct HomeAssistantCheck: Sendable {
             throw ConfigurationMissing(keys: [], detail: "--server/HA_SERVER: \(error)")
         }
         let options = ClientOptions(
-            server: address, token: AccessToken(token),
+            server: address, token: AccessToken(token), clock: clock,
             caFile: variables["HA_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
         return await Preflight(options: options).run(dashboard: selection)
     }

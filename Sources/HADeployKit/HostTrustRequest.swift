@@ -30,7 +30,7 @@ public struct HostTrustRequest: Sendable {
             }
             connection = try SSHConnectionConfig.parse(
                 url: address, authentication: .agent(socketPath: nil), knownHostsPath: knownHosts,
-                name: address)
+                fileSystem: fileSystem, name: address)
             label = address
             return
         }

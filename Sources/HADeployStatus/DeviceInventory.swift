@@ -37,7 +37,7 @@ public struct DeviceInventory: Sendable, Encodable {
 
     public static func gather(
         matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner,
-        fileSystem: any FileSystem
+        fileSystem: any FileSystem, clock: any WallClock
     ) async -> DeviceInventory {
         let host = topology.host
         let usbmuxdAddress = topology.localUsbmuxd
@@ -49,8 +49,10 @@ public struct DeviceInventory: Sendable, Encodable {
         ).using(developerDirectory: AppleDeviceDiscovery.developerDirectory(variables)).discover()
         var connected: [USBDeviceSummary] = []
         var usbError: String?
+        // The address libusbmuxd already reads (this process's environment), so messages name it.
+        USBTransport.recordStartingAddress(usbmuxdAddress)
         do {
-            connected = try await USBTransport.devices()
+            connected = try await USBTransport.devices(clock: clock)
         } catch {
             usbError = "\(error)"
         }
@@ -75,7 +77,7 @@ public struct DeviceInventory: Sendable, Encodable {
                 let forwarder = try await USBHostTunnel.open(
                     remote, udids: udids, login: nil, environment: variables, fileSystem: fileSystem)
                 try route(forwarder.socketAddress)
-                let listed = (try? await USBTransport.devices()) ?? []
+                let listed = (try? await USBTransport.devices(clock: clock)) ?? []
                 try? route(usbmuxdAddress)
                 await forwarder.stop()
                 connected += listed.filter { udids.contains($0.udid) }

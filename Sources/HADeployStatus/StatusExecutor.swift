@@ -9,19 +9,20 @@ import HADeployReporting
 public struct StatusExecutor: Sendable {
     public var plan: StatusPlan
     public var driver: @Sendable (DevicePlan) throws -> any DeviceDriver
-    public var now: @Sendable () -> Date
+    /// The report's time and every device's deadline.
+    public var clock: any WallClock
 
     public init(
         plan: StatusPlan, driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
-        now: @escaping @Sendable () -> Date
+        clock: any WallClock
     ) {
         self.plan = plan
         self.driver = driver
-        self.now = now
+        self.clock = clock
     }
 
     public func run() async -> StatusReport {
-        let checkedAt = now()
+        let checkedAt = clock.now()
         let results = await withTaskGroup(of: (Int, DeviceStatus).self) { group in
             for (index, device) in plan.devices.enumerated() {
                 group.addTask { (index, await self.status(of: device)) }
@@ -34,7 +35,7 @@ public struct StatusExecutor: Sendable {
     }
 
     func status(of device: DeviceStatusPlan) async -> DeviceStatus {
-        let started = ContinuousClock.now
+        let started = clock.instant()
         let backend = device.device.backend.label
         if case .notOnThisHost(let reason) = device.device.availability {
             return Self.assess(
@@ -47,29 +48,29 @@ public struct StatusExecutor: Sendable {
         do {
             let driver = try driver(device.device)
             facts =
-                await Self.withDeadline(deadline) { await driver.facts(query) }
+                await Self.withDeadline(deadline, clock: clock) { await driver.facts(query) }
                 ?? .unreachable(
                     "no answer within \(Int(plan.deadlineSeconds)) s: check that the device is on, unlocked and "
                         + "connected, then run status again")
         } catch {
             facts = .unreachable(SystemErrorText.message(error))
         }
-        let seconds = Double((ContinuousClock.now - started).components.seconds)
+        let seconds = Double(clock.elapsed(since: started).components.seconds)
         return Self.assess(device, facts: facts, notOnThisHost: nil, seconds: seconds, plan: plan)
     }
 
     /// `body`'s answer, or nil when `deadline` passes first. The body is cancelled then and left
     /// behind: a driver stuck in a blocking call cannot hold up the answer (a task group would wait).
-    static func withDeadline<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async -> T)
-        async -> T?
-    {
+    static func withDeadline<T: Sendable>(
+        _ deadline: Duration, clock: any WallClock, _ body: @escaping @Sendable () async -> T
+    ) async -> T? {
         let once = FirstAnswer<T?>()
         return await withCheckedContinuation { continuation in
             once.arm(continuation)
             let work = Task { once.give(await body()) }
             // After an early answer the timer's `nil` is dropped.
             Task {
-                try? await Task.sleep(for: deadline)
+                try? await clock.sleep(for: deadline)
                 work.cancel()
                 once.give(nil)
             }

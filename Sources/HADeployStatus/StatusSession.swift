@@ -75,7 +75,7 @@ public struct StatusSession: Sendable {
                     throw OtherUSBRoute(route: other)
                 }
                 return try drivers.driver(for: device)
-            }, now: context.now
+            }, clock: context.clock
         ).run()
         await route.close()
         await addHomeAssistantDashboards(to: &report, plan: plan)
@@ -112,14 +112,17 @@ public struct StatusSession: Sendable {
         else { return everyone("HA_SERVER and HA_TOKEN are not both set") }
         let verifier: HomeAssistantVerifier
         do {
-            verifier = try HomeAssistantVerifier(server: server, token: token, caFile: deployPlan.caFile)
+            verifier = try HomeAssistantVerifier(
+                server: server, token: token, caFile: deployPlan.caFile, clock: context.clock)
         } catch {
             return everyone("Home Assistant is not usable: \(SystemErrorText.message(error))")
         }
         let seconds = deadlineSeconds
         let answers: [String: Fact<String>]
         do {
-            answers = try await withDeadline("reading Home Assistant", .checkedSeconds(seconds)) {
+            answers = try await withDeadline(
+                "reading Home Assistant", .checkedSeconds(seconds), clock: context.clock
+            ) {
                 try await verifier.activeDashboards(deviceNames: names)
             }
         } catch {

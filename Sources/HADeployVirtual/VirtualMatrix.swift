@@ -71,7 +71,8 @@ public struct VirtualMatrix: Sendable {
         try fileSystem.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
         let socket = address ?? .unixSocket(stateDirectory.appendingPathComponent("usbmuxd.sock").path)
         let usbmuxd = try VirtualUsbmuxd(
-            profiles: twins.map(\.profile), stateDirectory: stateDirectory, address: socket, logger: logger)
+            profiles: twins.map(\.profile), stateDirectory: stateDirectory, address: socket, logger: logger,
+            fileSystem: fileSystem)
         let value = try await usbmuxd.start()
         return (usbmuxd, value)
     }

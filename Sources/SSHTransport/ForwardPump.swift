@@ -250,6 +250,7 @@ final class ForwardPump: @unchecked Sendable {
         else { return }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 32 * 1024)
+        // Not the context's clock: a synchronous read loop (100 ms per libssh read) on the executor.
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
             guard let n = try? channel.read(into: &buffer, timeoutMs: 100) else { return }

@@ -43,7 +43,8 @@ public enum HostKeyTrust {
                         fingerprint: info.fingerprint, knownHosts: config.resolvedKnownHostsPath)
                 }
                 try KnownHostsFile.removeEntries(
-                    host: config.host, port: config.port, path: config.resolvedKnownHostsPath)
+                    host: config.host, port: config.port, path: config.resolvedKnownHostsPath,
+                    fileSystem: config.fileSystem)
             case .unknown:
                 break
             }

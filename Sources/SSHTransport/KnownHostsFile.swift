@@ -6,15 +6,16 @@ import HostCrypto
 public enum KnownHostsFile {
     /// hadeploy's own file, the one rule everywhere: `HADEPLOY_KNOWN_HOSTS`, else
     /// `$XDG_CONFIG_HOME/hadeploy/known_hosts`, else `$HOME/.config/hadeploy/known_hosts`.
-    /// Without HOME, the account's home folder (as OpenSSH does).
-    public static func defaultPath(environment: [String: String], homeDirectory: URL) -> String {
+    /// Without HOME, `~/.config/hadeploy/known_hosts`: the connection expands `~` against the
+    /// account's home folder (as OpenSSH does; `SSHConnectionConfig.resolvedKnownHostsPath`).
+    public static func defaultPath(environment: [String: String]) -> String {
         if let explicit = environment["HADEPLOY_KNOWN_HOSTS"], !explicit.isEmpty { return explicit }
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             return xdg + "/hadeploy/known_hosts"
         }
         let home =
             environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? homeDirectory.path
+            ?? "~"
         return home + "/.config/hadeploy/known_hosts"
     }
 
@@ -24,15 +25,14 @@ public enum KnownHostsFile {
     }
 
     /// Removes every entry for `host:port` (plain or hashed `|1|salt|hash`) and returns how many went.
+    /// `fileSystem` is the machine's (the file libssh reads and writes).
     @discardableResult
-    static func removeEntries(host: String, port: Int, path: String) throws -> Int {
-        // The file libssh reads and writes: the machine's.
-        guard LiveFileSystem().fileExists(atPath: path) else { return 0 }
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw SSHError.knownHostsFailed(path: path, reason: error.localizedDescription)
+    static func removeEntries(host: String, port: Int, path: String, fileSystem: any FileSystem) throws -> Int
+    {
+        guard fileSystem.fileExists(atPath: path) else { return 0 }
+        guard let data = fileSystem.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
+            throw SSHError.knownHostsFailed(path: path, reason: "it cannot be read as text")
         }
         let pattern = hostPattern(host: host, port: port)
         var kept: [Substring] = []
@@ -47,7 +47,7 @@ public enum KnownHostsFile {
         }
         if removed > 0 {
             do {
-                try PrivateFiles.write(
+                try fileSystem.writePrivately(
                     Data(kept.joined(separator: "\n").utf8), to: URL(fileURLWithPath: path))
             } catch {
                 throw SSHError.knownHostsFailed(path: path, reason: error.localizedDescription)

@@ -193,7 +193,7 @@ final class SessionHandle: @unchecked Sendable {
     func writeKnownHostsEntry() throws {
         let directory = (config.resolvedKnownHostsPath as NSString).deletingLastPathComponent
         // The file libssh appends to: the machine's.
-        let files = LiveFileSystem()
+        let files = config.fileSystem
         try? files.createDirectory(
             at: URL(fileURLWithPath: directory), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -219,12 +219,12 @@ final class SessionHandle: @unchecked Sendable {
             result = ssh_userauth_password(raw, nil, secret.reveal())
         case .privateKey(let configuredPath, let passphrase):
             // devices.yaml writes `~/.ssh/id_ed25519`; libssh does not expand it for key files.
-            let path = SSHConnectionConfig.expandTilde(configuredPath)
+            let path = config.expandTilde(configuredPath)
             var key: ssh_key?
             let rc = ssh_pki_import_privkey_file(path, passphrase?.reveal(), nil, nil, &key)
             guard rc == SSH_OK, let key else {
                 let reason =
-                    !LiveFileSystem().isReadableFile(atPath: path)
+                    !config.fileSystem.isReadableFile(atPath: path)
                     ? "the file does not exist or is not readable"
                     : (passphrase == nil
                         ? "not a supported private key, or it is encrypted and no passphrase was given"

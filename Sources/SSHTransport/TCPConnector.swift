@@ -21,6 +21,7 @@ enum TCPConnector {
             throw TCPConnectError(reason: "cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
         }
         defer { freeaddrinfo(list) }
+        // Not the context's clock: a synchronous connect(2)/poll(2) loop on the session's thread.
         let deadline = ContinuousClock.now + .checkedSeconds(timeout)
         var lastError = "no address"
         var entry: UnsafeMutablePointer<addrinfo>? = first

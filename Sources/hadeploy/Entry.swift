@@ -20,7 +20,7 @@ enum Entry {
         ProcessSetup.raiseOpenFileLimit()
         // Library logs go to stderr (stdout is for results and JSON Lines), warnings and up unless
         // HADEPLOY_DEBUG is set.
-        let debug = LiveEnvironment().variables["HADEPLOY_DEBUG"] != nil
+        let debug = HADeployContext.live().environment["HADEPLOY_DEBUG"] != nil
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = debug ? .debug : .warning

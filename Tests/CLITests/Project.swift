@@ -66,7 +66,7 @@ final class Project: Sendable {
 
     @discardableResult
     func shell(_ script: String) async throws -> String {
-        let output = try await LiveProcessRunner().checked(
+        let output = try await TestHost.runner.checked(
             ProcessCommand(
                 "/bin/sh", ["-c", script], environment: GitRepository.environment, workingDirectory: url.path),
             timeout: .seconds(120))

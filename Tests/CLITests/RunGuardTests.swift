@@ -107,7 +107,7 @@ import Testing
         let full = project.url.appendingPathComponent("full")
         try FileManager.default.createDirectory(at: full, withIntermediateDirectories: true)
         // A 64 KiB tmpfs, filled: a full disk.
-        _ = try await LiveProcessRunner().checked(
+        _ = try await TestHost.runner.checked(
             ProcessCommand("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", full.path]),
             timeout: .seconds(30))
         defer {
@@ -182,7 +182,7 @@ import Testing
             "mini4", "ipad2", "--dashboard=-X", "--report=-out", "--jobs", "2", "--fail-fast",
         ])
         let context = HADeployContext(
-            environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
+            environment: [:], runner: TestHost.runner, output: RecordingOutputSink(),
             currentDirectory: URL(fileURLWithPath: "/work/project"), fileSystem: FakeFileSystem(),
             clock: FakeClock(), system: FakeEnvironment())
         let command = parent.workerLauncher(context: context).command(

@@ -64,7 +64,7 @@ struct DeployEndToEndTests {
     /// The contact sheet opens offline in a real headless browser and shows something (not a blank page).
     func assertReportRendersInChromium(_ page: URL) async throws {
         let shot = page.deletingLastPathComponent().appendingPathComponent("chromium.png")
-        let output = try await LiveProcessRunner().run(
+        let output = try await TestHost.runner.run(
             ProcessCommand(
                 "chromium",
                 [
@@ -212,20 +212,15 @@ struct DeployEndToEndTests {
         let udid = try #require(world.udids["mini4"])
         try await world.usbmuxd.reboot(udid: udid)
         try await Task.sleep(for: .seconds(1))
-        // This test process's own usbmuxd relay, in a folder of the E2E worlds (not a shared one).
-        let relay = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hadeploy-e2e-relay-\(getpid())")
-        try FileManager.default.createDirectory(
-            at: relay, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try USBTransport.route(to: world.socket, folders: [relay.path])
+        try world.routeThisProcess()
         let usb = USBDriver(
             udid: udid, name: "mini4",
             options: USBDeviceOptions(
-                fileSystem: LiveFileSystem(), clock: LiveClock(),
+                fileSystem: TestHost.fileSystem, clock: TestHost.clock,
                 stateDirectory: world.root.appendingPathComponent("usb-state"),
                 developerImageDirectories: [world.root.appendingPathComponent("DeviceSupport")]))
         _ = try await usb.connect()
-        let artifact = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
+        let artifact = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
         let launch = try ResolvedLaunch(
             LaunchSettings(

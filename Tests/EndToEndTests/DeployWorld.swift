@@ -5,6 +5,7 @@ import HADeployBuild
 import HADeployCore
 import HADeployKit
 import Logging
+import MobileDevice
 import TestSupport
 import VirtualDevice
 
@@ -67,7 +68,8 @@ final class DeployWorld: Sendable {
         logger.logLevel = .critical
         usbmuxd = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: root.appendingPathComponent("virtual"),
-            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger)
+            address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger,
+            fileSystem: TestHost.fileSystem)
         socket = try await usbmuxd.start()
         await usbmuxd.setRebootDuration(.milliseconds(500))
         var udids: [String: String] = [:]
@@ -122,7 +124,7 @@ final class DeployWorld: Sendable {
                 scheme: nil, settings: [:], location: SourceLocation(file: "devices.yaml", line: 1))
             _ = try builder.build(
                 flavour: flavour, marketingVersion: "1.2.0", buildNumber: 2,
-                into: root.appendingPathComponent("artifacts"), in: LiveFileSystem())
+                into: root.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
         }
 
         try ".env\nartifacts/\nvirtual/\nreport*/\nusbmuxd.sock\n*.sock\nDeviceSupport/\n".write(
@@ -207,4 +209,16 @@ func requireValue<T>(_ value: T?, _ what: String = "value") throws -> T {
         throw CocoaError(.coderValueNotFound, userInfo: [NSDebugDescriptionErrorKey: what])
     }
     return value
+}
+
+extension DeployWorld {
+    /// Sends this test process's own libimobiledevice calls to the world's twins, through the
+    /// process's usbmuxd relay (in a folder of the E2E worlds, not a shared one).
+    func routeThisProcess() throws {
+        let relay = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hadeploy-e2e-relay-\(getpid())")
+        try FileManager.default.createDirectory(
+            at: relay, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try USBTransport.route(to: socket, folders: [relay.path])
+    }
 }

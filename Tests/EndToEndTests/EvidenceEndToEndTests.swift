@@ -146,7 +146,8 @@ struct EvidenceEndToEndTests {
         // One mobile_app device under the device's name, reporting the dashboard.
         let connection = HomeAssistantConnection(
             options: ClientOptions(
-                server: try ServerAddress(world.ha.url), token: AccessToken(world.ha.token)))
+                server: try ServerAddress(world.ha.url), token: AccessToken(world.ha.token),
+                clock: TestHost.clock))
         try await connection.connect()
         defer { Task { await connection.close() } }
         let sensor = try #require(
@@ -164,7 +165,8 @@ struct EvidenceEndToEndTests {
         // A token of its own, so revoking it leaves the shared server's token alone.
         let admin = HomeAssistantConnection(
             options: ClientOptions(
-                server: try ServerAddress(world.ha.url), token: AccessToken(world.ha.token)))
+                server: try ServerAddress(world.ha.url), token: AccessToken(world.ha.token),
+                clock: TestHost.clock))
         try await admin.connect()
         defer { Task { await admin.close() } }
         let client = "hadeploy-e2e-\(UUID().uuidString.prefix(8))"

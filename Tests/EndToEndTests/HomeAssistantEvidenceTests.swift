@@ -46,15 +46,16 @@ struct HomeAssistantEvidenceTests {
         let first = try await world.deploy(
             ["mini4", "--dashboard", dashboard] + EvidenceEndToEndTests.arguments)
         #expect(first.status == 0, "\(first.stderr)")
-        setenv("USBMUXD_SOCKET_ADDRESS", world.socket, 1)
+        try world.routeThisProcess()
         let usb = USBDriver(
             udid: try requireValue(world.udids["mini4"]), name: "mini4",
             options: USBDeviceOptions(
-                fileSystem: LiveFileSystem(), clock: LiveClock(),
+                fileSystem: TestHost.fileSystem, clock: TestHost.clock,
                 stateDirectory: world.root.appendingPathComponent("usb-state")))
-        let artifact = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
+        let artifact = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(
             world.root.appendingPathComponent("artifacts/modern/HADashboard.app"), flavour: "modern")
-        let verifier = try HomeAssistantVerifier(server: world.ha.url, token: Secret(world.ha.token))
+        let verifier = try HomeAssistantVerifier(
+            server: world.ha.url, token: Secret(world.ha.token), clock: TestHost.clock)
         return Scene(world: world, usb: usb, artifact: artifact, dashboard: dashboard, verifier: verifier)
     }
 
@@ -69,7 +70,8 @@ struct HomeAssistantEvidenceTests {
             request: LoadEvidenceVerifier.Request(
                 artifact: scene.artifact, dashboard: expected, deviceName: name,
                 homeAssistantIntegration: true,
-                deployID: UUID().uuidString, timeout: timeout))
+                deployID: UUID().uuidString, timeout: timeout),
+            clock: TestHost.clock)
         let prepared = await check.prepare()
         let launchedAt = Date()
         let settings = LaunchSettings(

@@ -13,27 +13,27 @@ import Testing
         )
         let path = try await HADeployBinary.path
         // The binary under test is byte for byte the one in the archive.
-        let listing = try await LiveProcessRunner().checked(
+        let listing = try await TestHost.runner.checked(
             ProcessCommand("tar", ["-tzf", archive]), timeout: .seconds(60))
         let member = try #require(
             listing.stdout.split(separator: "\n").first { $0.hasSuffix("/bin/hadeploy") }.map(String.init))
-        let shipped = try await LiveProcessRunner().run(
+        let shipped = try await TestHost.runner.run(
             ProcessCommand("/bin/sh", ["-c", "tar -xzOf \"$0\" \"$1\" | sha256sum", archive, member]),
             timeout: .seconds(60))
-        let tested = try await LiveProcessRunner().checked(
+        let tested = try await TestHost.runner.checked(
             ProcessCommand("sha256sum", [path]), timeout: .seconds(60))
         let digest = String(tested.stdout.prefix(64))
         #expect(
             digest.count == 64 && shipped.stdout.hasPrefix(digest), "\(path) is not \(member) of \(archive)")
         // And it is the static build users get: no Swift runtime or Foundation loaded from a toolchain.
-        let ldd = try await LiveProcessRunner().run(ProcessCommand("ldd", [path]), timeout: .seconds(30))
+        let ldd = try await TestHost.runner.run(ProcessCommand("ldd", [path]), timeout: .seconds(30))
         for library in ["libswiftCore", "libFoundation", "libdispatch"] {
             #expect(
                 !ldd.stdout.contains(library), "the binary under test loads \(library): not the release build"
             )
         }
         // Stripped: no symbol table left (the archive's binary was 89 MB with it).
-        let symbols = try await LiveProcessRunner().run(ProcessCommand("nm", [path]), timeout: .seconds(30))
+        let symbols = try await TestHost.runner.run(ProcessCommand("nm", [path]), timeout: .seconds(30))
         #expect(symbols.stderr.contains("no symbols"), "the shipped binary is not stripped")
     }
 }

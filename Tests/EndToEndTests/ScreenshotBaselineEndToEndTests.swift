@@ -129,7 +129,7 @@ struct ScreenshotBaselineEndToEndTests {
     /// side by side in each changed device's card, and the diff's red on the screen.
     func assertSideBySideInChromium(_ page: URL) async throws {
         func chromium(_ arguments: [String]) async throws -> ProcessOutput {
-            let output = try await LiveProcessRunner().run(
+            let output = try await TestHost.runner.run(
                 ProcessCommand(
                     "chromium",
                     [

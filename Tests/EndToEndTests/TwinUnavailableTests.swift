@@ -160,12 +160,12 @@ struct TwinUnavailableTests {
         var prefix: [String] = []
         if getuid() == 0 {
             let nobody = "65534"
-            _ = try await LiveProcessRunner().checked(
+            _ = try await TestHost.runner.checked(
                 ProcessCommand("chown", ["-R", "\(nobody):\(nobody)", root.path]), timeout: .seconds(30))
             prefix = ["setpriv", "--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups"]
         }
         let all = prefix + command
-        let output = try await LiveProcessRunner().run(
+        let output = try await TestHost.runner.run(
             ProcessCommand(all[0], Array(all.dropFirst()), workingDirectory: root.path),
             timeout: .seconds(300))
         return (output.status, output.stderr)

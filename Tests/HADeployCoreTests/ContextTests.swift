@@ -6,7 +6,7 @@ import Testing
 @Suite struct ContextTests {
     func context(home: String? = "/home/me") -> HADeployContext {
         HADeployContext(
-            environment: home.map { ["HOME": $0] } ?? [:], runner: LiveProcessRunner(),
+            environment: home.map { ["HOME": $0] } ?? [:], runner: TestHost.runner,
             output: RecordingOutputSink(), currentDirectory: URL(fileURLWithPath: "/work/project"),
             fileSystem: FakeFileSystem(), clock: FakeClock(), system: FakeEnvironment())
     }
@@ -20,7 +20,7 @@ import Testing
     @Test func resultsGoToStdoutAndMessagesToStderr() {
         let sink = RecordingOutputSink()
         let context = HADeployContext(
-            environment: [:], runner: LiveProcessRunner(), output: sink,
+            environment: [:], runner: TestHost.runner, output: sink,
             currentDirectory: URL(fileURLWithPath: "/"), fileSystem: FakeFileSystem(), clock: FakeClock(),
             system: FakeEnvironment())
         context.print("1.0.0 (3)")

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @Suite struct FileWriterTests {
@@ -13,7 +14,7 @@ import Testing
     @Test func writesOnlyWhenTheContentChanges() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("nested/dir/project.yml")
-        let writer = FileWriter(fileSystem: LiveFileSystem())
+        let writer = FileWriter(fileSystem: TestHost.fileSystem)
         #expect(writer.outcome(writing: Data("a".utf8), to: url) == .created)
         #expect(try writer.write(Data("a".utf8), to: url) == .created)
         #expect(try String(contentsOf: url, encoding: .utf8) == "a")
@@ -35,10 +36,10 @@ import Testing
     @Test func replacesTheFileAtomicallyLeavingNoTemporaryFiles() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("ExportOptions.plist")
-        try FileWriter(fileSystem: LiveFileSystem()).write(Data("one".utf8), to: url)
+        try FileWriter(fileSystem: TestHost.fileSystem).write(Data("one".utf8), to: url)
         let before = try #require(
             FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
-        try FileWriter(fileSystem: LiveFileSystem()).write(Data("two".utf8), to: url)
+        try FileWriter(fileSystem: TestHost.fileSystem).write(Data("two".utf8), to: url)
         let after = try #require(
             FileManager.default.attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int)
         // A rename puts a new inode in place; an in-place write would keep the old one half-written.

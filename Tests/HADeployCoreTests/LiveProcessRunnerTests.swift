@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 @Suite struct LiveProcessRunnerTests {
-    let runner = LiveProcessRunner()
+    let runner = TestHost.runner
 
     @Test func collectsStatusAndBothStreams() async throws {
         let output = try await runner.run(
@@ -57,7 +57,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(120))
             try writer.close()
         }
-        let output = try await LiveProcessRunner().run(ProcessCommand(script.path), timeout: .seconds(20))
+        let output = try await TestHost.runner.run(ProcessCommand(script.path), timeout: .seconds(20))
         try await closer.value
         #expect(output.status == 0 && output.stdout == "ready\n", "\(output)")
     }
@@ -66,7 +66,7 @@ import Testing
         let (script, writer) = try Self.scriptOpenForWriting("busy-forever", printing: "never")
         defer { try? writer.close() }
         await #expect {
-            _ = try await LiveProcessRunner().run(ProcessCommand(script.path), timeout: .seconds(20))
+            _ = try await TestHost.runner.run(ProcessCommand(script.path), timeout: .seconds(20))
         } throws: { error in
             "\(error)".contains("could not start") && "\(error)".contains("busy")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @Suite struct ProcessCommandTests {
@@ -50,7 +51,7 @@ import Testing
         ]
         let command = ProcessCommand(
             "sh", arguments, environment: ["MARK": "x;y `z`"], workingDirectory: directory.path)
-        let output = try await LiveProcessRunner().checked(
+        let output = try await TestHost.runner.checked(
             ProcessCommand("/bin/sh", ["-c", command.shellLine]), timeout: .seconds(10))
         #expect(output.stdout == "it's|$HOME|a b||x;y `z`\(directory.path)\n")
     }

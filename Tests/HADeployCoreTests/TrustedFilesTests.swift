@@ -27,7 +27,8 @@ struct TrustedFilesTests {
         defer { try? FileManager.default.removeItem(at: root) }
         #expect(chmod(root.path, 0o755) == 0)
         let script = try Self.script(in: root.appendingPathComponent("share/hadeploy"))
-        #expect(TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem()) == nil)
+        #expect(
+            TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem) == nil)
     }
 
     /// The attack: a folder above the script that anyone may write, where another user puts a twin.sh.
@@ -36,7 +37,7 @@ struct TrustedFilesTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let script = try Self.script(in: root.appendingPathComponent("checkout/scripts"))
         #expect(chmod(root.appendingPathComponent("checkout").path, 0o777) == 0)
-        let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem())
+        let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem)
         #expect(
             problem?.contains("checkout can be changed by other users (mode 777)") == true, "\(problem ?? "")"
         )
@@ -47,9 +48,10 @@ struct TrustedFilesTests {
         defer { try? FileManager.default.removeItem(at: root) }
         #expect(chmod(root.path, 0o1777) == 0)
         let script = try Self.script(in: root.appendingPathComponent("mine"))
-        #expect(TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem()) == nil)
+        #expect(
+            TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem) == nil)
         #expect(chmod(script, 0o775) == 0)
-        let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: LiveFileSystem())
+        let problem = TrustedFiles.problem(paths: [script], userID: Self.me, fileSystem: TestHost.fileSystem)
         #expect(
             problem?.contains("twin.sh can be changed by other users (mode 775)") == true, "\(problem ?? "")")
     }
@@ -62,14 +64,15 @@ struct TrustedFilesTests {
             defer { try? FileManager.default.removeItem(at: root) }
             let script = try Self.script(in: root.appendingPathComponent("planted"))
             #expect(chown(script, 65534, 65534) == 0)
-            let problem = TrustedFiles.problem(paths: [script], userID: 0, fileSystem: LiveFileSystem())
+            let problem = TrustedFiles.problem(paths: [script], userID: 0, fileSystem: TestHost.fileSystem)
             #expect(problem?.contains("belongs to another user (uid 65534)") == true, "\(problem ?? "")")
             return
         }
         let root = try temporaryDirectory("trusted")
         defer { try? FileManager.default.removeItem(at: root) }
         let script = try Self.script(in: root.appendingPathComponent("planted"))
-        let problem = TrustedFiles.problem(paths: [script], userID: Self.me + 1, fileSystem: LiveFileSystem())
+        let problem = TrustedFiles.problem(
+            paths: [script], userID: Self.me + 1, fileSystem: TestHost.fileSystem)
         #expect(problem?.contains("belongs to another user (uid \(Self.me))") == true, "\(problem ?? "")")
     }
 
@@ -84,7 +87,7 @@ struct TrustedFilesTests {
         #expect(chmod(safe.path, 0o755) == 0)
         let link = safe.appendingPathComponent("twin.sh").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: script)
-        let problem = TrustedFiles.problem(paths: [link], userID: Self.me, fileSystem: LiveFileSystem())
+        let problem = TrustedFiles.problem(paths: [link], userID: Self.me, fileSystem: TestHost.fileSystem)
         #expect(problem?.contains("open can be changed by other users") == true, "\(problem ?? "")")
     }
 }

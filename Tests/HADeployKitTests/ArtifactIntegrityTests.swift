@@ -25,7 +25,7 @@ struct ArtifactIntegrityTests {
         let flavour = try #require(matrix.flavours.first { $0.name == device.flavour })
         let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
             flavour: flavour, marketingVersion: "1.0.1", buildNumber: 1,
-            into: root.appendingPathComponent("artifacts"), in: LiveFileSystem())
+            into: root.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
         var plan = DeployPlan(
             version: GitVersion(
                 marketingVersion: "1.0.1", buildNumber: 1, tag: "v1.0.1", commitsSinceTag: 0, dirty: false,
@@ -33,7 +33,8 @@ struct ArtifactIntegrityTests {
             server: .unset(["HA_SERVER"]), verify: false, builds: [], devices: [device], warnings: [])
         plan.artifacts = .files([
             device.flavour: PlannedArtifact(
-                path: artifact.path, sha256: try ArtifactDigest.sha256(artifact.path, in: LiveFileSystem()))
+                path: artifact.path, sha256: try ArtifactDigest.sha256(artifact.path, in: TestHost.fileSystem)
+            )
         ])
         return (plan, URL(fileURLWithPath: artifact.path), root)
     }
@@ -45,7 +46,7 @@ struct ArtifactIntegrityTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         let artifacts = try plan.artifacts.artifacts(
-            for: plan, host: .linux, copyingInto: copies, in: LiveFileSystem())
+            for: plan, host: .linux, copyingInto: copies, in: TestHost.fileSystem)
         let installed = try #require(artifacts.values.first)
         #expect(installed.path.hasPrefix(copies.path + "/"), "\(installed.path)")
         let mode = try FileManager.default.attributesOfItem(atPath: installed.path)[.posixPermissions] as? Int
@@ -65,9 +66,9 @@ struct ArtifactIntegrityTests {
             Issue.record("no planned artifact")
             return
         }
-        #expect(try ArtifactDigest.sha256(app.path, in: LiveFileSystem()) != planned.sha256)
+        #expect(try ArtifactDigest.sha256(app.path, in: TestHost.fileSystem) != planned.sha256)
         #expect(
-            try ArtifactDigest.sha256(installed.path, in: LiveFileSystem()) == planned.sha256,
+            try ArtifactDigest.sha256(installed.path, in: TestHost.fileSystem) == planned.sha256,
             "what the devices get is still the planned build")
     }
 
@@ -77,7 +78,8 @@ struct ArtifactIntegrityTests {
         try Data("changed".utf8).write(to: app.appendingPathComponent("changed.txt"))
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         #expect(throws: ArtifactChanged.self) {
-            try plan.artifacts.artifacts(for: plan, host: .linux, copyingInto: copies, in: LiveFileSystem())
+            try plan.artifacts.artifacts(
+                for: plan, host: .linux, copyingInto: copies, in: TestHost.fileSystem)
         }
     }
 
@@ -92,7 +94,7 @@ struct ArtifactIntegrityTests {
         try handle.close()
 
         let before = Self.peakResidentBytes()
-        let digest = try ArtifactDigest.sha256(file.path, in: LiveFileSystem())
+        let digest = try ArtifactDigest.sha256(file.path, in: TestHost.fileSystem)
         let grown = Self.peakResidentBytes() - before
         #expect(digest.count == 64)
         // The peak is the whole test process's, and the other suites run beside this one (145 MiB was
@@ -104,7 +106,7 @@ struct ArtifactIntegrityTests {
         let hugeHandle = try FileHandle(forWritingTo: huge)
         try hugeHandle.truncate(atOffset: 1 << 40)  // 1 TiB, sparse: minutes to read whole
         try hugeHandle.close()
-        let hashing = Task { try ArtifactDigest.sha256(huge.path, in: LiveFileSystem()) }
+        let hashing = Task { try ArtifactDigest.sha256(huge.path, in: TestHost.fileSystem) }
         try await Task.sleep(for: .milliseconds(200))
         let cancelledAt = ContinuousClock.now
         hashing.cancel()
@@ -118,7 +120,7 @@ struct ArtifactIntegrityTests {
         let fifo = root.appendingPathComponent("App.ipa").path
         #expect(mkfifo(fifo, 0o600) == 0)
         let error = #expect(throws: ArtifactError.self) {
-            try ArtifactDigest.sha256(fifo, in: LiveFileSystem())
+            try ArtifactDigest.sha256(fifo, in: TestHost.fileSystem)
         }
         #expect(error?.description.contains("not a regular file") == true, "\(String(describing: error))")
     }

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 import ZIPFoundation
 
@@ -19,14 +20,14 @@ struct ArtifactStagingTests {
             location: .init(file: "devices.yaml", line: 1))
         let built = try DemoAppBuilder().build(
             flavour: flavour, marketingVersion: "2.0", buildNumber: 3,
-            into: root.appendingPathComponent("build"), in: LiveFileSystem())
+            into: root.appendingPathComponent("build"), in: TestHost.fileSystem)
         let payload = root.appendingPathComponent("ipa/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: URL(fileURLWithPath: built.path), to: payload.appendingPathComponent("HADashboard.app"))
         let ipa = root.appendingPathComponent("HADashboard.ipa")
         try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
-        return try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(ipa, flavour: "legacy")
+        return try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(ipa, flavour: "legacy")
     }
 
     @Test func oneIpaForTwoFlavoursIsUnpackedOnceAndRemovedAtTheEnd() throws {
@@ -47,7 +48,7 @@ struct ArtifactStagingTests {
         let staging = try ArtifactStaging.prepare(
             ["legacy": artifact, "modern": other, "usb-only": artifact],
             needingBundles: ["legacy", "modern"],
-            under: base, runID: "run-1", in: LiveFileSystem())
+            under: base, runID: "run-1", in: TestHost.fileSystem)
         let bundle = try #require(staging.artifacts["legacy"]?.bundlePath)
         #expect(staging.artifacts["modern"]?.bundlePath == bundle)
         #expect(staging.artifacts["usb-only"]?.bundlePath == nil)
@@ -76,7 +77,8 @@ struct ArtifactStagingTests {
         try Data("\(parent)\n".utf8).write(to: theirs.appendingPathComponent("owner.pid"))
         try Data("plist".utf8).write(to: theirs.appendingPathComponent("1/HADashboard.app/Info.plist"))
 
-        let mine = try ArtifactStaging.makeRunFolder(under: base, runID: "given-run-1", in: LiveFileSystem())
+        let mine = try ArtifactStaging.makeRunFolder(
+            under: base, runID: "given-run-1", in: TestHost.fileSystem)
         #expect(mine != theirs)
         #expect(
             FileManager.default.fileExists(
@@ -95,10 +97,10 @@ struct ArtifactStagingTests {
             configuration: "Release", scheme: nil, settings: [:],
             location: .init(file: "devices.yaml", line: 1))
         let app = try DemoAppBuilder().build(
-            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root, in: LiveFileSystem())
+            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root, in: TestHost.fileSystem)
         let staging = try ArtifactStaging.prepare(
             ["legacy": app], needingBundles: ["legacy"], under: root.appendingPathComponent("artifacts"),
-            runID: "r", in: LiveFileSystem())
+            runID: "r", in: TestHost.fileSystem)
         #expect(staging.folder == nil)
         #expect(staging.artifacts["legacy"]?.bundlePath == nil)
     }

@@ -21,8 +21,8 @@ struct ArtifactTests {
         let root = try temporaryDirectory()
         let built = try DemoAppBuilder().build(
             flavour: flavour("f", archs), marketingVersion: "1.4.0", buildNumber: 42, into: root,
-            in: LiveFileSystem())
-        let inspected = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(
+            in: TestHost.fileSystem)
+        let inspected = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(
             URL(fileURLWithPath: built.path), flavour: "f")
         #expect(inspected.archs == archs.map(\.rawValue))
         #expect(inspected.bundleID == "com.example.hadashboard")
@@ -34,14 +34,14 @@ struct ArtifactTests {
         let root = try temporaryDirectory()
         let built = try DemoAppBuilder().build(
             flavour: flavour("legacy", [.armv7, .arm64]), marketingVersion: "2.0", buildNumber: 3, into: root,
-            in: LiveFileSystem())
+            in: TestHost.fileSystem)
         let payload = root.appendingPathComponent("ipa/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: URL(fileURLWithPath: built.path), to: payload.appendingPathComponent("HADashboard.app"))
         let ipa = root.appendingPathComponent("HADashboard.ipa")
         try FileManager.default.zipItem(at: payload, to: ipa, shouldKeepParent: true)
-        let inspected = try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(ipa, flavour: "legacy")
+        let inspected = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(ipa, flavour: "legacy")
         #expect(inspected.archs == ["armv7", "arm64"])
         #expect(inspected.marketingVersion == "2.0")
     }
@@ -74,7 +74,7 @@ struct ArtifactTests {
         #expect(archiveSize < 4 << 20)
         let before = Self.peakMemory()
         #expect {
-            try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(ipa, flavour: "modern")
+            try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(ipa, flavour: "modern")
         } throws: { error in
             "\(error)".contains("Payload/Bomb.app/Info.plist inflates to more than 4 MB")
         }
@@ -88,7 +88,7 @@ struct ArtifactTests {
         let bogus = root.appendingPathComponent("broken.ipa")
         try Data("this is not a zip".utf8).write(to: bogus)
         #expect {
-            try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(bogus, flavour: "modern")
+            try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(bogus, flavour: "modern")
         } throws: { error in
             "\(error)".contains("broken.ipa: it is not a zip archive")
         }

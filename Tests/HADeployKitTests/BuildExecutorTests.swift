@@ -45,8 +45,8 @@ struct BuildExecutorTests {
             "xcodegen": Self.fixtures.appendingPathComponent("xcodegen-standin.sh").path,
         ]
         let context = HADeployContext(
-            environment: [:], runner: LiveProcessRunner(), output: RecordingOutputSink(),
-            currentDirectory: root, fileSystem: LiveFileSystem(), clock: LiveClock(),
+            environment: [:], runner: TestHost.runner, output: RecordingOutputSink(),
+            currentDirectory: root, fileSystem: TestHost.fileSystem, clock: TestHost.clock,
             system: FakeEnvironment())
         return BuildExecutor(context: context, builder: builder, root: root, timeout: .seconds(60))
     }
@@ -131,7 +131,7 @@ struct BuildExecutorTests {
                 """, file: "devices.yaml")
         var runner = BuildRunner(context: base.context, matrix: matrix, builder: base.builder, host: .linux)
         let host = StandInBuildHost(
-            LocalBuildMachine(runner: LiveProcessRunner(), root: root, fileSystem: LiveFileSystem()),
+            LocalBuildMachine(runner: TestHost.runner, root: root, fileSystem: TestHost.fileSystem),
             name: "ssh://builder@mac-mini")
         runner.buildHost = { _, address in
             #expect(address == "ssh://builder@mac-mini")
@@ -300,11 +300,13 @@ struct BuildHeartbeatTests {
 
     @Test func beatsWhileTheBuildRunsAndNeverAfter() async throws {
         let beats = Beats()
-        let result = try await BuildRunner.withHeartbeat(every: .milliseconds(20)) {
+        let result = try await BuildRunner.withHeartbeat(every: .milliseconds(20), clock: TestHost.clock) {
             beats.add($0)
         } body: {
-            // The "build" lasts until it has been reported alive twice (bounded: 30 s).
-            let deadline = ContinuousClock.now + .seconds(30)
+            // The "build" lasts until it has been reported alive twice (bounded: 120 s; the suite's
+            // synchronous tests can hold both pool threads of a two-core machine for over 30 s, and
+            // then this loop wakes past a shorter bound before the ticker runs at all).
+            let deadline = ContinuousClock.now + .seconds(120)
             while beats.count < 2 && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import ImageCodec
+import TestSupport
 import Testing
 
 @testable import DeployModel
@@ -28,7 +29,7 @@ struct ContactSheetTests {
     }
 
     func chromium(_ arguments: [String], page: URL) async throws -> ProcessOutput {
-        let output = try await LiveProcessRunner().run(
+        let output = try await TestHost.runner.run(
             ProcessCommand(
                 "chromium",
                 [
@@ -56,7 +57,7 @@ struct ContactSheetTests {
                     "ipad2", .failed, .notLoaded(reason: "Lovelace fetch failed"),
                     reason: "launch failed: the app crashed"),
             ], exitCode: 1)
-        try ReportWriter(directory: directory, fileSystem: LiveFileSystem()).write(report)
+        try ReportWriter(directory: directory, fileSystem: TestHost.fileSystem).write(report)
         let page = directory.appendingPathComponent("index.html")
 
         // The DOM Chromium built: one badge in each device's card, with the right label.

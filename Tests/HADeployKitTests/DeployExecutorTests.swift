@@ -49,10 +49,10 @@ struct DeployExecutorTests {
             driver: { plan in drivers[plan.id]! }, verifier: nil,
             verificationSkippedReason: "no Home Assistant configured",
             artifacts: ["modern": artifact],
-            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock),
             reportDirectory: report,
-            lockDirectory: locks, jobs: jobs, failFast: failFast, fileSystem: LiveFileSystem(),
-            clock: LiveClock(), secrets: Self.secrets)
+            lockDirectory: locks, jobs: jobs, failFast: failFast, fileSystem: TestHost.fileSystem,
+            clock: TestHost.clock, secrets: Self.secrets)
     }
 
     /// The run's environment: the token the plans name (`env:HA_TOKEN`).
@@ -223,7 +223,7 @@ struct DeployExecutorTests {
                 "c": ScriptedDriver(),
             ],
             report: nil, locks: root)
-        env.reporter = JSONLinesReporter(output: sink, clock: LiveClock())
+        env.reporter = JSONLinesReporter(output: sink, clock: TestHost.clock)
         _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
         let lines = sink.standardOutput.split(separator: "\n")
         #expect(lines.count > 10)
@@ -297,7 +297,7 @@ final class StepLog: DeployReporter, @unchecked Sendable {
                 driver: { _ in driver }, verifier: nil, verificationSkippedReason: "--no-verify",
                 artifacts: ["modern": artifact, "simulator": artifact], reporter: log,
                 reportDirectory: root.appendingPathComponent("report"), lockDirectory: root,
-                fileSystem: LiveFileSystem(), clock: LiveClock(), secrets: ["HA_TOKEN": "t"])
+                fileSystem: TestHost.fileSystem, clock: TestHost.clock, secrets: ["HA_TOKEN": "t"])
             _ = await DeployExecutor(plan: plan, environment: environment).run()
             for device in plan.devices where device.availability == .available {
                 #expect(

@@ -80,11 +80,12 @@ import Testing
             driver: { _ in
                 MacDriver(
                     configuration: .init(label: "Mac", host: .linux, home: folder.url),
-                    runner: FailingRunner(), fileSystem: FakeFileSystem())
+                    runner: FailingRunner(), fileSystem: FakeFileSystem(), clock: FakeClock())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: [:],
-            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock(),
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock),
+            reportDirectory: nil,
+            lockDirectory: folder.path("locks"), fileSystem: TestHost.fileSystem, clock: TestHost.clock,
             secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         let result = try #require(report.results.first)
@@ -103,7 +104,7 @@ import Testing
         header.replaceSubrange(0..<12, with: [0xCF, 0xFA, 0xED, 0xFE, 0x0C, 0x00, 0x00, 0x01, 0, 0, 0, 0])
         header[12] = 2
         try Data(header).write(to: build.appendingPathComponent("Contents/MacOS/HA Dashboard"))
-        return try ArtifactInspector(fileSystem: LiveFileSystem()).inspect(build, flavour: "mac")
+        return try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(build, flavour: "mac")
     }
 
     static func session(_ lines: [String]) -> String {
@@ -159,16 +160,16 @@ import Testing
             configuration: .init(
                 label: device.name, host: .macOS, home: home,
                 deadlines: DriverDeadlines(overrides: device.timeouts)),
-            runner: runner, fileSystem: LiveFileSystem())
+            runner: runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
         let server = LoadEvidenceVerifierTests.Server(shapes: [
             "living-room": .shape(LovelaceShape(views: 2, cards: 5, strategy: nil))
         ])
         let environment = DeployEnvironment(
             driver: { _ in driver }, verifier: server, verificationSkippedReason: "",
             artifacts: ["mac": artifact],
-            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()),
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock),
             reportDirectory: folder.path("report"), lockDirectory: folder.path("locks"),
-            fileSystem: LiveFileSystem(), clock: LiveClock(), secrets: Self.variables)
+            fileSystem: TestHost.fileSystem, clock: TestHost.clock, secrets: Self.variables)
         let report = await DeployExecutor(plan: plan, environment: environment).run()
         return (try #require(report.results.first), runner)
     }
@@ -205,11 +206,12 @@ import Testing
             driver: { _ in
                 MacDriver(
                     configuration: .init(label: "Mac", host: .macOS, home: folder.url),
-                    runner: FailingRunner(), fileSystem: FakeFileSystem())
+                    runner: FailingRunner(), fileSystem: FakeFileSystem(), clock: FakeClock())
             },
             verifier: nil, verificationSkippedReason: "--no-verify", artifacts: ["mac": iOSApp],
-            reporter: PlainReporter(output: RecordingOutputSink(), clock: LiveClock()), reportDirectory: nil,
-            lockDirectory: folder.path("locks"), fileSystem: LiveFileSystem(), clock: LiveClock(),
+            reporter: PlainReporter(output: RecordingOutputSink(), clock: TestHost.clock),
+            reportDirectory: nil,
+            lockDirectory: folder.path("locks"), fileSystem: TestHost.fileSystem, clock: TestHost.clock,
             secrets: Self.variables)
         let result = try #require(
             await DeployExecutor(plan: plan, environment: environment).run().results.first)

@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import DeployModel
@@ -62,7 +63,8 @@ struct ReportMergeTests {
         report: DeployReport, refused: [String]
     ) {
         try ReportMerger.write(
-            try ReportMerger.merge(inputs), inputs: inputs, to: target ?? merged, fileSystem: LiveFileSystem()
+            try ReportMerger.merge(inputs), inputs: inputs, to: target ?? merged,
+            fileSystem: TestHost.fileSystem
         )
     }
 
@@ -198,7 +200,7 @@ struct ReportMergeTests {
         #expect {
             try ReportMergeInput.load(
                 "host-1", base: URL(fileURLWithPath: root.path, isDirectory: true),
-                fileSystem: LiveFileSystem())
+                fileSystem: TestHost.fileSystem)
         } throws: { error in
             "\(error)".contains("host-1/summary.json: not a regular file")
         }

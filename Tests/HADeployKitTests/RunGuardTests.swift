@@ -27,7 +27,7 @@ extension DeployExecutorTests {
         var env = environment(
             drivers: ["a": ScriptedDriver(), "b": ScriptedDriver(), "c": ScriptedDriver()],
             report: blocker.appendingPathComponent("report"), locks: root)
-        env.reporter = PlainReporter(output: sink, clock: LiveClock())
+        env.reporter = PlainReporter(output: sink, clock: TestHost.clock)
         let report = await DeployExecutor(plan: try makePlan(), environment: env).run()
         #expect(report.results.allSatisfy { $0.succeeded })
         #expect(report.exitCode == ExitStatus.failure.rawValue)
@@ -54,10 +54,10 @@ extension DeployExecutorTests {
         let root = try temporaryDirectory()
         for makeReporter in [
             { (sink: RecordingOutputSink) -> any DeployReporter in
-                PlainReporter(output: sink, clock: LiveClock())
+                PlainReporter(output: sink, clock: TestHost.clock)
             },
             { (sink: RecordingOutputSink) -> any DeployReporter in
-                TerminalReporter(output: sink, clock: LiveClock())
+                TerminalReporter(output: sink, clock: TestHost.clock)
             },
         ] {
             let sink = RecordingOutputSink()
@@ -99,7 +99,7 @@ extension DeployExecutorTests {
                 "c": ScriptedDriver(),
             ],
             report: nil, locks: root)
-        env.reporter = JSONLinesReporter(output: sink, clock: LiveClock())
+        env.reporter = JSONLinesReporter(output: sink, clock: TestHost.clock)
         _ = await DeployExecutor(plan: try makePlan(), environment: env).run()
         var reasons: [String] = []
         for line in sink.standardOutput.split(separator: "\n") {
@@ -117,13 +117,14 @@ extension DeployExecutorTests {
         let root = try temporaryDirectory()
         let state = root.appendingPathComponent("virtual")
         let held = try StateFolderLock.acquire(
-            state, displayName: ".hadeploy/virtual", fileSystem: LiveFileSystem())
+            state, displayName: ".hadeploy/virtual", fileSystem: TestHost.fileSystem)
         #expect(throws: StateFolderBusy.self) {
-            try StateFolderLock.acquire(state, displayName: ".hadeploy/virtual", fileSystem: LiveFileSystem())
+            try StateFolderLock.acquire(
+                state, displayName: ".hadeploy/virtual", fileSystem: TestHost.fileSystem)
         }
         do {
             _ = try StateFolderLock.acquire(
-                state, displayName: ".hadeploy/virtual", fileSystem: LiveFileSystem())
+                state, displayName: ".hadeploy/virtual", fileSystem: TestHost.fileSystem)
         } catch {
             #expect("\(error)".contains("another hadeploy run (pid \(getpid())) is using .hadeploy/virtual"))
         }

@@ -22,22 +22,22 @@ struct SSHLoginTests {
 
         #expect(
             SSHLogin.authentication(
-                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
+                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: TestHost.fileSystem)
                 == .privateKey(path: rsa, passphrase: nil))
         variables["SSH_AUTH_SOCK"] = "/run/user/1000/agent.sock"
         #expect(
             SSHLogin.authentication(
-                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
+                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: TestHost.fileSystem)
                 == .agent(socketPath: "/run/user/1000/agent.sock"))
         variables["BUILD_HOST_SSH_KEY"] = "/keys/builder"
         #expect(
             SSHLogin.authentication(
-                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
+                keyVariable: "BUILD_HOST_SSH_KEY", variables: variables, fileSystem: TestHost.fileSystem)
                 == .privateKey(path: "/keys/builder", passphrase: nil))
         // Another host's variable does not apply.
         #expect(
             SSHLogin.authentication(
-                keyVariable: "USB_HOST_SSH_KEY", variables: variables, fileSystem: LiveFileSystem())
+                keyVariable: "USB_HOST_SSH_KEY", variables: variables, fileSystem: TestHost.fileSystem)
                 == .agent(socketPath: "/run/user/1000/agent.sock"))
 
         #expect(SSHLogin.knownHostsPath(["HOME": "/home/ci"]) == "/home/ci/.config/hadeploy/known_hosts")

@@ -2,6 +2,7 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import ImageCodec
+import TestSupport
 import Testing
 
 @testable import DeployModel
@@ -45,7 +46,7 @@ struct ScreenshotReviewTests {
 
     var report: URL { root.appendingPathComponent("report") }
     var baselines: ScreenshotBaselines {
-        ScreenshotBaselines(directory: root.appendingPathComponent("state"), fileSystem: LiveFileSystem())
+        ScreenshotBaselines(directory: root.appendingPathComponent("state"), fileSystem: TestHost.fileSystem)
     }
 
     /// A dashboard screen: a page with `cards` card boxes stacked from the top.
@@ -66,7 +67,7 @@ struct ScreenshotReviewTests {
         try ["a", "b", "c"].compactMap { id in
             guard let image = screens[id] else { return nil }
             let path = "screenshots/\(id).png"
-            try FileWriter(fileSystem: LiveFileSystem()).write(
+            try FileWriter(fileSystem: TestHost.fileSystem).write(
                 try ImageCodec.encode(image, as: .png), to: report.appendingPathComponent(path))
             let verified = !unverified.contains(id)
             return DeviceResult(

@@ -14,8 +14,8 @@ import Testing
             .write(to: directory.appendingPathComponent("ci.env"))
         let sink = RecordingOutputSink()
         let context = HADeployContext(
-            environment: ["HA_TOKEN": "env-token", "PREFIX": "com.example"], runner: LiveProcessRunner(),
-            output: sink, currentDirectory: directory, fileSystem: LiveFileSystem(), clock: FakeClock(),
+            environment: ["HA_TOKEN": "env-token", "PREFIX": "com.example"], runner: TestHost.runner,
+            output: sink, currentDirectory: directory, fileSystem: TestHost.fileSystem, clock: FakeClock(),
             system: FakeEnvironment())
         let workspace = Workspace(context: context, configPath: "devices.yaml", envFilePath: "ci.env")
         let (values, dotEnv) = try workspace.loadVariables()

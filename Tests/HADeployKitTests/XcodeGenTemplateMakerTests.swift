@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import HADeployAdopt
@@ -72,7 +73,7 @@ struct MacAdoptionTests {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: root) }
         try Data(projectYML.utf8).write(to: root.appendingPathComponent("project.yml"))
-        let plan = try ProjectAdopter(root: root, variables: [:], fileSystem: LiveFileSystem()).plan()
+        let plan = try ProjectAdopter(root: root, variables: [:], fileSystem: TestHost.fileSystem).plan()
         #expect(plan.files.first { $0.path == "devices.yaml" }?.contents.contains("transport: mac") == true)
         return plan.notes.filter { $0.contains("Mac Catalyst") }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HomeAssistant
+import TestSupport
 import Testing
 
 @Suite("Token redaction")
@@ -13,7 +14,8 @@ struct AccessTokenTests {
         var dumped = ""
         dump(token, to: &dumped)
         #expect(!dumped.contains("very-secret"))
-        var options = ClientOptions(server: try! ServerAddress("http://127.0.0.1:1/"), token: token)
+        var options = ClientOptions(
+            server: try! ServerAddress("http://127.0.0.1:1/"), token: token, clock: TestHost.clock)
         options.caFile = nil
         #expect(!"\(options)".contains("very-secret"))
         #expect(token.reveal() == "eyJ-very-secret-value")

@@ -53,6 +53,7 @@ struct AuthTests {
         let port = try FreePort.pick()
         let options = ClientOptions(
             server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"),
+            clock: TestHost.clock,
             connectTimeout: .seconds(5))
         let connection = HomeAssistantConnection(options: options)
         await #expect {

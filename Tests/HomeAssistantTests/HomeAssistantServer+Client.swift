@@ -17,7 +17,7 @@ extension HomeAssistantServer {
         var logger = Logger(label: "homeassistant.tests")
         if ProcessInfo.processInfo.environment["HA_TEST_TRACE"] != nil { logger.logLevel = .trace }
         return ClientOptions(
-            server: try ServerAddress(baseURL), token: override ?? accessToken,
+            server: try ServerAddress(baseURL), token: override ?? accessToken, clock: TestHost.clock,
             requestTimeout: requestTimeout,
             reconnect: reconnect, logger: logger)
     }

@@ -8,7 +8,8 @@ import Testing
 @Suite("A hostile or stalled server")
 struct HostileServerTests {
     func options(_ server: HostileHomeAssistant) throws -> ClientOptions {
-        var options = ClientOptions(server: try ServerAddress(server.url), token: AccessToken("hostile-test"))
+        var options = ClientOptions(
+            server: try ServerAddress(server.url), token: AccessToken("hostile-test"), clock: TestHost.clock)
         options.reconnect = .never
         return options
     }

@@ -99,7 +99,8 @@ struct PreflightTests {
         let port = try FreePort.pick()
         let nowhere = await Preflight(
             options: ClientOptions(
-                server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"))
+                server: try ServerAddress("http://127.0.0.1:\(port)/"), token: AccessToken("x"),
+                clock: TestHost.clock)
         ).run(dashboard: .defaultDashboard)
         #expect(!nowhere.passed && !nowhere.reachable)
         #expect(nowhere.errors.first?.code == "unreachable")

@@ -14,7 +14,7 @@ struct TLSPrefixTests {
         let server = try ServerAddress("https://127.0.0.1:\(proxy.port)/ha/")
         #expect(server.webSocketURL == "wss://127.0.0.1:\(proxy.port)/ha/api/websocket")
 
-        let trusted = ClientOptions(server: server, token: token, caFile: proxy.caFile)
+        let trusted = ClientOptions(server: server, token: token, clock: TestHost.clock, caFile: proxy.caFile)
         let connection = HomeAssistantConnection(options: trusted)
         try await connection.connect()
         #expect(try await connection.config().version == "2024.3.3")
@@ -31,7 +31,8 @@ struct TLSPrefixTests {
         try await rest.shutdown()
 
         // Without the CA file the certificate is refused, and the error says where.
-        let untrusted = HomeAssistantConnection(options: ClientOptions(server: server, token: token))
+        let untrusted = HomeAssistantConnection(
+            options: ClientOptions(server: server, token: token, clock: TestHost.clock))
         await #expect {
             try await untrusted.connect()
         } throws: { error in
@@ -44,6 +45,7 @@ struct TLSPrefixTests {
         let unprefixed = HomeAssistantConnection(
             options: ClientOptions(
                 server: try ServerAddress("https://127.0.0.1:\(proxy.port)/"), token: token,
+                clock: TestHost.clock,
                 caFile: proxy.caFile))
         await #expect {
             try await unprefixed.connect()

@@ -27,7 +27,8 @@ struct TransportTests {
         let direct = try HomeAssistantREST(options: try peer.options())
         let chunked = try HomeAssistantREST(
             options: ClientOptions(
-                server: try ServerAddress(base), token: peer.accessToken, caFile: proxy.caFile))
+                server: try ServerAddress(base), token: peer.accessToken, clock: TestHost.clock,
+                caFile: proxy.caFile))
         #expect(try await chunked.apiStatus() == "API running.")
         // /api/states is many 4 KiB chunks. Other tests add states meanwhile, never remove one.
         let plain = try await direct.states()
@@ -47,6 +48,7 @@ struct TransportTests {
         let chunked = try HomeAssistantREST(
             options: ClientOptions(
                 server: try ServerAddress("https://127.0.0.1:\(proxy.port)/ha/"), token: peer.accessToken,
+                clock: TestHost.clock,
                 caFile: proxy.caFile),
             maxResponseBytes: cap)
         for rest in [declared, chunked] {
@@ -67,7 +69,7 @@ struct TransportTests {
         defer { listener.close() }
         let options = ClientOptions(
             server: try ServerAddress("http://127.0.0.1:\(listener.port)/"),
-            token: AccessToken("silent-test"),
+            token: AccessToken("silent-test"), clock: TestHost.clock,
             connectTimeout: .seconds(2), requestTimeout: .seconds(2), reconnect: .never)
         let clock = ContinuousClock()
 

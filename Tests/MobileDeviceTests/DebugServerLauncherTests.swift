@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MobileDevice
@@ -8,7 +9,8 @@ import Testing
 
     private func launcher(_ server: FakeDebugserver, secrets: Set<String> = []) -> DebugServerLauncher {
         DebugServerLauncher(
-            client: GDBRemoteClient(transport: server, identity: identity), identity: identity,
+            client: GDBRemoteClient(transport: server, identity: identity, clock: TestHost.clock),
+            identity: identity,
             redactor: Redactor(secrets))
     }
 
@@ -75,7 +77,7 @@ import Testing
     @Test func badChecksumIsNackedAndTheResendAccepted() throws {
         let server = FakeDebugserver(.keepsRunning(output: ""))
         server.corruptNextReply = true
-        let client = GDBRemoteClient(transport: server, identity: identity)
+        let client = GDBRemoteClient(transport: server, identity: identity, clock: TestHost.clock)
         let reply = try client.request("qLaunchSuccess", step: "test", deadline: .now + .seconds(2))
         #expect(reply == "OK")
         #expect(server.nacksFromClient == 1)

@@ -8,7 +8,7 @@ import Testing
 
     @Test func resultComesBackFromTheWorkerThread() async throws {
         let worker = DeviceWorker(label: "test", device: identity)
-        let value = try await worker.run("compute", deadline: .now + .seconds(5)) { 6 * 7 }
+        let value = try await worker.run("compute", within: .seconds(5)) { 6 * 7 }
         #expect(value == 42)
     }
 
@@ -16,7 +16,7 @@ import Testing
         let worker = DeviceWorker(label: "test", device: identity)
         let started = ContinuousClock.now
         let error = await #expect(throws: MobileDeviceError.self) {
-            try await worker.run("afc_file_write PublicStaging/app", deadline: .now + .milliseconds(200)) {
+            try await worker.run("afc_file_write PublicStaging/app", within: .milliseconds(200)) {
                 Thread.sleep(forTimeInterval: 10)  // an uninterruptible C call
             }
         }
@@ -26,7 +26,7 @@ import Testing
         #expect(error?.description.contains("iPad 2 (UDID 0123456789abcdef0123456789abcdef01234567)") == true)
         // The worker's handles are still busy: it refuses more work instead of queueing behind it.
         let next = await #expect(throws: MobileDeviceError.self) {
-            try await worker.run("afc_file_close", deadline: .now + .seconds(5)) { 1 }
+            try await worker.run("afc_file_close", within: .seconds(5)) { 1 }
         }
         #expect(next?.kind == .connectionLost)
         #expect(next?.reason.contains("afc_file_write PublicStaging/app") == true)
@@ -35,7 +35,7 @@ import Testing
     @Test func cancellationReturnsPromptly() async throws {
         let worker = DeviceWorker(label: "test", device: identity)
         let task = Task {
-            try await worker.run("screenshotr_take_screenshot", deadline: .now + .seconds(30)) {
+            try await worker.run("screenshotr_take_screenshot", within: .seconds(30)) {
                 Thread.sleep(forTimeInterval: 10)
             }
         }
@@ -57,7 +57,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    try await worker.run("step", deadline: .now + .seconds(10)) {
+                    try await worker.run("step", within: .seconds(10)) {
                         counter.enter()
                         Thread.sleep(forTimeInterval: 0.01)
                         counter.leave()

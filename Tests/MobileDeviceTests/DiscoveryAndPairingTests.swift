@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -8,7 +9,7 @@ import VirtualDevice
 @Suite struct DiscoveryTests {
     @Test func listsEveryDeviceWithIdentityAndPairing() async throws {
         let emulator = try await SharedEmulator.shared.context()
-        let devices = try await USBTransport.devices()
+        let devices = try await USBTransport.devices(clock: TestHost.clock)
         let ipad2UDID = await emulator.udid(SharedEmulator.Device.ipad2)
         let trustUDID = await emulator.udid(SharedEmulator.Device.trust)
         let ipad2 = try #require(devices.first { $0.udid == ipad2UDID })
@@ -39,7 +40,7 @@ import VirtualDevice
             try await USBTransport.connect(
                 udid: "00008030-00000000DEADBEEF", deadline: .now + .seconds(1),
                 options: USBDeviceOptions(
-                    fileSystem: LiveFileSystem(), clock: LiveClock(),
+                    fileSystem: TestHost.fileSystem, clock: TestHost.clock,
                     stateDirectory: URL(fileURLWithPath: "/tmp/unused")))
         }
         #expect(ContinuousClock.now - started < .seconds(4))
@@ -83,7 +84,7 @@ import VirtualDevice
         try await emulator.daemon.clearFaults(udid: udid)
         let device = try await emulator.connect(SharedEmulator.Device.trust)
         #expect(await device.info.productType == "iPad5,1")
-        let summary = try await USBTransport.devices().first { $0.udid == udid }
+        let summary = try await USBTransport.devices(clock: TestHost.clock).first { $0.udid == udid }
         #expect(summary?.pairing == .paired)
     }
 }

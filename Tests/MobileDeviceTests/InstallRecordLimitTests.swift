@@ -17,7 +17,7 @@ struct InstallRecordLimitTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hadeploy-records-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = InstallRecordStore(fileSystem: LiveFileSystem(), directory: directory)
+        let store = InstallRecordStore(fileSystem: TestHost.fileSystem, directory: directory)
         let record = InstallRecord(
             bundleIdentifier: "com.example.hadashboard", shortVersion: "1.0", bundleVersion: "1",
             contentHash: "abc", fingerprint: nil, installedAt: Date(timeIntervalSince1970: 1_700_000_000))

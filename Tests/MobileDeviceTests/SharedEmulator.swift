@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MobileDevice
+import TestSupport
 import VirtualDevice
 
 /// One virtual usbmuxd for the whole test process, with one virtual device per test area so tests
@@ -99,7 +100,7 @@ actor SharedEmulator {
         let daemon = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: directory,
             address: .unixSocket(directory.appendingPathComponent("usbmuxd.sock").path),
-            logger: Self.quietLogger, appBehaviour: EchoBehaviour())
+            logger: Self.quietLogger, appBehaviour: EchoBehaviour(), fileSystem: TestHost.fileSystem)
         await daemon.setRebootDuration(.seconds(1))
         let socket = try await daemon.start()
         try USBTransport.route(to: socket, folders: [NSTemporaryDirectory()])

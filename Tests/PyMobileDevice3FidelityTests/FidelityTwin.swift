@@ -55,7 +55,7 @@ struct FidelityTwin {
             profiles: [profile], stateDirectory: directory,
             address: .unixSocket(directory.appendingPathComponent("usbmuxd.sock").path),
             logger: Logger(label: "pmd3-fidelity", factory: { _ in SwiftLogNoOpLogHandler() }),
-            appBehaviour: behaviour)
+            appBehaviour: behaviour, fileSystem: TestHost.fileSystem)
         let socket = try await daemon.start()
         let udid = await daemon.devices().first!.udid
         return FidelityTwin(

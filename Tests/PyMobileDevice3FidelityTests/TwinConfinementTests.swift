@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -219,7 +220,8 @@ extension FidelitySuite {
             profile.connection = .usbAndNetwork
             let daemon = try VirtualUsbmuxd(
                 profiles: [profile], stateDirectory: directory, address: .tcp(port: 0),
-                logger: Logger(label: "pmd3-confinement", factory: { _ in SwiftLogNoOpLogHandler() }))
+                logger: Logger(label: "pmd3-confinement", factory: { _ in SwiftLogNoOpLogHandler() }),
+                fileSystem: TestHost.fileSystem)
             let address = try await daemon.start()
             let udid = await daemon.devices().first!.udid
             let twin = FidelityTwin(
@@ -255,7 +257,8 @@ extension FidelitySuite {
                 at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             let unixDaemon = try VirtualUsbmuxd(
                 profiles: [profile], stateDirectory: folder, address: .unixSocket(socket),
-                logger: Logger(label: "pmd3-confinement", factory: { _ in SwiftLogNoOpLogHandler() }))
+                logger: Logger(label: "pmd3-confinement", factory: { _ in SwiftLogNoOpLogHandler() }),
+                fileSystem: TestHost.fileSystem)
             let previous = umask(0)
             do {
                 _ = try await unixDaemon.start()

@@ -1,5 +1,6 @@
 import Foundation
 import SSHTestPeers
+import TestSupport
 import Testing
 
 @testable import SSHTransport
@@ -98,7 +99,8 @@ struct HostKeyTests {
         // Let ssh-keygen hash it, so the hashed format comes from OpenSSH itself.
         try await TestEnvironment.run("/usr/bin/ssh-keygen", ["-H", "-f", path])
         #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("|1|"))
-        let removed = try KnownHostsFile.removeEntries(host: "10.0.0.5", port: 2222, path: path)
+        let removed = try KnownHostsFile.removeEntries(
+            host: "10.0.0.5", port: 2222, path: path, fileSystem: TestHost.fileSystem)
         #expect(removed == 1)
         let lookup = try await TestEnvironment.run(
             "/usr/bin/ssh-keygen", ["-F", "other.example", "-f", path])

@@ -2,6 +2,7 @@ import Foundation
 import HADeployCore
 import SSHTestPeers
 import SSHTransport
+import TestSupport
 import Testing
 
 /// libssh ≥ 0.11 (Homebrew's) sends at most 32 KiB per `sftp_write` to a server without the
@@ -44,7 +45,7 @@ struct SFTPWriteCapTests {
         // What makes it an app bundle to LocalTree.
         let infoPlist = Data("<plist version=\"1.0\"><dict/></plist>\n".utf8)
         try infoPlist.write(to: local.appendingPathComponent("Info.plist"))
-        let tree = try LocalTree(root: local, in: LiveFileSystem())
+        let tree = try LocalTree(root: local, in: TestHost.fileSystem)
 
         let reports = ProgressLog()
         var connection = try await SSHConnection.connect(try await peer.config())

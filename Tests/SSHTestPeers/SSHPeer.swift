@@ -225,7 +225,8 @@ package final class SSHPeer: @unchecked Sendable {
         let auth = authentication ?? .privateKey(path: defaultKey, passphrase: nil)
         return SSHConnectionConfig(
             name: name ?? "test-\(kind.rawValue)", host: "127.0.0.1", port: port, user: TestEnvironment.user,
-            authentication: auth, knownHostsPath: path, legacyAlgorithms: legacy ?? (kind == .legacy),
+            authentication: auth, knownHostsPath: path, fileSystem: TestHost.fileSystem,
+            legacyAlgorithms: legacy ?? (kind == .legacy),
             timeouts: SSHTimeouts(connect: 15, authentication: 15, command: 30, sftpInit: 5, transfer: 60))
     }
 }

@@ -94,7 +94,7 @@ struct ArtifactDeployTests {
                 settings: [:], location: SourceLocation(file: "devices.yaml", line: 1))
             let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
                 flavour: flavour, marketingVersion: "1.0.\(build)", buildNumber: build,
-                into: root.appendingPathComponent(directory), in: LiveFileSystem())
+                into: root.appendingPathComponent(directory), in: TestHost.fileSystem)
             let app = URL(fileURLWithPath: artifact.path)
             for index in 0..<files {
                 let folder = app.appendingPathComponent("Assets/\(index % 37)")
@@ -115,7 +115,7 @@ struct ArtifactDeployTests {
             }
             let ipa = root.appendingPathComponent(name)
             try? FileManager.default.removeItem(at: ipa)
-            _ = try await LiveProcessRunner().checked(
+            _ = try await TestHost.runner.checked(
                 ProcessCommand(
                     "zip", ["-qry", ipa.path, "Payload"],
                     workingDirectory: staging.deletingLastPathComponent().path),

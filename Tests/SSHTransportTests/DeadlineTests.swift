@@ -51,6 +51,7 @@ struct DeadlineTests {
         let config = SSHConnectionConfig(
             name: "silent", host: "127.0.0.1", port: Int(UInt16(bigEndian: address.sin_port)),
             authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
+            fileSystem: TestHost.fileSystem,
             timeouts: SSHTimeouts(connect: 2))
         let started = Date()
         await #expect(throws: SSHError.self) { try await SSHConnection.connect(config) }
@@ -84,9 +85,15 @@ struct DeadlineTests {
 struct PathTests {
     @Test("a key path and known_hosts path starting with ~ are expanded")
     func tilde() {
+        let config = SSHConnectionConfig(
+            host: "10.0.0.5", authentication: .agent(socketPath: nil), knownHostsPath: "~/kh",
+            fileSystem: TestHost.fileSystem)
         let home = FileManager.default.homeDirectoryForCurrentUser.path
-        #expect(SSHConnectionConfig.expandTilde("~/.ssh/id_ed25519") == home + "/.ssh/id_ed25519")
-        #expect(SSHConnectionConfig.expandTilde("/etc/x") == "/etc/x")
-        #expect(SSHConnectionConfig.expandTilde("~other/x") == "~other/x")
+        #expect(config.expandTilde("~/.ssh/id_ed25519") == home + "/.ssh/id_ed25519")
+        #expect(config.expandTilde("/etc/x") == "/etc/x")
+        #expect(config.expandTilde("~other/x") == "~other/x")
+        #expect(config.resolvedKnownHostsPath == home + "/kh")
+        #expect(
+            SSHConnectionConfig.expandTilde("~/x", home: URL(fileURLWithPath: "/home/ci")) == "/home/ci/x")
     }
 }

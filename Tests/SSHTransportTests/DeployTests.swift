@@ -3,6 +3,7 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import SSHTestPeers
+import TestSupport
 import Testing
 
 @testable import HADeployDrivers
@@ -131,7 +132,8 @@ struct DeployTests {
     func commandOverrides() throws {
         var config = JailbreakDeployConfig(
             connection: SSHConnectionConfig(
-                host: "10.0.0.5", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null"))
+                host: "10.0.0.5", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
+                fileSystem: TestHost.fileSystem))
         try config.apply(commandOverrides: [
             "install_dir": "/var/stash/Applications", "refresh": "uicache -p {app}",
             "launch": "open {bundle_id}", "kill": "killall -9 {executable}",
@@ -148,14 +150,15 @@ struct DeployTests {
 
         let parsed = try SSHConnectionConfig.parse(
             url: "ssh://pi@nas.local:2222", authentication: .agent(socketPath: nil),
-            knownHostsPath: "/dev/null",
+            knownHostsPath: "/dev/null", fileSystem: TestHost.fileSystem,
             name: "mini4")
         #expect(
             parsed.host == "nas.local" && parsed.port == 2222 && parsed.user == "pi" && parsed.name == "mini4"
         )
         #expect(throws: SSHError.self) {
             try SSHConnectionConfig.parse(
-                url: "http://nas", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null")
+                url: "http://nas", authentication: .agent(socketPath: nil), knownHostsPath: "/dev/null",
+                fileSystem: TestHost.fileSystem)
         }
         // The app's default dashboard is `-HADashboard ""` (the app reads no -HADefaultDashboard).
         let secret = try Self.launch(

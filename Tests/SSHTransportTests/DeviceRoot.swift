@@ -3,6 +3,7 @@ import HADeployCore
 import HADeployDrivers
 import SSHTestPeers
 import SSHTransport
+import TestSupport
 
 /// A scratch "device": an Applications directory and recording fakes of uicache/launch/kill/screenshot
 /// (copied from scripts/ssh/device), owned by the test login user.
@@ -111,6 +112,6 @@ struct TestApp {
 extension JailbreakDeployer {
     /// A deployer with this machine's files and clock: these tests send real bundles to a real sshd.
     init(live config: JailbreakDeployConfig) {
-        self.init(config: config, fileSystem: LiveFileSystem(), clock: LiveClock())
+        self.init(config: config, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
     }
 }

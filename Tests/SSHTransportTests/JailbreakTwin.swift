@@ -200,7 +200,7 @@ final class JailbreakTwin: @unchecked Sendable {
             authentication: authentication
                 ?? .privateKey(
                     path: legacy ? TestEnvironment.rsaKey : TestEnvironment.ed25519Key, passphrase: nil),
-            knownHostsPath: path, legacyAlgorithms: legacy,
+            knownHostsPath: path, fileSystem: TestHost.fileSystem, legacyAlgorithms: legacy,
             timeouts: SSHTimeouts(connect: 15, authentication: 15, command: 60, sftpInit: 5, transfer: 120))
     }
 

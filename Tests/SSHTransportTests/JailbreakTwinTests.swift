@@ -22,7 +22,8 @@ struct JailbreakTwinTests {
     static func seedDashboard(_ ha: HomeAssistantServer) async throws -> String {
         let path = "twin-\(UUID().uuidString.prefix(6).lowercased())"
         let connection = HomeAssistantConnection(
-            options: ClientOptions(server: try ServerAddress(ha.url + "/"), token: AccessToken(ha.token)))
+            options: ClientOptions(
+                server: try ServerAddress(ha.url + "/"), token: AccessToken(ha.token), clock: TestHost.clock))
         try await connection.connect()
         do {
             _ = try await connection.send(

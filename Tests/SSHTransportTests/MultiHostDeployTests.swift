@@ -103,7 +103,7 @@ struct MultiHostDeployTests {
                 configuration: "Release", scheme: nil, settings: [:],
                 location: SourceLocation(file: "devices.yaml", line: 1)),
             marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"),
-            in: LiveFileSystem())
+            in: TestHost.fileSystem)
 
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
@@ -153,7 +153,7 @@ struct MultiHostDeployTests {
         #expect(report.results.allSatisfy { $0.install == .installed })
         // Both twins really have the app: each usbmuxd was reached at its own address.
         for (id, address) in [("mini4", local.address), ("kitchen", "UNIX:" + nasSocket.path)] {
-            let listed = try await LiveProcessRunner().checked(
+            let listed = try await TestHost.runner.checked(
                 ProcessCommand(
                     "ideviceinstaller", ["-u", udids[id]!, "-l"],
                     environment: ["USBMUXD_SOCKET_ADDRESS": address]),

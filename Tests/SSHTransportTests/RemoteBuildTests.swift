@@ -29,7 +29,7 @@ struct RemoteBuildTests {
         }
 
         func git(_ arguments: [String]) async throws {
-            _ = try await LiveProcessRunner().checked(
+            _ = try await TestHost.runner.checked(
                 ProcessCommand(
                     "git", ["-C", project.path] + arguments,
                     environment: [
@@ -49,7 +49,7 @@ struct RemoteBuildTests {
                 print(json.dumps({n[len(prefix):]: z.read(n).decode() for n in z.namelist()
                                   if n.startswith(prefix) and not n.endswith("/")}))
                 """
-            let output = try await LiveProcessRunner().checked(
+            let output = try await TestHost.runner.checked(
                 ProcessCommand("python3", ["-c", script, path]), timeout: .seconds(30))
             return try JSONDecoder().decode([String: String].self, from: output.standardOutput)
         }

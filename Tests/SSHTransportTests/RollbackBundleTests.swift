@@ -36,7 +36,7 @@ struct RollbackBundleTests {
         let record = try #require(
             DeployRecords(
                 directory: project.root.appendingPathComponent(".hadeploy/deployed"),
-                fileSystem: LiveFileSystem()
+                fileSystem: TestHost.fileSystem
             )
             .read(device: "ipad2"))
         #expect(record.bundleID == "io.hadeploy.demo")

@@ -30,7 +30,8 @@ struct USBHostDeployTests {
         let daemon = try VirtualUsbmuxd(
             profiles: [mini4, other], stateDirectory: root.appendingPathComponent("state"),
             address: .unixSocket(socketPath),
-            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }),
+            fileSystem: TestHost.fileSystem)
         _ = try await daemon.start()
         chmod(socketPath, 0o666)
         let devices = await daemon.devices()
@@ -76,8 +77,8 @@ struct USBHostDeployTests {
             location: SourceLocation(file: "devices.yaml", line: 1))
         _ = try DemoAppBuilder().build(
             flavour: flavour, marketingVersion: "1.0", buildNumber: 1,
-            into: project.appendingPathComponent("artifacts"), in: LiveFileSystem())
-        _ = try await LiveProcessRunner().checked(
+            into: project.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
+        _ = try await TestHost.runner.checked(
             ProcessCommand(
                 "/bin/sh",
                 ["-c", "git init -q && git -c user.name=t -c user.email=t@x commit -q --allow-empty -m app"],

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SSHTestPeers
+import TestSupport
 import Testing
 import VirtualDevice
 
@@ -27,7 +28,8 @@ struct VirtualUsbmuxdTunnelTests {
         let daemon = try VirtualUsbmuxd(
             profiles: [Self.profile("ipad2", "iPad2,1"), Self.profile("mini4", "iPad5,1")],
             stateDirectory: directory, address: .unixSocket(socketPath),
-            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }),
+            fileSystem: TestHost.fileSystem)
         _ = try await daemon.start()
         // sshd opens the remote socket as the login user (PLATFORM-NOTES §2).
         chmod(socketPath, 0o666)

@@ -11,7 +11,7 @@ enum ReferenceTools {
 
     /// Created once per test process; a missing venv must fail the tests, not skip them.
     private static let setup = Task<Void, any Error> {
-        _ = try await LiveProcessRunner().checked(
+        _ = try await TestHost.runner.checked(
             ProcessCommand(repositoryRoot.appendingPathComponent("scripts/tools-venv.sh").path),
             timeout: .seconds(600))
     }
@@ -24,7 +24,7 @@ enum ReferenceTools {
         var variables = environment
         variables["PATH"] = variables["PATH"] ?? "/usr/bin:/bin"
         let assignments = variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return try await LiveProcessRunner().checked(
+        return try await TestHost.runner.checked(
             ProcessCommand("/usr/bin/env", ["-i"] + assignments + [python] + arguments),
             timeout: .seconds(120))
     }

@@ -38,7 +38,7 @@ import Yams
         ])
         defer { try? FileManager.default.removeItem(at: directory) }
         let renderer = TemplateRenderer(
-            fileSystem: LiveFileSystem(),
+            fileSystem: TestHost.fileSystem,
             templatesDirectory: directory, displayRoot: directory.deletingLastPathComponent())
         let error = #expect(throws: TemplatingError.self) {
             try renderer.render(values: ["APP": "x"], envFileName: "ci.env")
@@ -70,7 +70,7 @@ import Yams
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = #expect(throws: TemplatingError.self) {
             try TemplateRenderer(
-                fileSystem: LiveFileSystem(), templatesDirectory: directory, displayRoot: directory
+                fileSystem: TestHost.fileSystem, templatesDirectory: directory, displayRoot: directory
             ).render(values: [:])
         }
         guard case .missingKeys(let keys, _) = error else {
@@ -86,7 +86,7 @@ import Yams
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(ProcessInfo.processInfo.environment["PATH"] != nil)
         let error = #expect(throws: TemplatingError.self) {
-            try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory).render(
                 values: [:])
         }
         guard case .missingKeys(let keys, _) = error else {
@@ -99,16 +99,18 @@ import Yams
     @Test func anEmptyValueIsSuppliedNotMissing() throws {
         let directory = try templates(["t.txt.mustache": "team=[{{TEAM}}]"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
-            values: ["TEAM": ""])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["TEAM": ""])
         #expect(files.map(\.contents) == ["team=[]"])
     }
 
     @Test func textTemplatesInsertValuesAsIs() throws {
         let directory = try templates(["a/b/run.sh.mustache": "echo {{V}} {{{V}}}\n"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
-            values: ["V": "<a & 'b'>"])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["V": "<a & 'b'>"])
         #expect(files.map(\.relativePath) == ["a/b/run.sh"])
         #expect(files.map(\.contents) == ["echo <a & 'b'> <a & 'b'>\n"])
     }
@@ -125,8 +127,9 @@ import Yams
         let directory = try templates(["t.txt.mustache": template])
         defer { try? FileManager.default.removeItem(at: directory) }
         let values = ["NAME": "n", "FLAG": "yes"]
-        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
-            values: values)
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: values)
         let plain = try MustacheTemplate(string: template).render(values)
         #expect(files.first?.contents == plain)
     }
@@ -154,7 +157,7 @@ import Yams
         let directory = try templates(["sub/project.yml.mustache": sample.template])
         defer { try? FileManager.default.removeItem(at: directory) }
         let renderer = TemplateRenderer(
-            fileSystem: LiveFileSystem(), templatesDirectory: directory, displayRoot: directory)
+            fileSystem: TestHost.fileSystem, templatesDirectory: directory, displayRoot: directory)
         let error = #expect(throws: TemplatingError.self) {
             // No values at all: a broken template must be reported as broken, not as missing keys.
             try renderer.render(values: [:])
@@ -180,7 +183,7 @@ import Yams
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = #expect(throws: TemplatingError.self) {
             try TemplateRenderer(
-                fileSystem: LiveFileSystem(), templatesDirectory: directory, displayRoot: directory
+                fileSystem: TestHost.fileSystem, templatesDirectory: directory, displayRoot: directory
             )
             .render(values: ["A": "a", "HA_TOKEN": "secret-token-value"])
         }
@@ -196,8 +199,9 @@ import Yams
     @Test func theImplicitIteratorInsideASectionIsFine() throws {
         let directory = try templates(["t.txt.mustache": "{{#A}}[{{.}}]{{/A}}"])
         defer { try? FileManager.default.removeItem(at: directory) }
-        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
-            values: ["A": "a"])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["A": "a"])
         #expect(files.first?.contents == "[a]")
     }
 
@@ -205,7 +209,7 @@ import Yams
         let directory = try templates(["README.md": "nothing"])
         defer { try? FileManager.default.removeItem(at: directory) }
         let error = #expect(throws: TemplatingError.self) {
-            try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
+            try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory).render(
                 values: [:])
         }
         #expect(error?.description.hasPrefix("no *.mustache templates under") == true)
@@ -222,7 +226,7 @@ import Yams
         values["APPLE_TEAM_ID"] = "ABCDE12345"
         values["BUNDLE_ID"] = "com.example.ha-dashboard"
         let files = try TemplateRenderer(
-            fileSystem: LiveFileSystem(),
+            fileSystem: TestHost.fileSystem,
             templatesDirectory: root.appendingPathComponent("Templates"), displayRoot: root
         ).render(values: values)
         #expect(Set(files.map(\.relativePath)) == ["ExportOptions.plist", "project.yml"])

@@ -31,10 +31,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(
             to: directory.appendingPathComponent("ExportOptions.plist.mustache"))
-        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
-            values: [
-                "VALUE": value, "RAW": raw,
-            ])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: [
+                    "VALUE": value, "RAW": raw,
+                ])
         return try #require(files.first).contents
     }
 

@@ -37,8 +37,9 @@ import Yams
         let directory = try temporaryDirectory("yaml")
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(Self.template.utf8).write(to: directory.appendingPathComponent("t.yml.mustache"))
-        let files = try TemplateRenderer(fileSystem: LiveFileSystem(), templatesDirectory: directory).render(
-            values: ["VALUE": value])
+        let files = try TemplateRenderer(fileSystem: TestHost.fileSystem, templatesDirectory: directory)
+            .render(
+                values: ["VALUE": value])
         #expect(files.map(\.relativePath) == ["t.yml"])
         return files[0].contents
     }

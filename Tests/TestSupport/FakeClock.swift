@@ -4,11 +4,15 @@ import Testing
 
 /// A fail-by-default `WallClock` for tests: it shows the time it was given and moves only when the
 /// test advances it (a `sleep` advances it by the time slept, at once). Asking a clock that was given
-/// no time fails the test.
+/// no time fails the test. Its monotonic `instant()` starts at an arbitrary point and moves with it.
+/// A `withDeadline` on it is over at the first yield unless the body answers without waiting.
 public final class FakeClock: WallClock, @unchecked Sendable {
     private let lock = NSLock()
     private var current: Date?
     private var slept: [Duration] = []
+    /// How far the clock has been moved since it was made.
+    private var moved: Duration = .zero
+    private let origin = ContinuousClock.Instant.now
 
     public init(now: Date? = nil) { current = now }
 
@@ -16,7 +20,10 @@ public final class FakeClock: WallClock, @unchecked Sendable {
     public var sleeps: [Duration] { lock.withLock { slept } }
 
     public func advance(by duration: Duration) {
-        lock.withLock { current = current?.addingTimeInterval(duration.fakeClockSeconds) }
+        lock.withLock {
+            current = current?.addingTimeInterval(duration.fakeClockSeconds)
+            moved += duration
+        }
     }
 
     public func now() -> Date {
@@ -25,6 +32,12 @@ public final class FakeClock: WallClock, @unchecked Sendable {
             return Date(timeIntervalSince1970: 0)
         }
         return date
+    }
+
+    public func instant() -> ContinuousClock.Instant {
+        let (set, moved) = lock.withLock { (current != nil, self.moved) }
+        if !set { Issue.record("FakeClock: unexpected instant() (the clock was given no time)") }
+        return origin + moved
     }
 
     public func sleep(for duration: Duration) async throws {

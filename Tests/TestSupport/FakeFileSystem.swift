@@ -152,12 +152,12 @@ public final class FakeFileSystem: FileSystem, @unchecked Sendable {
 
     public func append(_ data: Data, toFileAtPath path: String) throws -> UInt64 {
         try check("append(toFileAtPath: \(path))", path)
-        return try LiveFileSystem().append(data, toFileAtPath: path)
+        return try TestHost.fileSystem.append(data, toFileAtPath: path)
     }
 
     public func unzipItem(at source: URL, to destination: URL) throws {
         try check("unzipItem(at: \(source.path), to: \(destination.path))", source.path, destination.path)
-        try LiveFileSystem().unzipItem(at: source, to: destination)
+        try TestHost.fileSystem.unzipItem(at: source, to: destination)
     }
 
     public func writePrivately(_ data: Data, to url: URL) throws {

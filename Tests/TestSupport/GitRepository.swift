@@ -5,7 +5,7 @@ import HADeployCore
 /// config, fixed author and dates) so tests can compare hadeploy's answers with git's own.
 public final class GitRepository: Sendable {
     public let url: URL
-    private let runner = LiveProcessRunner()
+    private let runner = TestHost.runner
     private let counter = Counter()
 
     public static let environment: [String: String] = [

@@ -23,7 +23,7 @@ public enum HADeployBinary {
         try FileManager.default.createDirectory(
             at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         AtExit.register(folder)
-        _ = try await LiveProcessRunner().checked(
+        _ = try await TestHost.runner.checked(
             // As its extracting user's files (as `sudo cp -r bin share /usr/local/` installs them), not
             // the archive's recorded owner: hadeploy refuses a twin script another user owns.
             ProcessCommand("tar", ["--no-same-owner", "-C", folder.path, "-xzf", archive]),
@@ -58,7 +58,7 @@ public enum HADeployBinary {
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
         // Not found (an unusual runner): build it.
-        let runner = LiveProcessRunner()
+        let runner = TestHost.runner
         let root = repositoryRoot.path
         _ = try await runner.checked(
             ProcessCommand("swift", ["build", "--product", "hadeploy"], workingDirectory: root),
@@ -114,7 +114,7 @@ public enum HADeployBinary {
             script += "shift \(files.count); exec \"$@\""
             exporter = ["/bin/sh", "-c", script, "sh"] + files.map(\.path)
         }
-        let output = try await LiveProcessRunner().run(
+        let output = try await TestHost.runner.run(
             ProcessCommand(
                 "/usr/bin/env", ["-i"] + assignments + exporter + [try await path] + arguments,
                 workingDirectory: directory.path),

@@ -93,7 +93,7 @@ public final class HomeAssistantServer: @unchecked Sendable {
     /// Runs the script with a deadline. The peer stops itself when this test process dies without
     /// stopping it (HA_PEER_WATCH_PID); the script never prints the token.
     private static func peer(_ arguments: [String], timeout: Duration) async throws {
-        _ = try await LiveProcessRunner().checked(
+        _ = try await TestHost.runner.checked(
             ProcessCommand(script, arguments, environment: ["HA_PEER_WATCH_PID": "\(getpid())"]),
             timeout: timeout)
     }

@@ -10,7 +10,7 @@ import Testing
     func resolve(_ repository: GitRepository, allowShallow: Bool = false) async throws
         -> GitVersionResolver.Resolution
     {
-        try await GitVersionResolver(runner: LiveProcessRunner(), repository: repository.url)
+        try await GitVersionResolver(runner: TestHost.runner, repository: repository.url)
             .resolve(allowShallow: allowShallow)
     }
 
@@ -87,7 +87,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: linked) }
         try await repository.git("worktree", "add", "-q", linked.path, "HEAD~1")
         try await repository.git("pack-refs", "--all")
-        let fromWorktree = try await GitVersionResolver(runner: LiveProcessRunner(), repository: linked)
+        let fromWorktree = try await GitVersionResolver(runner: TestHost.runner, repository: linked)
             .resolve().version
         let worktreeDescribe = try await repository.git(
             "-C", linked.path, "describe", "--tags", "--long", "--match", "v*")
@@ -195,7 +195,7 @@ import Testing
         try await origin.commit(2)
         let clone = try await GitRepository()
         try FileManager.default.removeItem(at: clone.url)
-        _ = try await LiveProcessRunner().checked(
+        _ = try await TestHost.runner.checked(
             ProcessCommand(
                 "git",
                 ["clone", "-q", "--depth", "1", "file://\(origin.url.path)", clone.url.path],
@@ -243,7 +243,7 @@ import Testing
         let directory = try temporaryDirectory("nogit")
         defer { try? FileManager.default.removeItem(at: directory) }
         let notRepo = await #expect(throws: VersioningError.self) {
-            try await GitVersionResolver(runner: LiveProcessRunner(), repository: directory).resolve()
+            try await GitVersionResolver(runner: TestHost.runner, repository: directory).resolve()
         }
         #expect(notRepo?.description.contains("is not inside a git repository") == true)
 

@@ -69,8 +69,9 @@ extension VirtualDeviceSuite {
             let runtime = try DeviceRuntime(
                 profile: Profiles.ipadMini4, stateDirectory: directory,
                 pairRecords: try PairRecordStore(
-                    directory: directory.appendingPathComponent("usbmuxd"), fileSystem: LiveFileSystem()),
-                behaviour: GreeterBehaviour(), logger: EmulatorFixture.logger, fileSystem: LiveFileSystem())
+                    directory: directory.appendingPathComponent("usbmuxd"), fileSystem: TestHost.fileSystem),
+                behaviour: GreeterBehaviour(), logger: EmulatorFixture.logger, fileSystem: TestHost.fileSystem
+            )
             let app = VirtualInstalledApp(
                 bundleIdentifier: "io.hadeploy.greeter", displayName: "Greeter", bundleVersion: "1",
                 shortVersion: "1.0", executable: "Greeter", architectures: ["arm64"],

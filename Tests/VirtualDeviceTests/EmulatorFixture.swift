@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import TestSupport
 import VirtualDevice
 
 /// Temporary directories to delete when the test process exits: `defer { Task { … } }` cleanups of
@@ -51,10 +52,11 @@ struct EmulatorFixture {
         if let behaviour {
             daemon = try VirtualUsbmuxd(
                 profiles: profiles, stateDirectory: directory, address: address, logger: logger,
-                appBehaviour: behaviour)
+                appBehaviour: behaviour, fileSystem: TestHost.fileSystem)
         } else {
             daemon = try VirtualUsbmuxd(
-                profiles: profiles, stateDirectory: directory, address: address, logger: logger)
+                profiles: profiles, stateDirectory: directory, address: address, logger: logger,
+                fileSystem: TestHost.fileSystem)
         }
         let socket = try await daemon.start()
         return EmulatorFixture(directory: directory, daemon: daemon, socket: socket)

@@ -20,7 +20,7 @@ extension VirtualDeviceSuite {
             defer { try? FileManager.default.removeItem(at: other) }
             let second = try VirtualUsbmuxd(
                 profiles: [Profiles.ipad2], stateDirectory: other, address: .unixSocket(path),
-                logger: EmulatorFixture.logger)
+                logger: EmulatorFixture.logger, fileSystem: TestHost.fileSystem)
             let error = await #expect(throws: VirtualDeviceError.self) { try await second.start() }
             #expect("\(error.map { "\($0)" } ?? "")".contains("another daemon is listening there"))
 
@@ -66,7 +66,7 @@ extension VirtualDeviceSuite {
             try Data("notes".utf8).write(to: URL(fileURLWithPath: path))
             let daemon = try VirtualUsbmuxd(
                 profiles: [Profiles.ipadMini4], stateDirectory: directory, address: .unixSocket(path),
-                logger: EmulatorFixture.logger)
+                logger: EmulatorFixture.logger, fileSystem: TestHost.fileSystem)
             let error = await #expect(throws: VirtualDeviceError.self) { try await daemon.start() }
             #expect("\(error.map { "\($0)" } ?? "")".contains("not a socket"))
             #expect(FileManager.default.contents(atPath: path) == Data("notes".utf8))

@@ -20,7 +20,9 @@ extension VirtualDeviceSuite {
         static func setUp() async throws -> Setup {
             let ha = try await HomeAssistantServer.start()
             let connection = HomeAssistantConnection(
-                options: ClientOptions(server: try ServerAddress(ha.url + "/"), token: AccessToken(ha.token)))
+                options: ClientOptions(
+                    server: try ServerAddress(ha.url + "/"), token: AccessToken(ha.token),
+                    clock: TestHost.clock))
             try await connection.connect()
             _ = try await connection.send(
                 RawRequest("lovelace/dashboards/create", ["url_path": "wall-lobby", "title": "Lobby"]))

@@ -63,6 +63,6 @@ public enum MacBackend: Backend {
             configuration: MacDriver.Configuration(
                 label: plan.name, host: registry.host, home: URL(fileURLWithPath: configuration.home),
                 deadlines: DriverDeadlines(overrides: plan.timeouts)),
-            runner: registry.runner, fileSystem: registry.fileSystem)
+            runner: registry.runner, fileSystem: registry.fileSystem, clock: registry.clock)
     }
 }

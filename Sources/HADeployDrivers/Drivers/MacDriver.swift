@@ -55,12 +55,18 @@ public actor MacDriver: DeviceDriver {
     public nonisolated let configuration: Configuration
     let runner: any ProcessRunner
     nonisolated let fileSystem: any FileSystem
+    /// Times the waits for the app to quit.
+    nonisolated let clock: any WallClock
     private var connected: ConnectedDevice?
 
-    public init(configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem) {
+    public init(
+        configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem,
+        clock: any WallClock
+    ) {
         self.configuration = configuration
         self.runner = runner
         self.fileSystem = fileSystem
+        self.clock = clock
     }
 
     func invoker(secrets: Set<String> = []) -> ToolInvoker {
@@ -303,8 +309,7 @@ public actor MacDriver: DeviceDriver {
 
     /// Whether the app has stopped within `window`, asking every `pollInterval`.
     func waitUntilStopped(_ artifact: Artifact, within window: Duration) async throws -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: window)
+        let end = clock.deadline(after: window)
         while true {
             let output = try await invoker().run(
                 configuration.commands.isRunning(artifact.bundleID), step: "launch",
@@ -313,8 +318,8 @@ public actor MacDriver: DeviceDriver {
                 return true
             }
             if output.status != 0, Self.isUnknownApplication(output.stderr) { return true }
-            if clock.now >= end { return false }
-            try await Task.sleep(for: configuration.pollInterval)
+            if clock.instant() >= end { return false }
+            try await clock.sleep(for: configuration.pollInterval)
         }
     }
 

@@ -96,7 +96,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let limit = configuration.deadlines.limit("connect")
         var parts: [String] = []
         if let launcher = try? configuration.launcher
-            ?? PyMobileDevice3Launcher.locate(configuration.commands.executable),
+            ?? PyMobileDevice3Launcher.locate(
+                configuration.commands.executable, runner: runner, fileSystem: fileSystem),
             let output = try? await invoker().run(
                 ProcessCommand(
                     launcher.interpreter[0], Array(launcher.interpreter.dropFirst()) + ["--version"]),
@@ -303,7 +304,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         do {
             launcher =
                 try configuration.launcher
-                ?? PyMobileDevice3Launcher.locate(configuration.commands.executable)
+                ?? PyMobileDevice3Launcher.locate(
+                    configuration.commands.executable, runner: runner, fileSystem: fileSystem)
         } catch let problem as PyMobileDevice3Launcher.Problem {
             throw AppleDriverError(
                 .unavailable, step: "launch", device: configuration.label, reason: problem.reason,

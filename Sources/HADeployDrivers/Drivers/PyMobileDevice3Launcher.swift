@@ -17,17 +17,29 @@ public struct PyMobileDevice3Launcher: Sendable, Hashable {
         var reason: String
     }
 
-    /// Finds `executable` (a path, or a name on PATH) and reads its `#!` line. A binary or a script
-    /// for another interpreter cannot take its arguments from stdin, so it is refused.
-    static func locate(_ executable: String) throws -> PyMobileDevice3Launcher {
-        guard let path = LiveProcessRunner.resolve(executable) else {
+    /// The first line is in: stop reading.
+    private struct HeadRead: Error {}
+
+    /// Finds `executable` (a path, or a name on PATH, as `runner` starts it) and reads its `#!` line.
+    /// A binary or a script for another interpreter cannot take its arguments from stdin, so it is
+    /// refused.
+    static func locate(_ executable: String, runner: any ProcessRunner, fileSystem: any FileSystem) throws
+        -> PyMobileDevice3Launcher
+    {
+        guard let path = runner.locate(executable) else {
             throw Problem(reason: "\(executable) was not found on PATH")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        var head = Data()
+        do {
+            try fileSystem.read(atPath: path, chunkSize: 512) { chunk in
+                head.append(chunk)
+                if head.count >= 512 { throw HeadRead() }
+            }
+        } catch is HeadRead {
+        } catch {
             throw Problem(reason: "\(path) cannot be read")
         }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 512)) ?? Data()
+        head = head.prefix(512)
         let firstLine = String(decoding: head.prefix { $0 != 0x0A }, as: UTF8.self)
         guard firstLine.hasPrefix("#!") else {
             throw Problem(reason: "\(path) is not a Python console script (no #! line)")

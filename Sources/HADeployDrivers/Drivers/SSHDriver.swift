@@ -59,7 +59,8 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
         let connection = SSHConnectionConfig(
             name: plan.name, host: ssh.host, port: ssh.port, user: ssh.user,
             authentication: authentication,
-            knownHostsPath: ssh.knownHosts, legacyAlgorithms: ssh.legacyAlgorithms, timeouts: timeouts)
+            knownHostsPath: ssh.knownHosts, fileSystem: fileSystem, legacyAlgorithms: ssh.legacyAlgorithms,
+            timeouts: timeouts)
         var config = JailbreakDeployConfig(connection: connection)
         // iOS 10's kernel rejects Apple's signature next to ldid's: sent without it, as the old script did.
         config.stripAppleSignature = (Int(plan.ios.split(separator: ".").first ?? "") ?? 0) >= 10

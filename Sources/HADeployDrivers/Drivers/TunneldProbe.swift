@@ -57,6 +57,7 @@ public struct TunneldProbe: TunneldProbing {
 
     /// `GET /` with `Connection: close`; the body of a 200 answer. Every wait is bounded by `timeout`.
     static func get(host: String, port: Int, timeout: Duration) -> Result<Data, ProbeFailure> {
+        // Not the context's clock: a synchronous poll(2) loop on a background queue.
         let deadline = ContinuousClock.now + timeout
         func remaining() -> Int32 {
             let left = (deadline - ContinuousClock.now).components

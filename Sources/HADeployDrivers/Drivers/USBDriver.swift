@@ -35,7 +35,7 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
 
     public func connect() async throws -> ConnectedDevice {
         let connected = try await USBTransport.connect(
-            udid: udid, deadline: .now + connectDeadline, options: options)
+            udid: udid, deadline: options.clock.deadline(after: connectDeadline), options: options)
         lock.withLock { device = connected }
         let info = await connected.info
         return ConnectedDevice(

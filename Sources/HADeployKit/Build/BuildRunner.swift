@@ -44,17 +44,17 @@ public struct BuildRunner: Sendable {
             })
     }
 
-    /// Runs `body`, calling `beat` with the time so far every `interval` until it returns.
+    /// Runs `body`, calling `beat` with the time so far every `interval` (of `clock`) until it returns.
     static func withHeartbeat<T: Sendable>(
-        every interval: Duration, beat: @escaping @Sendable (Duration) -> Void,
+        every interval: Duration, clock: any WallClock, beat: @escaping @Sendable (Duration) -> Void,
         body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let start = ContinuousClock.now
+        let start = clock.instant()
         let ticker = Task {
             while true {
-                try await Task.sleep(for: interval)
+                try await clock.sleep(for: interval)
                 try Task.checkCancellation()
-                beat(ContinuousClock.now - start)
+                beat(clock.elapsed(since: start))
             }
         }
         // The ticker is awaited, not just cancelled: no beat may follow the build's end.
@@ -172,7 +172,8 @@ public struct BuildRunner: Sendable {
                             let place = remote.map { " on " + $0.name } ?? ""
                             let archs: String = flavour.archs.map(\.rawValue).joined(separator: "+")
                             report("build \(flavour.name): building (\(archs))\(place)…")
-                            let outcome = try await Self.withHeartbeat(every: heartbeat) { elapsed in
+                            let outcome = try await Self.withHeartbeat(every: heartbeat, clock: context.clock)
+                            { elapsed in
                                 report(
                                     "build \(flavour.name): still building\(place) (\(Self.minutes(elapsed)))"
                                 )

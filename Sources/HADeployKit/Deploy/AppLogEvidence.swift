@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// What the HA Dashboard app's own log (`Documents/ha-log.txt`) says about its last launch.
 ///
@@ -44,19 +45,19 @@ struct AppLogEvidence: Sendable {
     /// `before` ones shows the dashboard loaded or failing, or `timeout` seconds have passed. A
     /// failure seen twice is final: the app logs a failed fetch just before its fallback.
     static func relaunch(
-        after before: Int, timeout: Double, now: @Sendable () -> Date, read: () async throws -> Data?
+        after before: Int, timeout: Double, clock: any WallClock, read: () async throws -> Data?
     ) async throws -> (evidence: [String], loaded: Bool) {
-        let deadline = now().addingTimeInterval(timeout)
+        let deadline = clock.deadline(after: .checkedSeconds(timeout))
         var evidence = AppLogEvidence(text: "")
         var failedBefore = false
-        while now() < deadline {
+        while clock.instant() < deadline {
             if let data = try await read() {
                 evidence = AppLogEvidence(text: String(decoding: data, as: UTF8.self))
                 let verdict = evidence.sessionCount > before ? evidence.verdict : nil
                 if verdict == true || (verdict == false && failedBefore) { break }
                 failedBefore = verdict == false
             }
-            try await Task.sleep(for: .milliseconds(500))
+            try await clock.sleep(for: .milliseconds(500))
         }
         let fresh = evidence.sessionCount > before
         return (fresh ? evidence.lastSessionHighlights : [], fresh && evidence.verdict == true)

@@ -27,7 +27,13 @@ public struct DeployEnvironment: Sendable {
     public var screenshotReview: ScreenshotReview?
     public var jobs: Int?
     public var failFast: Bool
-    public var now: @Sendable () -> Date
+    /// The run's times, every step's deadline and every retry's wait.
+    public var clock: any WallClock
+    /// The clock's time of day.
+    public var now: @Sendable () -> Date {
+        let clock = self.clock
+        return { clock.now() }
+    }
     /// Where reports, crash reports and screenshots are written.
     public var fileSystem: any FileSystem
     /// The environment the plan's secrets are read from at the last moment (`env:HA_TOKEN`).
@@ -48,7 +54,7 @@ public struct DeployEnvironment: Sendable {
             driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
             artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
             writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, now: { clock.now() },
+            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, clock: clock,
             fileSystem: fileSystem, workers: [], runner: nil, secrets: secrets)
     }
 
@@ -57,7 +63,7 @@ public struct DeployEnvironment: Sendable {
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
         reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool,
-        now: @escaping @Sendable () -> Date, fileSystem: any FileSystem, workers: [WorkerGroup],
+        clock: any WallClock, fileSystem: any FileSystem, workers: [WorkerGroup],
         runner: (any ProcessRunner)?, secrets: [String: String]
     ) {
         self.secrets = secrets
@@ -73,7 +79,7 @@ public struct DeployEnvironment: Sendable {
         self.lockDirectory = lockDirectory
         self.jobs = jobs
         self.failFast = failFast
-        self.now = now
+        self.clock = clock
         self.fileSystem = fileSystem
     }
 }

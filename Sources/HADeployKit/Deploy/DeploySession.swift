@@ -160,7 +160,8 @@ public struct DeploySession: Sendable {
         guard let token = reference.resolve(settings.environment) else {
             throw UnresolvedSecret(reference: reference)
         }
-        return try HomeAssistantVerifier(server: server, token: token, caFile: plan.caFile)
+        return try HomeAssistantVerifier(
+            server: server, token: token, caFile: plan.caFile, clock: context.clock)
     }
 
     func execute(artifacts: [String: Artifact], workers: [WorkerGroup], preflightDone: Bool) async throws
@@ -189,7 +190,7 @@ public struct DeploySession: Sendable {
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
             writeReport: settings.writeReport,
             lockDirectory: Self.lockDirectory(context),
-            jobs: settings.jobs, failFast: settings.failFast, now: context.now,
+            jobs: settings.jobs, failFast: settings.failFast, clock: context.clock,
             fileSystem: context.fileSystem, workers: workers, runner: context.runner,
             secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
@@ -324,7 +325,8 @@ public enum USBHostTunnel {
         }
         let config = try SSHConnectionConfig.parse(
             url: remote, authentication: authentication,
-            knownHostsPath: login?.knownHosts ?? SSHLogin.knownHostsPath(environment), name: remote)
+            knownHostsPath: login?.knownHosts ?? SSHLogin.knownHostsPath(environment), fileSystem: fileSystem,
+            name: remote)
         let path = URLComponents(string: remote)?.path ?? ""
         return try await UsbmuxForwarder.start(
             ssh: config, remoteSocket: path.isEmpty || path == "/" ? "/var/run/usbmuxd" : path,

@@ -149,7 +149,7 @@ struct DevicePipeline: Sendable {
             environment.reporter.handle(.stepStarted(device: device.id, step: name))
             let began = environment.now()
             do {
-                let value = try await withDeadline(name, deadline, body)
+                let value = try await withDeadline(name, deadline, clock: environment.clock, body)
                 let seconds = environment.now().timeIntervalSince(began)
                 let text = detail(value)
                 recorder.record(StepRecord(name: name, seconds: seconds, status: "ok", detail: text))
@@ -173,7 +173,7 @@ struct DevicePipeline: Sendable {
                         .message(
                             "[\(device.id)] \(name): transient fault, retrying in \(backoff.formattedSeconds)"
                         ))
-                    try await Task.sleep(for: backoff)
+                    try await environment.clock.sleep(for: backoff)
                     if let reprobe { try await reprobe() }
                     continue
                 }
@@ -364,7 +364,8 @@ struct DevicePipeline: Sendable {
                 deviceName: plan.homeAssistantDevice ?? connected?.name ?? device.name,
                 homeAssistantIntegration: plan.homeAssistant, appLog: plan.appLog,
                 deployID: self.plan.deployID,
-                timeout: .checkedSeconds(plan.timeout)))
+                timeout: .checkedSeconds(plan.timeout)),
+            clock: environment.clock)
         let prepared = await check.prepare()
         return LoadEvidenceVerifier.Armed(verifier: check, prepared: prepared)
     }

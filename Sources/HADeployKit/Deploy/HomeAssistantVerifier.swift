@@ -11,9 +11,10 @@ public actor HomeAssistantVerifier: DashboardVerifier {
     let options: ClientOptions
     private var connection: HomeAssistantConnection?
 
-    public init(server: String, token: Secret, caFile: String? = nil) throws {
+    public init(server: String, token: Secret, caFile: String? = nil, clock: any WallClock) throws {
         options = ClientOptions(
-            server: try ServerAddress(server), token: AccessToken(token.reveal()), caFile: caFile,
+            server: try ServerAddress(server), token: AccessToken(token.reveal()), clock: clock,
+            caFile: caFile,
             logger: Logger(label: "hadeploy.homeassistant"))
     }
 

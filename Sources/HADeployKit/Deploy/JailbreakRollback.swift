@@ -18,6 +18,8 @@ public struct JailbreakRollback: Sendable {
 
     let driver: SSHDriver
     let device: String
+    /// Times the wait for the relaunch's log.
+    let clock: any WallClock
     /// nil: nothing here named the app; the device's backups are asked (`bundleID()`).
     let knownBundleID: String?
     let verificationTimeout: Double
@@ -52,6 +54,7 @@ public struct JailbreakRollback: Sendable {
             plan: devicePlan,
             workDirectory: stateDirectory.appendingPathComponent("ssh"))
         self.device = device
+        self.clock = clock
         self.knownBundleID = resolved.bundleID
         self.verificationTimeout = devicePlan.verification.timeout
     }
@@ -72,12 +75,12 @@ public struct JailbreakRollback: Sendable {
 
     /// Restores, relaunches, then waits (up to the device's verification timeout) for the new log
     /// session to show the dashboard loaded or failing.
-    public func run(backup: String?, now: @Sendable () -> Date = Date.init) async throws -> Outcome {
+    public func run(backup: String?) async throws -> Outcome {
         let before =
             try await driver.deployer.mobileFile(AppLogEvidence.path).map(AppLogEvidence.sessions) ?? 0
         let report = try await driver.rollback(bundleID: try await bundleID(), backup: backup)
         let relaunch = try await AppLogEvidence.relaunch(
-            after: before, timeout: verificationTimeout, now: now
+            after: before, timeout: verificationTimeout, clock: clock
         ) {
             try await driver.deployer.mobileFile(AppLogEvidence.path)
         }

@@ -18,12 +18,14 @@ public struct MacRollback: Sendable {
     let driver: MacDriver
     let bundleID: String
     let verificationTimeout: Double
+    /// Times the wait for the relaunch's log.
+    let clock: any WallClock
 
     /// Resolves `device` in devices.yaml; it must be the `mac` device. The bundle id is `bundleID`,
     /// else the last deploy's (`records`), else `.env`'s `BUNDLE_ID`.
     public init(
         matrix: DeviceMatrix, variables: [String: String], device: String, bundleID: String?,
-        host: HostPlatform, runner: any ProcessRunner, fileSystem: any FileSystem,
+        host: HostPlatform, runner: any ProcessRunner, fileSystem: any FileSystem, clock: any WallClock,
         records: DeployRecords? = nil
     ) throws {
         let resolved = try RollbackTarget(
@@ -35,20 +37,23 @@ public struct MacRollback: Sendable {
         }
         let target = resolved.device
         let home = URL(
-            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory())
+            fileURLWithPath: variables["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? fileSystem.homeDirectory.path)
         self.driver = MacDriver(
             configuration: .init(
                 label: target.name, host: host, home: home,
                 deadlines: DriverDeadlines(overrides: target.timeouts)),
-            runner: runner, fileSystem: fileSystem)
+            runner: runner, fileSystem: fileSystem, clock: clock)
         self.bundleID = bundle
         self.verificationTimeout = target.verificationTimeout
+        self.clock = clock
     }
 
-    init(driver: MacDriver, bundleID: String, verificationTimeout: Double) {
+    init(driver: MacDriver, bundleID: String, verificationTimeout: Double, clock: any WallClock) {
         self.driver = driver
         self.bundleID = bundleID
         self.verificationTimeout = verificationTimeout
+        self.clock = clock
     }
 
     /// The version kept in `previous/`, if any.
@@ -58,7 +63,7 @@ public struct MacRollback: Sendable {
 
     /// Restores, reopens, then waits (up to the device's verification timeout) for a new log session
     /// to show the dashboard loaded or failing.
-    public func run(now: @Sendable () -> Date = Date.init) async throws -> Outcome {
+    public func run() async throws -> Outcome {
         let probe = Artifact(
             path: "", bundleID: bundleID, executable: "", marketingVersion: "", buildNumber: "", flavour: "",
             archs: [], platform: .macCatalyst)
@@ -69,7 +74,7 @@ public struct MacRollback: Sendable {
         let before = try await log().map(AppLogEvidence.sessions) ?? 0
         let restored = try await driver.rollback(bundleID: bundleID)
         let relaunch = try await AppLogEvidence.relaunch(
-            after: before, timeout: verificationTimeout, now: now, read: log)
+            after: before, timeout: verificationTimeout, clock: clock, read: log)
         return Outcome(restored: restored, evidence: relaunch.evidence, loaded: relaunch.loaded)
     }
 }

@@ -53,8 +53,9 @@ public struct LoadEvidenceVerifier: Sendable {
     let driver: any DeviceDriver
     let verifier: any DashboardVerifier
     let request: Request
+    /// The evidence's times, the deadline and the polling.
+    let clock: any WallClock
     var pollInterval: Duration = .seconds(1)
-    var now: @Sendable () -> Date = Date.init
 
     /// Before the launch: the log's size, the dashboard's shape on the server, the sensor's sentinel.
     public func prepare() async -> Prepared {
@@ -126,7 +127,7 @@ public struct LoadEvidenceVerifier: Sendable {
             eventTask?.cancel()
             if let event { Task { await event.cancel() } }
         }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = clock.deadline(after: timeout)
         var logReadable = prepared.logUnavailable == nil
         var logLoaded = false
         var logReason: String?
@@ -165,15 +166,15 @@ public struct LoadEvidenceVerifier: Sendable {
                 if logLoaded { evidence.append(.appLog) }
                 if sensorLoaded { evidence.append(.homeAssistant) }
                 if eventLoaded { evidence.append(.event) }
-                let seconds = now().timeIntervalSince(launchedAt)
+                let seconds = clock.now().timeIntervalSince(launchedAt)
                 return Outcome(verification: .loaded(seconds: seconds), evidence: evidence)
             }
-            if ContinuousClock.now >= deadline {
+            if clock.instant() >= deadline {
                 let reason = await failureReason(
                     prepared, logReason: logReason, sensorValue: sensorValue, event: eventResult)
                 return Outcome(verification: .notLoaded(reason: reason), evidence: [])
             }
-            try? await Task.sleep(for: min(pollInterval, deadline - ContinuousClock.now))
+            try? await clock.sleep(for: min(pollInterval, clock.remaining(until: deadline)))
         }
     }
 

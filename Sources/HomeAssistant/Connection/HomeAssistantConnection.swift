@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import NIOWebSocket
 
@@ -23,7 +24,7 @@ public actor HomeAssistantConnection {
     public private(set) var state: ConnectionState = .idle
     /// How many times the connection came back after losing the server.
     public private(set) var reconnectCount = 0
-    /// When the server was lost, while it is; `nil` when connected.
+    /// When the server was lost (a reading of `options.clock`), while it is; `nil` when connected.
     public private(set) var disconnectedSince: ContinuousClock.Instant?
 
     private var logger: Logger
@@ -111,9 +112,9 @@ public actor HomeAssistantConnection {
                 await self.receive(frame, generation: current)
             }
         }
-        let timeout = options.connectTimeout
+        let (timeout, clock) = (options.connectTimeout, options.clock)
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             await self?.handshakeTimedOut(generation: current)
         }
         defer { timer.cancel() }
@@ -198,10 +199,9 @@ public actor HomeAssistantConnection {
     /// `ping`; returns the round-trip time.
     @discardableResult
     public nonisolated func ping() async throws -> Duration {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let start = options.clock.instant()
         _ = try await send(PingRequest())
-        return clock.now - start
+        return options.clock.elapsed(since: start)
     }
 
     private func perform(type: String, parameters: [String: JSONValue], timeout: Duration) async throws
@@ -234,8 +234,9 @@ public actor HomeAssistantConnection {
         key: Int, type: String, parameters: [String: JSONValue], subscriptionKey: Int?, timeout: Duration,
         complete: @escaping @Sendable (Result<CommandReply, HomeAssistantError>) -> Void
     ) {
+        let clock = options.clock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             guard !Task.isCancelled else { return }
             await self?.expire(key: key, type: type, timeout: timeout)
         }
@@ -463,7 +464,7 @@ public actor HomeAssistantConnection {
         }
         guard state == .connected else { return }
         logger.info("lost the connection to Home Assistant", metadata: ["ha.close": "\(code)"])
-        disconnectedSince = ContinuousClock.now
+        disconnectedSince = options.clock.instant()
         for key in pending.keys { pending[key]?.serverID = nil }
         pendingByServerID.removeAll()
         for key in subscriptions.keys { subscriptions[key]?.serverID = nil }
@@ -484,7 +485,7 @@ public actor HomeAssistantConnection {
     private func reconnectLoop() async {
         var attempt = 0
         while !Task.isCancelled {
-            try? await Task.sleep(for: options.reconnect.delay(forAttempt: attempt))
+            try? await options.clock.sleep(for: options.reconnect.delay(forAttempt: attempt))
             guard !Task.isCancelled, case .reconnecting = state else { return }
             state = .reconnecting(attempt: attempt + 1)
             do {

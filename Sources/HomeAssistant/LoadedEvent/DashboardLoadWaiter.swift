@@ -1,3 +1,5 @@
+import HADeployCore
+
 /// Waits for the app's `ha_dashboard_loaded` event after a launch.
 ///
 /// ```swift
@@ -14,7 +16,7 @@ public actor DashboardLoadWaiter {
     public let device: String?
     private let connection: HomeAssistantConnection
     private let subscription: Subscription<HomeAssistantEvent>
-    private let clock = ContinuousClock()
+    private let clock: any WallClock
     private var match: (event: DashboardLoadedEvent, at: ContinuousClock.Instant)?
     private var aborted: NotLoadedReason?
     private var ended: NotLoadedReason?
@@ -28,6 +30,7 @@ public actor DashboardLoadWaiter {
         device: String?
     ) {
         self.connection = connection
+        self.clock = connection.options.clock
         self.subscription = subscription
         self.deployID = deployID
         self.device = device
@@ -64,7 +67,7 @@ public actor DashboardLoadWaiter {
         guard match == nil, let loaded = DashboardLoadedEvent(event), loaded.deployID == deployID,
             device == nil || loaded.device == device
         else { return }
-        match = (loaded, clock.now)
+        match = (loaded, clock.instant())
         settle()
     }
 
@@ -85,12 +88,13 @@ public actor DashboardLoadWaiter {
     /// Later calls return the first outcome.
     public func wait(timeout: Duration) async -> DashboardLoadOutcome {
         if let outcome { return outcome }
-        let start = clock.now
+        let start = clock.instant()
         waitStart = start
         let reconnectsBefore = await connection.reconnectCount
         if let settled = settledOutcome() { return finish(settled) }
+        let clock = self.clock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             guard !Task.isCancelled else { return }
             await self?.deadlinePassed(timeout: timeout, reconnectsBefore: reconnectsBefore)
         }
@@ -141,7 +145,7 @@ public actor DashboardLoadWaiter {
         let reason: NotLoadedReason
         if state != .connected {
             let lost =
-                lostSince.map { "connection lost \((clock.now - $0).secondsText) ago, \(state)" }
+                lostSince.map { "connection lost \(clock.elapsed(since: $0).secondsText) ago, \(state)" }
                 ?? "\(state)"
             reason = .homeAssistantUnreachable(server: connection.options.server.baseURL, detail: lost)
         } else {

@@ -1,9 +1,12 @@
+import HADeployCore
 import Logging
 
 /// Everything a Home Assistant client needs to reach one server.
 public struct ClientOptions: Sendable {
     public var server: ServerAddress
     public var token: AccessToken
+    /// Times every deadline, reconnect delay and duration (the context's clock).
+    public var clock: any WallClock
     /// A PEM file of extra trusted certificates (a self-signed server or a private CA), on top of
     /// the system's roots.
     public var caFile: String?
@@ -20,6 +23,7 @@ public struct ClientOptions: Sendable {
     public init(
         server: ServerAddress,
         token: AccessToken,
+        clock: any WallClock,
         caFile: String? = nil,
         connectTimeout: Duration = .seconds(10),
         requestTimeout: Duration = .seconds(30),
@@ -29,6 +33,7 @@ public struct ClientOptions: Sendable {
     ) {
         self.server = server
         self.token = token
+        self.clock = clock
         self.caFile = caFile
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout

@@ -1,3 +1,5 @@
+import HADeployCore
+
 /// Checks, before a deploy, that the app will find what it needs: the server answers, the token is
 /// accepted, the dashboard exists, and every entity its config references exists.
 ///
@@ -11,8 +13,8 @@ public struct Preflight: Sendable {
 
     /// Opens its own connection (no reconnect), checks, closes.
     public func run(dashboard: DashboardSelection) async -> PreflightReport {
-        let clock = ContinuousClock()
-        let start = clock.now
+        let clock = options.clock
+        let start = clock.instant()
         var once = options
         once.reconnect = .never
         let connection = HomeAssistantConnection(options: once)
@@ -36,7 +38,7 @@ public struct Preflight: Sendable {
         }
         await connection.close()
         report.passed = report.errors.isEmpty
-        report.durationSeconds = (clock.now - start).seconds
+        report.durationSeconds = clock.elapsed(since: start).seconds
         return report
     }
 
@@ -44,9 +46,9 @@ public struct Preflight: Sendable {
     public static func check(on connection: HomeAssistantConnection, dashboard: DashboardSelection) async
         -> PreflightReport
     {
-        let clock = ContinuousClock()
-        let start = clock.now
         let options = connection.options
+        let clock = options.clock
+        let start = clock.instant()
         var report = PreflightReport(
             server: options.server.baseURL, webSocketURL: options.server.webSocketURL)
         report.reachable = true
@@ -68,19 +70,19 @@ public struct Preflight: Sendable {
                         + "stalled (still starting, overloaded, or stuck). Check its log or restart it, then "
                         + "try again"))
             report.passed = false
-            report.durationSeconds = (clock.now - start).seconds
+            report.durationSeconds = clock.elapsed(since: start).seconds
             return report
         } catch {
             report.issues.append(PreflightIssue(.error, code: issueCode(error), message: "\(error)"))
             report.passed = false
-            report.durationSeconds = (clock.now - start).seconds
+            report.durationSeconds = clock.elapsed(since: start).seconds
             return report
         }
         if dashboard != .none {
             await checkDashboard(dashboard, on: connection, into: &report)
         }
         report.passed = report.errors.isEmpty
-        report.durationSeconds = (clock.now - start).seconds
+        report.durationSeconds = clock.elapsed(since: start).seconds
         return report
     }
 

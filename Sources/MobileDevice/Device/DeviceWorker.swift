@@ -21,9 +21,10 @@ final class DeviceWorker: @unchecked Sendable {
     /// The step that was abandoned, if any; a worker with an abandoned step accepts no more work.
     var abandonedStep: String? { lock.withLock { abandonedAt } }
 
-    /// Runs `body` on the worker's queue, bounded by `deadline`.
+    /// Runs `body` on the worker's queue, bounded by `budget` (a dispatch timer: the C call blocks a
+    /// thread, and no clock can wake it).
     func run<T: Sendable>(
-        _ step: String, deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () throws -> T
+        _ step: String, within budget: Duration, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         if let busy = abandonedStep {
             throw MobileDeviceError(
@@ -33,7 +34,7 @@ final class DeviceWorker: @unchecked Sendable {
                 nextStep: "Reconnect to the device; unplug and replug it if this keeps happening.",
                 isTransient: true)
         }
-        let remaining = deadline - .now
+        let remaining = budget
         guard remaining > .zero else { throw deadlineError(step, budget: .zero) }
         if Task.isCancelled {
             throw MobileDeviceError(
@@ -47,6 +48,7 @@ final class DeviceWorker: @unchecked Sendable {
                 queue.async {
                     once.resume(Result { try body() })
                 }
+                // Not the context's clock: the C call blocks a thread, and only a dispatch timer fires beside it.
                 DispatchQueue.global().asyncAfter(deadline: .now() + remaining.dispatchInterval) {
                     [weak self] in
                     guard let self else { return }

@@ -78,13 +78,15 @@ extension USBDevice {
             let descriptor = try await session.startService(
                 debugserverServices[0], on: lockdown, timeouts: timeouts)
             let budget = timeouts.request
+            let clock = options.clock
             facts.running = try await session.run("debugserver qfProcessInfo \(executable)", within: budget) {
                 let connection = try DebugServerConnection(
                     device: session.handle, descriptor: descriptor, identity: session.identity)
                 return try DebugServerLauncher(
-                    client: GDBRemoteClient(transport: connection, identity: session.identity),
+                    client: GDBRemoteClient(transport: connection, identity: session.identity, clock: clock),
                     identity: session.identity, redactor: .none
-                ).isRunning(processName: executable, deadline: .now + budget - .milliseconds(500))
+                ).isRunning(
+                    processName: executable, deadline: clock.deadline(after: budget - .milliseconds(500)))
             }
             return facts
         }

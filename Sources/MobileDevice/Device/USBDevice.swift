@@ -70,13 +70,15 @@ public actor USBDevice {
     func openSession() async throws -> DeviceSession {
         let network = options.network
         do {
-            return try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
+            return try await DeviceSession.open(
+                identity: identity, timeouts: timeouts, network: network, clock: options.clock)
         } catch let error as MobileDeviceError where error.kind == .notConnected {
             logger.info("device not listed by usbmuxd; waiting up to \(timeouts.reattach.secondsText) for it")
             try await USBTransport.waitUntilListed(
-                udid: udid, deadline: .now + timeouts.reattach, timeouts: timeouts, device: identity,
-                network: network)
-            return try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
+                udid: udid, deadline: options.clock.deadline(after: timeouts.reattach), timeouts: timeouts,
+                device: identity, network: network, clock: options.clock)
+            return try await DeviceSession.open(
+                identity: identity, timeouts: timeouts, network: network, clock: options.clock)
         }
     }
 

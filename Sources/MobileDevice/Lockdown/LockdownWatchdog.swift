@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Races a lockdownd exchange against a `LockdownProbe` on the side.
 ///
@@ -9,14 +10,14 @@ import Foundation
 /// or the step's deadline. A healthy or merely slow reply changes nothing.
 enum LockdownWatchdog {
     static func watch<T: Sendable>(
-        _ step: String, device: DeviceIdentity, budget: Duration,
+        _ step: String, device: DeviceIdentity, budget: Duration, clock: any WallClock,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask { try await operation() }
                 group.addTask {
-                    try await Task.sleep(for: min(LockdownProbe.patience, budget / 3))
+                    try await clock.sleep(for: min(LockdownProbe.patience, budget / 3))
                     if case .broken(let what) = await LockdownProbe.inBackground(udid: device.udid) {
                         throw garbled(what, step: step, device: device)
                     }

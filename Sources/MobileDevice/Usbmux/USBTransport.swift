@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Entry point for devices reached through usbmuxd (local, or remote via `USBMUXD_SOCKET_ADDRESS`).
 public enum USBTransport {
@@ -11,13 +12,21 @@ public enum USBTransport {
         try UsbmuxRelay.process.route(to: address, folders: folders)
     }
 
+    /// The usbmuxd this process reaches before any route is set (`USBMUXD_SOCKET_ADDRESS` as the
+    /// process started, nil: the default), for messages: libusbmuxd reads it, this code does not.
+    public static func recordStartingAddress(_ address: String?) {
+        UsbmuxDirectory.recordAddress(address)
+    }
+
     /// Every device usbmuxd lists, with name, model, iOS version, CPU and pairing state. A device
     /// that cannot be asked still appears, with `pairing` and `problem` saying why.
-    public static func devices(timeouts: USBTimeouts = USBTimeouts()) async throws -> [USBDeviceSummary] {
+    public static func devices(timeouts: USBTimeouts = USBTimeouts(), clock: any WallClock) async throws
+        -> [USBDeviceSummary]
+    {
         let entries = try await listEntries(timeouts: timeouts)
         return await withTaskGroup(of: (Int, USBDeviceSummary).self) { group in
             for (index, entry) in entries.enumerated() {
-                group.addTask { (index, await summary(of: entry, timeouts: timeouts)) }
+                group.addTask { (index, await summary(of: entry, timeouts: timeouts, clock: clock)) }
             }
             var results: [(Int, USBDeviceSummary)] = []
             for await result in group { results.append(result) }
@@ -41,19 +50,22 @@ public enum USBTransport {
         udid: String, deadline: ContinuousClock.Instant, options: USBDeviceOptions
     ) async throws -> USBDevice {
         let anonymous = DeviceIdentity(name: nil, udid: udid)
-        let network = options.network
+        let (network, clock) = (options.network, options.clock)
         try await waitUntilListed(
-            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous, network: network)
+            udid: udid, deadline: deadline, timeouts: options.timeouts, device: anonymous, network: network,
+            clock: clock)
         var timeouts = options.timeouts
-        timeouts.handshake = min(timeouts.handshake, max(deadline - .now, .milliseconds(1)))
-        let session = try await DeviceSession.open(identity: anonymous, timeouts: timeouts, network: network)
+        timeouts.handshake = min(timeouts.handshake, max(clock.remaining(until: deadline), .milliseconds(1)))
+        let session = try await DeviceSession.open(
+            identity: anonymous, timeouts: timeouts, network: network, clock: clock)
         // Name first (given without pairing), so a pairing problem names the device.
         let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
         let name = try? await session.run("lockdownd_get_value DeviceName", within: timeouts.request) {
             try plain.value(key: "DeviceName")?.string
         }
         let identity = DeviceIdentity(name: name ?? nil, udid: udid)
-        let named = try await DeviceSession.open(identity: identity, timeouts: timeouts, network: network)
+        let named = try await DeviceSession.open(
+            identity: identity, timeouts: timeouts, network: network, clock: clock)
         let lockdown = try await named.lockdown(handshake: true, timeouts: timeouts)
         let info = try await USBDevice.readInfo(lockdown: lockdown, session: named, timeouts: timeouts)
         // Kept for the steps that follow (mount, install, launch, …): one handshake per device.
@@ -82,7 +94,7 @@ public enum USBTransport {
     static func listEntries(timeouts: USBTimeouts) async throws -> [UsbmuxEntry] {
         ignoreBrokenPipes
         let worker = DeviceWorker(label: "usbmuxd", device: nil)
-        return try await worker.run("usbmuxd_get_device_list", deadline: .now + timeouts.usbmuxd) {
+        return try await worker.run("usbmuxd_get_device_list", within: timeouts.usbmuxd) {
             try UsbmuxDirectory.list()
         }
     }
@@ -91,17 +103,17 @@ public enum USBTransport {
     static let usbmuxdGrace: Duration = .seconds(2)
 
     /// Polls usbmuxd until the device is listed (it may be rebooting or just plugged in): its USB
-    /// entry, or with `network` its Network entry.
+    /// entry, or with `network` its Network entry. `deadline` is a reading of `clock`.
     static func waitUntilListed(
         udid: String, deadline: ContinuousClock.Instant, timeouts: USBTimeouts, device: DeviceIdentity,
-        network: Bool = false
+        network: Bool = false, clock: any WallClock
     ) async throws {
         var seen: [String] = []
         var failure: MobileDeviceError?
         var failingSince: ContinuousClock.Instant?
         while true {
             var polling = timeouts
-            polling.usbmuxd = min(timeouts.usbmuxd, max(deadline - .now, .milliseconds(1)))
+            polling.usbmuxd = min(timeouts.usbmuxd, max(clock.remaining(until: deadline), .milliseconds(1)))
             do {
                 let entries = try await listEntries(timeouts: polling)
                 if entries.contains(where: { $0.udid == udid && $0.isNetwork == network }) { return }
@@ -113,9 +125,9 @@ public enum USBTransport {
                 // A device may take a while to appear; usbmuxd itself gone or broken will not come
                 // back by waiting out the step's deadline (a restart takes well under the grace).
                 if error.kind == .usbmuxdUnavailable || error.kind == .protocolError {
-                    let since = failingSince ?? ContinuousClock.now
+                    let since = failingSince ?? clock.instant()
                     failingSince = since
-                    if ContinuousClock.now - since >= usbmuxdGrace {
+                    if clock.elapsed(since: since) >= usbmuxdGrace {
                         throw MobileDeviceError(
                             error.kind, step: error.step, device: device,
                             reason: "connection to usbmuxd lost: \(error.reason)", nextStep: error.nextStep,
@@ -123,7 +135,7 @@ public enum USBTransport {
                     }
                 }
             }
-            if ContinuousClock.now + .milliseconds(250) >= deadline {
+            if clock.deadline(after: .milliseconds(250)) >= deadline {
                 if let failure, failure.kind == .usbmuxdUnavailable || failure.kind == .protocolError {
                     throw failure.on(device)
                 }
@@ -146,17 +158,19 @@ public enum USBTransport {
                         + "to see what usbmuxd lists.",
                     isTransient: true)
             }
-            try await Task.sleep(for: .milliseconds(250))
+            try await clock.sleep(for: .milliseconds(250))
         }
     }
 
-    private static func summary(of entry: UsbmuxEntry, timeouts: USBTimeouts) async -> USBDeviceSummary {
+    private static func summary(of entry: UsbmuxEntry, timeouts: USBTimeouts, clock: any WallClock) async
+        -> USBDeviceSummary
+    {
         let connection = entry.isNetwork ? "Network" : "USB"
         var values: [String: String] = [:]
         var identity = DeviceIdentity(name: nil, udid: entry.udid)
         do {
             let session = try await DeviceSession.open(
-                identity: identity, timeouts: timeouts, network: entry.isNetwork)
+                identity: identity, timeouts: timeouts, network: entry.isNetwork, clock: clock)
             let plain = try await session.lockdown(handshake: false, timeouts: timeouts)
             values = try await session.run("lockdownd_get_value", within: timeouts.request) {
                 var found: [String: String] = [:]
@@ -176,7 +190,7 @@ public enum USBTransport {
                     "\(identity) has not trusted this computer yet: unlock it and tap Trust when asked")
             }
             let named = try await DeviceSession.open(
-                identity: identity, timeouts: timeouts, network: entry.isNetwork)
+                identity: identity, timeouts: timeouts, network: entry.isNetwork, clock: clock)
             _ = try await named.lockdown(handshake: true, timeouts: timeouts)
             return make(entry, values, connection, .paired, nil)
         } catch let error as MobileDeviceError {

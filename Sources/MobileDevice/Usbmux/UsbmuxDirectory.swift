@@ -1,6 +1,7 @@
 import CUsbmuxd
 import Foundation
 import HADeployCore
+import Synchronization
 
 /// One entry of usbmuxd's device list.
 struct UsbmuxEntry: Sendable, Equatable {
@@ -84,15 +85,18 @@ enum UsbmuxDirectory {
         return hostID
     }
 
-    /// The usbmuxd libusbmuxd's requests reach (through the relay when a route was set), for
+    /// The usbmuxd libusbmuxd's requests reach (through the relay once a route was set; before that,
+    /// the address the process started with, as `USBTransport.recordStartingAddress` was told), for
     /// messages and for asking it again ourselves.
     static var address: String {
         if let route = UsbmuxRelay.process.activeRoute { return route }
-        if let value = LiveEnvironment().variables["USBMUXD_SOCKET_ADDRESS"], !value.isEmpty {
-            return value
-        }
+        if let value = recorded.withLock({ $0 }), !value.isEmpty { return value }
         return "/var/run/usbmuxd"
     }
+
+    private static let recorded = Mutex<String?>(nil)
+
+    static func recordAddress(_ address: String?) { recorded.withLock { $0 = address } }
 
     static func errnoText(_ code: Int32) -> String {
         guard code > 0, let text = strerror(code) else { return "error \(code)" }

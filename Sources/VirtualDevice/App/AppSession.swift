@@ -147,7 +147,9 @@ final class AppSession: Sendable {
         logger.logLevel = .critical
         let seconds = Duration.milliseconds(Int64(launch.options.requestSeconds * 1000))
         return ClientOptions(
-            server: server, token: AccessToken(token), connectTimeout: seconds, requestTimeout: seconds,
+            server: server, token: AccessToken(token), clock: EmulatorClock.wallClock,
+            connectTimeout: seconds,
+            requestTimeout: seconds,
             reconnect: .never, logger: logger)
     }
 

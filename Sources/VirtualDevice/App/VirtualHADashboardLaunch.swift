@@ -35,7 +35,7 @@ public struct VirtualHADashboardLaunch: Sendable {
         arguments: [String], dataContainer: URL, preferences: URL? = nil, keychain: URL? = nil,
         deviceName: String, model: String, machine: String, systemVersion: String,
         options: VirtualHADashboardOptions = VirtualHADashboardOptions(),
-        fileSystem: any FileSystem = LiveFileSystem()
+        fileSystem: any FileSystem
     ) {
         self.bundleIdentifier = bundleIdentifier
         self.displayName = displayName

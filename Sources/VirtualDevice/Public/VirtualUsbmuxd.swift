@@ -63,11 +63,11 @@ public actor VirtualUsbmuxd {
     /// - Parameters:
     ///   - profiles: one per device; names must be unique.
     ///   - appBehaviour: what launched apps do (default: the HA Dashboard app).
-    ///   - fileSystem: where the state directory lives (default: the machine's).
+    ///   - fileSystem: where the state directory lives (the caller's context's).
     public init(
         profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
         logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour(),
-        fileSystem: any FileSystem = LiveFileSystem()
+        fileSystem: any FileSystem
     ) throws {
         self.profiles = profiles
         self.stateDirectory = stateDirectory

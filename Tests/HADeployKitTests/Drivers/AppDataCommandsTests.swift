@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import HADeployDrivers
@@ -68,16 +69,17 @@ struct AppDataCommandsTests {
         try Data("log".utf8).write(to: container.appendingPathComponent("Documents/ha-log.txt"))
         #expect(
             AppContainerFile.read(
-                container: container.path, relativePath: "Documents/ha-log.txt", in: LiveFileSystem())
+                container: container.path, relativePath: "Documents/ha-log.txt", in: TestHost.fileSystem)
                 == Data("log".utf8))
         #expect(
             AppContainerFile.read(
-                container: container.path, relativePath: "Documents/ha-log-prev.txt", in: LiveFileSystem())
+                container: container.path, relativePath: "Documents/ha-log-prev.txt", in: TestHost.fileSystem)
                 == nil
         )
         #expect(
             AppContainerFile.read(
-                container: container.path, relativePath: "../ctr/Documents/ha-log.txt", in: LiveFileSystem())
+                container: container.path, relativePath: "../ctr/Documents/ha-log.txt",
+                in: TestHost.fileSystem)
                 == nil)
     }
 }

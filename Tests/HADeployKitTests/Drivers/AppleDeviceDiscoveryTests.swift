@@ -22,7 +22,7 @@ import Testing
         ])
         let report = await AppleDeviceDiscovery(
             host: .macOS, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url,
-            fileSystem: LiveFileSystem()
+            fileSystem: TestHost.fileSystem
         ).discover()
         let rows = report.devices.map { "\($0.name) | \($0.os) | \($0.backend) | \($0.note ?? "-")" }
         #expect(
@@ -54,7 +54,7 @@ import Testing
         #expect(developer == "/Applications/Xcode-26.app/Contents/Developer")
         let discovery = AppleDeviceDiscovery(
             host: .macOS, runner: ScriptedRunner([]), rosettaSimConfigured: false,
-            scratchDirectory: URL(fileURLWithPath: "/tmp"), fileSystem: LiveFileSystem()
+            scratchDirectory: URL(fileURLWithPath: "/tmp"), fileSystem: TestHost.fileSystem
         ).using(developerDirectory: developer)
         #expect(discovery.simctl.listDevices().environment["DEVELOPER_DIR"] == developer)
         #expect(
@@ -72,7 +72,7 @@ import Testing
         ])
         let report = await AppleDeviceDiscovery(
             host: .linux, runner: runner, rosettaSimConfigured: false, scratchDirectory: folder.url,
-            fileSystem: LiveFileSystem()
+            fileSystem: TestHost.fileSystem
         ).discover()
         #expect(report.devices.map(\.name) == ["iPhone 16 Pro Max", "iPad mini 5"])
         #expect(report.devices.allSatisfy { $0.backend == "pymobiledevice3" && $0.kind == .device })
@@ -82,11 +82,11 @@ import Testing
     @Test func onLinuxWithoutPymobiledevice3ItSaysHowToGetIt() async throws {
         let folder = try TemporaryFolder()
         let report = await AppleDeviceDiscovery(
-            host: .linux, runner: LiveProcessRunner(),
+            host: .linux, runner: TestHost.runner,
             pymobiledevice3: PyMobileDevice3Commands(
                 executable: "pymobiledevice3-absent-\(UUID().uuidString.prefix(6))"),
             rosettaSimConfigured: false, scratchDirectory: folder.url,
-            fileSystem: LiveFileSystem()
+            fileSystem: TestHost.fileSystem
         ).discover()
         #expect(report.devices.isEmpty)
         #expect(report.notes.count == 2)

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import HADeployBuild
@@ -256,7 +257,7 @@ import Testing
                 udid: "U", bundleID: words[0], arguments: Array(words.dropFirst())
             )
             .last)
-        let output = try await LiveProcessRunner().checked(
+        let output = try await TestHost.runner.checked(
             ProcessCommand(
                 "python3",
                 ["-c", "import json, shlex, sys; print(json.dumps(shlex.split(sys.argv[1])))", line]),

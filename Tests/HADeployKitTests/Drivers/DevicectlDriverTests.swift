@@ -17,7 +17,7 @@ import Testing
         DevicectlDriver(
             configuration: .init(
                 label: "iPad mini 5", device: udid, host: host, scratchDirectory: folder.path("scratch")),
-            runner: runner, fileSystem: LiveFileSystem())
+            runner: runner, fileSystem: TestHost.fileSystem)
     }
 
     /// devicectl's argv is readable by every user, so the token goes into the app's preferences in

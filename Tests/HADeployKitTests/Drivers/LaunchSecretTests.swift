@@ -17,7 +17,7 @@ import Testing
     /// `sys.argv`. It records the argv it was given (so the test sees the token did arrive) and
     /// stays alive a moment so the sampler sees its process.
     func standIn(in folder: TemporaryFolder) throws -> (script: URL, record: URL) {
-        let python = try #require(LiveProcessRunner.resolve("python3"), "python3 is needed for this test")
+        let python = try #require(TestHost.runner.locate("python3"), "python3 is needed for this test")
         let record = folder.path("argv.json")
         let script = folder.path("bin/pymobiledevice3")
         try FileManager.default.createDirectory(
@@ -48,7 +48,7 @@ import Testing
                 label: "iPhone 16 Pro Max", udid: udid,
                 commands: PyMobileDevice3Commands(executable: executable),
                 scratchDirectory: folder.path("scratch")),
-            runner: LiveProcessRunner(), fileSystem: LiveFileSystem(),
+            runner: TestHost.runner, fileSystem: TestHost.fileSystem,
             tunneld: FakeTunneld(state: .running(udids: [udid])))
     }
 

@@ -45,7 +45,7 @@ import Testing
             configuration: .init(
                 label: "Mac (Mac Catalyst)", host: host, home: home, quitGrace: .milliseconds(300),
                 pollInterval: .milliseconds(20)),
-            runner: runner, fileSystem: LiveFileSystem())
+            runner: runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
     }
 
     // The fake tools, one step each.
@@ -190,7 +190,8 @@ import Testing
             },
         ])
         let mac = Self.driver(runner, home: home)
-        let rollback = MacRollback(driver: mac, bundleID: Self.bundleID, verificationTimeout: 5)
+        let rollback = MacRollback(
+            driver: mac, bundleID: Self.bundleID, verificationTimeout: 5, clock: TestHost.clock)
         #expect(try await rollback.previous() == nil)
         _ = try await mac.install(Self.artifact(build), force: false) { _ in }
         try machO("v2").write(to: executable)
@@ -282,7 +283,7 @@ import Testing
             configuration: .init(
                 label: "Mac", host: .macOS, home: home, quitGrace: .milliseconds(200),
                 pollInterval: .milliseconds(20)),
-            runner: tool, fileSystem: LiveFileSystem())
+            runner: tool, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
         try await mac.launch(
             Self.artifact(folder.path("HA Dashboard.app")),
             settings: try TestApp.launch(credentials: .demo, dashboard: .unchanged, kiosk: nil))
@@ -295,7 +296,7 @@ import Testing
             configuration: .init(
                 label: "Mac", host: .macOS, home: home, quitGrace: .milliseconds(100),
                 killGrace: .milliseconds(100), pollInterval: .milliseconds(20)),
-            runner: survivor, fileSystem: LiveFileSystem())
+            runner: survivor, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
         await #expect {
             try await stuck.launch(
                 Self.artifact(folder.path("HA Dashboard.app")),
@@ -405,7 +406,7 @@ import Testing
         )
         let places = MacAppLocations(home: home, bundleID: Self.bundleID, appName: "HA Dashboard.app")
         #expect(
-            places.defaultsDomain(in: LiveFileSystem()).hasSuffix(
+            places.defaultsDomain(in: TestHost.fileSystem).hasSuffix(
                 "Containers/\(Self.bundleID)/Data/Library/Preferences/\(Self.bundleID).plist"))
     }
 

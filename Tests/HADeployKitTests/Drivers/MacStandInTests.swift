@@ -27,7 +27,7 @@ import Testing
     }
 
     func makeMac(in folder: TemporaryFolder) throws -> Mac {
-        let python = try #require(LiveProcessRunner.resolve("python3"), "python3 is needed for this test")
+        let python = try #require(TestHost.runner.locate("python3"), "python3 is needed for this test")
         let state = folder.path("mac-state")
         let home = folder.path("home")
         let bin = folder.path("bin")
@@ -160,7 +160,7 @@ import Testing
             configuration: .init(
                 label: "Mac", host: .macOS, home: mac.home, commands: MacCommands(tools: mac.tools),
                 quitGrace: .seconds(3), pollInterval: .milliseconds(50)),
-            runner: LiveProcessRunner(), fileSystem: LiveFileSystem())
+            runner: TestHost.runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
         let artifact = MacDriverTests.artifact(mac.build)
 
         let sampler = ProcessListSampler(secrets: [token])

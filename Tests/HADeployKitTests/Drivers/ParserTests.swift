@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import TestSupport
 import Testing
 
 @testable import HADeployDrivers
@@ -224,7 +225,7 @@ import Testing
 
         let scanner = CrashReportScanner(
             executable: "HA Dashboard", since: since, simulatorUDID: "3F8E2B71-6C0D-4A95-B1E4-8D7C2A9F0B33",
-            fileSystem: LiveFileSystem())
+            fileSystem: TestHost.fileSystem)
         let copies = try scanner.copyMatches(from: reports, into: folder.path("out"))
         #expect(copies.map(\.lastPathComponent) == [name])
         #expect(FileManager.default.fileExists(atPath: folder.path("out").appendingPathComponent(name).path))
@@ -232,11 +233,11 @@ import Testing
         // Another simulator's crash of the same app, and an older crash, are not this launch's.
         let otherSim = CrashReportScanner(
             executable: "HA Dashboard", since: since, simulatorUDID: "C1D4A8E5-2B6F-4E19-9A03-5F7B8C2D1E64",
-            fileSystem: LiveFileSystem())
+            fileSystem: TestHost.fileSystem)
         #expect(otherSim.matches(in: reports).isEmpty)
         let later = CrashReportScanner(
             executable: "HA Dashboard", since: since.addingTimeInterval(60), simulatorUDID: nil,
-            fileSystem: LiveFileSystem())
+            fileSystem: TestHost.fileSystem)
         #expect(later.matches(in: reports).isEmpty)
     }
 
@@ -258,7 +259,7 @@ import Testing
         func scanner(simulator: String? = nil, excludeSimulators: Bool = false) -> CrashReportScanner {
             var scanner = CrashReportScanner(
                 executable: "HA Dashboard", since: since, simulatorUDID: simulator,
-                fileSystem: LiveFileSystem())
+                fileSystem: TestHost.fileSystem)
             scanner.excludeSimulators = excludeSimulators
             return scanner
         }

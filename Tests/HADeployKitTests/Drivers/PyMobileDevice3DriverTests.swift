@@ -30,7 +30,7 @@ struct FakeTunneld: TunneldProbing {
                 commands: PyMobileDevice3Commands(executable: executable),
                 scratchDirectory: folder.path("scratch"),
                 launcher: PyMobileDevice3Launcher(interpreter: [python], script: script)),
-            runner: runner, fileSystem: LiveFileSystem(), tunneld: FakeTunneld(state: tunneld))
+            runner: runner, fileSystem: TestHost.fileSystem, tunneld: FakeTunneld(state: tunneld))
     }
 
     @Test func installIsCheckedOnTheDeviceAndLaunchGoesThroughTheTunnel() async throws {
@@ -205,7 +205,7 @@ struct FakeTunneld: TunneldProbing {
     @Test func missingPymobiledevice3SaysWhatEachStepNeeds() async throws {
         let folder = try TemporaryFolder()
         let device = driver(
-            LiveProcessRunner(), folder: folder, tunneld: .notRunning(reason: "refused"),
+            TestHost.runner, folder: folder, tunneld: .notRunning(reason: "refused"),
             executable: "pymobiledevice3-not-installed-\(UUID().uuidString.prefix(8))")
         await #expect {
             try await device.launch(

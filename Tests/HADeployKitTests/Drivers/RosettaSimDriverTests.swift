@@ -20,7 +20,7 @@ import Testing
                 host: .macOS, commands: configured ? RosettaSimCommands(executable: tool) : nil,
                 simulatorDevices: folder.path("Devices"), diagnosticReports: folder.path("DiagnosticReports"),
                 scratchDirectory: folder.path("scratch")),
-            runner: runner, fileSystem: LiveFileSystem())
+            runner: runner, fileSystem: TestHost.fileSystem)
     }
 
     /// What the app's first launch does on the simulator: its data container appears.

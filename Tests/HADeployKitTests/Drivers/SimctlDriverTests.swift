@@ -57,7 +57,7 @@ enum TestApp {
                 host: host, commands: SimctlCommands(), launchEnvironment: ["HADEPLOY_DEPLOY_ID": "d-42"],
                 simulatorDevices: folder.path("Devices"), diagnosticReports: folder.path("DiagnosticReports"),
                 scratchDirectory: folder.path("scratch")),
-            runner: runner, fileSystem: LiveFileSystem())
+            runner: runner, fileSystem: TestHost.fileSystem)
     }
 
     func list() throws -> ScriptedRunner.Step {

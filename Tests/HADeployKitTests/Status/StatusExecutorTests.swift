@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import HADeployKit
+import TestSupport
 import Testing
 
 @testable import DeployModel
@@ -60,7 +61,7 @@ struct DeployOnlyDriver: DeviceDriver {
     @Test func aBackendWithoutStatusVerbsSaysWhatItCannotTellAndReadsTheLog() async throws {
         let report = await StatusExecutor(
             plan: try plan(["sim"]), driver: { _ in DeployOnlyDriver(log: Data(Self.log.utf8)) },
-            now: { LiveClock().now() }
+            clock: TestHost.clock
         ).run()
         let device = try #require(report.devices.first)
         #expect(device.reachable && device.ios == .known("17.5"))
@@ -81,7 +82,7 @@ struct DeployOnlyDriver: DeviceDriver {
         let report = await StatusExecutor(
             plan: try plan(["stuck", "fine"], deadline: 1),
             driver: { device in DeployOnlyDriver(hangs: device.id == "stuck", log: nil) },
-            now: { LiveClock().now() }
+            clock: TestHost.clock
         ).run()
         // Far less than the stuck connect's 600 s (a loaded machine schedules late).
         #expect(ContinuousClock.now - started < .seconds(60))

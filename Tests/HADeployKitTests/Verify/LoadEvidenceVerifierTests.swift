@@ -74,7 +74,7 @@ struct LoadEvidenceVerifierTests {
             request: LoadEvidenceVerifier.Request(
                 artifact: Self.artifact, dashboard: dashboard, deviceName: "Hall iPad",
                 homeAssistantIntegration: integration, deployID: "D1", timeout: timeout),
-            pollInterval: .milliseconds(50))
+            clock: TestHost.clock, pollInterval: .milliseconds(50))
     }
 
     @Test func anOldSessionWithTheRightShapeDoesNotCountAndTheNewOneDoes() async throws {

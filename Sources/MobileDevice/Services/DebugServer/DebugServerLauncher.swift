@@ -47,7 +47,7 @@ struct DebugServerLauncher {
         try client.sendPacket("c", step: "debugserver c (continue)", deadline: deadline, expectAck: false)
         var output = ""
         var earlyStop: GDBStopReply?
-        let settleEnd = min(ContinuousClock.now + settle, deadline)
+        let settleEnd = min(client.clock.deadline(after: settle), deadline)
         while earlyStop == nil,
             let packet = try client.readPacket(until: settleEnd, step: "debugserver c (continue)")
         {
@@ -96,7 +96,7 @@ struct DebugServerLauncher {
         if reply.hasPrefix("E") { return false }  // not running
         // Attached (stop reply), or a debugserver without vAttachName (empty reply), where `k` ends
         // whatever app it launched last and is harmless otherwise.
-        let killDeadline = min(deadline, ContinuousClock.now + .seconds(5))
+        let killDeadline = min(deadline, client.clock.deadline(after: .seconds(5)))
         _ = try? client.request("k", step: "debugserver k", deadline: killDeadline, last: true)
         return GDBStopReply(reply) != nil || reply.isEmpty
     }

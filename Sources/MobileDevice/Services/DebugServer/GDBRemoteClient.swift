@@ -1,3 +1,5 @@
+import HADeployCore
+
 /// A byte pipe to debugserver (the service connection, with TLS on iOS ≥ 14).
 protocol GDBTransport: AnyObject {
     func send(_ bytes: [UInt8]) throws
@@ -15,11 +17,13 @@ final class GDBRemoteClient {
     private let transport: any GDBTransport
     private let identity: DeviceIdentity
     private var buffer: [UInt8] = []
-    private let clock = ContinuousClock()
+    /// Deadlines are readings of this clock (`clock.deadline(after:)`).
+    let clock: any WallClock
 
-    init(transport: any GDBTransport, identity: DeviceIdentity) {
+    init(transport: any GDBTransport, identity: DeviceIdentity, clock: any WallClock) {
         self.transport = transport
         self.identity = identity
+        self.clock = clock
     }
 
     /// Sends a packet and returns the reply payload; `step` names the request in errors (never the
@@ -106,7 +110,7 @@ final class GDBRemoteClient {
 
     private func readByte(until deadline: ContinuousClock.Instant) throws -> UInt8? {
         while buffer.isEmpty {
-            let remaining = deadline - clock.now
+            let remaining = clock.remaining(until: deadline)
             guard remaining > .zero else { return nil }
             let millis = min(max(remaining.milliseconds, 1), 250)
             buffer = try transport.receive(maximum: 4096, timeoutMilliseconds: UInt32(millis))

@@ -34,16 +34,18 @@ extension USBDevice {
                 let launchedAt = options.clock.now()
                 let settle = options.launchSettle
                 let budget = timeouts.launch + settle
+                let clock = options.clock
                 let result = try await session.run("debugserver launch \(bundleID)", within: budget) {
                     let connection = try DebugServerConnection(
                         device: session.handle, descriptor: descriptor, identity: session.identity)
                     let launcher = DebugServerLauncher(
-                        client: GDBRemoteClient(transport: connection, identity: session.identity),
+                        client: GDBRemoteClient(
+                            transport: connection, identity: session.identity, clock: clock),
                         identity: session.identity, redactor: redactor)
                     return try launcher.launch(
                         executablePath: executablePath, workingDirectory: app.container, arguments: arguments,
-                        environment: environment, settle: settle, deadline: .now + budget - .milliseconds(500)
-                    )
+                        environment: environment, settle: settle,
+                        deadline: clock.deadline(after: budget - .milliseconds(500)))
                 }
                 if let stop = result.earlyStop {
                     logger.warning("\(bundleID) stopped right after launch: \(stop)")
@@ -73,13 +75,15 @@ extension USBDevice {
     {
         let (session, _, descriptor) = try await startDeveloperService(debugserverServices, on: open)
         let budget = timeouts.launch
+        let clock = options.clock
         return try await session.run("debugserver kill \(processName)", within: budget) {
             let connection = try DebugServerConnection(
                 device: session.handle, descriptor: descriptor, identity: session.identity)
             let launcher = DebugServerLauncher(
-                client: GDBRemoteClient(transport: connection, identity: session.identity),
+                client: GDBRemoteClient(transport: connection, identity: session.identity, clock: clock),
                 identity: session.identity, redactor: .none)
-            return try launcher.kill(processName: processName, deadline: .now + budget - .milliseconds(500))
+            return try launcher.kill(
+                processName: processName, deadline: clock.deadline(after: budget - .milliseconds(500)))
         }
     }
 

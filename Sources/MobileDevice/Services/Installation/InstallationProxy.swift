@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// com.apple.mobile.installation_proxy (PROTOCOL.md §3): Lookup, Browse, Install/Upgrade, Uninstall.
 /// Every command is one request followed by status messages until `Status: Complete` or `Error`.
@@ -84,17 +85,17 @@ struct InstallationProxy {
         _ command: PlistValue, name: String, budget: Duration, onMessage: (PlistValue) -> Void
     ) async throws {
         let step = "installation_proxy \(name)"
-        let deadline = ContinuousClock.now + budget
+        let clock = session.clock
+        let deadline = clock.deadline(after: budget)
         let connection = self.connection
         try await session.run(step, within: budget) { try connection.send(command, step: step) }
         var lastStatus = "no status yet"
-        let started = ContinuousClock.now
-        var lastProgress = started
+        var lastProgress = clock.instant()
         while true {
-            guard ContinuousClock.now < deadline else {
+            guard clock.instant() < deadline else {
                 // A device still reporting progress is slow; one that went quiet has stopped, and a
                 // longer deadline would not help.
-                let quiet = ContinuousClock.now - lastProgress
+                let quiet = clock.elapsed(since: lastProgress)
                 let stopped = quiet >= min(.seconds(20), budget / 2)
                 throw MobileDeviceError(
                     .deadlineExceeded, step: step, device: session.identity,
@@ -119,7 +120,7 @@ struct InstallationProxy {
                     detail: message["ErrorDetail"]?.integer, device: session.identity)
             }
             onMessage(message)
-            lastProgress = ContinuousClock.now
+            lastProgress = clock.instant()
             let status = message["Status"]?.string
             if let status {
                 lastStatus = status + (message["PercentComplete"]?.integer.map { " \($0)%" } ?? "")

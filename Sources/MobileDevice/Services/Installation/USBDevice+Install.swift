@@ -30,10 +30,11 @@ extension USBDevice {
         artifact url: URL, force: Bool = false,
         progress: @escaping @Sendable (USBInstallProgress) -> Void = { _ in }
     ) async throws -> USBInstallOutcome {
-        let started = ContinuousClock.now
+        let started = options.clock.instant()
         // The content hash is computed only when it decides something (see installPrepared).
         let app = try await Self.offPool { try AppArtifact.inspect(url, hashing: false, in: self.fileSystem) }
-        logger.debug("inspected \(url.lastPathComponent) in \((ContinuousClock.now - started).secondsText)")
+        logger.debug(
+            "inspected \(url.lastPathComponent) in \(options.clock.elapsed(since: started).secondsText)")
         return try await installPrepared(app, force: force, progress: progress)
     }
 
@@ -49,8 +50,9 @@ extension USBDevice {
         _ app: AppArtifact, force: Bool, progress: @escaping @Sendable (USBInstallProgress) -> Void
     ) async throws -> USBInstallOutcome {
         try checkArchitecture(app)
+        let clock = options.clock
         return try await serialized {
-            let started = ContinuousClock.now
+            let started = clock.instant()
             // The device's lockdown session (kept from the previous step) for the lookup and the
             // first upload attempt; installation_proxy and AFC are both started before the upload.
             let (session, proxy, afcService) = try await startInstallServices()
@@ -111,7 +113,7 @@ extension USBDevice {
                         installedAt: options.clock.now()),
                     udid: udid)
             }
-            logger.info("installed \(app.bundleIdentifier) in \((ContinuousClock.now - started).secondsText)")
+            logger.info("installed \(app.bundleIdentifier) in \(clock.elapsed(since: started).secondsText)")
             return .installed
         }
     }
@@ -198,12 +200,11 @@ extension USBDevice {
                         phase: .uploading, bytesDone: done, bytesTotal: total, percent: percent,
                         status: "Uploading"))
             }
-            let uploadStarted = ContinuousClock.now
+            let clock = self.options.clock
+            let uploadStarted = clock.instant()
             let packagePath = try await uploader.upload(app)
             uploaded = true
-            logger.debug(
-                "uploaded \(total) bytes in \((ContinuousClock.now - uploadStarted).secondsText)"
-            )
+            logger.debug("uploaded \(total) bytes in \(clock.elapsed(since: uploadStarted).secondsText)")
             var options: [String: PlistValue] = [:]
             switch app.kind {
             case .ipa: options["CFBundleIdentifier"] = .string(app.bundleIdentifier)
@@ -230,20 +231,13 @@ extension USBDevice {
     /// Shielded from cancellation (after Ctrl-C the install's task is cancelled, and a cancelled
     /// cleanup would leave megabytes behind), bounded by its own short deadline instead.
     private func removeStaging(_ path: String) async {
+        let clock = options.clock
         let cleanup = Task.detached { [self] () -> Bool in
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await self.removeStagingNow(path)
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: Self.stagingCleanupDeadline)
-                    return false
-                }
-                let finished = await group.next() ?? false
-                group.cancelAll()
-                return finished
+            let finished = try? await clock.withDeadline(Self.stagingCleanupDeadline) {
+                await self.removeStagingNow(path)
+                return true
             }
+            return finished == true
         }
         if await !cleanup.value {
             logger.warning(
