@@ -78,11 +78,7 @@ final class DeployWorld: Sendable {
 
         // Developer Disk Images where a real Xcode would keep them (virtual devices mount any image).
         for version in ["9.3", "15.8"] {
-            let folder = root.appendingPathComponent("DeviceSupport/\(version)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data("virtual ddi".utf8).write(to: folder.appendingPathComponent("DeveloperDiskImage.dmg"))
-            try Data(repeating: 1, count: 64).write(
-                to: folder.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+            try DeveloperDiskImageFixture.write(in: root.appendingPathComponent("DeviceSupport/\(version)"))
         }
 
         var yaml = """

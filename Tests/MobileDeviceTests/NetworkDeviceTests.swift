@@ -196,12 +196,9 @@ import VirtualDevice
         let udid = await emulator.udid(SharedEmulator.Device.wifi)
         let images = try temporaryDirectory("wifi-ddi")
         defer { try? FileManager.default.removeItem(at: images) }
-        let folder = images.appendingPathComponent("15.8")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data(repeating: 0x5A, count: 20 * 1_048_576).write(
-            to: folder.appendingPathComponent("DeveloperDiskImage.dmg"))
-        try Data(repeating: 0xA5, count: 128).write(
-            to: folder.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        try DeveloperDiskImageFixture.write(
+            in: images.appendingPathComponent("15.8"), image: Data(repeating: 0x5A, count: 20 * 1_048_576),
+            signature: Data(repeating: 0xA5, count: 128))
         let device = try await USBTransport.connect(
             udid: udid, deadline: .now + .seconds(30), options: networkOptions(emulator))
         let status = try await device.mountDeveloperImageIfNeeded(searchDirectories: [images])

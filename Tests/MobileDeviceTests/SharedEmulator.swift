@@ -106,12 +106,9 @@ actor SharedEmulator {
         try USBTransport.route(to: socket, folders: [NSTemporaryDirectory()])
         let images = directory.appendingPathComponent("DeviceSupport")
         for folder in ["15.8", "9.3 (13G36)"] {
-            let target = images.appendingPathComponent(folder)
-            try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
-            try Data(repeating: 0x5A, count: 300_000).write(
-                to: target.appendingPathComponent("DeveloperDiskImage.dmg"))
-            try Data(repeating: 0xA5, count: 128).write(
-                to: target.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+            try DeveloperDiskImageFixture.write(
+                in: images.appendingPathComponent(folder), image: Data(repeating: 0x5A, count: 300_000),
+                signature: Data(repeating: 0xA5, count: 128))
         }
         return Context(daemon: daemon, socket: socket, directory: directory, developerImages: images)
     }

@@ -77,11 +77,7 @@ struct MultiHostDeployTests {
             "mini4": "00008020-00115C2A0E38002E", "kitchen": "1234567890abcdef1234567890abcdef12345678",
         ]
         // Developer Disk Images where Xcode keeps them (the twins mount any image).
-        let images = root.appendingPathComponent("DeviceSupport/15.8")
-        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
-        try Data("virtual ddi".utf8).write(to: images.appendingPathComponent("DeveloperDiskImage.dmg"))
-        try Data(repeating: 1, count: 64).write(
-            to: images.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        try DeveloperDiskImageFixture.write(in: root.appendingPathComponent("DeviceSupport/15.8"))
         try """
         version: 1
         defaults: {ddi_dir: \(root.appendingPathComponent("DeviceSupport").path)}

@@ -415,11 +415,7 @@ struct RemoteBuildTests {
         // The device: one twin in a process of its own (`hadeploy virtual`), at a fixed UDID, with a
         // Developer Disk Image where the plan will look for it.
         let udid = "00008020-00115C2A0E38002E"
-        let images = world.root.appendingPathComponent("DeviceSupport/15.8")
-        try FileManager.default.createDirectory(at: images, withIntermediateDirectories: true)
-        try Data("virtual ddi".utf8).write(to: images.appendingPathComponent("DeveloperDiskImage.dmg"))
-        try Data(repeating: 1, count: 64).write(
-            to: images.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        try DeveloperDiskImageFixture.write(in: world.root.appendingPathComponent("DeviceSupport/15.8"))
         let devicesYAML = world.project.appendingPathComponent("devices.yaml")
         let yaml = try String(contentsOf: devicesYAML, encoding: .utf8)
             .replacingOccurrences(

@@ -50,10 +50,7 @@ struct USBHostDeployTests {
         try await peer.writeKnownHosts(to: home.appendingPathComponent(".config/hadeploy/known_hosts").path)
 
         let project = root.appendingPathComponent("app")
-        let ddi = project.appendingPathComponent("DeviceSupport/15.8")
-        try FileManager.default.createDirectory(at: ddi, withIntermediateDirectories: true)
-        try Data("ddi".utf8).write(to: ddi.appendingPathComponent("DeveloperDiskImage.dmg"))
-        try Data([1, 2, 3]).write(to: ddi.appendingPathComponent("DeveloperDiskImage.dmg.signature"))
+        try DeveloperDiskImageFixture.write(in: project.appendingPathComponent("DeviceSupport/15.8"))
         let yaml = """
             flavours:
               modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
