@@ -68,16 +68,7 @@ final class ProbeSocket {
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
-        var socketAddress = sockaddr_un()
-        socketAddress.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: socketAddress.sun_path) else {
-            return .failure("the socket path is too long")
-        }
-        withUnsafeMutableBytes(of: &socketAddress.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        guard var socketAddress = unixAddress(path) else { return .failure("the socket path is too long") }
         let result = withUnsafePointer(to: &socketAddress) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -85,6 +76,19 @@ final class ProbeSocket {
         }
         guard result == 0 else { return .failure(errnoText(errno)) }
         return .success(socket)
+    }
+
+    /// `path` as a UNIX socket address; nil when it does not fit `sun_path`.
+    static func unixAddress(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
     }
 
     /// Sends all of `data`; false when the peer closed or the send timed out.

@@ -60,16 +60,9 @@ final class UsbmuxRelay: @unchecked Sendable {
         let path = folder + "/usbmuxd"
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { throw Self.failure("the usbmuxd relay's socket", errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard var address = ProbeSocket.unixAddress(path) else {
             close(fd)
             throw Self.failure("the usbmuxd relay's socket path (too long: \(path))", ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
         }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
