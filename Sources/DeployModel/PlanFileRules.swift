@@ -104,7 +104,8 @@ extension DeployPlan {
                     PlanFileProblem(
                         "builds[\(index)].commands[\(first)]",
                         "not the build this checkout plans for flavour \(build.flavour) (the file's commands "
-                            + "would run here): make the plan again in this checkout"))
+                            + "would run here\(PlannedCommandText.difference(given, expected, at: first))): "
+                            + "make the plan again in this checkout"))
             }
         }
 
@@ -228,5 +229,36 @@ struct PlannedCommandText: Equatable {
         arguments = command.redactedArguments
         environment = command.redactedEnvironment
         workingDirectory = command.workingDirectory
+    }
+
+    /// Where the file's command `index` parts from this checkout's, in the redacted words the plan shows:
+    /// so the refusal says what changed (a version, a folder, a variable) instead of leaving it to a diff.
+    static func difference(_ given: [Self], _ expected: [Self], at index: Int) -> String {
+        guard index < given.count, index < expected.count else {
+            return "; the file has \(given.count) commands, this checkout plans \(expected.count)"
+        }
+        let file = given[index]
+        let here = expected[index]
+        if file.executable != here.executable {
+            return "; it runs \(file.executable), this checkout \(here.executable)"
+        }
+        if file.workingDirectory != here.workingDirectory {
+            return "; it runs in \(file.workingDirectory ?? "the current folder"), this checkout in "
+                + "\(here.workingDirectory ?? "the current folder")"
+        }
+        if let at = zip(file.arguments, here.arguments).enumerated().first(where: {
+            $0.element.0 != $0.element.1
+        }) {
+            return "; argument \(at.offset + 1) is '\(at.element.0)' there, '\(at.element.1)' here"
+        }
+        if file.arguments.count != here.arguments.count {
+            return "; it has \(file.arguments.count) arguments, this checkout's has \(here.arguments.count)"
+        }
+        for key in Set(file.environment.keys).union(here.environment.keys).sorted()
+        where file.environment[key] != here.environment[key] {
+            return
+                "; \(key) is '\(file.environment[key] ?? "unset")' there, '\(here.environment[key] ?? "unset")' here"
+        }
+        return ""
     }
 }

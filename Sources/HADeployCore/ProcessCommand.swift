@@ -39,11 +39,7 @@ public struct ProcessCommand: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     public func redact(_ value: String) -> String {
-        var result = value
-        for secret in secretValues where !secret.isEmpty {
-            result = result.replacingOccurrences(of: secret, with: Secret.redacted)
-        }
-        return result
+        Secret.scrub(value, of: secretValues)
     }
 
     /// A shell-like rendering for logs and plans, secrets redacted.

@@ -15,6 +15,18 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
 
     public static let redacted = "***"
 
+    /// `text` with every one of `secrets` shown as `***`: the longest first (then by value), so the words
+    /// are the same in every process and a secret that holds another (a key's path naming its key ID) is
+    /// hidden whole, never as `AuthKey_***.p8` in one run and `***` in the next.
+    public static func scrub<S: Sequence<String>>(_ text: String, of secrets: S) -> String {
+        var result = text
+        let ordered = secrets.filter { !$0.isEmpty }.sorted { ($0.count, $0) > ($1.count, $1) }
+        for secret in ordered where result.contains(secret) {
+            result = result.replacingOccurrences(of: secret, with: redacted)
+        }
+        return result
+    }
+
     public var description: String { Secret.redacted }
     public var debugDescription: String { Secret.redacted }
 

@@ -13,6 +13,22 @@ import Testing
             secretValues: [token])
     }
 
+    /// A key's path that names its key ID: the plan printed `AuthKey_***.p8` in one process and `***` in
+    /// another (a set's order), and a plan file that builds was then refused as "not this checkout's".
+    @Test func aSecretThatHoldsAnotherIsHiddenWholeInEveryProcess() {
+        let keyID = "ABC123XYZ"
+        let keyPath = "/keys/AuthKey_\(keyID).p8"
+        for secrets in [[keyID, keyPath], [keyPath, keyID]] {
+            let command = ProcessCommand(
+                "xcodebuild", ["-authenticationKeyPath", keyPath, "-authenticationKeyID", keyID],
+                secretValues: Set(secrets))
+            #expect(
+                command.redactedArguments == ["-authenticationKeyPath", "***", "-authenticationKeyID", "***"])
+        }
+        #expect(
+            Secret.scrub("at \(keyPath): bad key \(keyID)", of: [keyID, keyPath]) == "at ***: bad key ***")
+    }
+
     @Test func secretsAreRedactedEverywhereButTheArguments() throws {
         #expect(command.arguments.contains(token))
         #expect(

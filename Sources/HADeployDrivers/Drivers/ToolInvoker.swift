@@ -78,11 +78,7 @@ struct ToolInvoker: Sendable {
     }
 
     func redact(_ text: String) -> String {
-        var result = text
-        for secret in secrets where !secret.isEmpty {
-            result = result.replacingOccurrences(of: secret, with: Secret.redacted)
-        }
-        return result
+        Secret.scrub(text, of: secrets)
     }
 
     /// The end of a tool's output: where its error is, without pages of progress lines.

@@ -495,9 +495,7 @@ public struct JailbreakDeployer: Sendable {
             else {
                 throw error
             }
-            for secret in parameters.secretValues {
-                stderr = stderr.replacingOccurrences(of: secret, with: "***")
-            }
+            stderr = Secret.scrub(stderr, of: parameters.secretValues)
             throw SSHError.remoteCommandFailed(
                 device: device, step: step, command: command, exitStatus: status, stderr: stderr)
         }

@@ -193,12 +193,8 @@ struct DevicePipeline: Sendable {
     }
 
     private func redact(_ text: String) -> String {
-        var result = text
-        let secrets = device.secretReferences.compactMap { $0.resolve(environment.secrets)?.reveal() }
-        for secret in secrets where !secret.isEmpty {
-            result = result.replacingOccurrences(of: secret, with: "***")
-        }
-        return result
+        Secret.scrub(
+            text, of: device.secretReferences.compactMap { $0.resolve(environment.secrets)?.reveal() })
     }
 
     /// Runs the plan's steps, in the plan's order, each under the plan's deadline and retry rule.
