@@ -183,9 +183,14 @@ let package = Package(
 
         // MARK: edges
         .target(
+            name: "MulticastDNS",
+            dependencies: ["HADeployCore"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "MobileDevice",
             dependencies: [
-                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec", "HostCrypto",
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec", "HostCrypto", "MulticastDNS",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -229,7 +234,7 @@ let package = Package(
         .target(
             name: "VirtualDevice",
             dependencies: [
-                "HomeAssistant", "ImageCodec", "HADeployCore",
+                "HomeAssistant", "ImageCodec", "HADeployCore", "MulticastDNS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

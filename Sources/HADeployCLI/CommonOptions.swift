@@ -76,6 +76,11 @@ struct DeployArguments: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("State directory for --virtual devices.", valueName: "dir"))
     var state: String = ".hadeploy/virtual"
 
+    @Flag(
+        name: .customLong("wifi-only"),
+        help: "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
+    var wifiOnly = false
+
     @Option(name: .long, help: ArgumentHelp("Install this .ipa/.app (with --no-build).", valueName: "path"))
     var artifact: String?
 
@@ -95,6 +100,10 @@ struct DeployArguments: ParsableArguments {
             throw ValidationError("--server must be an http:// or https:// URL")
         }
         if reset && demo { throw ValidationError("--reset and --demo conflict: choose one") }
+        if wifiOnly && !virtual {
+            throw ValidationError(
+                "--wifi-only is for the virtual twins (with --virtual); real Wi-Fi devices are found by themselves")
+        }
         if let token, token.isEmpty { throw ValidationError("--token needs a value (or set HA_TOKEN)") }
         if token != nil && (reset || demo) {
             throw ValidationError("--token sets the app's token; --reset and --demo send none")

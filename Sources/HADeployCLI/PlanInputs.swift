@@ -24,7 +24,9 @@ struct PlanInputs {
         host: HostPlatform? = nil
     ) async throws -> PlanInputs {
         let context = workspace.context
-        let matrix = try workspace.loadMatrix()
+        var matrix = try workspace.loadMatrix()
+        // `--virtual --wifi-only`: every device reached through usbmuxd is a Wi-Fi device.
+        if arguments.wifiOnly { matrix = VirtualMatrix.wifiOnly(matrix) }
         let (variables, dotEnv) = try workspace.loadVariables()
         let version = try await workspace.loadVersion(allowShallow: arguments.allowShallow)
         var topology = Topology.current(environment: context.environment)
@@ -42,7 +44,8 @@ struct PlanInputs {
             logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
             let run = try await VirtualTwinsRun.start(
                 matrix: matrix, devices: devices, variables: variables,
-                stateDirectory: context.url(for: arguments.state), logger: logger, context: context)
+                stateDirectory: context.url(for: arguments.state), logger: logger, context: context,
+                wifiOnly: arguments.wifiOnly)
             topology.virtual = run.twins
             twins = run
         }

@@ -21,6 +21,8 @@ struct VirtualCommand: ContextCommand {
               hadeploy virtual --only mini4 ipad2 --port 27015
               export USBMUXD_SOCKET_ADDRESS=UNIX:$PWD/.hadeploy/virtual/usbmuxd.sock
               idevice_id -l
+              hadeploy virtual --wifi-only        Wi-Fi devices only (mDNS); reach
+                                                  them through `hadeploy muxer`
             Faults are injected at run time through <state>/control.sock (JSON lines).
             """)
 
@@ -45,6 +47,13 @@ struct VirtualCommand: ContextCommand {
     @Option(name: .long, help: ArgumentHelp("State directory.", valueName: "dir"))
     var state: String = ".hadeploy/virtual"
 
+    @Flag(
+        name: .customLong("wifi-only"),
+        help: ArgumentHelp(
+            "Every twin reached through usbmuxd is a Wi-Fi device: listed by no usbmuxd (as on Linux), "
+                + "lockdownd on its own address, announced over mDNS (_apple-mobdev2._tcp)."))
+    var wifiOnly = false
+
     func validate() throws {
         if socket != nil && port != nil { throw ValidationError("--socket and --port conflict: choose one") }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be 0...65535") }
@@ -59,7 +68,8 @@ struct VirtualCommand: ContextCommand {
 
     func run(_ context: HADeployContext) async throws {
         let workspace = Workspace(context: context, configPath: config, envFilePath: envFile)
-        let matrix = try workspace.loadMatrix()
+        var matrix = try workspace.loadMatrix()
+        if wifiOnly { matrix = VirtualMatrix.wifiOnly(matrix) }
         let (variables, _) = try workspace.loadVariables()
         let devices = only.isEmpty ? matrix.devices : try TargetResolver(matrix: matrix).resolve(only)
         let virtual = VirtualMatrix(matrix: matrix, devices: devices, variables: variables)
@@ -78,14 +88,14 @@ struct VirtualCommand: ContextCommand {
             context.url(for: state), displayName: state, fileSystem: context.fileSystem)
         let (usbmuxd, value) = try await virtual.start(
             stateDirectory: context.url(for: state), address: address, logger: logger,
-            fileSystem: context.fileSystem)
+            fileSystem: context.fileSystem, wifiOnly: wifiOnly)
         for info in await usbmuxd.devices() {
             // A network twin is reached at its own address (`-n` for the Debian tools).
             let wifi = (try? await usbmuxd.networkAddress(udid: info.udid)).flatMap { $0 }
             context.message(
                 "  \(info.name): \(info.deviceName) \(info.productType) iOS \(info.productVersion) "
                     + "\(info.cpuArchitecture) udid \(info.udid)"
-                    + (wifi.map { ", Wi-Fi at \($0)" } ?? ""))
+                    + (wifi.map { ", Wi-Fi at \($0)" + (wifiOnly ? " (announced over mDNS)" : "") } ?? ""))
         }
         context.print("USBMUXD_SOCKET_ADDRESS=\(value)")
         context.message("virtual devices running; Ctrl-C to stop")

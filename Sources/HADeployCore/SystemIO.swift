@@ -53,6 +53,13 @@ public enum SocketCalls {
         public static let streamSocket = SOCK_STREAM
     #endif
 
+    /// `SOCK_DGRAM`, likewise.
+    #if canImport(Glibc)
+        public static let datagramSocket = Int32(SOCK_DGRAM.rawValue)
+    #else
+        public static let datagramSocket = SOCK_DGRAM
+    #endif
+
     /// The `send()` flags that keep a peer that closed from raising SIGPIPE: `MSG_NOSIGNAL` on
     /// Linux; none on Darwin, where `ignoreBrokenPipe` sets `SO_NOSIGPIPE` on the socket.
     #if canImport(Glibc)

@@ -55,9 +55,22 @@ public struct VirtualMatrix: Sendable {
         self.skipped = skipped
     }
 
+    /// `--wifi-only`: every device reached through usbmuxd (USB, or devicectl's iOS 17+ devices that
+    /// Linux reaches through pymobiledevice3) is a Wi-Fi device, as `network: true` makes it.
+    public static func wifiOnly(_ matrix: DeviceMatrix) -> DeviceMatrix {
+        var matrix = matrix
+        for index in matrix.devices.indices
+        where [.usb, .devicectl].contains(matrix.devices[index].transport) && matrix.devices[index].usbHost == nil {
+            matrix.devices[index].network = true
+        }
+        return matrix
+    }
+
     /// Starts the virtual usbmuxd; returns it with the `USBMUXD_SOCKET_ADDRESS` clients must use.
+    /// `wifiOnly`: it lists no Network entry, and the network twins announce themselves over mDNS.
     public func start(
-        stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger, fileSystem: any FileSystem
+        stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger, fileSystem: any FileSystem,
+        wifiOnly: Bool = false
     ) async throws -> (VirtualUsbmuxd, String) {
         // A Unix socket's path has room for 103 bytes on macOS (107 on Linux): a long --state is said
         // as such, not as NIO's `unixDomainSocketPathTooLong`.
@@ -72,7 +85,7 @@ public struct VirtualMatrix: Sendable {
         let socket = address ?? .unixSocket(stateDirectory.appendingPathComponent("usbmuxd.sock").path)
         let usbmuxd = try VirtualUsbmuxd(
             profiles: twins.map(\.profile), stateDirectory: stateDirectory, address: socket, logger: logger,
-            fileSystem: fileSystem)
+            fileSystem: fileSystem, wifiOnly: wifiOnly)
         let value = try await usbmuxd.start()
         return (usbmuxd, value)
     }

@@ -25,7 +25,7 @@ public struct VirtualTwinsRun: Sendable {
     /// gets its twin.
     public static func start(
         matrix: DeviceMatrix, devices: [Device], variables: [String: String], stateDirectory: URL,
-        logger: Logger, context: HADeployContext
+        logger: Logger, context: HADeployContext, wifiOnly: Bool = false
     ) async throws -> VirtualTwinsRun {
         let files = context.fileSystem
         // SSH devices (the iPad 2) get a jailbroken twin reached over SSH, as the real device is — never
@@ -61,7 +61,7 @@ public struct VirtualTwinsRun: Sendable {
         do {
             (usbmuxd, address) = try await virtual.start(
                 stateDirectory: stateDirectory.appendingPathComponent("devices"), logger: logger,
-                fileSystem: files)
+                fileSystem: files, wifiOnly: wifiOnly)
         } catch {
             for process in processes.values { process.stop() }
             throw error

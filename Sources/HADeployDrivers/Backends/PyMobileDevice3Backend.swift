@@ -35,10 +35,11 @@ public enum PyMobileDevice3Backend: Backend {
             // An iOS 17+ device's twin speaks the iOS 17.4 developer path: it is driven as the real
             // device is from Linux.
             guard twins.udids[device.id] != nil else { return nil }
-            return BackendChoice(usbRoute: .virtual(address: twins.address))
+            return BackendChoice(usbRoute: .virtual(address: twins.address), lookup: planning.lookup(device))
         }
         guard planning.host != .macOS else { return nil }
-        return BackendChoice(usbRoute: planning.route(device))
+        // `network: true`: over Wi-Fi, through hadeploy's own usbmuxd (lockdown, then its tunnel).
+        return BackendChoice(usbRoute: planning.route(device), lookup: planning.lookup(device))
     }
 
     public static func configuration(
@@ -47,7 +48,7 @@ public enum PyMobileDevice3Backend: Backend {
         // By name: the run resolves it as `PlanTools` says, so a plan file names no path.
         Configuration(
             executable: "pymobiledevice3", scratchDirectory: planning.state + "/pymobiledevice3",
-            usb: planning.usb(device, udid: udid, lookup: .usb))
+            usb: planning.usb(device, udid: udid, lookup: choice.lookup))
     }
 
     public static func describe(_ configuration: Configuration, _ planned: PlannedBackend) -> String {

@@ -1,6 +1,7 @@
 import DeployModel
 import DeviceSpec
 import Foundation
+import MobileDevice
 import HADeployCore
 
 /// What an iOS 17+ device on this host can and cannot do through pymobiledevice3, in words.
@@ -75,6 +76,9 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
         var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]
         switch route {
+        case _ where route != nil && USBTransport.relayAddress != nil:
+            // hadeploy's own usbmuxd in this process: the route's devices and the Wi-Fi ones it found.
+            environment["USBMUXD_SOCKET_ADDRESS"] = Self.pythonUsbmuxdAddress(USBTransport.relayAddress ?? "")
         case .local(let address?), .virtual(let address):
             environment["USBMUXD_SOCKET_ADDRESS"] = Self.pythonUsbmuxdAddress(address)
         default: break

@@ -64,8 +64,30 @@ public final class RunRoute: Sendable {
         case nil:
             break
         }
+        reachWiFiDevices(
+            devices.filter { $0.backend.usbRoute == route }, route: route, environment: environment,
+            stateDirectory: stateDirectory, fileSystem: fileSystem)
         return RunRoute(route: route, tunnel: nil)
     }
+
+    /// The devices reached over Wi-Fi (`network: true`): hadeploy's usbmuxd lists them itself once
+    /// found over multicast DNS, whatever this machine's usbmuxd lists (Linux's: USB devices only).
+    static func reachWiFiDevices(
+        _ devices: [DevicePlan], route: USBRoute?, environment: [String: String], stateDirectory: URL,
+        fileSystem: any FileSystem
+    ) {
+        let udids = devices.filter { $0.backend.lookup == .network }.compactMap { $0.udid?.value }
+        guard !udids.isEmpty else { return }
+        let folder: URL
+        if case .virtual? = route {
+            // The twins' run keeps its own records, never in the user's folder.
+            folder = stateDirectory.appendingPathComponent("lockdown")
+        } else {
+            folder = PairRecordLocation.folder(environment: environment, fileSystem: fileSystem)
+        }
+        USBTransport.reachOverWiFi(Set(udids), addresses: [:], pairRecords: folder, fileSystem: fileSystem)
+    }
+
 
     /// Whether `device` is reached through this process's usbmuxd (or needs none).
     public func serves(_ device: DevicePlan) -> Bool {
@@ -75,4 +97,24 @@ public final class RunRoute: Sendable {
 
     /// Closes the tunnel, if any.
     public func close() async { await tunnel?.stop() }
+}
+
+
+/// Where hadeploy keeps the pair records it makes (`hadeploy pair`) and reads for Wi-Fi devices: the
+/// user's own data folder, owner-only (`$XDG_DATA_HOME/hadeploy/lockdown`, else
+/// `~/.local/share/hadeploy/lockdown`; `~/Library/Application Support/hadeploy/lockdown` on macOS).
+public enum PairRecordLocation {
+    public static func folder(environment: [String: String], fileSystem: any FileSystem) -> URL {
+        if let override = environment["HADEPLOY_PAIR_RECORDS"], !override.isEmpty {
+            return URL(fileURLWithPath: override)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? fileSystem.homeDirectory
+        if HostPlatform.current == .macOS {
+            return home.appendingPathComponent("Library/Application Support/hadeploy/lockdown")
+        }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return URL(fileURLWithPath: data).appendingPathComponent("hadeploy/lockdown")
+        }
+        return home.appendingPathComponent(".local/share/hadeploy/lockdown")
+    }
 }

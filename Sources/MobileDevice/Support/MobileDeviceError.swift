@@ -101,22 +101,9 @@ public struct MobileDeviceError: Error, Sendable, CustomStringConvertible {
 
     /// What to check when a Wi-Fi device cannot be found or stops answering.
     static var networkNextStep: String {
-        "Is Wi-Fi sync on for this computer (Finder or iTunes: \"Show this iPad when on Wi-Fi\"), is the "
-            + "device on the same network as this computer, and is it awake (unlocked, not asleep)? "
-            + "`idevice_id -n` lists the Wi-Fi devices usbmuxd sees." + usbmuxdWithoutNetwork
-    }
-
-    /// libimobiledevice's usbmuxd (Debian's 1.1.1, and upstream still) lists USB devices only; Wi-Fi
-    /// devices come from Apple's usbmuxd or a replacement that discovers them. Said only when the
-    /// system's own usbmuxd is the one asked.
-    private static var usbmuxdWithoutNetwork: String {
-        #if os(Linux)
-            guard UsbmuxDirectory.address == "/var/run/usbmuxd" else { return "" }
-            return " On Linux, Debian's usbmuxd lists USB devices only: Wi-Fi devices need usbmuxd2 or "
-                + "netmuxd in its place."
-        #else
-            return ""
-        #endif
+        "It is asleep or off the network: wake it (unlock it), check that it is on the same network as "
+            + "this computer and that Wi-Fi sync is on (`hadeploy pair DEVICE` over USB once turns it on). "
+            + "`hadeploy devices` lists the Wi-Fi devices hadeploy finds, with their addresses."
     }
 
     /// The same error for a device reached over Wi-Fi: a lost or missing connection is about the

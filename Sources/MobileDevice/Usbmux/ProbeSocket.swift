@@ -9,10 +9,11 @@ import HADeployCore
 
 /// A blocking socket of our own, with a receive/send timeout, for the probes that ask a daemon
 /// again when libusbmuxd or libimobiledevice reduced its answer to an error code. Closed on deinit.
-final class ProbeSocket {
+final class ProbeSocket: @unchecked Sendable {
     let fd: Int32
 
-    private init(fd: Int32, timeout: Double) {
+    /// Owns `fd` from now on (closed on deinit), with `timeout` for each receive and send.
+    init(fd: Int32, timeout: Double) {
         self.fd = fd
         SocketCalls.ignoreBrokenPipe(fd)
         var limit = timeval()

@@ -12,6 +12,48 @@ public enum USBTransport {
         try UsbmuxRelay.process.route(to: address, folders: folders)
     }
 
+    /// Reaches `udids` over Wi-Fi from now on, whatever the route's usbmuxd lists: hadeploy's own
+    /// usbmuxd (the relay, as a muxer) lists each as a `Network` entry once it is found — over
+    /// multicast DNS, or at its address in `addresses` (UDID → host) — and connects to it directly.
+    /// Pair records are read from `pairRecords` first (where `hadeploy pair` keeps them), then from
+    /// the route's usbmuxd. Set the route first.
+    public static func reachOverWiFi(
+        _ udids: Set<String>, addresses: [String: String], pairRecords: URL, fileSystem: any FileSystem
+    ) {
+        let relay = UsbmuxRelay.process
+        relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
+        relay.discovery.want(udids, addresses: addresses, relay: relay)
+    }
+
+    /// Serves hadeploy's usbmuxd at `path` (`hadeploy muxer --socket PATH`) until the process ends:
+    /// `upstream`'s devices (nil: this machine's usbmuxd, when it runs) and every Wi-Fi device found
+    /// over multicast DNS or at `addresses`, for any libimobiledevice or pymobiledevice3 client.
+    public static func serveMuxer(
+        at path: String, upstream: String?, addresses: [String: String], pairRecords: URL,
+        fileSystem: any FileSystem
+    ) throws {
+        let relay = UsbmuxRelay.process
+        relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
+        try relay.serve(at: path, upstream: upstream)
+        relay.discovery.want(nil, addresses: addresses, relay: relay)
+    }
+
+    /// hadeploy's own usbmuxd in this process (`UNIX:/path`), once a route is set: the address to give
+    /// a child process (pymobiledevice3), so it reaches the same devices, Wi-Fi ones included.
+    public static var relayAddress: String? { UsbmuxRelay.process.ownAddress }
+
+    /// The Wi-Fi devices hadeploy's usbmuxd lists now, with how each was found.
+    public static var wifiDevices: [WiFiDevice] { UsbmuxRelay.process.wifiDevices }
+
+    /// Waits until discovery has browsed at least once more (`devices`, `muxer` at start), at most `limit`.
+    public static func waitForWiFiDiscovery(limit: Duration, clock: any WallClock) async {
+        let start = UsbmuxRelay.process.discovery.completedRounds
+        let deadline = clock.deadline(after: limit)
+        while UsbmuxRelay.process.discovery.completedRounds == start, clock.instant() < deadline {
+            try? await clock.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// The usbmuxd this process reaches before any route is set (`USBMUXD_SOCKET_ADDRESS` as the
     /// process started, nil: the default), for messages: libusbmuxd reads it, this code does not.
     public static func recordStartingAddress(_ address: String?) {
@@ -118,6 +160,7 @@ public enum USBTransport {
                 let entries = try await listEntries(timeouts: polling)
                 if entries.contains(where: { $0.udid == udid && $0.isNetwork == network }) { return }
                 seen = entries.map { $0.isNetwork ? "\($0.udid) (Network)" : $0.udid }
+                if network { UsbmuxRelay.process.discovery.nudge() }
                 failure = nil
                 failingSince = nil
             } catch let error as MobileDeviceError where error.kind != .cancelled {
@@ -146,8 +189,8 @@ public enum USBTransport {
                     throw MobileDeviceError(
                         .notConnected, step: "usbmuxd_get_device_list", device: device,
                         reason:
-                            "not found on the network: usbmuxd at \(UsbmuxDirectory.address) lists \(listed) "
-                            + "and no Wi-Fi entry for it",
+                            "not found on the network: no answer over multicast DNS or at its address, and "
+                            + "usbmuxd at \(UsbmuxDirectory.address) lists \(listed)",
                         nextStep: MobileDeviceError.networkNextStep, isTransient: true)
                 }
                 throw MobileDeviceError(

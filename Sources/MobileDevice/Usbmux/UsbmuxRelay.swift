@@ -26,9 +26,23 @@ final class UsbmuxRelay: @unchecked Sendable {
     private let lock = NSLock()
     private var upstream = UsbmuxRelay.systemAddress
     private var listening: (fd: Int32, folder: String)?
+    /// The Wi-Fi devices this relay lists itself, by the DeviceID it gave each (from 0x10000).
+    private var wifi: [Int: WiFiDevice] = [:]
+    private var nextWiFiID = 0x10000
+    /// Serve every connection as a muxer, Wi-Fi devices or not (`hadeploy muxer`).
+    private var alwaysMux = false
+    /// Where hadeploy keeps pair records of its own (`hadeploy pair`).
+    private(set) var pairRecords = PairRecordFolder.none
+    /// Open `Listen` connections, each with the lock that keeps its events whole.
+    private var listeners: [Int32: NSLock] = [:]
+    let discovery = WiFiDiscovery()
 
     /// Where new connections go now.
     var route: String { lock.withLock { upstream } }
+
+    /// The relay's own address (`UNIX:/path`) once it runs: what a child process (pymobiledevice3)
+    /// is pointed at, so it sees the Wi-Fi devices hadeploy lists too.
+    var ownAddress: String? { lock.withLock { listening.map { "UNIX:" + $0.folder + "/usbmuxd" } } }
 
     /// The route, once the relay runs (nil: libusbmuxd still reads the environment as it was).
     var activeRoute: String? { lock.withLock { listening == nil ? nil : upstream } }
@@ -92,8 +106,14 @@ final class UsbmuxRelay: @unchecked Sendable {
                 return
             }
             SocketCalls.ignoreBrokenPipe(client)
-            let target = route
-            let thread = Thread { Self.relay(client, to: target) }
+            let (target, mux) = lock.withLock { (upstream, alwaysMux || !wifi.isEmpty) }
+            let thread = Thread { [self] in
+                if mux {
+                    UsbmuxMuxer(client: ProbeSocket(fd: client, timeout: 10), upstream: target, relay: self).serve()
+                } else {
+                    Self.relay(client, to: target)
+                }
+            }
             thread.start()
         }
     }
@@ -123,6 +143,20 @@ final class UsbmuxRelay: @unchecked Sendable {
         withExtendedLifetime(upstream) {}
     }
 
+    /// Splices two connected sockets both ways until both directions end (or one side fails).
+    static func splice(_ first: Int32, _ second: Int32) {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            pump(from: second, to: first)
+            done.signal()
+        }.start()
+        pump(from: first, to: second)
+        if done.wait(timeout: .now() + 30) == .timedOut {
+            shutdown(second, Int32(SHUT_RDWR))
+            done.wait()
+        }
+    }
+
     /// Copies until `source` ends, then ends `destination`'s writing side.
     static func pump(from source: Int32, to destination: Int32) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -142,6 +176,107 @@ final class UsbmuxRelay: @unchecked Sendable {
         }
         shutdown(destination, Int32(SHUT_WR))
         shutdown(source, Int32(SHUT_RD))
+    }
+
+    // MARK: the muxer's devices
+
+    /// Lists these Wi-Fi devices from now on (a device already listed keeps its DeviceID; a new one
+    /// is announced to every open `Listen`). `records` is where hadeploy's own pair records are.
+    func add(_ devices: [WiFiDevice]) {
+        var announced: [[String: Any]] = []
+        lock.withLock {
+            for device in devices {
+                if let (id, _) = wifi.first(where: { $0.value.udid == device.udid }) {
+                    wifi[id] = device
+                } else {
+                    let id = nextWiFiID
+                    nextWiFiID += 1
+                    wifi[id] = device
+                    announced.append(Self.attached(device, id: id))
+                }
+            }
+        }
+        for entry in announced {
+            for listener in lock.withLock({ Array(listeners.keys) }) {
+                write(UsbmuxMuxer.Frame.plist(entry, tag: 0).bytes, toListener: listener)
+            }
+        }
+    }
+
+    /// The Wi-Fi devices listed now.
+    var wifiDevices: [WiFiDevice] { lock.withLock { wifi.sorted { $0.key < $1.key }.map(\.value) } }
+
+    func setPairRecords(_ folder: PairRecordFolder) {
+        lock.withLock { pairRecords = folder }
+    }
+
+    func wifiDevice(id: Int) -> WiFiDevice? { lock.withLock { wifi[id] } }
+
+    /// `Attached` messages for the Wi-Fi devices, but those upstream already lists by serial.
+    func wifiEntries(excluding serials: Set<String>) -> [[String: Any]] {
+        lock.withLock {
+            wifi.sorted { $0.key < $1.key }.filter { !serials.contains($0.value.udid) }.map {
+                Self.attached($0.value, id: $0.key)
+            }
+        }
+    }
+
+    /// What Apple's usbmuxd lists for a Wi-Fi-synced device.
+    static func attached(_ device: WiFiDevice, id: Int) -> [String: Any] {
+        [
+            "DeviceID": id, "MessageType": "Attached",
+            "Properties": [
+                "ConnectionType": "Network", "DeviceID": id,
+                "EscapedFullServiceName": (device.wifiMACAddress ?? device.udid) + "._apple-mobdev2._tcp.local.",
+                "InterfaceIndex": 0, "NetworkAddress": device.socketAddressData, "SerialNumber": device.udid,
+            ] as [String: Any],
+        ]
+    }
+
+    func addListener(_ socket: ProbeSocket) { lock.withLock { listeners[socket.fd] = NSLock() } }
+    func removeListener(_ socket: ProbeSocket) { _ = lock.withLock { listeners.removeValue(forKey: socket.fd) } }
+
+    /// Writes one whole event to a `Listen` connection (the upstream's and the relay's never interleave).
+    func write(_ bytes: Data, toListener fd: Int32) {
+        guard let gate = lock.withLock({ listeners[fd] }) else { return }
+        gate.withLock {
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, SocketCalls.noSignalSendFlags) }
+        }
+    }
+
+    /// Serves every connection as a muxer from now on, Wi-Fi devices found or not.
+    func muxAlways() { lock.withLock { alwaysMux = true } }
+
+    /// Serves hadeploy's usbmuxd at `path` as well (`hadeploy muxer --socket PATH`): owner-only, not
+    /// this process's own route. Returns when the socket listens.
+    func serve(at path: String, upstream address: String?) throws {
+        lock.withLock {
+            alwaysMux = true
+            upstream = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
+        }
+        unlink(path)
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
+        guard fd >= 0 else { throw Self.failure("the muxer's socket", errno) }
+        guard var address = ProbeSocket.unixAddress(path) else {
+            close(fd)
+            throw Self.failure("the muxer's socket path (too long: \(path))", ENAMETOOLONG)
+        }
+        let previous = umask(0o177)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        umask(previous)
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            throw Self.failure("the muxer at \(path)", code)
+        }
+        chmod(path, 0o600)
+        let thread = Thread { [self] in acceptLoop(fd) }
+        thread.name = "hadeploy usbmuxd"
+        thread.start()
     }
 
     static func failure(_ what: String, _ code: Int32) -> MobileDeviceError {

@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import Logging
+import MulticastDNS
 import NIOCore
 import NIOPosix
 
@@ -31,6 +32,11 @@ public actor VirtualUsbmuxd {
     private var control: ControlServer?
     private var clientAddress: String?
     private var rebootTasks: [String: Task<Void, Never>] = [:]
+    /// Wi-Fi only (`hadeploy virtual --wifi-only`): this usbmuxd lists no Network entry — Linux's
+    /// usbmuxd lists USB devices only — and each network twin announces itself over multicast DNS
+    /// instead, as an iOS device does for Wi-Fi sync.
+    public let wifiOnly: Bool
+    private var responder: MDNSResponder?
 
     /// How long a rebooting device stays detached.
     private var rebootDuration: Duration = .seconds(2)
@@ -67,8 +73,9 @@ public actor VirtualUsbmuxd {
     public init(
         profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
         logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour(),
-        fileSystem: any FileSystem
+        fileSystem: any FileSystem, wifiOnly: Bool = false
     ) throws {
+        self.wifiOnly = wifiOnly
         self.profiles = profiles
         self.stateDirectory = stateDirectory
         self.address = address
@@ -111,6 +118,13 @@ public actor VirtualUsbmuxd {
             throw VirtualDeviceError.invalidConfiguration("two devices use UDID \(runtime.udid)")
         }
         runtimes = loaded
+        if wifiOnly && loaded.contains(where: { $0.network != nil }) {
+            do {
+                responder = try MDNSResponder(interfaces: MDNSResponder.defaultInterfaces)
+            } catch {
+                throw VirtualDeviceError.bindFailed("multicast DNS (UDP 5353)", "\(error)")
+            }
+        }
         do {
             for runtime in loaded { try await attach(runtime) }
         } catch {
@@ -188,6 +202,8 @@ public actor VirtualUsbmuxd {
         }
         networkAttachments.removeAll()
         attachments.removeAll()
+        responder?.stop()
+        responder = nil
         socketFile?.remove()
         socketFile = nil
         clientAddress = nil
@@ -392,6 +408,11 @@ public actor VirtualUsbmuxd {
         let deviceID = nextDeviceID
         nextDeviceID += 1
         networkAttachments[runtime.udid] = deviceID
+        if let responder {
+            responder.add(Self.announcement(runtime, host: host))
+            logger.info("\(runtime.profile.name) (\(runtime.udid)) on the network at \(host), announced over mDNS")
+            return
+        }
         broadcast(UsbmuxConnection.attachedMessage(attachedDevice(runtime, deviceID: deviceID, host: host)))
         logger.info(
             "\(runtime.profile.name) (\(runtime.udid)) on the network at \(host) as DeviceID \(deviceID)")
@@ -408,8 +429,34 @@ public actor VirtualUsbmuxd {
 
     private func detachNetworkEntry(_ runtime: DeviceRuntime) {
         guard let deviceID = networkAttachments.removeValue(forKey: runtime.udid) else { return }
+        if let responder {
+            responder.remove(name: Self.announcement(runtime, host: "").name)
+            logger.info("\(runtime.profile.name) left the network (goodbye sent over mDNS)")
+            return
+        }
         broadcast(["MessageType": "Detached", "DeviceID": deviceID])
         logger.info("\(runtime.profile.name) left the network (DeviceID \(deviceID))")
+    }
+
+    /// What an iOS device announces for Wi-Fi sync (`_apple-mobdev2._tcp`, as netmuxd and
+    /// pymobiledevice3 browse it): `<Wi-Fi MAC>@<IPv6 link-local>` on port 32498, its host name, and
+    /// its address (here the twin's own loopback address, where its lockdownd listens on 62078).
+    static func announcement(_ runtime: DeviceRuntime, host: String) -> MDNSResponder.Instance {
+        let mac = runtime.identity.wifiAddress.lowercased()
+        let octets = mac.split(separator: ":").compactMap { UInt8($0, radix: 16) }
+        var linkLocal = "fe80::1"
+        if octets.count == 6 {
+            // The modified EUI-64 link-local address a device derives from its MAC (RFC 4291 §2.5.1).
+            let eui = [octets[0] ^ 0x02, octets[1], octets[2], 0xFF, 0xFE, octets[3], octets[4], octets[5]]
+            linkLocal =
+                "fe80::" + stride(from: 0, to: 8, by: 2).map { String(UInt16(eui[$0]) << 8 | UInt16(eui[$0 + 1]), radix: 16) }
+                .joined(separator: ":")
+        }
+        let hostName = runtime.profile.deviceName.unicodeScalars
+            .map { CharacterSet.alphanumerics.contains($0) ? String($0) : "-" }.joined()
+        return MDNSResponder.Instance(
+            name: "\(mac)@\(linkLocal)", service: "_apple-mobdev2._tcp.local",
+            host: "\(hostName)-\(runtime.udid.prefix(8)).local", port: 32_498, address: host)
     }
 
     private func attachedDevice(_ runtime: DeviceRuntime, deviceID: Int, host: String?) -> AttachedDevice {
@@ -425,7 +472,7 @@ public actor VirtualUsbmuxd {
             if let deviceID = attachments[runtime.udid] {
                 devices.append(attachedDevice(runtime, deviceID: deviceID, host: nil))
             }
-            if let deviceID = networkAttachments[runtime.udid], let host = await runtime.network?.host {
+            if responder == nil, let deviceID = networkAttachments[runtime.udid], let host = await runtime.network?.host {
                 devices.append(attachedDevice(runtime, deviceID: deviceID, host: host))
             }
         }

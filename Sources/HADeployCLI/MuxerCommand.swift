@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import HADeployCore
+import HADeployKit
+
+struct MuxerCommand: ContextCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "muxer",
+        abstract: "Serve a usbmuxd socket that lists this machine's USB devices and the Wi-Fi devices found.",
+        discussion: """
+            Linux's usbmuxd lists USB devices only. This socket lists them (from the
+            system usbmuxd, or --usbmuxd, when one runs) and every iOS device that
+            announces itself for Wi-Fi sync over multicast DNS (_apple-mobdev2._tcp), as
+            Network entries. The Debian tools (`-n`) and pymobiledevice3 reach them through
+            it: no usbmuxd2, netmuxd, tunneld or root. Pair records come from hadeploy's
+            folder (`hadeploy pair`), then from the system usbmuxd. Until interrupted:
+              hadeploy muxer --socket /tmp/hadeploy-usbmuxd
+              export USBMUXD_SOCKET_ADDRESS=UNIX:/tmp/hadeploy-usbmuxd
+              idevice_id -n; pymobiledevice3 usbmux list
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("Serve on this UNIX socket (owner-only).", valueName: "path"))
+    var socket: String
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The usbmuxd whose USB devices it lists too (default: USBMUXD_SOCKET_ADDRESS, else the system's).",
+            valueName: "address"))
+    var usbmuxd: String?
+
+    @Option(
+        name: .customLong("pair-records"),
+        help: ArgumentHelp("hadeploy's pair records (default: the user's, as `hadeploy pair` keeps them).", valueName: "dir"))
+    var pairRecords: String?
+
+    func run(_ context: HADeployContext) async throws {
+        let path = context.url(for: socket).path
+        let upstream = usbmuxd ?? context.environment["USBMUXD_SOCKET_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        let records =
+            pairRecords.map { context.url(for: $0) }
+            ?? PairRecordLocation.folder(environment: context.environment, fileSystem: context.fileSystem)
+        do {
+            try WiFiMuxer.serve(at: path, upstream: upstream, pairRecords: records, fileSystem: context.fileSystem)
+        } catch {
+            throw ValidationError("cannot serve \(path): \(error)")
+        }
+        context.print("USBMUXD_SOCKET_ADDRESS=UNIX:\(path)")
+        context.message(
+            "hadeploy usbmuxd at \(path): \(upstream.map { "the devices of \($0)" } ?? "this machine's USB devices") "
+                + "and the Wi-Fi devices found over mDNS; Ctrl-C to stop")
+        let clock = context.clock
+        let waiter = Task {
+            var shown: Set<String> = []
+            while !Task.isCancelled {
+                for line in WiFiMuxer.foundDevices where !shown.contains(line) {
+                    shown.insert(line)
+                    context.message("  Wi-Fi: \(line)")
+                }
+                try? await clock.sleep(for: .seconds(1))
+            }
+        }
+        let signals = SignalCancellation { waiter.cancel() }
+        await waiter.value
+        signals.cancel()
+        unlink(path)
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+import HADeployCore
+import MobileDevice
+
+/// `hadeploy muxer`: hadeploy's usbmuxd on a socket of its own, for other tools.
+public enum WiFiMuxer {
+    /// Serves at `path` until the process ends: `upstream`'s devices (nil: the system usbmuxd's) and
+    /// the Wi-Fi devices found over multicast DNS, with pair records from `pairRecords` first.
+    public static func serve(at path: String, upstream: String?, pairRecords: URL, fileSystem: any FileSystem) throws {
+        try USBTransport.serveMuxer(
+            at: path, upstream: upstream, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)
+    }
+
+    /// One line per Wi-Fi device listed now: its UDID, address and how it was found.
+    public static var foundDevices: [String] {
+        USBTransport.wifiDevices.map { "\($0.udid) at \($0.address), found by \($0.foundBy)" }
+    }
+}

@@ -1,0 +1,286 @@
+import Foundation
+import HADeployCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// hadeploy's own usbmuxd, for the devices this machine's usbmuxd does not list: Linux's usbmuxd
+/// lists USB devices only, so a Wi-Fi-synced iPad is out of reach of libimobiledevice and
+/// pymobiledevice3 there. Each client connection is read request by request (PROTOCOL.md §1):
+///
+/// - `ListDevices` and `Listen` give the upstream usbmuxd's devices (this machine's, the twins', a USB
+///   host's) and then the Wi-Fi devices as `Network` entries, with DeviceIDs of their own (from
+///   0x10000, clear of any usbmuxd's);
+/// - `Connect` to a Wi-Fi device opens TCP to its address and splices; any other goes upstream;
+/// - pair records are read from the muxer's own folder first (where `hadeploy pair` keeps them), then
+///   upstream; a saved one is kept in both;
+/// - everything else goes upstream as it came, and its answer comes back as it was sent.
+///
+/// Without Wi-Fi devices the relay does not read anything and splices byte for byte, as before.
+struct UsbmuxMuxer: Sendable {
+    let client: ProbeSocket
+    let upstream: String
+    let relay: UsbmuxRelay
+
+    /// One request's frame: the header's four little-endian words and the payload.
+    struct Frame {
+        var version: UInt32
+        var message: UInt32
+        var tag: UInt32
+        var payload: Data
+
+        var bytes: Data {
+            var data = Data()
+            for word in [UInt32(payload.count + 16), version, message, tag] {
+                withUnsafeBytes(of: word.littleEndian) { data.append(contentsOf: $0) }
+            }
+            data.append(payload)
+            return data
+        }
+
+        static func plist(_ value: [String: Any], tag: UInt32) -> Frame {
+            let payload =
+                (try? PropertyListSerialization.data(fromPropertyList: value, format: .xml, options: 0)) ?? Data()
+            return Frame(version: 1, message: 8, tag: tag, payload: payload)
+        }
+
+        static func result(_ number: Int, tag: UInt32) -> Frame {
+            plist(["MessageType": "Result", "Number": number], tag: tag)
+        }
+
+        var dictionary: [String: Any]? {
+            (try? PropertyListSerialization.propertyList(from: payload, options: [], format: nil)) as? [String: Any]
+        }
+    }
+
+    static func read(_ socket: ProbeSocket) -> Frame? {
+        let header = socket.receive(count: 16)
+        guard header.data.count == 16 else { return nil }
+        let words = (0..<4).map { index in
+            header.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
+        }
+        guard words[0] >= 16, words[0] <= 4 << 20 else { return nil }
+        let payload = socket.receive(count: Int(words[0]) - 16)
+        guard payload.data.count == Int(words[0]) - 16 else { return nil }
+        return Frame(version: words[1], message: words[2], tag: words[3], payload: payload.data)
+    }
+
+    func serve() {
+        client.clearTimeouts()
+        while let frame = Self.read(client) {
+            guard frame.version == 1, frame.message == 8, let request = frame.dictionary else {
+                // The old binary protocol (libusbmuxd falls back to it only when told to): upstream as is.
+                splice(sending: frame.bytes)
+                return
+            }
+            let type = request["MessageType"] as? String ?? ""
+            switch type {
+            case "ListDevices":
+                var list = (exchange(frame)?.dictionary?["DeviceList"] as? [Any]) ?? []
+                list += relay.wifiEntries(excluding: Self.networkSerials(list))
+                send(.plist(["DeviceList": list], tag: frame.tag))
+            case "Listen":
+                listen(frame)
+                return
+            case "Connect":
+                if connect(frame, request) { return }
+            case "ReadPairRecord":
+                let udid = request["PairRecordID"] as? String ?? ""
+                if let record = relay.pairRecords.read(udid: udid) {
+                    send(.plist(["PairRecordData": record], tag: frame.tag))
+                } else {
+                    // Real usbmuxd answers ENOENT in the Number field (PROTOCOL.md §1.4).
+                    send(exchange(frame) ?? .result(2, tag: frame.tag))
+                }
+            case "SavePairRecord":
+                if let udid = request["PairRecordID"] as? String, let data = request["PairRecordData"] as? Data {
+                    relay.pairRecords.save(udid: udid, record: data)
+                }
+                _ = exchange(frame)
+                send(.result(0, tag: frame.tag))
+            case "DeletePairRecord":
+                let udid = request["PairRecordID"] as? String ?? ""
+                let here = relay.pairRecords.delete(udid: udid)
+                let there = exchange(frame)?.dictionary?["Number"] as? Int
+                send(.result(here || there == 0 ? 0 : 2, tag: frame.tag))
+            case "ReadBUID":
+                send(exchange(frame) ?? .plist(["BUID": relay.pairRecords.systemBUID], tag: frame.tag))
+            default:
+                send(exchange(frame) ?? .result(1, tag: frame.tag))
+            }
+        }
+    }
+
+    /// The serials upstream lists as `Network` entries already (macOS's usbmuxd lists Wi-Fi devices
+    /// itself): those are not listed twice.
+    static func networkSerials(_ list: [Any]) -> Set<String> {
+        Set(
+            list.compactMap { entry -> String? in
+                guard let properties = (entry as? [String: Any])?["Properties"] as? [String: Any],
+                    properties["ConnectionType"] as? String == "Network"
+                else { return nil }
+                return properties["SerialNumber"] as? String
+            })
+    }
+
+    private func send(_ frame: Frame) {
+        _ = client.sendAll(frame.bytes)
+    }
+
+    /// One request upstream and its one answer; nil when there is no upstream usbmuxd (none runs
+    /// here: the Wi-Fi devices are then the only ones).
+    private func exchange(_ frame: Frame) -> Frame? {
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(frame.bytes) else {
+            return nil
+        }
+        return Self.read(socket)
+    }
+
+    private func listen(_ frame: Frame) {
+        send(.result(0, tag: frame.tag))
+        for entry in relay.wifiEntries(excluding: []) { send(.plist(entry, tag: 0)) }
+        relay.addListener(client)
+        defer { relay.removeListener(client) }
+        if case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(frame.bytes),
+            let answer = Self.read(socket), answer.dictionary?["Number"] as? Int == 0
+        {
+            socket.clearTimeouts()
+            // Upstream's own events from now on, as it sends them; the lock keeps them whole
+            // between the Wi-Fi events the relay writes.
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                while let event = Self.read(socket) {
+                    relay.write(event.bytes, toListener: client.fd)
+                }
+                shutdown(client.fd, Int32(SHUT_RDWR))
+                done.signal()
+            }.start()
+            _ = client.receive(count: 1)
+            shutdown(socket.fd, Int32(SHUT_RDWR))
+            done.wait()
+        } else {
+            // No upstream usbmuxd: the client only ever closes this connection.
+            _ = client.receive(count: 1)
+        }
+    }
+
+    /// A `Connect`; true when the connection became a tunnel (or ended).
+    private func connect(_ frame: Frame, _ request: [String: Any]) -> Bool {
+        let deviceID = request["DeviceID"] as? Int ?? 0
+        guard let device = relay.wifiDevice(id: deviceID) else {
+            splice(sending: frame.bytes)
+            return true
+        }
+        // PortNumber is the port in network byte order stored as a plain integer (PROTOCOL.md §1.7).
+        let port = UInt16(truncatingIfNeeded: request["PortNumber"] as? Int ?? 0).byteSwapped
+        guard case .success(let socket) = ProbeSocket.openTCP(host: device.address, port: port, timeout: 10) else {
+            send(.result(3, tag: frame.tag))
+            return false
+        }
+        send(.result(0, tag: frame.tag))
+        socket.clearTimeouts()
+        UsbmuxRelay.splice(client.fd, socket.fd)
+        withExtendedLifetime(socket) {}
+        return true
+    }
+
+    /// Sends `bytes` upstream and splices the rest of the connection both ways.
+    private func splice(sending bytes: Data) {
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(bytes) else {
+            return
+        }
+        socket.clearTimeouts()
+        UsbmuxRelay.splice(client.fd, socket.fd)
+        withExtendedLifetime(socket) {}
+    }
+}
+
+/// Pair records hadeploy keeps itself (`<UDID>.plist`, owner-only, in a 0700 folder): what
+/// `hadeploy pair` made over USB, for the runs that reach the device over Wi-Fi where no usbmuxd
+/// keeps it (the system usbmuxd's /var/lib/lockdown is root's). The host's `SystemBUID` is made once.
+public final class PairRecordFolder: @unchecked Sendable {
+    public let folder: URL?
+    private let fileSystem: (any FileSystem)?
+    private let lock = NSLock()
+
+    public init(folder: URL, fileSystem: any FileSystem) {
+        self.folder = folder
+        self.fileSystem = fileSystem
+    }
+
+    /// No folder: every record is upstream's.
+    public static let none = PairRecordFolder()
+
+    private init() {
+        folder = nil
+        fileSystem = nil
+    }
+
+    private func file(_ udid: String) -> URL? {
+        guard let folder, !udid.isEmpty, !udid.contains("/"), !udid.hasPrefix(".") else { return nil }
+        return folder.appendingPathComponent(udid + ".plist")
+    }
+
+    public func read(udid: String) -> Data? {
+        guard let file = file(udid), let fileSystem else { return nil }
+        return lock.withLock { fileSystem.contents(atPath: file.path) }
+    }
+
+    public func save(udid: String, record: Data) {
+        guard let folder, let file = file(udid), let fileSystem else { return }
+        lock.withLock {
+            try? fileSystem.createPrivateDirectory(at: folder)
+            try? fileSystem.writePrivately(record, to: file)
+        }
+    }
+
+    @discardableResult
+    public func delete(udid: String) -> Bool {
+        guard let file = file(udid), let fileSystem else { return false }
+        return lock.withLock { (try? fileSystem.removeItem(at: file)) != nil }
+    }
+
+    /// The host's BUID for `ReadBUID` when no usbmuxd runs here: made once and kept in the folder.
+    public var systemBUID: String {
+        lock.withLock {
+            guard let folder, let fileSystem else { return "00000000-0000-0000-0000-000000000000" }
+            let file = folder.appendingPathComponent("SystemConfiguration.plist")
+            if let data = fileSystem.contents(atPath: file.path),
+                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+                let buid = plist["SystemBUID"] as? String
+            {
+                return buid
+            }
+            let buid = UUID().uuidString.uppercased()
+            if let data = try? PropertyListSerialization.data(
+                fromPropertyList: ["SystemBUID": buid], format: .xml, options: 0)
+            {
+                try? fileSystem.createPrivateDirectory(at: folder)
+                try? fileSystem.writePrivately(data, to: file)
+            }
+            return buid
+        }
+    }
+
+    /// The Wi-Fi MAC address each kept record names (`WiFiMACAddress`), by UDID: how an mDNS
+    /// announcement (`<MAC>@…`) is matched to a device without asking it.
+    public func wifiMACAddresses() -> [String: String] {
+        guard let folder, let fileSystem, let names = try? fileSystem.contentsOfDirectory(atPath: folder.path)
+        else { return [:] }
+        var found: [String: String] = [:]
+        for name in names where name.hasSuffix(".plist") && name != "SystemConfiguration.plist" {
+            let udid = String(name.dropLast(6))
+            guard let data = read(udid: udid), let mac = Self.wifiMACAddress(inRecord: data) else { continue }
+            found[udid] = mac
+        }
+        return found
+    }
+
+    static func wifiMACAddress(inRecord data: Data) -> String? {
+        let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        return (plist?["WiFiMACAddress"] as? String)?.lowercased()
+    }
+}

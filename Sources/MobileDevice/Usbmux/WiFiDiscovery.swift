@@ -1,0 +1,144 @@
+import Foundation
+import HADeployCore
+import MulticastDNS
+
+/// Finds Wi-Fi-synced devices for hadeploy's usbmuxd (`UsbmuxRelay`) on a thread of its own: over
+/// multicast DNS (`_apple-mobdev2._tcp`, as each device announces itself) and at the addresses
+/// devices.yaml gives. An announcement is matched to a device by the Wi-Fi MAC address its name starts
+/// with and the one a pair record keeps (as pymobiledevice3 matches them), else by asking the
+/// device's lockdownd for its UDID (allowed without pairing). It browses while a wanted device is
+/// missing — a sleeping iPad is found when it wakes, within its step's deadline — and, for
+/// `hadeploy muxer` (every device wanted), all the time.
+final class WiFiDiscovery: @unchecked Sendable {
+    private let lock = NSLock()
+    /// The UDIDs a run needs (nil: every device that answers, for `hadeploy muxer`).
+    private var wanted: Set<String>? = []
+    /// UDID → host name or address from devices.yaml (`address:`).
+    private var addresses: [String: String] = [:]
+    private var started = false
+    private var rounds = 0
+    private let wake = DispatchSemaphore(value: 0)
+    /// How long one browse listens for answers.
+    static let window: Duration = .milliseconds(1500)
+
+    /// Looks for `udids` from now on (nil: every device), at `addresses` first; starts the thread
+    /// the first time.
+    func want(_ udids: Set<String>?, addresses more: [String: String], relay: UsbmuxRelay) {
+        let start = lock.withLock {
+            if let udids {
+                wanted = wanted.map { $0.union(udids) }
+            } else {
+                wanted = nil
+            }
+            addresses.merge(more) { $1 }
+            defer { started = true }
+            return !started
+        }
+        if start {
+            let thread = Thread { [self] in loop(relay) }
+            thread.name = "hadeploy Wi-Fi discovery"
+            thread.start()
+        } else {
+            wake.signal()
+        }
+    }
+
+    /// Browses now rather than at the next round (a ListDevices is waiting for a missing device).
+    func nudge() { wake.signal() }
+
+    /// How many browses ran (for `devices`, which waits for the first).
+    var completedRounds: Int { lock.withLock { rounds } }
+
+    private func loop(_ relay: UsbmuxRelay) {
+        while true {
+            let (wanted, addresses) = lock.withLock { (self.wanted, self.addresses) }
+            var listed = Set(relay.wifiDevices.map(\.udid))
+            // Devices the route's usbmuxd lists on the network itself (macOS's, the twins' when they
+            // are not Wi-Fi only) need no finding.
+            if wanted != nil { listed.formUnion(Self.upstreamNetworkSerials(relay.route)) }
+            let missing = wanted.map { $0.subtracting(listed) }
+            if let missing, missing.isEmpty {
+                lock.withLock { rounds += 1 }
+                _ = wake.wait(timeout: .now() + 5)
+                continue
+            }
+            relay.add(round(missing: missing, addresses: addresses, relay: relay))
+            lock.withLock { rounds += 1 }
+            // Every device (`hadeploy muxer`): a new browse every few seconds; a missing one: sooner.
+            _ = wake.wait(timeout: .now() + (wanted == nil ? 3 : 1))
+        }
+    }
+
+    /// One round: the configured addresses, then one browse.
+    func round(missing: Set<String>?, addresses: [String: String], relay: UsbmuxRelay) -> [WiFiDevice] {
+        var found: [WiFiDevice] = []
+        for (udid, host) in addresses.sorted(by: { $0.key < $1.key }) where missing?.contains(udid) ?? true {
+            if let answer = Self.uniqueDeviceID(at: host), answer == udid {
+                found.append(WiFiDevice(udid: udid, address: host, foundBy: "address in devices.yaml"))
+            }
+        }
+        var macs = relay.pairRecords.wifiMACAddresses()
+        for udid in missing ?? [] where macs[udid] == nil {
+            if let record = Self.upstreamPairRecord(udid: udid, upstream: relay.route),
+                let mac = PairRecordFolder.wifiMACAddress(inRecord: record)
+            {
+                macs[udid] = mac
+            }
+        }
+        let byMAC = Dictionary(macs.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        let services = (try? MDNSBrowser.browse(within: Self.window)) ?? []
+        for service in services {
+            guard let address = service.addresses.first(where: { !$0.contains(":") }) ?? service.addresses.first
+            else { continue }
+            let udid = service.wifiMACAddress.flatMap { byMAC[$0] } ?? Self.uniqueDeviceID(at: address)
+            guard let udid, missing?.contains(udid) ?? true, !found.contains(where: { $0.udid == udid }) else {
+                continue
+            }
+            found.append(
+                WiFiDevice(
+                    udid: udid, address: address, foundBy: "mDNS (\(service.instance))",
+                    wifiMACAddress: service.wifiMACAddress))
+        }
+        return found
+    }
+
+    /// The device's UDID as its lockdownd at `host` gives it before any pairing (`GetValue
+    /// UniqueDeviceID`); nil when nothing answers there in 2 seconds.
+    static func uniqueDeviceID(at host: String) -> String? {
+        guard case .success(let socket) = ProbeSocket.openTCP(host: host, port: WiFiDevice.lockdownPort, timeout: 2),
+            let request = try? PropertyListSerialization.data(
+                fromPropertyList: ["Label": "hadeploy", "Request": "GetValue", "Key": "UniqueDeviceID"], format: .xml,
+                options: 0)
+        else { return nil }
+        var length = UInt32(request.count).bigEndian
+        guard socket.sendAll(Data(bytes: &length, count: 4) + request) else { return nil }
+        let header = socket.receive(count: 4)
+        guard header.data.count == 4 else { return nil }
+        let size = header.data.reduce(0) { $0 << 8 | Int($1) }
+        guard size > 0, size < 1 << 20 else { return nil }
+        let body = socket.receive(count: size)
+        let reply = try? PropertyListSerialization.propertyList(from: body.data, format: nil) as? [String: Any]
+        return reply?["Value"] as? String
+    }
+
+    /// The serials the route's usbmuxd lists as `Network` entries.
+    static func upstreamNetworkSerials(_ upstream: String) -> Set<String> {
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return [] }
+        let frame = UsbmuxMuxer.Frame.plist(
+            ["MessageType": "ListDevices", "ProgName": "hadeploy", "ClientVersionString": "hadeploy"], tag: 1)
+        guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket),
+            let list = answer.dictionary?["DeviceList"] as? [Any]
+        else { return [] }
+        return UsbmuxMuxer.networkSerials(list)
+    }
+
+    /// The pair record upstream keeps for `udid` (the system usbmuxd's, from a USB pairing).
+    static func upstreamPairRecord(udid: String, upstream: String) -> Data? {
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return nil }
+        let frame = UsbmuxMuxer.Frame.plist(
+            ["MessageType": "ReadPairRecord", "PairRecordID": udid, "ProgName": "hadeploy", "ClientVersionString": "hadeploy"],
+            tag: 1)
+        guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket) else { return nil }
+        return answer.dictionary?["PairRecordData"] as? Data
+    }
+}
