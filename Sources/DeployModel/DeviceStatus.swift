@@ -84,6 +84,10 @@ public struct DeviceStatus: Sendable, Encodable {
     /// What needs attention, one line each; empty: nothing.
     public var attention: [String]
     public var seconds: Double
+    /// A Wi-Fi device hadeploy's usbmuxd reached: its address, and how it was found (mDNS, or its
+    /// address in devices.yaml).
+    public var address: String?
+    public var foundBy: String?
 
     public init(
         id: String, name: String, backend: String, notOnThisHost: String?, reachable: Bool,

@@ -47,6 +47,11 @@ struct StatusCommand: ContextCommand {
     @Option(name: .long, help: ArgumentHelp("State directory for --virtual devices.", valueName: "dir"))
     var state: String = ".hadeploy/virtual"
 
+    @Flag(
+        name: .customLong("wifi-only"),
+        help: "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
+    var wifiOnly = false
+
     @Option(
         name: .long,
         help: ArgumentHelp("Compare with this .ipa/.app (what a deploy would install).", valueName: "path"))
@@ -95,6 +100,7 @@ struct StatusCommand: ContextCommand {
         let workspace = project.workspace(context)
         var flags = ["--no-build", "--no-verify", "--state=\(state)"]
         if virtual { flags.append("--virtual") }
+        if wifiOnly { flags.append("--wifi-only") }
         if allowShallow { flags.append("--allow-shallow") }
         if let artifact { flags.append("--artifact=\(artifact)") }
         if let artifacts { flags.append("--artifacts=\(artifacts)") }

@@ -11,6 +11,11 @@ public enum WiFiMuxer {
             at: path, upstream: upstream, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)
     }
 
+    /// Where hadeploy's usbmuxd reached the Wi-Fi device `udid` in this process, and how it found it.
+    public static func found(udid: String) -> (address: String, foundBy: String)? {
+        USBTransport.wifiDevices.first { $0.udid == udid }.map { ($0.address, $0.foundBy) }
+    }
+
     /// One line per Wi-Fi device listed now: its UDID, address and how it was found.
     public static var foundDevices: [String] {
         USBTransport.wifiDevices.map { "\($0.udid) at \($0.address), found by \($0.foundBy)" }

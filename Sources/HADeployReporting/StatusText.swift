@@ -22,7 +22,8 @@ public enum StatusText {
                 continue
             }
             rows.append([
-                device.id, device.ios.value ?? "?", device.backend, build(device),
+                device.id, device.ios.value ?? "?",
+                device.backend + (device.address.map { " at \($0)" } ?? ""), build(device),
                 device.running.value.map { $0 ? "running" : "not running" } ?? "?",
                 device.dashboard.value.map { ReportWriter.shortReason($0.summary, limit: 40) } ?? "?",
                 homeAssistant(device) ?? "-",

@@ -25,6 +25,9 @@ public struct DeviceInventory: Sendable, Encodable {
         public var arch: String?
         public var pairing: String?
         public var note: String?
+        /// A Wi-Fi device: its address, and how hadeploy found it (mDNS, or its address in devices.yaml).
+        public var address: String?
+        public var foundBy: String?
     }
 
     public var rows: [Row]
@@ -35,9 +38,12 @@ public struct DeviceInventory: Sendable, Encodable {
     /// The `build_host:` and the Xcode each flavour finds there, when devices.yaml names one.
     public var buildHost: BuildHostStatus?
 
+    /// `pairRecords`: where hadeploy keeps its own pair records (`hadeploy pair`); Wi-Fi devices are
+    /// looked for over multicast DNS for up to `wifiWindow`.
     public static func gather(
         matrix: DeviceMatrix, variables: [String: String], topology: Topology, runner: any ProcessRunner,
-        fileSystem: any FileSystem, clock: any WallClock
+        fileSystem: any FileSystem, clock: any WallClock, pairRecords: URL? = nil,
+        wifiWindow: Duration = .seconds(4)
     ) async -> DeviceInventory {
         let host = topology.host
         let usbmuxdAddress = topology.localUsbmuxd
@@ -51,6 +57,13 @@ public struct DeviceInventory: Sendable, Encodable {
         var usbError: String?
         // The address libusbmuxd already reads (this process's environment), so messages name it.
         USBTransport.recordStartingAddress(usbmuxdAddress)
+        let folders = [fileSystem.temporaryDirectory.path]
+        // Wi-Fi devices, which Linux's usbmuxd does not list: hadeploy's own usbmuxd lists every one
+        // found over multicast DNS (after one browse), the route's devices with them.
+        if let pairRecords, (try? USBTransport.route(to: usbmuxdAddress, folders: folders)) != nil {
+            USBTransport.reachOverWiFi(nil, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)
+            await USBTransport.waitForWiFiDiscovery(limit: wifiWindow, clock: clock)
+        }
         do {
             connected = try await USBTransport.devices(clock: clock)
         } catch {
@@ -66,7 +79,6 @@ public struct DeviceInventory: Sendable, Encodable {
                 else { return nil }
                 return host
             })
-        let folders = [fileSystem.temporaryDirectory.path]
         func route(_ address: String?) throws {
             try USBTransport.route(to: address, folders: folders)
         }
@@ -149,7 +161,7 @@ public struct DeviceInventory: Sendable, Encodable {
                     productType: live?.productType ?? device.productType,
                     ios: live?.productVersion ?? device.iosVersion,
                     arch: live?.cpuArchitecture ?? device.arch.rawValue, pairing: live?.pairing.rawValue,
-                    note: note))
+                    note: note, address: live?.address, foundBy: live?.foundBy))
         }
         for live in connected where !matched.contains(live.udid + live.connection) {
             let wifi = live.connection == "Network"
@@ -163,7 +175,8 @@ public struct DeviceInventory: Sendable, Encodable {
                     note: live.problem
                         ?? (wifi
                             ? "on Wi-Fi but not in devices.yaml (add it with this udid and network: true)"
-                            : "connected but not in devices.yaml (add it with this udid)")))
+                            : "connected but not in devices.yaml (add it with this udid)"),
+                    address: live.address, foundBy: live.foundBy))
         }
         return DeviceInventory(
             rows: rows, usbmuxd: usbmuxdAddress ?? "/var/run/usbmuxd", usbmuxdError: usbError,
@@ -175,7 +188,9 @@ public struct DeviceInventory: Sendable, Encodable {
         var table = [header]
         for row in rows {
             table.append([
-                row.id ?? "-", row.name, row.udid ?? "-", row.ios ?? "-", row.connected ? "yes" : "no",
+                row.id ?? "-", row.name, row.udid ?? "-", row.ios ?? "-",
+                row.address.map { "Wi-Fi \($0)" + (row.foundBy.map { ", \($0)" } ?? "") }
+                    ?? (row.connected ? "yes" : "no"),
                 row.backend,
                 row.note ?? "",
             ])

@@ -129,7 +129,7 @@ public struct StatusExecutor: Sendable {
                 if rebooted.value == true { attention.append("restarted since the last deploy") }
             }
         }
-        return DeviceStatus(
+        var status = DeviceStatus(
             id: device.device.id, name: facts.device?.name ?? device.device.name,
             backend: device.device.backend.label, notOnThisHost: notOnThisHost,
             reachable: facts.device != nil, unreachable: notOnThisHost == nil ? facts.unreachable : nil,
@@ -139,6 +139,13 @@ public struct StatusExecutor: Sendable {
             dashboard: dashboard, lastDeployedAt: record?.deployedAt, lastVerifiedAt: record?.verifiedAt,
             battery: facts.battery, storage: facts.storage, boot: facts.boot, rebootedSinceDeploy: rebooted,
             attention: attention, seconds: seconds)
+        if device.device.backend.lookup == .network, let udid = device.device.udid?.value,
+            let wifi = WiFiMuxer.found(udid: udid)
+        {
+            status.address = wifi.address
+            status.foundBy = wifi.foundBy
+        }
+        return status
     }
 
     /// A boot time after the deploy; else the Developer Disk Image the deploy mounted, gone.

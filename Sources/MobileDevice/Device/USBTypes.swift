@@ -31,6 +31,9 @@ public struct USBDeviceSummary: Sendable, Codable, Equatable {
     public let pairing: PairingState
     /// When pairing is not `paired`, or the device could not be asked: what to do (an instruction).
     public let problem: String?
+    /// A Wi-Fi device hadeploy's usbmuxd lists: where it is, and how it was found (mDNS, an address).
+    public var address: String? = nil
+    public var foundBy: String? = nil
 }
 
 /// What a connected, paired device reports about itself (lockdown GetValue).

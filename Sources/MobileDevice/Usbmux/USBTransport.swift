@@ -12,13 +12,13 @@ public enum USBTransport {
         try UsbmuxRelay.process.route(to: address, folders: folders)
     }
 
-    /// Reaches `udids` over Wi-Fi from now on, whatever the route's usbmuxd lists: hadeploy's own
+    /// Reaches `udids` (nil: every device found) over Wi-Fi from now on, whatever the route's usbmuxd lists: hadeploy's own
     /// usbmuxd (the relay, as a muxer) lists each as a `Network` entry once it is found — over
     /// multicast DNS, or at its address in `addresses` (UDID → host) — and connects to it directly.
     /// Pair records are read from `pairRecords` first (where `hadeploy pair` keeps them), then from
     /// the route's usbmuxd. Set the route first.
     public static func reachOverWiFi(
-        _ udids: Set<String>, addresses: [String: String], pairRecords: URL, fileSystem: any FileSystem
+        _ udids: Set<String>?, addresses: [String: String], pairRecords: URL, fileSystem: any FileSystem
     ) {
         let relay = UsbmuxRelay.process
         relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
@@ -255,10 +255,11 @@ public enum USBTransport {
         _ entry: UsbmuxEntry, _ values: [String: String], _ connection: String, _ pairing: PairingState,
         _ problem: String?
     ) -> USBDeviceSummary {
-        USBDeviceSummary(
+        let wifi = entry.isNetwork ? UsbmuxRelay.process.wifiDevices.first { $0.udid == entry.udid } : nil
+        return USBDeviceSummary(
             udid: entry.udid, name: values["DeviceName"], productType: values["ProductType"],
             productVersion: values["ProductVersion"], buildVersion: values["BuildVersion"],
             cpuArchitecture: values["CPUArchitecture"], connection: connection, pairing: pairing,
-            problem: problem)
+            problem: problem, address: wifi?.address, foundBy: wifi?.foundBy)
     }
 }

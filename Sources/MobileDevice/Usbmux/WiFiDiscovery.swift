@@ -96,7 +96,7 @@ final class WiFiDiscovery: @unchecked Sendable {
             }
             found.append(
                 WiFiDevice(
-                    udid: udid, address: address, foundBy: "mDNS (\(service.instance))",
+                    udid: udid, address: address, foundBy: "mDNS as \(service.instance)",
                     wifiMACAddress: service.wifiMACAddress))
         }
         return found
