@@ -190,7 +190,8 @@ let package = Package(
         .target(
             name: "MobileDevice",
             dependencies: [
-                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec", "HostCrypto", "MulticastDNS",
+                "HADeployCore", "CIMobileDevice", "CPlist", "CUsbmuxd", "ImageCodec", "HostCrypto",
+                "MulticastDNS",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -46,6 +46,8 @@ clock_readers=(
     Sources/SSHTransport/TCPConnector.swift
     # The device list read on the session's executor thread, 100 ms per libssh read.
     Sources/SSHTransport/ForwardPump.swift
+    # One multicast DNS browse on the Wi-Fi discovery thread: each receive bounded by the window left.
+    Sources/MulticastDNS/MDNSBrowser.swift
 )
 
 status=0

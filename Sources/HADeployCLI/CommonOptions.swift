@@ -78,7 +78,8 @@ struct DeployArguments: ParsableArguments {
 
     @Flag(
         name: .customLong("wifi-only"),
-        help: "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
+        help:
+            "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
     var wifiOnly = false
 
     @Option(name: .long, help: ArgumentHelp("Install this .ipa/.app (with --no-build).", valueName: "path"))
@@ -102,7 +103,8 @@ struct DeployArguments: ParsableArguments {
         if reset && demo { throw ValidationError("--reset and --demo conflict: choose one") }
         if wifiOnly && !virtual {
             throw ValidationError(
-                "--wifi-only is for the virtual twins (with --virtual); real Wi-Fi devices are found by themselves")
+                "--wifi-only is for the virtual twins (with --virtual); real Wi-Fi devices are found by themselves"
+            )
         }
         if let token, token.isEmpty { throw ValidationError("--token needs a value (or set HA_TOKEN)") }
         if token != nil && (reset || demo) {

@@ -1,10 +1,10 @@
 import ArgumentParser
+import DeployModel
+import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
 import HADeployStatus
-import DeployModel
-import DeviceSpec
 import HADeployVirtual
 import Logging
 
@@ -37,7 +37,8 @@ struct DevicesCommand: ContextCommand {
 
     @Flag(
         name: .customLong("wifi-only"),
-        help: "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
+        help:
+            "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
     var wifiOnly = false
 
     @Option(name: .long, help: ArgumentHelp("State directory for --virtual devices.", valueName: "dir"))
@@ -54,13 +55,15 @@ struct DevicesCommand: ContextCommand {
         var matrix = try workspace.loadMatrix()
         let (variables, _) = try workspace.loadVariables()
         var topology = Topology.current(environment: context.environment)
-        var pairRecords = PairRecordLocation.folder(environment: context.environment, fileSystem: context.fileSystem)
+        var pairRecords = PairRecordLocation.folder(
+            environment: context.environment, fileSystem: context.fileSystem)
         var twins: VirtualTwinsRun?
         var stateLock: StateFolderLock?
         if virtual {
             if wifiOnly { matrix = VirtualMatrix.wifiOnly(matrix) }
             let stateDirectory = context.url(for: state)
-            stateLock = try StateFolderLock.acquire(stateDirectory, displayName: state, fileSystem: context.fileSystem)
+            stateLock = try StateFolderLock.acquire(
+                stateDirectory, displayName: state, fileSystem: context.fileSystem)
             var logger = Logger(label: "hadeploy.virtual")
             logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
             let run = try await VirtualTwinsRun.start(
@@ -69,7 +72,9 @@ struct DevicesCommand: ContextCommand {
                 logger: logger, context: context, wifiOnly: wifiOnly)
             // The twins stand in for the devices: their UDIDs, behind their usbmuxd.
             for index in matrix.devices.indices {
-                if let udid = run.twins.udids[matrix.devices[index].id] { matrix.devices[index].udid = ConfigValue(udid) }
+                if let udid = run.twins.udids[matrix.devices[index].id] {
+                    matrix.devices[index].udid = ConfigValue(udid)
+                }
             }
             topology.virtual = run.twins
             topology.localUsbmuxd = run.twins.address
@@ -78,7 +83,8 @@ struct DevicesCommand: ContextCommand {
         }
         let inventory = await DeviceInventory.gather(
             matrix: matrix, variables: variables, topology: topology,
-            runner: context.runner, fileSystem: context.fileSystem, clock: context.clock, pairRecords: pairRecords)
+            runner: context.runner, fileSystem: context.fileSystem, clock: context.clock,
+            pairRecords: pairRecords)
         await twins?.stop()
         withExtendedLifetime(stateLock) {}
         var result = inventory

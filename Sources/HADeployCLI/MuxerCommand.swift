@@ -31,17 +31,21 @@ struct MuxerCommand: ContextCommand {
 
     @Option(
         name: .customLong("pair-records"),
-        help: ArgumentHelp("hadeploy's pair records (default: the user's, as `hadeploy pair` keeps them).", valueName: "dir"))
+        help: ArgumentHelp(
+            "hadeploy's pair records (default: the user's, as `hadeploy pair` keeps them).", valueName: "dir")
+    )
     var pairRecords: String?
 
     func run(_ context: HADeployContext) async throws {
         let path = context.url(for: socket).path
-        let upstream = usbmuxd ?? context.environment["USBMUXD_SOCKET_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+        let upstream =
+            usbmuxd ?? context.environment["USBMUXD_SOCKET_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
         let records =
             pairRecords.map { context.url(for: $0) }
             ?? PairRecordLocation.folder(environment: context.environment, fileSystem: context.fileSystem)
         do {
-            try WiFiMuxer.serve(at: path, upstream: upstream, pairRecords: records, fileSystem: context.fileSystem)
+            try WiFiMuxer.serve(
+                at: path, upstream: upstream, pairRecords: records, fileSystem: context.fileSystem)
         } catch {
             throw ValidationError("cannot serve \(path): \(error)")
         }

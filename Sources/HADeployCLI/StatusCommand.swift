@@ -49,7 +49,8 @@ struct StatusCommand: ContextCommand {
 
     @Flag(
         name: .customLong("wifi-only"),
-        help: "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
+        help:
+            "With --virtual: the twins are Wi-Fi devices only, listed by no usbmuxd and announced over mDNS.")
     var wifiOnly = false
 
     @Option(

@@ -6,7 +6,9 @@ import MobileDevice
 public enum WiFiMuxer {
     /// Serves at `path` until the process ends: `upstream`'s devices (nil: the system usbmuxd's) and
     /// the Wi-Fi devices found over multicast DNS, with pair records from `pairRecords` first.
-    public static func serve(at path: String, upstream: String?, pairRecords: URL, fileSystem: any FileSystem) throws {
+    public static func serve(at path: String, upstream: String?, pairRecords: URL, fileSystem: any FileSystem)
+        throws
+    {
         try USBTransport.serveMuxer(
             at: path, upstream: upstream, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)
     }

@@ -60,7 +60,9 @@ public struct VirtualMatrix: Sendable {
     public static func wifiOnly(_ matrix: DeviceMatrix) -> DeviceMatrix {
         var matrix = matrix
         for index in matrix.devices.indices
-        where [.usb, .devicectl].contains(matrix.devices[index].transport) && matrix.devices[index].usbHost == nil {
+        where [.usb, .devicectl].contains(matrix.devices[index].transport)
+            && matrix.devices[index].usbHost == nil
+        {
             matrix.devices[index].network = true
         }
         return matrix
@@ -69,7 +71,8 @@ public struct VirtualMatrix: Sendable {
     /// Starts the virtual usbmuxd; returns it with the `USBMUXD_SOCKET_ADDRESS` clients must use.
     /// `wifiOnly`: it lists no Network entry, and the network twins announce themselves over mDNS.
     public func start(
-        stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger, fileSystem: any FileSystem,
+        stateDirectory: URL, address: VirtualUsbmuxdAddress? = nil, logger: Logger,
+        fileSystem: any FileSystem,
         wifiOnly: Bool = false
     ) async throws -> (VirtualUsbmuxd, String) {
         // A Unix socket's path has room for 103 bytes on macOS (107 on Linux): a long --state is said

@@ -94,9 +94,10 @@ public struct DNSMessage: Sendable, Equatable {
 
     public func encoded() -> Data {
         var out = Data()
-        for value in [id, flags, UInt16(questions.count), UInt16(answers.count), UInt16(authorities.count),
-            UInt16(additionals.count)]
-        {
+        for value in [
+            id, flags, UInt16(questions.count), UInt16(answers.count), UInt16(authorities.count),
+            UInt16(additionals.count),
+        ] {
             Self.append(value, to: &out)
         }
         for question in questions {
@@ -113,7 +114,8 @@ public struct DNSMessage: Sendable, Equatable {
             var body = Data()
             switch record.data {
             case .a(let address): body.append(contentsOf: Self.ipv4Bytes(address) ?? [0, 0, 0, 0])
-            case .aaaa(let address): body.append(contentsOf: Self.ipv6Bytes(address) ?? [UInt8](repeating: 0, count: 16))
+            case .aaaa(let address):
+                body.append(contentsOf: Self.ipv6Bytes(address) ?? [UInt8](repeating: 0, count: 16))
             case .ptr(let name): Self.appendName(name, to: &body)
             case .srv(let priority, let weight, let port, let target):
                 Self.append(priority, to: &body)
@@ -160,12 +162,16 @@ public struct DNSMessage: Sendable, Equatable {
         let sides = halves.components(separatedBy: "::")
         guard sides.count <= 2 else { return nil }
         func groups(_ text: String) -> [UInt16]? {
-            text.isEmpty ? [] : text.split(separator: ":").map { UInt16($0, radix: 16) }.reduce([UInt16]()) {
-                guard let value = $1 else { return $0 }
-                return $0 + [value]
-            }
+            text.isEmpty
+                ? []
+                : text.split(separator: ":").map { UInt16($0, radix: 16) }.reduce([UInt16]()) {
+                    guard let value = $1 else { return $0 }
+                    return $0 + [value]
+                }
         }
-        guard let head = groups(sides[0]), let tail = sides.count == 2 ? groups(sides[1]) : [] else { return nil }
+        guard let head = groups(sides[0]), let tail = sides.count == 2 ? groups(sides[1]) : [] else {
+            return nil
+        }
         let missing = 8 - head.count - tail.count
         guard missing >= 0, sides.count == 2 || missing == 0 else { return nil }
         let all = head + [UInt16](repeating: 0, count: missing) + tail
@@ -220,14 +226,18 @@ public struct DNSMessage: Sendable, Equatable {
             var jumped = false
             var jumps = 0
             while true {
-                guard position < bytes.count else { throw Malformed(description: "a name runs past the message") }
+                guard position < bytes.count else {
+                    throw Malformed(description: "a name runs past the message")
+                }
                 let length = Int(bytes[position])
                 if length == 0 {
                     position += 1
                     break
                 }
                 if length & 0xC0 == 0xC0 {
-                    guard position + 1 < bytes.count else { throw Malformed(description: "a cut name pointer") }
+                    guard position + 1 < bytes.count else {
+                        throw Malformed(description: "a cut name pointer")
+                    }
                     jumps += 1
                     guard jumps <= 32 else { throw Malformed(description: "a name pointer loop") }
                     let target = (length & 0x3F) << 8 | Int(bytes[position + 1])
@@ -261,8 +271,10 @@ public struct DNSMessage: Sendable, Equatable {
             case .aaaa where length == 16:
                 let raw = try take(16)
                 data = .aaaa(
-                    stride(from: 0, to: 16, by: 2).map { String(UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1]), radix: 16) }
-                        .joined(separator: ":"))
+                    stride(from: 0, to: 16, by: 2).map {
+                        String(UInt16(raw[$0]) << 8 | UInt16(raw[$0 + 1]), radix: 16)
+                    }
+                    .joined(separator: ":"))
             case .ptr:
                 data = .ptr(try readName())
             case .srv where length >= 7:

@@ -72,7 +72,8 @@ public enum MDNSBrowser {
                 nextQuery = now + .milliseconds(500)
             }
             let wait = min(end, nextQuery) - now
-            let milliseconds = Int(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+            let milliseconds = Int(
+                wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
             guard let (data, _) = socket.receive(within: max(1, milliseconds)),
                 let message = try? DNSMessage(decoding: data), message.isResponse
             else { continue }
@@ -105,9 +106,13 @@ public enum MDNSBrowser {
                 case .txt(let strings):
                     txt[name] = strings
                 case .a(let address):
-                    if !(addresses[name] ?? []).contains(address) { addresses[name, default: []].insert(address, at: 0) }
+                    if !(addresses[name] ?? []).contains(address) {
+                        addresses[name, default: []].insert(address, at: 0)
+                    }
                 case .aaaa(let address):
-                    if !(addresses[name] ?? []).contains(address) { addresses[name, default: []].append(address) }
+                    if !(addresses[name] ?? []).contains(address) {
+                        addresses[name, default: []].append(address)
+                    }
                 default: break
                 }
             }
@@ -131,7 +136,9 @@ public enum MDNSBrowser {
                     questions.append(.init(name: full, type: .srv))
                     continue
                 }
-                if (addresses[host.lowercased()] ?? []).isEmpty { questions.append(.init(name: host, type: .a)) }
+                if (addresses[host.lowercased()] ?? []).isEmpty {
+                    questions.append(.init(name: host, type: .a))
+                }
             }
             return questions
         }

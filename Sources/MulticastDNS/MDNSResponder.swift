@@ -22,7 +22,9 @@ public final class MDNSResponder: @unchecked Sendable {
         public var address: String
         public var txt: [String]
 
-        public init(name: String, service: String, host: String, port: UInt16, address: String, txt: [String] = []) {
+        public init(
+            name: String, service: String, host: String, port: UInt16, address: String, txt: [String] = []
+        ) {
             self.name = name
             self.service = service
             self.host = host
@@ -63,7 +65,9 @@ public final class MDNSResponder: @unchecked Sendable {
         }
         announce([instance], ttl: 120)
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
-            guard let self, self.lock.withLock({ self.instances.contains(instance) && !self.stopped }) else { return }
+            guard let self, self.lock.withLock({ self.instances.contains(instance) && !self.stopped }) else {
+                return
+            }
             self.announce([instance], ttl: 120)
         }
     }
@@ -100,9 +104,11 @@ public final class MDNSResponder: @unchecked Sendable {
         [
             .init(name: instance.service, data: .ptr(instance.fullName), ttl: ttl == 0 ? 0 : 4500),
             .init(
-                name: instance.fullName, data: .srv(priority: 0, weight: 0, port: instance.port, target: instance.host),
+                name: instance.fullName,
+                data: .srv(priority: 0, weight: 0, port: instance.port, target: instance.host),
                 ttl: ttl, cacheFlush: true),
-            .init(name: instance.fullName, data: .txt(instance.txt), ttl: ttl == 0 ? 0 : 4500, cacheFlush: true),
+            .init(
+                name: instance.fullName, data: .txt(instance.txt), ttl: ttl == 0 ? 0 : 4500, cacheFlush: true),
             .init(name: instance.host, data: .a(instance.address), ttl: ttl, cacheFlush: true),
         ]
     }

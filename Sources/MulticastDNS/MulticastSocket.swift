@@ -61,7 +61,8 @@ final class MulticastSocket: @unchecked Sendable {
         _ = data.withUnsafeBytes { bytes in
             withUnsafePointer(to: &destination) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    sendto(
+                        fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
         }

@@ -45,7 +45,11 @@ final class DeployWorld: Sendable {
         Twin(id: "kitchen", productType: "iPad5,1", ios: "15.8", arch: "arm64", flavour: "modern"),
     ]
 
-    init(twins: [Twin] = DeployWorld.defaultTwins, ha: HomeAssistantServer? = nil) async throws {
+    /// `wifiOnly`: the network twins are listed by no usbmuxd (the world's lists USB twins only, as
+    /// Linux's does) and announce themselves over multicast DNS, as Wi-Fi-synced devices do.
+    init(twins: [Twin] = DeployWorld.defaultTwins, ha: HomeAssistantServer? = nil, wifiOnly: Bool = false)
+        async throws
+    {
         root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hadeploy-e2e-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -69,7 +73,7 @@ final class DeployWorld: Sendable {
         usbmuxd = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: root.appendingPathComponent("virtual"),
             address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger,
-            fileSystem: TestHost.fileSystem)
+            fileSystem: TestHost.fileSystem, wifiOnly: wifiOnly)
         socket = try await usbmuxd.start()
         await usbmuxd.setRebootDuration(.milliseconds(500))
         var udids: [String: String] = [:]
@@ -151,6 +155,8 @@ final class DeployWorld: Sendable {
     {
         var variables = [
             "USBMUXD_SOCKET_ADDRESS": socket, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path,
+            // hadeploy's own pair records (`hadeploy pair`), this world's and no one else's.
+            "HADEPLOY_PAIR_RECORDS": root.appendingPathComponent("pair-records").path,
         ]
         variables.merge(environment) { _, new in new }
         return try await HADeployBinary.run(arguments, in: root, environment: variables, timeout: timeout)

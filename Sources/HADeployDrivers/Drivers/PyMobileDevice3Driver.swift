@@ -1,8 +1,8 @@
 import DeployModel
 import DeviceSpec
 import Foundation
-import MobileDevice
 import HADeployCore
+import MobileDevice
 
 /// What an iOS 17+ device on this host can and cannot do through pymobiledevice3, in words.
 public struct PyMobileDevice3Readiness: Sendable, Hashable {

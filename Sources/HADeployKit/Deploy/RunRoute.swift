@@ -88,7 +88,6 @@ public final class RunRoute: Sendable {
         USBTransport.reachOverWiFi(Set(udids), addresses: [:], pairRecords: folder, fileSystem: fileSystem)
     }
 
-
     /// Whether `device` is reached through this process's usbmuxd (or needs none).
     public func serves(_ device: DevicePlan) -> Bool {
         guard let wanted = device.backend.usbRoute else { return true }
@@ -99,7 +98,6 @@ public final class RunRoute: Sendable {
     public func close() async { await tunnel?.stop() }
 }
 
-
 /// Where hadeploy keeps the pair records it makes (`hadeploy pair`) and reads for Wi-Fi devices: the
 /// user's own data folder, owner-only (`$XDG_DATA_HOME/hadeploy/lockdown`, else
 /// `~/.local/share/hadeploy/lockdown`; `~/Library/Application Support/hadeploy/lockdown` on macOS).
@@ -108,7 +106,9 @@ public enum PairRecordLocation {
         if let override = environment["HADEPLOY_PAIR_RECORDS"], !override.isEmpty {
             return URL(fileURLWithPath: override)
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? fileSystem.homeDirectory
+        let home =
+            environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? fileSystem.homeDirectory
         if HostPlatform.current == .macOS {
             return home.appendingPathComponent("Library/Application Support/hadeploy/lockdown")
         }

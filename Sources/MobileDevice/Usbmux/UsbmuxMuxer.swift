@@ -43,7 +43,8 @@ struct UsbmuxMuxer: Sendable {
 
         static func plist(_ value: [String: Any], tag: UInt32) -> Frame {
             let payload =
-                (try? PropertyListSerialization.data(fromPropertyList: value, format: .xml, options: 0)) ?? Data()
+                (try? PropertyListSerialization.data(fromPropertyList: value, format: .xml, options: 0))
+                ?? Data()
             return Frame(version: 1, message: 8, tag: tag, payload: payload)
         }
 
@@ -52,7 +53,8 @@ struct UsbmuxMuxer: Sendable {
         }
 
         var dictionary: [String: Any]? {
-            (try? PropertyListSerialization.propertyList(from: payload, options: [], format: nil)) as? [String: Any]
+            (try? PropertyListSerialization.propertyList(from: payload, options: [], format: nil))
+                as? [String: Any]
         }
     }
 
@@ -60,7 +62,9 @@ struct UsbmuxMuxer: Sendable {
         let header = socket.receive(count: 16)
         guard header.data.count == 16 else { return nil }
         let words = (0..<4).map { index in
-            header.data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)) }
+            header.data.withUnsafeBytes {
+                UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
+            }
         }
         guard words[0] >= 16, words[0] <= 4 << 20 else { return nil }
         let payload = socket.receive(count: Int(words[0]) - 16)
@@ -96,7 +100,9 @@ struct UsbmuxMuxer: Sendable {
                     send(exchange(frame) ?? .result(2, tag: frame.tag))
                 }
             case "SavePairRecord":
-                if let udid = request["PairRecordID"] as? String, let data = request["PairRecordData"] as? Data {
+                if let udid = request["PairRecordID"] as? String,
+                    let data = request["PairRecordData"] as? Data
+                {
                     relay.pairRecords.save(udid: udid, record: data)
                 }
                 _ = exchange(frame)
@@ -133,7 +139,8 @@ struct UsbmuxMuxer: Sendable {
     /// One request upstream and its one answer; nil when there is no upstream usbmuxd (none runs
     /// here: the Wi-Fi devices are then the only ones).
     private func exchange(_ frame: Frame) -> Frame? {
-        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(frame.bytes) else {
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(frame.bytes)
+        else {
             return nil
         }
         return Self.read(socket)
@@ -176,7 +183,8 @@ struct UsbmuxMuxer: Sendable {
         }
         // PortNumber is the port in network byte order stored as a plain integer (PROTOCOL.md §1.7).
         let port = UInt16(truncatingIfNeeded: request["PortNumber"] as? Int ?? 0).byteSwapped
-        guard case .success(let socket) = ProbeSocket.openTCP(host: device.address, port: port, timeout: 10) else {
+        guard case .success(let socket) = ProbeSocket.openTCP(host: device.address, port: port, timeout: 10)
+        else {
             send(.result(3, tag: frame.tag))
             return false
         }
@@ -249,7 +257,8 @@ public final class PairRecordFolder: @unchecked Sendable {
             guard let folder, let fileSystem else { return "00000000-0000-0000-0000-000000000000" }
             let file = folder.appendingPathComponent("SystemConfiguration.plist")
             if let data = fileSystem.contents(atPath: file.path),
-                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
+                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
+                    as? [String: Any],
                 let buid = plist["SystemBUID"] as? String
             {
                 return buid

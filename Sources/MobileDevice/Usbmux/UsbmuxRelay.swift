@@ -109,7 +109,8 @@ final class UsbmuxRelay: @unchecked Sendable {
             let (target, mux) = lock.withLock { (upstream, alwaysMux || !wifi.isEmpty) }
             let thread = Thread { [self] in
                 if mux {
-                    UsbmuxMuxer(client: ProbeSocket(fd: client, timeout: 10), upstream: target, relay: self).serve()
+                    UsbmuxMuxer(client: ProbeSocket(fd: client, timeout: 10), upstream: target, relay: self)
+                        .serve()
                 } else {
                     Self.relay(client, to: target)
                 }
@@ -227,14 +228,17 @@ final class UsbmuxRelay: @unchecked Sendable {
             "DeviceID": id, "MessageType": "Attached",
             "Properties": [
                 "ConnectionType": "Network", "DeviceID": id,
-                "EscapedFullServiceName": (device.wifiMACAddress ?? device.udid) + "._apple-mobdev2._tcp.local.",
+                "EscapedFullServiceName": (device.wifiMACAddress ?? device.udid)
+                    + "._apple-mobdev2._tcp.local.",
                 "InterfaceIndex": 0, "NetworkAddress": device.socketAddressData, "SerialNumber": device.udid,
             ] as [String: Any],
         ]
     }
 
     func addListener(_ socket: ProbeSocket) { lock.withLock { listeners[socket.fd] = NSLock() } }
-    func removeListener(_ socket: ProbeSocket) { _ = lock.withLock { listeners.removeValue(forKey: socket.fd) } }
+    func removeListener(_ socket: ProbeSocket) {
+        _ = lock.withLock { listeners.removeValue(forKey: socket.fd) }
+    }
 
     /// Writes one whole event to a `Listen` connection (the upstream's and the relay's never interleave).
     func write(_ bytes: Data, toListener fd: Int32) {

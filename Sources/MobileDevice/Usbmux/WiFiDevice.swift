@@ -41,7 +41,9 @@ public struct WiFiDevice: Sendable, Equatable, Hashable {
         var address6 = in6_addr()
         let bare = address.split(separator: "%").first.map(String.init) ?? address
         if inet_pton(AF_INET6, bare, &address6) == 1 {
-            var bytes: [UInt8] = [28, 30, UInt8(Self.lockdownPort >> 8), UInt8(Self.lockdownPort & 0xFF), 0, 0, 0, 0]
+            var bytes: [UInt8] = [
+                28, 30, UInt8(Self.lockdownPort >> 8), UInt8(Self.lockdownPort & 0xFF), 0, 0, 0, 0,
+            ]
             bytes += withUnsafeBytes(of: &address6) { Array($0) }
             bytes += [0, 0, 0, 0]
             return Data(bytes)

@@ -88,10 +88,12 @@ final class WiFiDiscovery: @unchecked Sendable {
         let byMAC = Dictionary(macs.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         let services = (try? MDNSBrowser.browse(within: Self.window)) ?? []
         for service in services {
-            guard let address = service.addresses.first(where: { !$0.contains(":") }) ?? service.addresses.first
+            guard
+                let address = service.addresses.first(where: { !$0.contains(":") }) ?? service.addresses.first
             else { continue }
             let udid = service.wifiMACAddress.flatMap { byMAC[$0] } ?? Self.uniqueDeviceID(at: address)
-            guard let udid, missing?.contains(udid) ?? true, !found.contains(where: { $0.udid == udid }) else {
+            guard let udid, missing?.contains(udid) ?? true, !found.contains(where: { $0.udid == udid })
+            else {
                 continue
             }
             found.append(
@@ -105,9 +107,12 @@ final class WiFiDiscovery: @unchecked Sendable {
     /// The device's UDID as its lockdownd at `host` gives it before any pairing (`GetValue
     /// UniqueDeviceID`); nil when nothing answers there in 2 seconds.
     static func uniqueDeviceID(at host: String) -> String? {
-        guard case .success(let socket) = ProbeSocket.openTCP(host: host, port: WiFiDevice.lockdownPort, timeout: 2),
+        guard
+            case .success(let socket) = ProbeSocket.openTCP(
+                host: host, port: WiFiDevice.lockdownPort, timeout: 2),
             let request = try? PropertyListSerialization.data(
-                fromPropertyList: ["Label": "hadeploy", "Request": "GetValue", "Key": "UniqueDeviceID"], format: .xml,
+                fromPropertyList: ["Label": "hadeploy", "Request": "GetValue", "Key": "UniqueDeviceID"],
+                format: .xml,
                 options: 0)
         else { return nil }
         var length = UInt32(request.count).bigEndian
@@ -117,7 +122,8 @@ final class WiFiDiscovery: @unchecked Sendable {
         let size = header.data.reduce(0) { $0 << 8 | Int($1) }
         guard size > 0, size < 1 << 20 else { return nil }
         let body = socket.receive(count: size)
-        let reply = try? PropertyListSerialization.propertyList(from: body.data, format: nil) as? [String: Any]
+        let reply =
+            try? PropertyListSerialization.propertyList(from: body.data, format: nil) as? [String: Any]
         return reply?["Value"] as? String
     }
 
@@ -136,7 +142,10 @@ final class WiFiDiscovery: @unchecked Sendable {
     static func upstreamPairRecord(udid: String, upstream: String) -> Data? {
         guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return nil }
         let frame = UsbmuxMuxer.Frame.plist(
-            ["MessageType": "ReadPairRecord", "PairRecordID": udid, "ProgName": "hadeploy", "ClientVersionString": "hadeploy"],
+            [
+                "MessageType": "ReadPairRecord", "PairRecordID": udid, "ProgName": "hadeploy",
+                "ClientVersionString": "hadeploy",
+            ],
             tag: 1)
         guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket) else { return nil }
         return answer.dictionary?["PairRecordData"] as? Data

@@ -235,7 +235,8 @@ public actor VirtualUsbmuxd {
                     productType: runtime.profile.productType, productVersion: runtime.profile.productVersion,
                     buildVersion: runtime.profile.buildVersion,
                     cpuArchitecture: runtime.profile.cpuArchitecture,
-                    deviceID: attachments[runtime.udid] ?? networkAttachments[runtime.udid],
+                    deviceID: attachments[runtime.udid]
+                        ?? (responder == nil ? networkAttachments[runtime.udid] : nil),
                     developerImageMounted: await runtime.isDeveloperImageMounted,
                     activeFaults: runtime.faults))
         }
@@ -410,7 +411,8 @@ public actor VirtualUsbmuxd {
         networkAttachments[runtime.udid] = deviceID
         if let responder {
             responder.add(Self.announcement(runtime, host: host))
-            logger.info("\(runtime.profile.name) (\(runtime.udid)) on the network at \(host), announced over mDNS")
+            logger.info(
+                "\(runtime.profile.name) (\(runtime.udid)) on the network at \(host), announced over mDNS")
             return
         }
         broadcast(UsbmuxConnection.attachedMessage(attachedDevice(runtime, deviceID: deviceID, host: host)))
@@ -449,7 +451,10 @@ public actor VirtualUsbmuxd {
             // The modified EUI-64 link-local address a device derives from its MAC (RFC 4291 §2.5.1).
             let eui = [octets[0] ^ 0x02, octets[1], octets[2], 0xFF, 0xFE, octets[3], octets[4], octets[5]]
             linkLocal =
-                "fe80::" + stride(from: 0, to: 8, by: 2).map { String(UInt16(eui[$0]) << 8 | UInt16(eui[$0 + 1]), radix: 16) }
+                "fe80::"
+                + stride(from: 0, to: 8, by: 2).map {
+                    String(UInt16(eui[$0]) << 8 | UInt16(eui[$0 + 1]), radix: 16)
+                }
                 .joined(separator: ":")
         }
         let hostName = runtime.profile.deviceName.unicodeScalars
@@ -472,7 +477,9 @@ public actor VirtualUsbmuxd {
             if let deviceID = attachments[runtime.udid] {
                 devices.append(attachedDevice(runtime, deviceID: deviceID, host: nil))
             }
-            if responder == nil, let deviceID = networkAttachments[runtime.udid], let host = await runtime.network?.host {
+            if responder == nil, let deviceID = networkAttachments[runtime.udid],
+                let host = await runtime.network?.host
+            {
                 devices.append(attachedDevice(runtime, deviceID: deviceID, host: host))
             }
         }

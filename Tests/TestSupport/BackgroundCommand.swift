@@ -1,0 +1,72 @@
+import Foundation
+import HADeployCore
+
+/// A long-running command a test starts and reads while it runs (`hadeploy virtual`, `hadeploy
+/// muxer`): stdout and stderr gathered together, line by line, until `stop()` kills it.
+public final class BackgroundCommand: @unchecked Sendable {
+    private let process = Process()
+    private let lock = NSLock()
+    private var text = ""
+
+    public init(_ executable: String, _ arguments: [String], in directory: URL, environment: [String: String])
+        throws
+    {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var variables = HADeployBinary.baseEnvironment(home: directory)
+        variables.merge(environment) { _, new in new }
+        process.environment = variables
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.text += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    /// Everything it printed so far.
+    public var output: String { lock.withLock { text } }
+
+    /// The first line starting with `prefix`, waiting for it up to `seconds`; nil if none came.
+    public func line(startingWith prefix: String, within seconds: Int = 60) async throws -> String? {
+        try await line(within: seconds) { $0.hasPrefix(prefix) }
+    }
+
+    /// The first line holding `part`, waiting for it up to `seconds`; nil if none came.
+    public func line(containing part: String, within seconds: Int = 60) async throws -> String? {
+        try await line(within: seconds) { $0.contains(part) }
+    }
+
+    private func line(within seconds: Int, where matches: (String) -> Bool) async throws -> String? {
+        for _ in 0..<(seconds * 10) {
+            if let found = output.split(separator: "\n").map(String.init).first(where: matches) {
+                return found
+            }
+            if !process.isRunning { break }
+            try await TestHost.clock.sleep(for: .milliseconds(100))
+        }
+        return output.split(separator: "\n").map(String.init).first(where: matches)
+    }
+
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A peer tool run to its end (`idevice_id`, `pymobiledevice3`), found on PATH, with `environment` added.
+public enum ToolRun {
+    public static func run(
+        _ tool: String, _ arguments: [String], environment: [String: String] = [:],
+        timeout: Duration = .seconds(60)
+    ) async throws -> ProcessOutput {
+        try await TestHost.runner.run(
+            ProcessCommand("/usr/bin/env", [tool] + arguments, environment: environment), timeout: timeout)
+    }
+}
