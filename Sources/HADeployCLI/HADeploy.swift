@@ -29,7 +29,7 @@ public struct HADeploy: AsyncParsableCommand {
             InitCommand.self, DeployCommand.self, PlanCommand.self, BuildCommand.self, DevicesCommand.self,
             VersionCommand.self, RenderCommand.self, VerifyCommand.self, TrustHostCommand.self,
             RollbackCommand.self, StatusCommand.self,
-            VirtualCommand.self, ReportCommand.self, MuxerCommand.self,
+            VirtualCommand.self, ReportCommand.self, MuxerCommand.self, PairCommand.self,
         ],
         defaultSubcommand: DeployCommand.self
     )

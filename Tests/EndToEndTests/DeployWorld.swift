@@ -29,6 +29,8 @@ final class DeployWorld: Sendable {
         var deviceName: String?
         /// A Wi-Fi-synced device: a network twin, `network: true` in devices.yaml.
         var network = false
+        /// With `network`: plugged in by USB as well (a USB entry too), as when it is paired.
+        var usbToo = false
         /// devices.yaml's transport (`devicectl`: an iOS 17+ device, pymobiledevice3 on Linux).
         var transport = "usb"
     }
@@ -65,7 +67,7 @@ final class DeployWorld: Sendable {
                 VirtualDeviceProfile.preset(productType: twin.productType, iOSVersion: twin.ios))
             profile.name = twin.id
             if let name = twin.deviceName { profile.deviceName = name }
-            if twin.network { profile.connection = .network }
+            if twin.network { profile.connection = twin.usbToo ? .usbAndNetwork : .network }
             profiles.append(profile)
         }
         var logger = Logger(label: "e2e.virtual")

@@ -206,4 +206,56 @@ struct WiFiOnlyEndToEndTests {
         #expect(name.status == 0, "\(name.stdout)\(name.stderr)")
         #expect(name.stdout.hasPrefix("mini4"), "\(udids): \(name.stdout)\(name.stderr)\n\(twins.output)")
     }
+
+    /// `hadeploy pair`: over USB, says what to do while the device asks "Trust This Computer?", pairs
+    /// when the user taps Trust, turns on Wi-Fi connections, and keeps the record owner-only where the
+    /// next run and pymobiledevice3 find it. The device then deploys over Wi-Fi with that record alone.
+    @Test func pairOverUSBOnceThenDeployOverWiFiWithTheRecordItKept() async throws {
+        let pymobiledevice3 = try ModernDeviceEndToEndTests.pymobiledevice3()
+        var twin = Self.twins[0]
+        twin.usbToo = true
+        let world = try await DeployWorld(twins: [twin], wifiOnly: true)
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        try await world.usbmuxd.inject(.pairingDialogPending, udid: udid)
+
+        let binary = try await HADeployBinary.path
+        let records = world.root.appendingPathComponent("pair-records")
+        let pair = try BackgroundCommand(
+            binary, ["pair", "mini4", "--timeout", "60"], in: world.root,
+            environment: ["USBMUXD_SOCKET_ADDRESS": world.socket, "HADEPLOY_PAIR_RECORDS": records.path])
+        defer { pair.stop() }
+        #expect(try await pair.line(containing: "waiting: tap Trust on") != nil, "\(pair.output)")
+        try await world.usbmuxd.clearFaults(udid: udid, kind: "pairingDialogPending")
+        try await world.usbmuxd.acceptNextPairing(udid: udid)
+        let done = try await pair.line(containing: "paired with")
+        #expect(done?.contains("Wi-Fi connections on") == true, "\(pair.output)")
+
+        let kept = records.appendingPathComponent(udid + ".plist")
+        let copy = world.root.appendingPathComponent(".pymobiledevice3/\(udid).plist")
+        for file in [kept, copy] {
+            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(file.path): the host's private key is its owner's alone")
+        }
+        // The Debian tools read the setting back from the device itself.
+        let setting = try await ToolRun.run(
+            "ideviceinfo",
+            ["-u", udid, "-q", "com.apple.mobile.wireless_lockdown", "-k", "EnableWifiConnections"],
+            environment: ["USBMUXD_SOCKET_ADDRESS": world.socket])
+        #expect(setting.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "true", "\(setting.stderr)")
+
+        // pymobiledevice3 finds it over mDNS with the record in ~/.pymobiledevice3 alone.
+        let bonjour = try await ToolRun.run(
+            pymobiledevice3, ["bonjour", "mobdev2", "--timeout", "3"], environment: ["HOME": world.root.path])
+        #expect(bonjour.stdout.contains(udid), "\(bonjour.stdout)\(bonjour.stderr)")
+
+        // Unplugged, and the USB host's usbmuxd forgets it: only hadeploy's record is left.
+        try FileManager.default.removeItem(
+            at: world.root.appendingPathComponent("virtual/usbmuxd/\(udid).plist"))
+        let run = try await world.deploy(DeployEndToEndTests.arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        let mini4 = try #require(try world.report().results.first)
+        #expect(mini4.outcome == .succeeded, "\(mini4.reason ?? "")")
+        #expect(mini4.transport == "usb (Wi-Fi)")
+    }
 }

@@ -264,6 +264,15 @@ actor DeviceRuntime {
         logger.info("paired with host \(hostID)")
     }
 
+    /// Wi-Fi connections on: set over USB (SetValue), on for a twin that is on the network.
+    var wifiConnections: Bool { state.wifiConnections ?? profile.isOnNetwork }
+
+    func setWiFiConnections(_ enabled: Bool) {
+        state.wifiConnections = enabled
+        persistLogging()
+        logger.info("Wi-Fi connections \(enabled ? "on" : "off")")
+    }
+
     func forget(hostID: String) {
         state.trustedHosts.removeAll { $0.hostID == hostID }
         persistLogging()

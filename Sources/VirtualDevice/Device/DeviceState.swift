@@ -14,4 +14,7 @@ struct DeviceState: Codable, Sendable {
     var bootedAt: Date?
     /// Battery and flash as set through the control socket (nil: on its charger, full).
     var health: VirtualDeviceHealth?
+    /// `EnableWifiConnections` (domain com.apple.mobile.wireless_lockdown): what Finder's "Show this
+    /// iPad when on Wi-Fi" and `hadeploy pair` turn on over USB. A network twin has it on.
+    var wifiConnections: Bool?
 }

@@ -37,9 +37,25 @@ struct LockdownService {
             case "QueryType":
                 reply["Type"] = "com.apple.mobile.lockdown"
             case "GetValue":
-                getValue(request, session: sessionID != nil, health: await runtime.health, into: &reply)
+                getValue(
+                    request, session: sessionID != nil, health: await runtime.health,
+                    wifiConnections: await runtime.wifiConnections, into: &reply)
             case "SetValue", "RemoveValue":
-                if sessionID == nil { reply["Error"] = "SessionInactive" }
+                if sessionID == nil {
+                    reply["Error"] = "SessionInactive"
+                } else if verb == "SetValue",
+                    request["Domain"] as? String == "com.apple.mobile.wireless_lockdown",
+                    request["Key"] as? String == "EnableWifiConnections"
+                {
+                    // What Finder's "Show this iPad when on Wi-Fi" sets, over USB.
+                    guard let enabled = request["Value"] as? Bool else {
+                        reply["Error"] = "InvalidValue"
+                        break
+                    }
+                    await runtime.setWiFiConnections(enabled)
+                    reply["Domain"] = "com.apple.mobile.wireless_lockdown"
+                    reply["Key"] = "EnableWifiConnections"
+                }
             case "Pair":
                 await pair(request, into: &reply)
             case "ValidatePair":
@@ -101,7 +117,8 @@ struct LockdownService {
     // MARK: GetValue
 
     private func getValue(
-        _ request: [String: Any], session: Bool, health: VirtualDeviceHealth, into reply: inout [String: Any]
+        _ request: [String: Any], session: Bool, health: VirtualDeviceHealth, wifiConnections: Bool,
+        into reply: inout [String: Any]
     ) {
         let domain = request["Domain"] as? String
         let key = request["Key"] as? String
@@ -109,7 +126,8 @@ struct LockdownService {
         if let key { reply["Key"] = key }
         let values: [String: Any]
         if let domain {
-            guard let domainValues = domainValues(domain, health: health) else {
+            guard let domainValues = domainValues(domain, health: health, wifiConnections: wifiConnections)
+            else {
                 reply["Error"] = "MissingValue"
                 return
             }
@@ -189,7 +207,9 @@ struct LockdownService {
         return values
     }
 
-    private func domainValues(_ domain: String, health: VirtualDeviceHealth) -> [String: Any]? {
+    private func domainValues(_ domain: String, health: VirtualDeviceHealth, wifiConnections: Bool)
+        -> [String: Any]?
+    {
         switch domain {
         case "com.apple.disk_usage", "com.apple.disk_usage.factory":
             var storage = DeviceStorage(paths: runtime.paths, fileSystem: runtime.fileSystem)
@@ -209,7 +229,7 @@ struct LockdownService {
         case "com.apple.international":
             return ["Language": "en", "Locale": "en_US", "SupportedLanguages": ["en", "de", "fr"]]
         case "com.apple.mobile.wireless_lockdown":
-            return ["EnableWifiConnections": false]
+            return ["EnableWifiConnections": wifiConnections]
         case "com.apple.security.mac.amfi":
             // Developer Mode exists from iOS 16 (PROTOCOL.md §2.4, §11).
             return runtime.profile.majorVersion >= 16 ? ["DeveloperModeStatus": true] : nil
