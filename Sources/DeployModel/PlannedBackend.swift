@@ -51,12 +51,19 @@ public struct PlannedBackend: Sendable, Hashable, Codable {
     public var lookup: USBLookup
     /// The backend's configuration, decoded by the backend itself (`Backend.Configuration`).
     public var settings: PlanValue
+    /// A Wi-Fi device's host name or address from devices.yaml (`address:`): looked for there as
+    /// well as over multicast DNS.
+    public var address: String?
 
-    public init(kind: String, usbRoute: USBRoute?, lookup: USBLookup = .usb, settings: PlanValue) {
+    public init(
+        kind: String, usbRoute: USBRoute?, lookup: USBLookup = .usb, settings: PlanValue,
+        address: String? = nil
+    ) {
         self.kind = kind
         self.usbRoute = usbRoute
         self.lookup = lookup
         self.settings = settings
+        self.address = address
     }
 
     /// Driven through a virtual twin's usbmuxd (`--virtual`): the twin's UDID stands for the device's.
@@ -70,7 +77,7 @@ public struct PlannedBackend: Sendable, Hashable, Codable {
         lookup == .network ? "\(kind) (Wi-Fi)" : kind
     }
 
-    enum CodingKeys: String, CodingKey { case kind, usbmuxd, lookup, settings }
+    enum CodingKeys: String, CodingKey { case kind, usbmuxd, lookup, settings, address }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -78,6 +85,7 @@ public struct PlannedBackend: Sendable, Hashable, Codable {
         try container.encodeIfPresent(usbRoute, forKey: .usbmuxd)
         try container.encode(lookup, forKey: .lookup)
         try container.encode(settings, forKey: .settings)
+        try container.encodeIfPresent(address, forKey: .address)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -86,5 +94,6 @@ public struct PlannedBackend: Sendable, Hashable, Codable {
         usbRoute = try container.decodeIfPresent(USBRoute.self, forKey: .usbmuxd)
         lookup = try container.decodeIfPresent(USBLookup.self, forKey: .lookup) ?? .usb
         settings = try container.decode(PlanValue.self, forKey: .settings)
+        address = try container.decodeIfPresent(String.self, forKey: .address)
     }
 }

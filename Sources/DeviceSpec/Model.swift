@@ -140,6 +140,9 @@ public struct Device: Sendable, Hashable, Codable {
     /// Reached through usbmuxd's network lookup: a Wi-Fi-synced device (`ideviceinstaller -n`), to
     /// which libimobiledevice connects directly over TCP at the address usbmuxd lists.
     public var network: Bool = false
+    /// A Wi-Fi device's host name or IP address (`address:`, `${VAR}` allowed): where hadeploy's
+    /// usbmuxd looks for it besides multicast DNS (a network that does not pass mDNS, another subnet).
+    public var address: ConfigValue? = nil
     public var dashboard: String?
     /// How long to wait for proof that the dashboard loaded.
     public var verificationTimeout: Double

@@ -19,7 +19,7 @@ public struct SpecLoader: Sendable {
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
         "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
-        "ha_integration", "ha_device", "loaded_event", "launch", "network",
+        "ha_integration", "ha_device", "loaded_event", "launch", "network", "address",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -269,12 +269,28 @@ public struct SpecLoader: Sendable {
                 reader.choice($0, "\(context) arch", as: Arch.self)
             }
             let flavour = required("flavour", "modern").flatMap { reader.string($0, "\(context) flavour") }
-            let network = reader.bool(entries["network"]?.value, "\(context) network") ?? false
-            if network, let transport, transport != .usb {
+            let explicitNetwork = reader.bool(entries["network"]?.value, "\(context) network")
+            let address = reader.string(entries["address"]?.value, "\(context) address")
+            // An address is where a Wi-Fi device is: it means `network: true`.
+            let network = explicitNetwork ?? (address != nil)
+            if network, let transport, transport != .usb, transport != .devicectl {
                 reader.problem(
-                    entries["network"]?.value,
+                    entries["network"]?.value ?? entries["address"]?.value,
                     "\(context) network: true reaches a device through usbmuxd's network lookup (Wi-Fi sync), "
-                        + "which only transport usb uses; transport is '\(transport.rawValue)'")
+                        + "which only transports usb and devicectl (pymobiledevice3 on Linux) use; transport is '\(transport.rawValue)'"
+                )
+            }
+            if address != nil, explicitNetwork == false {
+                reader.problem(
+                    entries["address"]?.value,
+                    "\(context) address: is where a Wi-Fi device is found, and network: false says it is not "
+                        + "reached over Wi-Fi: remove one")
+            }
+            if let address, address.isEmpty || address.contains("/") || address.contains(" ") {
+                reader.problem(
+                    entries["address"]?.value,
+                    "\(context) address '\(address)' is not a host name or IP address (e.g. 192.168.1.40, ipad.local)"
+                )
             }
             var ssh: SSHSettings?
             if let sshNode = entries["ssh"]?.value {
@@ -306,6 +322,7 @@ public struct SpecLoader: Sendable {
                 loadedEvent: reader.bool(entries["loaded_event"]?.value, "\(context) loaded_event") ?? false,
                 launch: reader.bool(entries["launch"]?.value, "\(context) launch") ?? true,
                 network: network,
+                address: address.map(ConfigValue.init),
                 dashboard: reader.string(entries["dashboard"]?.value, "\(context) dashboard")
                     ?? defaults.dashboard,
                 verificationTimeout: reader.number(

@@ -29,13 +29,18 @@ import Testing
         let matrix = try SpecLoader().load(yaml: wifi, file: "devices.yaml")
         #expect(matrix.devices.map(\.network) == [true, false])
 
+        // An iOS 17+ device on Wi-Fi: devicectl on a Mac, pymobiledevice3 through usbmuxd on Linux.
+        let modern = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: devicectl\n    network: true")
+        #expect(!problems(modern).contains { $0.contains("network: true") }, "\(problems(modern))")
         let ssh = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb",
-            with: "  a:\n    transport: devicectl\n    network: true")
+            with: "  a:\n    transport: ssh\n    host: ipad.local\n    network: true")
         #expect(
             problems(ssh).contains(
-                "devices.yaml:12:14: error: device 'a' network: true reaches a device through usbmuxd's "
-                    + "network lookup (Wi-Fi sync), which only transport usb uses; transport is 'devicectl'"),
+                "devices.yaml:13:14: error: device 'a' network: true reaches a device through usbmuxd's "
+                    + "network lookup (Wi-Fi sync), which only transports usb and devicectl (pymobiledevice3 on "
+                    + "Linux) use; transport is 'ssh'"),
             "\(problems(ssh))")
         let notBool = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: wifi")
@@ -43,6 +48,32 @@ import Testing
             problems(notBool) == [
                 "devices.yaml:12:14: error: device 'a' network must be true or false, not 'wifi'"
             ])
+    }
+
+    /// `address:` is where a Wi-Fi device is: it means `network: true`, a `${VAR}` is allowed, and it
+    /// contradicts `network: false` — said at its line and column.
+    @Test func anAddressMakesAWiFiDeviceAndContradictsNetworkFalse() throws {
+        let wifi = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    address: ${MINI4_IP}")
+        let device = try SpecLoader().load(yaml: wifi, file: "devices.yaml").devices[0]
+        #expect(device.network)
+        #expect(device.address?.resolve(["MINI4_IP": "192.168.1.40"]).value == "192.168.1.40")
+
+        let both = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb",
+            with: "  a:\n    transport: usb\n    network: false\n    address: 192.168.1.40")
+        #expect(
+            problems(both) == [
+                "devices.yaml:13:14: error: device 'a' address: is where a Wi-Fi device is found, and network: "
+                    + "false says it is not reached over Wi-Fi: remove one"
+            ], "\(problems(both))")
+        let path = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    address: http://ipad/")
+        #expect(
+            problems(path) == [
+                "devices.yaml:12:14: error: device 'a' address 'http://ipad/' is not a host name or IP address "
+                    + "(e.g. 192.168.1.40, ipad.local)"
+            ], "\(problems(path))")
     }
 
     /// A device id names its twin's state folder (which a --virtual run empties), its screenshot and

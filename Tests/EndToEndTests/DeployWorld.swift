@@ -49,9 +49,11 @@ final class DeployWorld: Sendable {
 
     /// `wifiOnly`: the network twins are listed by no usbmuxd (the world's lists USB twins only, as
     /// Linux's does) and announce themselves over multicast DNS, as Wi-Fi-synced devices do.
-    init(twins: [Twin] = DeployWorld.defaultTwins, ha: HomeAssistantServer? = nil, wifiOnly: Bool = false)
-        async throws
-    {
+    /// `announces: false` (with `wifiOnly`): a network that passes no multicast DNS.
+    init(
+        twins: [Twin] = DeployWorld.defaultTwins, ha: HomeAssistantServer? = nil, wifiOnly: Bool = false,
+        announces: Bool = true
+    ) async throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hadeploy-e2e-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -75,7 +77,7 @@ final class DeployWorld: Sendable {
         usbmuxd = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: root.appendingPathComponent("virtual"),
             address: .unixSocket(root.appendingPathComponent("usbmuxd.sock").path), logger: logger,
-            fileSystem: TestHost.fileSystem, wifiOnly: wifiOnly)
+            fileSystem: TestHost.fileSystem, wifiOnly: wifiOnly, announces: announces)
         socket = try await usbmuxd.start()
         await usbmuxd.setRebootDuration(.milliseconds(500))
         var udids: [String: String] = [:]

@@ -258,4 +258,38 @@ struct WiFiOnlyEndToEndTests {
         #expect(mini4.outcome == .succeeded, "\(mini4.reason ?? "")")
         #expect(mini4.transport == "usb (Wi-Fi)")
     }
+
+    /// `address:` in devices.yaml (from `.env`), on a network that passes no multicast DNS: the device
+    /// is reached at its address; at a wrong one, its step says what answers there.
+    @Test func aWiFiDeviceIsReachedAtItsAddressWhereNoMDNSPasses() async throws {
+        var twin = Self.twins[0]
+        twin.timeouts = "{connect: 3}"
+        twin.extra = ["address: ${MINI4_ADDRESS}"]
+        let world = try await DeployWorld(twins: [twin], wifiOnly: true, announces: false)
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        let address = try #require(try await world.usbmuxd.networkAddress(udid: udid))
+        let env = world.root.appendingPathComponent(".env")
+        let base = try String(contentsOf: env, encoding: .utf8)
+
+        try (base + "MINI4_ADDRESS=127.0.0.1\n").write(to: env, atomically: true, encoding: .utf8)
+        let wrong = try await world.deploy(DeployEndToEndTests.arguments)
+        #expect(wrong.status != 0)
+        let failed = try #require(try world.report().results.first)
+        #expect(failed.failedStep == "connect")
+        #expect(
+            failed.reason?.contains("nothing answers at its address 127.0.0.1") == true,
+            "\(failed.reason ?? "")")
+
+        try (base + "MINI4_ADDRESS=\(address)\n").write(to: env, atomically: true, encoding: .utf8)
+        let run = try await world.deploy(DeployEndToEndTests.arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        let mini4 = try #require(try world.report().results.first)
+        #expect(mini4.outcome == .succeeded, "\(mini4.reason ?? "")")
+        #expect(mini4.transport == "usb (Wi-Fi)")
+        let status = try await world.deploy(["status", "mini4", "--json"])
+        #expect(
+            status.stdout.contains("\"foundBy\" : \"its address \(address) in devices.yaml\""),
+            "\(status.stdout)")
+    }
 }

@@ -60,9 +60,14 @@ public struct Backends: BackendCatalog {
         _ backend: AnyBackend, _ choice: BackendChoice, _ device: Device, _ planning: BackendPlanning,
         udid: String?, host: String?
     ) throws -> PlannedBackend {
-        PlannedBackend(
+        // A twin's address is its own (found over mDNS), never the real device's.
+        let address =
+            choice.lookup == .network
+                && !(choice.usbRoute.map { if case .virtual = $0 { true } else { false } } ?? false)
+            ? device.address.flatMap { planning.nonEmpty($0.resolve(planning.variables).value) } : nil
+        return PlannedBackend(
             kind: backend.kind, usbRoute: choice.usbRoute, lookup: choice.lookup,
-            settings: try backend.settings(device, choice, planning, udid, host))
+            settings: try backend.settings(device, choice, planning, udid, host), address: address)
     }
 
     /// The steps the backend's driver runs for `device`, with their deadlines and retries.

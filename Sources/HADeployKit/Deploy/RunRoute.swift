@@ -76,8 +76,15 @@ public final class RunRoute: Sendable {
         _ devices: [DevicePlan], route: USBRoute?, environment: [String: String], stateDirectory: URL,
         fileSystem: any FileSystem
     ) {
-        let udids = devices.filter { $0.backend.lookup == .network }.compactMap { $0.udid?.value }
+        let wifi = devices.filter { $0.backend.lookup == .network }
+        let udids = wifi.compactMap { $0.udid?.value }
         guard !udids.isEmpty else { return }
+        var addresses: [String: String] = [:]
+        for device in wifi {
+            if let udid = device.udid?.value, let address = device.backend.address {
+                addresses[udid] = address
+            }
+        }
         let folder: URL
         if case .virtual? = route {
             // The twins' run keeps its own records, never in the user's folder.
@@ -85,7 +92,8 @@ public final class RunRoute: Sendable {
         } else {
             folder = PairRecordLocation.folder(environment: environment, fileSystem: fileSystem)
         }
-        USBTransport.reachOverWiFi(Set(udids), addresses: [:], pairRecords: folder, fileSystem: fileSystem)
+        USBTransport.reachOverWiFi(
+            Set(udids), addresses: addresses, pairRecords: folder, fileSystem: fileSystem)
     }
 
     /// Whether `device` is reached through this process's usbmuxd (or needs none).

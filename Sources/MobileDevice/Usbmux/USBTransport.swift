@@ -189,8 +189,9 @@ public enum USBTransport {
                     throw MobileDeviceError(
                         .notConnected, step: "usbmuxd_get_device_list", device: device,
                         reason:
-                            "not found on the network: no answer over multicast DNS or at its address, and "
-                            + "usbmuxd at \(UsbmuxDirectory.address) lists \(listed)",
+                            "not found on the network: no answer over multicast DNS"
+                            + (UsbmuxRelay.process.discovery.note(for: udid).map { ", and \($0)" } ?? "")
+                            + "; usbmuxd at \(UsbmuxDirectory.address) lists \(listed)",
                         nextStep: MobileDeviceError.networkNextStep, isTransient: true)
                 }
                 throw MobileDeviceError(

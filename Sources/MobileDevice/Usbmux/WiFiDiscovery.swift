@@ -2,6 +2,12 @@ import Foundation
 import HADeployCore
 import MulticastDNS
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Finds Wi-Fi-synced devices for hadeploy's usbmuxd (`UsbmuxRelay`) on a thread of its own: over
 /// multicast DNS (`_apple-mobdev2._tcp`, as each device announces itself) and at the addresses
 /// devices.yaml gives. An announcement is matched to a device by the Wi-Fi MAC address its name starts
@@ -16,6 +22,8 @@ final class WiFiDiscovery: @unchecked Sendable {
     /// UDID → host name or address from devices.yaml (`address:`).
     private var addresses: [String: String] = [:]
     private var started = false
+    /// UDID → why it is not where devices.yaml says (nothing answers there, another device does).
+    private var notes: [String: String] = [:]
     private var rounds = 0
     private let wake = DispatchSemaphore(value: 0)
     /// How long one browse listens for answers.
@@ -46,6 +54,9 @@ final class WiFiDiscovery: @unchecked Sendable {
     /// Browses now rather than at the next round (a ListDevices is waiting for a missing device).
     func nudge() { wake.signal() }
 
+    /// What the last round learnt about `udid` at its configured address, when it was not there.
+    func note(for udid: String) -> String? { lock.withLock { notes[udid] } }
+
     /// How many browses ran (for `devices`, which waits for the first).
     var completedRounds: Int { lock.withLock { rounds } }
 
@@ -72,9 +83,20 @@ final class WiFiDiscovery: @unchecked Sendable {
     /// One round: the configured addresses, then one browse.
     func round(missing: Set<String>?, addresses: [String: String], relay: UsbmuxRelay) -> [WiFiDevice] {
         var found: [WiFiDevice] = []
+        var notes: [String: String] = [:]
         for (udid, host) in addresses.sorted(by: { $0.key < $1.key }) where missing?.contains(udid) ?? true {
-            if let answer = Self.uniqueDeviceID(at: host), answer == udid {
-                found.append(WiFiDevice(udid: udid, address: host, foundBy: "address in devices.yaml"))
+            guard let ip = Self.resolve(host) else {
+                notes[udid] = "its address \(host) does not resolve"
+                continue
+            }
+            switch Self.uniqueDeviceID(at: ip) {
+            case udid?:
+                found.append(
+                    WiFiDevice(udid: udid, address: ip, foundBy: "its address \(host) in devices.yaml"))
+            case let other?:
+                notes[udid] = "at its address \(host) (\(ip)) another device answers (\(other))"
+            case nil:
+                notes[udid] = "nothing answers at its address \(host) (\(ip), port 62078)"
             }
         }
         var macs = relay.pairRecords.wifiMACAddresses()
@@ -96,12 +118,51 @@ final class WiFiDiscovery: @unchecked Sendable {
             else {
                 continue
             }
+            var foundBy = "mDNS as \(service.instance)"
+            if let configured = addresses[udid] {
+                // Say it: the address in devices.yaml is out of date (or the device moved).
+                foundBy += " at \(address), not at its address \(configured) in devices.yaml"
+            }
+            notes[udid] = nil
             found.append(
                 WiFiDevice(
-                    udid: udid, address: address, foundBy: "mDNS as \(service.instance)",
-                    wifiMACAddress: service.wifiMACAddress))
+                    udid: udid, address: address, foundBy: foundBy, wifiMACAddress: service.wifiMACAddress))
         }
+        lock.withLock { self.notes.merge(notes) { $1 } }
         return found
+    }
+
+    /// `host`'s address (IPv4 first): a usbmuxd Network entry carries an address, not a name.
+    static func resolve(_ host: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_socktype = SocketCalls.streamSocket
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return nil }
+        defer { freeaddrinfo(list) }
+        var candidates: [String] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ai_next }
+            guard let address = entry.pointee.ai_addr else { continue }
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            if entry.pointee.ai_family == AF_INET {
+                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    var value = $0.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &value, &buffer, socklen_t(buffer.count))
+                }
+                candidates.insert(
+                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                    at: 0)
+            } else if entry.pointee.ai_family == AF_INET6 {
+                address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    var value = $0.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &value, &buffer, socklen_t(buffer.count))
+                }
+                candidates.append(
+                    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+        }
+        return candidates.first
     }
 
     /// The device's UDID as its lockdownd at `host` gives it before any pairing (`GetValue

@@ -36,6 +36,9 @@ public actor VirtualUsbmuxd {
     /// usbmuxd lists USB devices only — and each network twin announces itself over multicast DNS
     /// instead, as an iOS device does for Wi-Fi sync.
     public let wifiOnly: Bool
+    /// With `wifiOnly`: false stands for a network that does not pass multicast DNS (another subnet, a
+    /// guest network): the twins are reachable at their addresses and announced nowhere.
+    public let announces: Bool
     private var responder: MDNSResponder?
 
     /// How long a rebooting device stays detached.
@@ -73,9 +76,10 @@ public actor VirtualUsbmuxd {
     public init(
         profiles: [VirtualDeviceProfile], stateDirectory: URL, address: VirtualUsbmuxdAddress,
         logger: Logger, appBehaviour: any VirtualAppBehaviour = HADashboardAppBehaviour(),
-        fileSystem: any FileSystem, wifiOnly: Bool = false
+        fileSystem: any FileSystem, wifiOnly: Bool = false, announces: Bool = true
     ) throws {
         self.wifiOnly = wifiOnly
+        self.announces = announces
         self.profiles = profiles
         self.stateDirectory = stateDirectory
         self.address = address
@@ -118,7 +122,7 @@ public actor VirtualUsbmuxd {
             throw VirtualDeviceError.invalidConfiguration("two devices use UDID \(runtime.udid)")
         }
         runtimes = loaded
-        if wifiOnly && loaded.contains(where: { $0.network != nil }) {
+        if wifiOnly && announces && loaded.contains(where: { $0.network != nil }) {
             do {
                 responder = try MDNSResponder(interfaces: MDNSResponder.defaultInterfaces)
             } catch {
@@ -236,7 +240,7 @@ public actor VirtualUsbmuxd {
                     buildVersion: runtime.profile.buildVersion,
                     cpuArchitecture: runtime.profile.cpuArchitecture,
                     deviceID: attachments[runtime.udid]
-                        ?? (responder == nil ? networkAttachments[runtime.udid] : nil),
+                        ?? (wifiOnly ? nil : networkAttachments[runtime.udid]),
                     developerImageMounted: await runtime.isDeveloperImageMounted,
                     activeFaults: runtime.faults))
         }
@@ -409,8 +413,8 @@ public actor VirtualUsbmuxd {
         let deviceID = nextDeviceID
         nextDeviceID += 1
         networkAttachments[runtime.udid] = deviceID
-        if let responder {
-            responder.add(Self.announcement(runtime, host: host))
+        if wifiOnly {
+            responder?.add(Self.announcement(runtime, host: host))
             logger.info(
                 "\(runtime.profile.name) (\(runtime.udid)) on the network at \(host), announced over mDNS")
             return
@@ -431,8 +435,8 @@ public actor VirtualUsbmuxd {
 
     private func detachNetworkEntry(_ runtime: DeviceRuntime) {
         guard let deviceID = networkAttachments.removeValue(forKey: runtime.udid) else { return }
-        if let responder {
-            responder.remove(name: Self.announcement(runtime, host: "").name)
+        if wifiOnly {
+            responder?.remove(name: Self.announcement(runtime, host: "").name)
             logger.info("\(runtime.profile.name) left the network (goodbye sent over mDNS)")
             return
         }
@@ -477,7 +481,7 @@ public actor VirtualUsbmuxd {
             if let deviceID = attachments[runtime.udid] {
                 devices.append(attachedDevice(runtime, deviceID: deviceID, host: nil))
             }
-            if responder == nil, let deviceID = networkAttachments[runtime.udid],
+            if !wifiOnly, let deviceID = networkAttachments[runtime.udid],
                 let host = await runtime.network?.host
             {
                 devices.append(attachedDevice(runtime, deviceID: deviceID, host: host))
