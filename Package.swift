@@ -321,7 +321,7 @@ let package = Package(
             name: "MobileDeviceTests",
             dependencies: [
                 "MobileDevice", "CIMobileDevice", "VirtualDevice", "HADeployCore", "ImageCodec",
-                "TestSupport",
+                "TestSupport", "MulticastDNS",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
             ],

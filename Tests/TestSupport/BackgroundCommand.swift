@@ -8,9 +8,13 @@ public final class BackgroundCommand: @unchecked Sendable {
     private let lock = NSLock()
     private var text = ""
 
-    public init(_ executable: String, _ arguments: [String], in directory: URL, environment: [String: String])
-        throws
-    {
+    private var input: Pipe?
+
+    /// `keepStandardInputOpen`: its stdin stays open until `stop()` (a script that waits for its end).
+    public init(
+        _ executable: String, _ arguments: [String], in directory: URL, environment: [String: String],
+        keepStandardInputOpen: Bool = false
+    ) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -20,6 +24,11 @@ public final class BackgroundCommand: @unchecked Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
+        if keepStandardInputOpen {
+            let input = Pipe()
+            process.standardInput = input
+            self.input = input
+        }
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
@@ -53,6 +62,7 @@ public final class BackgroundCommand: @unchecked Sendable {
     }
 
     public func stop() {
+        try? input?.fileHandleForWriting.close()
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
