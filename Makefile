@@ -58,6 +58,11 @@ build: deps
 demo: peers-demo build
 	scripts/demo.sh $(BIN) all --kiosk --virtual --report report --allow-shallow
 
+# The wall iPads as Wi-Fi devices only, as Linux sees them: no usbmuxd lists the twins, each announces
+# itself over mDNS, hadeploy's own usbmuxd finds and reaches them (README, "Wi-Fi devices").
+demo-wifi: peers-demo build
+	scripts/demo.sh $(BIN) mini4 iphone mini5 --kiosk --virtual --wifi-only --report report-wifi --allow-shallow
+
 # `make demo` as a newcomer runs it: a clone of HEAD with a fresh HOME (no caches, no venvs), its own
 # build; checks that the Wi-Fi and jailbroken twins end verified (scripts/check-fresh.sh; ~15 minutes).
 check-fresh:

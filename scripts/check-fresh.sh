@@ -8,6 +8,8 @@
 #  - iphone and mini5 (iOS 18 and 26 twins) verified through pymobiledevice3's userspace tunnel;
 #  - ipad2, ipad3 and ipad4 (jailbroken twins over SSH) ended succeeded and verified, in a user
 #    namespace (on a host that allows the account none, "not available" saying so is accepted).
+#  - `make demo-wifi`: mini4, iphone and mini5 again as Wi-Fi devices only (listed by no usbmuxd,
+#    found over mDNS), each verified over Wi-Fi.
 # Started as root (CI), the demo runs as the ordinary account hadeploy-test (see below).
 #
 #   scripts/check-fresh.sh [--keep]     --keep leaves the temporary folder (its path is printed)
@@ -127,4 +129,32 @@ for problem in problems:
     print(f"check-fresh: {problem}", file=sys.stderr)
 sys.exit(1 if problems else 0)
 PY
-echo "check-fresh: ok — the Wi-Fi twin (mini4), the iOS 17+ twins (iphone, mini5) through pymobiledevice3 and the jailbroken twins (ipad2, ipad3, ipad4) as $account"
+# The same three wall iPads as Wi-Fi devices only (issue 36): listed by no usbmuxd, found over mDNS.
+start=$(date +%s)
+wifi_status=0
+(cd "$tmp/hadeploy" && "${run_as[@]}" env -i "${env_vars[@]}" make demo-wifi) > "$tmp/demo-wifi.log" 2>&1 || wifi_status=$?
+echo "check-fresh: make demo-wifi took $(( $(date +%s) - start ))s, exit $wifi_status"
+sed -n '/^DEVICE /,/ device(s): /p' "$tmp/demo-wifi.log"
+wifi_summary="$tmp/hadeploy/report-wifi/summary.json"
+if [ "$wifi_status" -ne 0 ] || [ ! -f "$wifi_summary" ]; then
+    tail -n 60 "$tmp/demo-wifi.log" >&2
+    keep=yes
+    fail "make demo-wifi ended with exit $wifi_status$([ -f "$wifi_summary" ] || echo ", no report-wifi/summary.json")"
+fi
+python3 - "$wifi_summary" <<'PY' || { keep=yes; fail "the Wi-Fi demo's report (above)"; }
+import json
+import sys
+
+results = {r["id"]: r for r in json.load(open(sys.argv[1]))["results"]}
+problems = []
+for device, transport in (("mini4", "usb (Wi-Fi)"), ("iphone", "pymobiledevice3 (Wi-Fi)"), ("mini5", "pymobiledevice3 (Wi-Fi)")):
+    r = results.get(device)
+    if r is None:
+        problems.append(f"{device}: not in the Wi-Fi report")
+    elif r["outcome"] != "succeeded" or "loaded" not in r["verification"] or r["transport"] != transport:
+        problems.append(f"{device}: {r['outcome']} over {r['transport']}, {r['verification']} ({r.get('reason') or ''})")
+for problem in problems:
+    print(f"check-fresh: {problem}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
+echo "check-fresh: ok — the Wi-Fi twin (mini4), the iOS 17+ twins (iphone, mini5) through pymobiledevice3 and the jailbroken twins (ipad2, ipad3, ipad4) as $account; mini4, iphone and mini5 again as Wi-Fi devices only, found over mDNS"

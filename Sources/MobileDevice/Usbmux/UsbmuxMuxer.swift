@@ -83,7 +83,18 @@ struct UsbmuxMuxer: Sendable {
             let type = request["MessageType"] as? String ?? ""
             switch type {
             case "ListDevices":
-                var list = (exchange(frame)?.dictionary?["DeviceList"] as? [Any]) ?? []
+                var list: [Any] = []
+                switch ask(frame) {
+                case .unreachable:
+                    break  // No usbmuxd here: the Wi-Fi devices are all there is.
+                case .answered(let answer) where answer.dictionary?["DeviceList"] is [Any]:
+                    list = answer.dictionary?["DeviceList"] as? [Any] ?? []
+                case .answered, .broken:
+                    // A usbmuxd that answers wrongly is shown as it is (the probes then say what it
+                    // sent), never hidden behind the Wi-Fi devices.
+                    splice(sending: frame.bytes)
+                    return
+                }
                 list += relay.wifiEntries(excluding: Self.networkSerials(list))
                 send(.plist(["DeviceList": list], tag: frame.tag))
             case "Listen":
@@ -136,14 +147,24 @@ struct UsbmuxMuxer: Sendable {
         _ = client.sendAll(frame.bytes)
     }
 
-    /// One request upstream and its one answer; nil when there is no upstream usbmuxd (none runs
-    /// here: the Wi-Fi devices are then the only ones).
+    enum Answer {
+        /// No usbmuxd listens there (none runs here: the Wi-Fi devices are then the only ones).
+        case unreachable
+        case answered(Frame)
+        /// It took the request and sent no whole frame back in time.
+        case broken
+    }
+
+    private func ask(_ frame: Frame) -> Answer {
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5) else { return .unreachable }
+        guard socket.sendAll(frame.bytes), let answer = Self.read(socket) else { return .broken }
+        return .answered(answer)
+    }
+
+    /// One request upstream and its one answer; nil when there is none.
     private func exchange(_ frame: Frame) -> Frame? {
-        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(frame.bytes)
-        else {
-            return nil
-        }
-        return Self.read(socket)
+        if case .answered(let answer) = ask(frame) { return answer }
+        return nil
     }
 
     private func listen(_ frame: Frame) {
