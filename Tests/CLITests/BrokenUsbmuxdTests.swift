@@ -94,6 +94,45 @@ final class BrokenUsbmuxd: @unchecked Sendable {
         #expect(ContinuousClock.now - started < .seconds(30))
     }
 
+    /// `hadeploy muxer` in front of a broken usbmuxd passes its wrong answer on: a client sees the
+    /// fault (as it would without hadeploy), never an empty device list made to look healthy.
+    @Test(arguments: [BrokenUsbmuxd.Behaviour.garbage, .notAPlist, .closes])
+    func theMuxerShowsABrokenUsbmuxdAsBroken(behaviour: BrokenUsbmuxd.Behaviour) async throws {
+        let project = try await Project(commits: 1, tag: "v1.0.0")
+        let usbmuxd = try BrokenUsbmuxd(behaviour)
+        defer { usbmuxd.stop() }
+        let socket = project.url.appendingPathComponent("m.sock").path
+        let muxer = try BackgroundCommand(
+            try await HADeployBinary.path,
+            ["muxer", "--socket", socket, "--usbmuxd", "UNIX:\(usbmuxd.path)", "--pair-records", "records"],
+            in: project.url, environment: [:])
+        defer { muxer.stop() }
+        #expect(try await muxer.line(startingWith: "USBMUXD_SOCKET_ADDRESS=") != nil, "\(muxer.output)")
+        let listed = try await ToolRun.run(
+            "idevice_id", ["-l"], environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:" + socket])
+        #expect(listed.status != 0, "\(behaviour): \(listed.stdout)")
+        #expect(listed.stdout.isEmpty, "\(behaviour): \(listed.stdout)")
+    }
+
+    /// No usbmuxd at all (a Linux host without one, an ordinary user): the muxer lists what it finds
+    /// over Wi-Fi — here nothing — and answers, as a usbmuxd with no device does.
+    @Test func theMuxerWithoutAnyUsbmuxdListsNoDeviceAndAnswers() async throws {
+        let project = try await Project(commits: 1, tag: "v1.0.0")
+        let socket = project.url.appendingPathComponent("m.sock").path
+        let muxer = try BackgroundCommand(
+            try await HADeployBinary.path,
+            [
+                "muxer", "--socket", socket, "--usbmuxd", "UNIX:/nonexistent/usbmuxd.sock", "--pair-records",
+                "records",
+            ],
+            in: project.url, environment: [:])
+        defer { muxer.stop() }
+        #expect(try await muxer.line(startingWith: "USBMUXD_SOCKET_ADDRESS=") != nil, "\(muxer.output)")
+        let listed = try await ToolRun.run(
+            "idevice_id", ["-l"], environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:" + socket])
+        #expect(listed.status == 0, "\(listed.stdout)\(listed.stderr)")
+    }
+
     @Test func aUsbmuxdThatIsNotRunningIsNoError() async throws {
         let project = try await Project(commits: 1, tag: "v1.0.0")
         let result = try await HADeployBinary.run(

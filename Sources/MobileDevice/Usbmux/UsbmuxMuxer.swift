@@ -168,31 +168,43 @@ struct UsbmuxMuxer: Sendable {
     }
 
     private func listen(_ frame: Frame) {
+        var upstreamSocket: ProbeSocket?
+        switch ProbeSocket.open(upstream, timeout: 5) {
+        case .failure:
+            break  // No usbmuxd here: the Wi-Fi devices are all there is.
+        case .success(let socket):
+            guard socket.sendAll(frame.bytes), let answer = Self.read(socket),
+                answer.dictionary?["Number"] as? Int == 0
+            else {
+                // A usbmuxd that refuses or answers wrongly is shown as it is, never hidden.
+                splice(sending: frame.bytes)
+                return
+            }
+            upstreamSocket = socket
+        }
         send(.result(0, tag: frame.tag))
         for entry in relay.wifiEntries(excluding: []) { send(.plist(entry, tag: 0)) }
         relay.addListener(client)
         defer { relay.removeListener(client) }
-        if case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(frame.bytes),
-            let answer = Self.read(socket), answer.dictionary?["Number"] as? Int == 0
-        {
-            socket.clearTimeouts()
-            // Upstream's own events from now on, as it sends them; the lock keeps them whole
-            // between the Wi-Fi events the relay writes.
-            let done = DispatchSemaphore(value: 0)
-            Thread {
-                while let event = Self.read(socket) {
-                    relay.write(event.bytes, toListener: client.fd)
-                }
-                shutdown(client.fd, Int32(SHUT_RDWR))
-                done.signal()
-            }.start()
+        guard let socket = upstreamSocket else {
+            // The client only ever closes this connection.
             _ = client.receive(count: 1)
-            shutdown(socket.fd, Int32(SHUT_RDWR))
-            done.wait()
-        } else {
-            // No upstream usbmuxd: the client only ever closes this connection.
-            _ = client.receive(count: 1)
+            return
         }
+        socket.clearTimeouts()
+        // Upstream's own events from now on, as it sends them; the lock keeps them whole between the
+        // Wi-Fi events the relay writes.
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            while let event = Self.read(socket) {
+                relay.write(event.bytes, toListener: client.fd)
+            }
+            shutdown(client.fd, Int32(SHUT_RDWR))
+            done.signal()
+        }.start()
+        _ = client.receive(count: 1)
+        shutdown(socket.fd, Int32(SHUT_RDWR))
+        done.wait()
     }
 
     /// A `Connect`; true when the connection became a tunnel (or ended).
