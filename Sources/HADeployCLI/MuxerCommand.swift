@@ -47,7 +47,8 @@ struct MuxerCommand: ContextCommand {
             try WiFiMuxer.serve(
                 at: path, upstream: upstream, pairRecords: records, fileSystem: context.fileSystem)
         } catch {
-            throw ValidationError("cannot serve \(path): \(error)")
+            context.message("error: \(error)")
+            throw ExitCode(ExitStatus.failure.rawValue)
         }
         context.print("USBMUXD_SOCKET_ADDRESS=UNIX:\(path)")
         context.message(

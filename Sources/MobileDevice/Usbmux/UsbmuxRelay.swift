@@ -72,23 +72,7 @@ final class UsbmuxRelay: @unchecked Sendable {
         let folder = String(cString: made)
         chmod(folder, 0o700)
         let path = folder + "/usbmuxd"
-        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
-        guard fd >= 0 else { throw Self.failure("the usbmuxd relay's socket", errno) }
-        guard var address = ProbeSocket.unixAddress(path) else {
-            close(fd)
-            throw Self.failure("the usbmuxd relay's socket path (too long: \(path))", ENAMETOOLONG)
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            let code = errno
-            close(fd)
-            throw Self.failure("the usbmuxd relay at \(path)", code)
-        }
-        chmod(path, 0o600)
+        let fd = try Self.listener(at: path, what: "the usbmuxd relay")
         RelayCleanup.register(folder: folder, socket: path)
         let thread = Thread { [self] in acceptLoop(fd) }
         thread.name = "hadeploy usbmuxd relay"
@@ -258,12 +242,37 @@ final class UsbmuxRelay: @unchecked Sendable {
             alwaysMux = true
             upstream = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
         }
-        unlink(path)
+        // A stale socket of an earlier muxer is replaced; a live one, or anything that is not a
+        // socket, is left alone.
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFSOCK else {
+                throw MobileDeviceError(
+                    .usbmuxdUnavailable, step: "hadeploy muxer", device: nil,
+                    reason: "\(path) exists and is not a socket (left as it is)",
+                    nextStep: "Give --socket a path that does not exist yet.", isTransient: false)
+            }
+            if case .success = ProbeSocket.open("UNIX:" + path, timeout: 1) {
+                throw MobileDeviceError(
+                    .usbmuxdUnavailable, step: "hadeploy muxer", device: nil,
+                    reason: "another usbmuxd already serves \(path)",
+                    nextStep: "Stop it, or give --socket another path.", isTransient: false)
+            }
+            unlink(path)
+        }
+        let fd = try Self.listener(at: path, what: "the muxer")
+        let thread = Thread { [self] in acceptLoop(fd) }
+        thread.name = "hadeploy usbmuxd"
+        thread.start()
+    }
+
+    /// A listening UNIX socket at `path`, owner-only from its first moment (umask while binding).
+    static func listener(at path: String, what: String) throws -> Int32 {
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
-        guard fd >= 0 else { throw Self.failure("the muxer's socket", errno) }
+        guard fd >= 0 else { throw failure("\(what)'s socket", errno) }
         guard var address = ProbeSocket.unixAddress(path) else {
             close(fd)
-            throw Self.failure("the muxer's socket path (too long: \(path))", ENAMETOOLONG)
+            throw failure("\(what)'s socket path (too long: \(path))", ENAMETOOLONG)
         }
         let previous = umask(0o177)
         let bound = withUnsafePointer(to: &address) {
@@ -275,12 +284,10 @@ final class UsbmuxRelay: @unchecked Sendable {
         guard bound == 0, listen(fd, 64) == 0 else {
             let code = errno
             close(fd)
-            throw Self.failure("the muxer at \(path)", code)
+            throw failure("\(what) at \(path)", code)
         }
         chmod(path, 0o600)
-        let thread = Thread { [self] in acceptLoop(fd) }
-        thread.name = "hadeploy usbmuxd"
-        thread.start()
+        return fd
     }
 
     static func failure(_ what: String, _ code: Int32) -> MobileDeviceError {
