@@ -59,7 +59,8 @@ let package = Package(
             name: "HADeployStatus",
             dependencies: [
                 "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
-                "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice", "SSHTransport",
+                "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice", "SSHTransport", "MQTT",
+                "HostCrypto",
             ],
             swiftSettings: strict
         ),
@@ -217,6 +218,19 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // A small MQTT 3.1.1 publisher (TCP or TLS): how `hadeploy status --publish` reaches Home
+        // Assistant's MQTT discovery.
+        .target(
+            name: "MQTT",
+            dependencies: [
+                "HADeployCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
