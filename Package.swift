@@ -361,6 +361,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "MQTTTests",
+            dependencies: ["MQTT", "HADeployCore", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "HomeAssistantTests",
             dependencies: ["HomeAssistant", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),

@@ -117,8 +117,8 @@ public enum MQTTPacket {
             return "refused the user name or password (CONNACK 4: bad user name or password): check the "
                 + "credentials in MQTT_URL or --publish"
         case 5:
-            return "refused this login (CONNACK 5: not authorized): check the user in MQTT_URL and the "
-                + "broker's access rules"
+            return "refused this login (CONNACK 5: not authorized): check the user name and password in "
+                + "MQTT_URL or --publish, and the broker's access rules"
         default: return "refused the connection with CONNACK return code \(code)"
         }
     }

@@ -25,7 +25,7 @@ final class MQTTSession: ChannelDuplexHandler {
 
     private var buffered: [UInt8] = []
     private var pending: [MQTTRequest.Awaiting: EventLoopPromise<MQTTPacket.Incoming>] = [:]
-    private var failure: (any Error)?
+    private(set) var failure: (any Error)?
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = unwrapOutboundIn(data)
@@ -45,10 +45,20 @@ final class MQTTSession: ChannelDuplexHandler {
             pending[request.awaiting] = reply
         }
         let written = context.eventLoop.makePromise(of: Void.self)
-        if let reply = request.reply {
-            written.futureResult.whenFailure { reply.fail($0) }
+        // A write fails after the cause (TLS failing its handshake fails the buffered CONNECT with
+        // "closed"): the requester hears the first failure, the one that says what went wrong.
+        let session = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let reply = request.reply
+        written.futureResult.whenComplete { result in
+            switch result {
+            case .success: promise?.succeed()
+            case .failure(let error):
+                session.value.fail(error)
+                let first = session.value.failure ?? error
+                reply?.fail(first)
+                promise?.fail(first)
+            }
         }
-        if let promise { written.futureResult.cascade(to: promise) }
         var buffer = context.channel.allocator.buffer(capacity: request.bytes.count)
         buffer.writeBytes(request.bytes)
         context.write(wrapOutboundOut(buffer), promise: written)
