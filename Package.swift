@@ -319,7 +319,7 @@ let package = Package(
                 "HADeployKit", "HADeployStatus", "DeployModel", "HADeployDrivers", "HADeployBuild",
                 "HADeployReporting", "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning",
                 "TestSupport", "SSHTransport",
-                "HomeAssistant", "ImageCodec", "HostCrypto",
+                "HomeAssistant", "ImageCodec", "HostCrypto", "MQTT",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
