@@ -43,7 +43,7 @@ struct StatusCommand: ContextCommand {
             publish per interval (a broker failure is one line, then the next
             interval); Ctrl-C or SIGTERM ends it with 0.
               hadeploy status all --publish
-              hadeploy status all --publish mqtts://hadeploy:secret@broker:8883 --every 5m
+              hadeploy status all --publish mqtts://broker.lan:8883 --every 5m
             """)
 
     @OptionGroup var project: ProjectOptions
