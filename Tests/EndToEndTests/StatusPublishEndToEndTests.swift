@@ -160,4 +160,41 @@ struct StatusPublishEndToEndTests {
             "\(gone.stderr)")
         #expect(!gone.stderr.contains(mosquitto.password))
     }
+
+    @Test func everyIntervalPublishesTheTwinsNewBattery() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let mosquitto = try await MosquittoBroker()
+        defer { mosquitto.stop() }
+        try Self.setBroker(mosquitto.url, in: world)
+        let service = try BackgroundCommand(
+            try await HADeployBinary.path,
+            ["status", "mini4", "--artifacts", "artifacts", "--timeout", "2", "--publish", "--every", "7s"],
+            in: world.root,
+            environment: [
+                "USBMUXD_SOCKET_ADDRESS": world.socket,
+                "XDG_CACHE_HOME": world.root.appendingPathComponent("cache").path,
+                "HADEPLOY_PAIR_RECORDS": world.root.appendingPathComponent("pair-records").path,
+            ])
+        defer { service.stop() }
+        #expect(
+            try await service.line(containing: "published 1 device(s)", within: 60) != nil,
+            "\(service.output)")
+        let first = try await mosquitto.retainedText("hadeploy/+/battery")
+        #expect(first.values.first == "100", "\(first)")
+        // The twin's battery changes; the next interval publishes it.
+        try await world.usbmuxd.setHealth(
+            VirtualDeviceHealth(batteryLevel: 33, charging: false, externalConnected: false),
+            udid: try #require(world.udids["mini4"]))
+        var seen: String?
+        for _ in 0..<40 {
+            seen = try await mosquitto.retainedText("hadeploy/+/battery").values.first
+            if seen == "33" { break }
+            try await TestHost.clock.sleep(for: .milliseconds(500))
+        }
+        #expect(seen == "33", "\(service.output)")
+        let published = service.output.components(separatedBy: "published 1 device(s)").count - 1
+        #expect(published >= 2, "\(service.output)")
+        #expect(!service.output.contains(mosquitto.password))
+    }
 }
