@@ -59,7 +59,8 @@ let package = Package(
             name: "HADeployStatus",
             dependencies: [
                 "HADeployKit", "DeployModel", "HADeployDrivers", "HADeployBuild", "HADeployReporting",
-                "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice", "SSHTransport",
+                "HADeployCore", "DeviceSpec", "Versioning", "MobileDevice", "SSHTransport", "MQTT",
+                "HostCrypto",
             ],
             swiftSettings: strict
         ),
@@ -220,6 +221,19 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // A small MQTT 3.1.1 publisher (TCP or TLS): how `hadeploy status --publish` reaches Home
+        // Assistant's MQTT discovery.
+        .target(
+            name: "MQTT",
+            dependencies: [
+                "HADeployCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
         // OpenSSL's libcrypto: SHA-256 of artifacts, HMAC-SHA1 of known_hosts, the twins' RSA keys
         // and pairing certificates.
         .target(
@@ -305,7 +319,7 @@ let package = Package(
                 "HADeployKit", "HADeployStatus", "DeployModel", "HADeployDrivers", "HADeployBuild",
                 "HADeployReporting", "HADeployAdopt", "DeviceSpec", "HADeployCore", "Versioning",
                 "TestSupport", "SSHTransport",
-                "HomeAssistant", "ImageCodec", "HostCrypto",
+                "HomeAssistant", "ImageCodec", "HostCrypto", "MQTT",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["Fixtures"],
@@ -345,6 +359,10 @@ let package = Package(
                 "HADeployBuild", "HADeployReporting", "DeviceSpec", "TestSupport", "HomeAssistant",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MQTTTests",
+            dependencies: ["MQTT", "HADeployCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "HomeAssistantTests",

@@ -8,11 +8,12 @@ set -euo pipefail
 # Build: the C libraries the wrapper targets link (libssl-dev: OpenSSL 3's libcrypto for hashes and
 # the twins' keys and certificates). Peers: the Debian libimobiledevice clients that judge the
 # virtual devices, OpenSSH and dropbear servers, git, and the openssl CLI (it reads the twins'
-# pairing certificates in the tests).
+# pairing certificates in the tests). Mosquitto and its clients: the MQTT broker `status --publish`
+# is tested against (started by the tests on a loopback port, never the system service).
 build_packages=(pkg-config libimobiledevice-dev libplist-dev libusbmuxd-dev libssh-dev libssl-dev libpng-dev
   libtiff-dev)
 peer_packages=(libimobiledevice-utils ideviceinstaller openssh-server openssh-sftp-server openssh-client
-  dropbear-bin git python3-venv openssl man-db util-linux)
+  dropbear-bin git python3-venv openssl man-db util-linux mosquitto mosquitto-clients)
 # Demo (`make demo`, --demo): what the demo itself runs beyond the build. The jailbroken iPad twin: its
 # sshd and sftp-server, ssh-keygen (its keys), python3 (its springboard and app), openssl (the twin's
 # SHA-256 tool: it has no sha256sum, like iOS 9), unshare/setpriv (util-linux: its namespaces).

@@ -32,6 +32,18 @@ struct StatusCommand: ContextCommand {
             device did not answer (whatever else), 64 usage, 78 config. Devices
             this host cannot reach at all (a simulator on Linux) are listed and
             count for none.
+            Home Assistant: --publish sends each device to Home Assistant through
+            MQTT discovery (the broker from MQTT_URL, environment or .env, or
+            --publish URL: mqtt://user:password@host:1883 or mqtts://...; a
+            private CA in MQTT_CA_FILE). The status is printed first; then, when
+            the broker cannot be used (unreachable, credentials refused, TLS
+            certificate not verified, no answer in time), one line says why and
+            the exit code is 4; a bad broker URL or topic prefix: 64 (command
+            line) or 78 (MQTT_URL). --every 5m keeps running, one status and
+            publish per interval (a broker failure is one line, then the next
+            interval); Ctrl-C or SIGTERM ends it with 0.
+              hadeploy status all --publish
+              hadeploy status all --publish mqtts://broker.lan:8883 --every 5m
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -77,6 +89,28 @@ struct StatusCommand: ContextCommand {
     @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
     var allowShallow = false
 
+    @Option(
+        name: .long, defaultAsFlag: "", parsing: .next,
+        help: ArgumentHelp(
+            "Publish to Home Assistant through MQTT discovery (the broker: URL, else MQTT_URL).",
+            valueName: "url"))
+    var publish: String? = nil
+
+    @Option(
+        name: .customLong("topic-prefix"),
+        help: ArgumentHelp("With --publish: hadeploy's topics (states, availability).", valueName: "prefix"))
+    var topicPrefix = "hadeploy"
+
+    @Option(
+        name: .customLong("discovery-prefix"),
+        help: ArgumentHelp("With --publish: Home Assistant's MQTT discovery prefix.", valueName: "prefix"))
+    var discoveryPrefix = "homeassistant"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Keep running: one status every interval (30s, 5m, 1h).", valueName: "interval"))
+    var every: String?
+
     func validate() throws {
         if targets.isEmpty {
             throw ValidationError("name at least one target, e.g. `hadeploy status all`")
@@ -91,6 +125,34 @@ struct StatusCommand: ContextCommand {
         if !(timeout >= 1 && timeout <= 600) {
             throw ValidationError("--timeout \(timeout) is out of range: give seconds from 1 to 600")
         }
+        if let publish, !publish.isEmpty, !publish.contains("://") {
+            throw ValidationError(
+                "--publish takes a broker URL (mqtt://host:1883), not \"\(publish)\": name the targets before "
+                    + "--publish, or give the URL")
+        }
+        if let every {
+            guard let seconds = Self.seconds(every) else {
+                throw ValidationError("--every \(every) is not an interval: write 30s, 5m or 1h")
+            }
+            if seconds < Int(timeout.rounded(.up)) + 5 {
+                throw ValidationError(
+                    "--every \(every) is shorter than one status (--timeout \(Int(timeout)) s and 5 s to publish)"
+                )
+            }
+        }
+    }
+
+    /// `30s`, `5m`, `1h` or plain seconds, in seconds.
+    static func seconds(_ interval: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
+        var text = interval.trimmingCharacters(in: .whitespaces).lowercased()
+        var unit = 1
+        if let last = text.last, let multiplier = units[last] {
+            unit = multiplier
+            text.removeLast()
+        }
+        guard let count = Int(text), count > 0, count <= 7 * 24 * 3600 / unit else { return nil }
+        return count * unit
     }
 
     func run(_ context: HADeployContext) async throws {
@@ -109,19 +171,88 @@ struct StatusCommand: ContextCommand {
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: false)
         let stateDirectory = context.url(for: state)
+        let records: DeployRecords =
+            virtual ? .twins(context, stateDirectory: stateDirectory) : .project(context)
         let session = StatusSession(
             context: context, variables: inputs.variables, deployPlan: inputs.plan, virtual: virtual,
-            records: virtual ? .twins(context, stateDirectory: stateDirectory) : .project(context),
-            deadlineSeconds: timeout)
-        let result: StatusReport
+            records: records, deadlineSeconds: timeout)
+        let interval = every.flatMap(Self.seconds)
+        var publishing: StatusPublishing?
+        var problem: StatusPublishing.Problem?
+        if let publish {
+            do throws(StatusPublishing.Problem) {
+                publishing = try StatusPublishing(
+                    url: publish.isEmpty ? nil : publish, discoveryPrefix: discoveryPrefix,
+                    topicPrefix: topicPrefix, variables: inputs.variables, context: context,
+                    recordDirectory: virtual
+                        ? stateDirectory.appendingPathComponent("twins-published")
+                        : context.url(for: ".hadeploy/published"),
+                    deadlineSeconds: timeout, everySeconds: interval)
+            } catch {
+                problem = error
+            }
+        }
+        let configured = Set(inputs.matrix.devices.map(\.id))
+        let plan: StatusPlan
         do {
-            let plan = try session.plan()
-            result = await session.run(plan)
+            plan = try session.plan()
         } catch {
             await inputs.twins?.stop()
             throw error
         }
+        let publisher = publishing
+        let cycle: @Sendable () async -> (StatusReport, StatusPublishing.Problem?) = {
+            let result = await session.run(plan)
+            var published: StatusPublishing.Problem?
+            if let publishing = publisher {
+                do throws(StatusPublishing.Problem) {
+                    let summary = try await publishing.publish(
+                        result, plan: plan, records: records, configured: configured)
+                    var line = "published \(summary.published.count) device(s) to \(publishing.broker)"
+                    if !summary.unavailable.isEmpty {
+                        line += " (unavailable: \(summary.unavailable.joined(separator: ", ")))"
+                    }
+                    if !summary.removed.isEmpty {
+                        line += "; removed from Home Assistant: \(summary.removed.joined(separator: ", "))"
+                    }
+                    context.message(line)
+                } catch {
+                    published = error
+                }
+            }
+            return (result, published)
+        }
+        guard let interval, problem == nil else {
+            let (result, published) = await cycle()
+            await inputs.twins?.stop()
+            try show(result, context: context)
+            if let failed = problem ?? published {
+                context.message("error: \(failed.message)")
+                throw ExitCode(failed.exitCode)
+            }
+            if result.exitCode != 0 { throw ExitCode(result.exitCode) }
+            return
+        }
+        // A service: one status per interval, counted from each start, until SIGINT or SIGTERM.
+        let clock = context.clock
+        let task = Task {
+            while !Task.isCancelled {
+                let started = clock.instant()
+                let (result, published) = await cycle()
+                if Task.isCancelled { break }
+                try? show(result, context: context)
+                if let published { context.message("error: \(published.message)") }
+                try? await clock.sleep(until: started + .seconds(interval))
+            }
+        }
+        let signals = SignalCancellation { task.cancel() }
+        defer { signals.cancel() }
+        await task.value
         await inputs.twins?.stop()
+    }
+
+    /// The status as asked: the table or JSON on stdout, and the report folder.
+    func show(_ result: StatusReport, context: HADeployContext) throws {
         if json {
             context.print(try StatusText.json(result))
         } else {
@@ -132,6 +263,5 @@ struct StatusCommand: ContextCommand {
                 result)
             context.message("report: \((report as NSString).appendingPathComponent("index.html"))")
         }
-        if result.exitCode != 0 { throw ExitCode(result.exitCode) }
     }
 }

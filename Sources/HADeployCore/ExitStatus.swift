@@ -6,6 +6,9 @@ public enum ExitStatus: Int32, Sendable {
     case failure = 1
     /// A build failed.
     case buildFailed = 2
+    /// `status --publish`: the status was not published (the MQTT broker unreachable, the
+    /// credentials refused, its TLS certificate not verified, no answer in time).
+    case notPublished = 4
     /// The command line was wrong (EX_USAGE).
     case usage = 64
     /// A configuration file or `.env` was wrong (EX_CONFIG).

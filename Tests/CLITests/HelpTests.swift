@@ -32,7 +32,7 @@ import Testing
             ["status"],
             [
                 "hadeploy status all --virtual", "hadeploy status mini4 ipad2 --json", "--report",
-                "Exit codes: 0", "3 some", "--timeout",
+                "Exit codes: 0", "3 some", "--timeout", "hadeploy status all --publish", "--every",
             ]
         ),
         (

@@ -59,9 +59,21 @@ public struct DeployRecords: Sendable {
         try fileSystem.write(encoder.encode(record), to: file, options: .atomic)
     }
 
+    /// The screen of the last deploy that proved the dashboard loaded on `device` (PNG), kept beside
+    /// its record (`<id>.png`): what `status --publish` shows as the device's screenshot.
+    public func screenshot(device: String) -> Data? {
+        guard let file = file(device)?.deletingPathExtension().appendingPathExtension("png") else {
+            return nil
+        }
+        return fileSystem.contents(atPath: file.path)
+    }
+
     /// Records every device of `report` whose install step ran (installed or unchanged): the app on it
-    /// is that flavour's artifact, whatever happened after.
-    func record(_ report: DeployReport, plan: DeployPlan, artifacts: [String: Artifact]) throws {
+    /// is that flavour's artifact, whatever happened after. A device whose dashboard was proven keeps
+    /// that run's screenshot (from `reportDirectory`) as its last good screen.
+    func record(
+        _ report: DeployReport, plan: DeployPlan, artifacts: [String: Artifact], reportDirectory: URL? = nil
+    ) throws {
         let flavours = Dictionary(
             plan.devices.map { ($0.id, $0.flavour) }, uniquingKeysWith: { first, _ in first })
         for result in report.results where result.install != nil {
@@ -71,6 +83,14 @@ public struct DeployRecords: Sendable {
             var verifiedAt: Date?
             if case .loaded = result.verification {
                 verifiedAt = report.finishedAt
+                if let reportDirectory, let screenshot = result.screenshot,
+                    let png = fileSystem.contents(
+                        atPath: reportDirectory.appendingPathComponent(screenshot).path),
+                    let file = file(result.id)?.deletingPathExtension().appendingPathExtension("png")
+                {
+                    try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
+                    try fileSystem.write(png, to: file, options: .atomic)
+                }
             } else if let previous = read(device: result.id), previous.bundleID == artifact.bundleID {
                 verifiedAt = previous.verifiedAt
             }

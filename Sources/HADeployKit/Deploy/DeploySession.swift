@@ -203,7 +203,8 @@ public struct DeploySession: Sendable {
         if settings.reportDirectory == nil { crashes.tidy(runID: plan.deployID) }
         await verifier?.close()
         do {
-            try settings.deployRecords?.record(report, plan: plan, artifacts: artifacts)
+            try settings.deployRecords?.record(
+                report, plan: plan, artifacts: artifacts, reportDirectory: settings.reportDirectory)
         } catch {
             reporter.handle(
                 .message(

@@ -1,0 +1,212 @@
+import DeployModel
+import Foundation
+import HostCrypto
+import MQTT
+
+/// One device as Home Assistant gets it: the status, and what the status alone does not hold.
+public struct PublishedDevice: Sendable {
+    /// The devices.yaml id.
+    public var id: String
+    /// The Home Assistant device's identifier and the topics' node id (``FleetDiscovery/node(udid:id:)``).
+    public var node: String
+    /// devices.yaml's product type (`iPad5,1`), when given.
+    public var model: String?
+    public var status: DeviceStatus
+    /// The screen as the last deploy that proved the dashboard saw it (PNG), when there is one.
+    public var screenshot: [UInt8]?
+
+    public init(id: String, node: String, model: String?, status: DeviceStatus, screenshot: [UInt8]?) {
+        self.id = id
+        self.node = node
+        self.model = model
+        self.status = status
+        self.screenshot = screenshot
+    }
+}
+
+/// Home Assistant MQTT discovery for the fleet, as values: the retained configs that make one Home
+/// Assistant device per configured device, its states and its availability. Pure: publishing is
+/// ``FleetPublisher``'s.
+public struct FleetDiscovery: Sendable {
+    public var topics: FleetTopics
+    /// `--every`: sensors expire (unavailable) when no state came for this long (hadeploy stopped).
+    public var expireAfterSeconds: Int?
+
+    public init(topics: FleetTopics, expireAfterSeconds: Int? = nil) {
+        self.topics = topics
+        self.expireAfterSeconds = expireAfterSeconds
+    }
+
+    /// `hadeploy_` and 16 hex digits of SHA-256 over the UDID (stable across renames in
+    /// devices.yaml and on the device), else over the devices.yaml id. Never the UDID itself.
+    public static func node(udid: String?, id: String) -> String {
+        let hasher = SHA256Hasher()
+        if let udid, !udid.isEmpty {
+            hasher.update(Data("hadeploy-udid:\(udid)".utf8))
+        } else {
+            hasher.update(Data("hadeploy-id:\(id)".utf8))
+        }
+        return "hadeploy_" + String(hasher.finalizeHex().prefix(16))
+    }
+
+    /// Every discovery config topic of a device (what removing it must empty).
+    public func configTopics(node: String) -> [String] {
+        FleetEntity.all.map { topics.config($0.component, node: node, key: $0.key) }
+            + [topics.config("image", node: node, key: "screenshot")]
+    }
+
+    /// Every state topic of a device, availability included.
+    public func stateTopics(node: String) -> [String] {
+        FleetEntity.all.map { topics.state(node: node, key: $0.key) }
+            + [
+                topics.state(node: node, key: "attention/attributes"),
+                topics.state(node: node, key: "screenshot"),
+                topics.availability(node: node),
+            ]
+    }
+
+    /// The discovery configs (retained), then the states of what was measured, then availability
+    /// last: Home Assistant never shows the device available with the states of an earlier run. A
+    /// device that did not answer gets `reachable: OFF` and `offline`, and no other state: its
+    /// entities show "unavailable", never the values of the last run as new.
+    public func messages(for device: PublishedDevice) -> [MQTTMessage] {
+        var messages = configs(for: device)
+        let status = device.status
+        let node = device.node
+        messages.append(
+            MQTTMessage(
+                topic: topics.state(node: node, key: "reachable"), text: FleetEntity.onOff(status.reachable),
+                retain: true))
+        if status.reachable {
+            for entity in FleetEntity.all where !entity.alwaysAvailable {
+                messages.append(
+                    MQTTMessage(
+                        topic: topics.state(node: node, key: entity.key), text: entity.state(status),
+                        retain: true))
+            }
+            messages.append(
+                MQTTMessage(
+                    topic: topics.state(node: node, key: "attention/attributes"),
+                    text: Self.json(["reasons": .array(status.attention.map { .string($0) })]), retain: true))
+            if let screenshot = device.screenshot {
+                messages.append(
+                    MQTTMessage(
+                        topic: topics.state(node: node, key: "screenshot"), payload: screenshot, retain: true)
+                )
+            }
+        }
+        messages.append(
+            MQTTMessage(
+                topic: topics.availability(node: node), text: status.reachable ? "online" : "offline",
+                retain: true))
+        return messages
+    }
+
+    /// Empty retained payloads: Home Assistant removes the entities (and the device once it has none),
+    /// and the broker forgets the retained states.
+    public func removal(node: String) -> [MQTTMessage] {
+        (configTopics(node: node) + stateTopics(node: node)).map {
+            MQTTMessage(topic: $0, payload: [], retain: true)
+        }
+    }
+
+    func configs(for device: PublishedDevice) -> [MQTTMessage] {
+        let node = device.node
+        var deviceInfo: [String: JSON] = [
+            "identifiers": .array([.string(node)]),
+            "name": .string(Self.displayName(device)),
+            "manufacturer": .string("Apple"),
+        ]
+        if let model = device.model { deviceInfo["model"] = .string(model) }
+        if let ios = device.status.ios.value { deviceInfo["sw_version"] = .string("iOS \(ios)") }
+        let availability: [String: JSON] = [
+            "availability_topic": .string(topics.availability(node: node)),
+            "payload_available": .string("online"),
+            "payload_not_available": .string("offline"),
+        ]
+        var messages: [MQTTMessage] = []
+        for entity in FleetEntity.all {
+            var config: [String: JSON] = [
+                "name": .string(entity.name),
+                "unique_id": .string("\(node)_\(entity.key)"),
+                "object_id": .string(Self.objectID(device.id, entity.key)),
+                "state_topic": .string(topics.state(node: node, key: entity.key)),
+                "device": .object(deviceInfo),
+                "origin": .object(["name": .string("hadeploy")]),
+            ]
+            if let value = entity.deviceClass { config["device_class"] = .string(value) }
+            if let value = entity.unit { config["unit_of_measurement"] = .string(value) }
+            if let value = entity.stateClass { config["state_class"] = .string(value) }
+            if let value = entity.icon { config["icon"] = .string(value) }
+            if let value = entity.entityCategory { config["entity_category"] = .string(value) }
+            if entity.deviceClass == "data_size" { config["suggested_display_precision"] = .number(1) }
+            if entity.attributes {
+                config["json_attributes_topic"] = .string(
+                    topics.state(node: node, key: "\(entity.key)/attributes"))
+            }
+            if !entity.alwaysAvailable { config.merge(availability) { _, new in new } }
+            if let expireAfterSeconds { config["expire_after"] = .number(expireAfterSeconds) }
+            messages.append(
+                MQTTMessage(
+                    topic: topics.config(entity.component, node: node, key: entity.key),
+                    text: Self.json(config),
+                    retain: true))
+        }
+        var image: [String: JSON] = [
+            "name": .string("Screenshot"),
+            "unique_id": .string("\(node)_screenshot"),
+            "object_id": .string(Self.objectID(device.id, "screenshot")),
+            "image_topic": .string(topics.state(node: node, key: "screenshot")),
+            "content_type": .string("image/png"),
+            "device": .object(deviceInfo),
+            "origin": .object(["name": .string("hadeploy")]),
+        ]
+        image.merge(availability) { _, new in new }
+        messages.append(
+            MQTTMessage(
+                topic: topics.config("image", node: node, key: "screenshot"), text: Self.json(image),
+                retain: true))
+        return messages
+    }
+
+    /// The device's own name unless it is a UDID (a twin or an unnamed device), else the devices.yaml id.
+    static func displayName(_ device: PublishedDevice) -> String {
+        let name = device.status.name
+        let hex = name.unicodeScalars.allSatisfy { $0.properties.isASCIIHexDigit || $0 == "-" }
+        return name.isEmpty || (hex && name.count >= 24) ? device.id : name
+    }
+
+    /// `hadeploy_<id>_<key>` in the characters an entity id allows: the entity ids automations use.
+    static func objectID(_ id: String, _ key: String) -> String {
+        let slug = id.lowercased().unicodeScalars.map { scalar -> String in
+            ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) ? String(scalar) : "_"
+        }.joined()
+        return "hadeploy_\(slug)_\(key)"
+    }
+
+    /// A JSON value for the discovery configs (sorted keys: the same bytes every run, so Home
+    /// Assistant sees no change and the broker keeps one retained copy).
+    indirect enum JSON: Sendable {
+        case string(String)
+        case number(Int)
+        case array([JSON])
+        case object([String: JSON])
+
+        var any: Any {
+            switch self {
+            case .string(let value): return value
+            case .number(let value): return value
+            case .array(let values): return values.map(\.any)
+            case .object(let values): return values.mapValues(\.any)
+            }
+        }
+    }
+
+    static func json(_ object: [String: JSON]) -> String {
+        let data =
+            (try? JSONSerialization.data(
+                withJSONObject: JSON.object(object).any, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

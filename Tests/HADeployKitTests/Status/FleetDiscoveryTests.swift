@@ -1,0 +1,129 @@
+import Foundation
+import HADeployStatus
+import MQTT
+import Testing
+
+@testable import DeployModel
+
+/// The MQTT discovery messages as values: what Home Assistant would be told about one status.
+struct FleetDiscoveryTests {
+    static func status(reachable: Bool) -> DeviceStatus {
+        let unknown = "the device was not reached"
+        return DeviceStatus(
+            id: "mini4", name: "Hall iPad", backend: "usb", notOnThisHost: nil, reachable: reachable,
+            unreachable: reachable ? nil : "not listed",
+            ios: reachable ? .known("15.8") : .unavailable(unknown), build: reachable ? .outdated : .unknown,
+            installed: reachable
+                ? .known(InstalledBuild(marketingVersion: "1.1.0", buildNumber: "1")) : .unavailable(unknown),
+            expected: ExpectedBuild(
+                bundleID: "a.b", executable: nil, marketingVersion: "1.2.0", buildNumber: "2",
+                source: "git tags"),
+            running: .unavailable(unknown),
+            dashboard: .known(
+                DashboardNow(sessionStarted: nil, summary: "loaded: 2 views, 5 cards", loaded: true)),
+            lastDeployedAt: Date(timeIntervalSince1970: 1_700_000_000), lastVerifiedAt: nil,
+            battery: reachable
+                ? .known(BatteryState(level: 42, charging: true, externalPower: true))
+                : .unavailable(unknown),
+            storage: .unavailable("not available from the usb backend"),
+            boot: .unavailable(unknown), rebootedSinceDeploy: .unavailable(unknown),
+            attention: reachable ? ["outdated"] : ["not reached"], seconds: 1)
+    }
+
+    static func device(reachable: Bool, screenshot: [UInt8]? = [1, 2, 3]) -> PublishedDevice {
+        PublishedDevice(
+            id: "mini4", node: FleetDiscovery.node(udid: "00008020-0123456789ABCDEF", id: "mini4"),
+            model: "iPad5,1", status: status(reachable: reachable), screenshot: screenshot)
+    }
+
+    static func text(_ messages: [MQTTMessageView], _ topic: String) -> String? {
+        messages.last { $0.topic == topic }?.text
+    }
+
+    @Test func theNodeIsAStableHashNeverTheUDID() {
+        let udid = "00008020-0123456789ABCDEF"
+        let node = FleetDiscovery.node(udid: udid, id: "mini4")
+        #expect(
+            node == FleetDiscovery.node(udid: udid, id: "renamed"), "stable across renames in devices.yaml")
+        #expect(node.hasPrefix("hadeploy_") && node.count == "hadeploy_".count + 16)
+        #expect(!node.contains(udid.lowercased()) && !node.contains(udid))
+        #expect(FleetDiscovery.node(udid: nil, id: "mini4") != FleetDiscovery.node(udid: nil, id: "kitchen"))
+    }
+
+    @Test func aReachableDeviceGetsRetainedConfigsStatesAndOnlineLast() throws {
+        let discovery = FleetDiscovery(topics: try FleetTopics())
+        let device = Self.device(reachable: true)
+        let messages = discovery.messages(for: device).map(MQTTMessageView.init)
+        #expect(messages.allSatisfy { $0.retain })
+        #expect(
+            messages.last?.topic == "hadeploy/\(device.node)/availability" && messages.last?.text == "online")
+        let state = { (key: String) in Self.text(messages, "hadeploy/\(device.node)/\(key)") }
+        #expect(state("battery") == "42" && state("charging") == "ON")
+        #expect(state("build_matches") == "OFF" && state("installed_build") == "1.1.0 (1)")
+        #expect(state("planned_build") == "1.2.0 (2)")
+        #expect(state("storage_free") == "None", "not measured: Home Assistant's unknown")
+        #expect(state("last_deploy") == "installed, dashboard not verified")
+        #expect(state("last_deploy_time") == "2023-11-14T22:13:20Z")
+        #expect(state("last_verified") == "None")
+        #expect(
+            messages.contains { $0.topic == "hadeploy/\(device.node)/screenshot" && $0.bytes == [1, 2, 3] })
+
+        let config = try #require(
+            messages.first { $0.topic == "homeassistant/sensor/\(device.node)/battery/config" }?.json)
+        #expect(
+            config["device_class"] as? String == "battery" && config["unit_of_measurement"] as? String == "%")
+        #expect(config["availability_topic"] as? String == "hadeploy/\(device.node)/availability")
+        #expect(config["object_id"] as? String == "hadeploy_mini4_battery")
+        let info = try #require(config["device"] as? [String: Any])
+        #expect(info["name"] as? String == "Hall iPad" && info["identifiers"] as? [String] == [device.node])
+        let reachable = try #require(
+            messages.first { $0.topic == "homeassistant/binary_sensor/\(device.node)/reachable/config" }?.json
+        )
+        #expect(reachable["availability_topic"] == nil, "reachable is always measured")
+        let image = try #require(
+            messages.first { $0.topic == "homeassistant/image/\(device.node)/screenshot/config" }?.json)
+        #expect(image["image_topic"] as? String == "hadeploy/\(device.node)/screenshot")
+    }
+
+    @Test func aDeviceThatDidNotAnswerIsOfflineWithNoOldValuesAsNew() throws {
+        let discovery = FleetDiscovery(topics: try FleetTopics(topicPrefix: "walls"), expireAfterSeconds: 900)
+        let device = Self.device(reachable: false)
+        let messages = discovery.messages(for: device).map(MQTTMessageView.init)
+        let states = messages.filter { $0.topic.hasPrefix("walls/") }
+        #expect(
+            states.map(\.topic) == ["walls/\(device.node)/reachable", "walls/\(device.node)/availability"])
+        #expect(states.map(\.text) == ["OFF", "offline"])
+        let config = try #require(messages.first?.json)
+        #expect(config["expire_after"] as? Int == 900)
+    }
+
+    @Test func removalEmptiesEveryRetainedTopic() throws {
+        let discovery = FleetDiscovery(topics: try FleetTopics())
+        let node = FleetDiscovery.node(udid: nil, id: "gone")
+        let removal = discovery.removal(node: node).map(MQTTMessageView.init)
+        #expect(removal.allSatisfy { $0.retain && $0.bytes.isEmpty })
+        let published = Set(discovery.messages(for: Self.device(reachable: true)).map(\.topic))
+            .map { $0.replacingOccurrences(of: Self.device(reachable: true).node, with: node) }
+        #expect(Set(published).isSubset(of: Set(removal.map(\.topic))))
+    }
+
+    @Test func prefixesWithWildcardsAreRefused() {
+        #expect(throws: (any Error).self) { try FleetTopics(topicPrefix: "walls/+") }
+        #expect(throws: (any Error).self) { try FleetTopics(discoveryPrefix: "#") }
+    }
+}
+
+/// A published message, read back.
+struct MQTTMessageView {
+    var topic: String
+    var bytes: [UInt8]
+    var retain: Bool
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+    var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] }
+
+    init(_ message: MQTTMessage) {
+        topic = message.topic
+        bytes = message.payload
+        retain = message.retain
+    }
+}
