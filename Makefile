@@ -71,7 +71,7 @@ check-fresh:
 # Each test target runs in its own process: libimobiledevice 1.3.0 select()s on its sockets and
 # aborts on a descriptor above 1023, which one process running every suite at once can reach.
 TEST_TARGETS_LIBRARY = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HADeployKitTests \
-  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHSessionTests
+  VirtualDeviceTests PyMobileDevice3FidelityTests MobileDeviceTests SSHSessionTests MQTTTests HostCryptoTests
 TEST_TARGETS_BINARY = CLITests SSHTransportTests HomeAssistantTests EndToEndTests
 TEST_TARGETS = $(TEST_TARGETS_LIBRARY) $(TEST_TARGETS_BINARY)
 

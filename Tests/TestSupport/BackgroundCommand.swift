@@ -61,12 +61,14 @@ public final class BackgroundCommand: @unchecked Sendable {
         return output.split(separator: "\n").map(String.init).first(where: matches)
     }
 
+    /// SIGTERM, then SIGKILL after 5 s (a child may inherit a blocked SIGTERM from the test runner).
     public func stop() {
         try? input?.fileHandleForWriting.close()
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        for _ in 0..<50 where process.isRunning { usleep(100_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 }
 
