@@ -74,8 +74,8 @@ import VirtualDevice
         #expect(networkOnly?.kind == .notConnected)
         let text = networkOnly?.description ?? ""
         #expect(text.contains("not found on the network"), "\(text)")
-        #expect(text.contains("Is Wi-Fi sync on for this computer"), "\(text)")
-        #expect(text.contains("same network") && text.contains("awake"), "\(text)")
+        #expect(text.contains("asleep or off the network: wake it"), "\(text)")
+        #expect(text.contains("same network") && text.contains("Wi-Fi sync is on"), "\(text)")
     }
 
     @Test func aDeviceThatLeavesTheNetworkMidInstallIsReportedAtOnce() async throws {
@@ -113,7 +113,7 @@ import VirtualDevice
         #expect(noticed < .seconds(10), "noticed only after \(noticed)")
         #expect(error.description.contains("not found on the network"), "\(error.description)")
         #expect(error.description.contains("nothing was installed"), "\(error.description)")
-        #expect(error.description.contains("Is Wi-Fi sync on for this computer"), "\(error.description)")
+        #expect(error.description.contains("asleep or off the network: wake it"), "\(error.description)")
         #expect(
             try await emulator.daemon.installedApps(udid: udid).allSatisfy {
                 $0.bundleIdentifier != spec.bundleID
@@ -142,7 +142,7 @@ import VirtualDevice
         #expect(error?.kind == .deadlineExceeded)
         #expect(
             error?.description.contains("not complete within 3 s") == true, "\(String(describing: error))")
-        #expect(error?.description.contains("Is Wi-Fi sync on for this computer") == true)
+        #expect(error?.description.contains("asleep or off the network: wake it") == true)
     }
 
     /// A real device is quiet for seconds while it verifies a large app. libimobiledevice 1.3.0 reports
