@@ -123,9 +123,11 @@ struct DeployEndToEndTests {
         let result = try await world.deploy(["kitchen", "mini4", "--no-build", "--artifacts", "artifacts"])
         #expect(result.status == 1, "\(result.stderr)")
         let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
-        // The suites running alongside make their own worlds (hadeploy-e2e-*, hadeploy-fakefs-*).
+        // The suites running alongside make their own worlds (hadeploy-e2e-*, hadeploy-fakefs-*,
+        // ReportMergeEndToEndTests' hadeploy-merge-*).
         let made = after.subtracting(before).filter {
             $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs") && !$0.hasPrefix("hadeploy-e2e-")
+                && !$0.hasPrefix("hadeploy-merge-")
         }
         #expect(made.isEmpty, "new shared temporary folders: \(made)")
         // The project's state folder: `.hadeploy`, or `.hadeploy/virtual` as here (devices.yaml's state).

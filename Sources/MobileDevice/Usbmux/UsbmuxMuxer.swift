@@ -58,6 +58,9 @@ struct UsbmuxMuxer: Sendable {
         }
     }
 
+    /// How long an answer from the upstream usbmuxd is waited for.
+    static let upstreamPatience: Double = 30
+
     static func read(_ socket: ProbeSocket) -> Frame? {
         let header = socket.receive(count: 16)
         guard header.data.count == 16 else { return nil }
@@ -107,8 +110,14 @@ struct UsbmuxMuxer: Sendable {
                 if let record = relay.pairRecords.read(udid: udid) {
                     send(.plist(["PairRecordData": record], tag: frame.tag))
                 } else {
+                    switch ask(frame) {
+                    case .answered(let answer): send(answer)
                     // Real usbmuxd answers ENOENT in the Number field (PROTOCOL.md §1.4).
-                    send(exchange(frame) ?? .result(2, tag: frame.tag))
+                    case .unreachable: send(.result(2, tag: frame.tag))
+                    case .broken:
+                        splice(sending: frame.bytes)
+                        return
+                    }
                 }
             case "SavePairRecord":
                 if let udid = request["PairRecordID"] as? String,
@@ -156,7 +165,11 @@ struct UsbmuxMuxer: Sendable {
     }
 
     private func ask(_ frame: Frame) -> Answer {
-        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5) else { return .unreachable }
+        // The clients' own patience (libusbmuxd and pymobiledevice3 wait up to 30 s for an answer): a
+        // busy usbmuxd is slow, not broken, and its record is not "missing".
+        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: Self.upstreamPatience) else {
+            return .unreachable
+        }
         guard socket.sendAll(frame.bytes), let answer = Self.read(socket) else { return .broken }
         return .answered(answer)
     }
@@ -169,7 +182,7 @@ struct UsbmuxMuxer: Sendable {
 
     private func listen(_ frame: Frame) {
         var upstreamSocket: ProbeSocket?
-        switch ProbeSocket.open(upstream, timeout: 5) {
+        switch ProbeSocket.open(upstream, timeout: Self.upstreamPatience) {
         case .failure:
             break  // No usbmuxd here: the Wi-Fi devices are all there is.
         case .success(let socket):
