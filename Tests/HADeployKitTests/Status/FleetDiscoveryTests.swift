@@ -97,6 +97,20 @@ struct FleetDiscoveryTests {
         #expect(config["expire_after"] as? Int == 900)
     }
 
+    /// Home Assistant 2024.3 reads `None` as "unknown" only for binary sensors and sensors with a unit
+    /// or device class; a plain text sensor would show the text "None". Its unknown is `unknown`.
+    @Test func aTextFactNotMeasuredIsHomeAssistantsUnknownNotTheTextNone() throws {
+        let discovery = FleetDiscovery(topics: try FleetTopics())
+        var device = Self.device(reachable: true)
+        device.status.installed = .unavailable("the backend cannot list apps")
+        device.status.dashboard = .unavailable("no Home Assistant configured")
+        let messages = discovery.messages(for: device).map(MQTTMessageView.init)
+        let state = { (key: String) in Self.text(messages, "hadeploy/\(device.node)/\(key)") }
+        #expect(state("installed_build") == "unknown" && state("dashboard") == "unknown")
+        #expect(state("dashboard_loaded") == "None", "a binary sensor: None is its unknown")
+        #expect(state("storage_free") == "None" && state("last_verified") == "None")
+    }
+
     @Test func removalEmptiesEveryRetainedTopic() throws {
         let discovery = FleetDiscovery(topics: try FleetTopics())
         let node = FleetDiscovery.node(udid: nil, id: "gone")
