@@ -151,6 +151,14 @@ struct StatusPublishHomeAssistantTests {
                 #expect(other?["device_id"]?.stringValue == deviceID, "\(name)")
             }
         }
+        // A time the twins do not tell (their last boot) is unavailable, one they do is a time.
+        for id in ids {
+            #expect(states["sensor.hadeploy_\(id)_last_boot"]?["state"]?.stringValue == "unavailable")
+            let verified = states["sensor.hadeploy_\(id)_last_verified"]?["state"]?.stringValue
+            #expect(
+                verified?.hasPrefix("20") == true && verified?.hasSuffix("+00:00") == true,
+                "\(verified ?? "nil")")
+        }
         // Every entity of both devices has a state Home Assistant understood: none is the text
         // "None", and its MQTT integration logged no payload it refused.
         let ours = states.filter {
@@ -189,7 +197,7 @@ struct StatusPublishHomeAssistantTests {
                     as? [String: Any])["level"] as? Int
         #expect(level == 12)
         let event = try await Self.first(of: fired, within: .seconds(30))
-        #expect(event?.data["battery"]?.stringValue == "12", "\(String(describing: event))")
+        #expect(event?.data["battery"]?.numberValue == 12, "\(String(describing: event))")
         var alert: String?
         for _ in 0..<40 {
             alert = try await Self.states(connection)["input_boolean.hadeploy_low_battery"]?["state"]?

@@ -26,6 +26,11 @@ struct FleetEntity: Sendable {
     /// `unknown` is Home Assistant's own "unknown" (what the frontend, `has_value` and automations see).
     static let unknownText = "unknown"
 
+    /// A timestamp: Home Assistant 2024.3 parses every state of one as a time, and `None` (or an empty
+    /// payload) gets a warning in its log at each publish. Such an entity has its own availability as
+    /// well (`<key>/available`, `offline` when the time is not known), and no state then.
+    var ownAvailability: Bool { deviceClass == "timestamp" }
+
     static func onOff(_ value: Bool?) -> String { value.map { $0 ? "ON" : "OFF" } ?? unknown }
 
     static func timestamp(_ date: Date?) -> String {

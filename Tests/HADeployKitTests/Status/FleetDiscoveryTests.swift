@@ -64,7 +64,18 @@ struct FleetDiscoveryTests {
         #expect(state("storage_free") == "None", "not measured: Home Assistant's unknown")
         #expect(state("last_deploy") == "installed, dashboard not verified")
         #expect(state("last_deploy_time") == "2023-11-14T22:13:20Z")
-        #expect(state("last_verified") == "None")
+        #expect(
+            state("last_verified") == nil && state("last_verified/available") == "offline", "a time not known"
+        )
+        #expect(state("last_deploy_time/available") == "online")
+        let timestamp = try #require(
+            messages.first { $0.topic == "homeassistant/sensor/\(device.node)/last_verified/config" }?.json)
+        let availability = try #require(timestamp["availability"] as? [[String: Any]])
+        #expect(
+            availability.compactMap { $0["topic"] as? String } == [
+                "hadeploy/\(device.node)/availability", "hadeploy/\(device.node)/last_verified/available",
+            ])
+        #expect(timestamp["availability_mode"] as? String == "all" && timestamp["availability_topic"] == nil)
         #expect(
             messages.contains { $0.topic == "hadeploy/\(device.node)/screenshot" && $0.bytes == [1, 2, 3] })
 
@@ -108,7 +119,7 @@ struct FleetDiscoveryTests {
         let state = { (key: String) in Self.text(messages, "hadeploy/\(device.node)/\(key)") }
         #expect(state("installed_build") == "unknown" && state("dashboard") == "unknown")
         #expect(state("dashboard_loaded") == "None", "a binary sensor: None is its unknown")
-        #expect(state("storage_free") == "None" && state("last_verified") == "None")
+        #expect(state("storage_free") == "None", "a number: None is its unknown")
     }
 
     @Test func removalEmptiesEveryRetainedTopic() throws {
