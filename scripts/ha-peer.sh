@@ -38,12 +38,34 @@ find_python() {
 sha256() { if command -v sha256sum >/dev/null 2>&1; then sha256sum; else shasum -a 256; fi; }
 lock_stamp() { cat "$data/requirements.lock" "$data/constraints.txt" | sha256 | cut -d' ' -f1; }
 
+# What the peer imports beyond HA's always-loaded integrations: mobile_app (nacl), conversation's
+# dependencies, and mqtt (paho-mqtt, the version HA 2024.3.3's mqtt manifest pins: with --skip-pip
+# HA never installs it itself).
+check_venv() {
+    "$venv/bin/python" -c 'import nacl, numpy, hassil, home_assistant_intents, mutagen, haffmpeg' &&
+        "$venv/bin/python" -c 'import importlib.metadata as m; v = m.version("paho-mqtt"); assert v == "1.6.1", v' &&
+        "$venv/bin/python" -c 'import homeassistant.const as c; assert c.__version__ == "2024.3.3", c.__version__'
+}
+
 cmd_install() {
     local stamp
     stamp="$(lock_stamp)"
     if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.hadeploy-lock" 2>/dev/null)" = "$stamp" ]; then
         echo "ha-peer: $venv is up to date"
         return 0
+    fi
+    # A venv of this Home Assistant made from an earlier lock: install only what is missing (pip
+    # leaves what is already satisfied alone), then check it as a fresh one is checked.
+    if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c \
+        'import homeassistant.const as c; assert c.__version__ == "2024.3.3"' 2>/dev/null; then
+        echo "ha-peer: adding what is missing to $venv"
+        if "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+            -c "$data/constraints.txt" -r "$data/requirements.lock" && check_venv; then
+            echo "$stamp" >"$venv/.hadeploy-lock"
+            echo "ha-peer: $venv is up to date"
+            return 0
+        fi
+        echo "ha-peer: $venv could not be brought up to date; making it again" >&2
     fi
     local py
     if ! py="$(find_python)" && [ "$(uname -s)" = Darwin ]; then
@@ -68,8 +90,7 @@ cmd_install() {
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
         -c "$data/constraints.txt" -r "$data/requirements.lock"
-    "$venv/bin/python" -c 'import nacl, numpy, hassil, home_assistant_intents, mutagen, haffmpeg'
-    "$venv/bin/python" -c 'import homeassistant.const as c; assert c.__version__ == "2024.3.3", c.__version__'
+    check_venv || die "$venv does not hold what the lock pins"
     echo "$stamp" >"$venv/.hadeploy-lock"
     echo "ha-peer: installed Home Assistant 2024.3.3 in $venv"
 }

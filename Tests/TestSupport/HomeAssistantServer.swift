@@ -36,12 +36,22 @@ public final class HomeAssistantServer: @unchecked Sendable {
 
     private static let sharedServer = Task<HomeAssistantServer, any Error> { try await start() }
 
-    /// Installs (once) and starts a fresh server of its own on a free port.
-    public static func start() async throws -> HomeAssistantServer {
+    /// Installs (once) and starts a fresh server of its own on a free port. `packages`: Home
+    /// Assistant packages (name → YAML, e.g. an automation and its input_boolean) that this server
+    /// alone loads at start, from `packages/<name>.yaml` in its config directory.
+    public static func start(packages: [String: String] = [:]) async throws -> HomeAssistantServer {
         try await peer(["install"], timeout: .seconds(900))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hadeploy-ha-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if !packages.isEmpty {
+            let folder = directory.appendingPathComponent("packages")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for (name, yaml) in packages {
+                try yaml.write(
+                    to: folder.appendingPathComponent("\(name).yaml"), atomically: true, encoding: .utf8)
+            }
+        }
         AtExit.register(directory) {
             // At exit: no async runner, a plain blocking `ha-peer.sh stop`.
             let process = Process()

@@ -58,6 +58,9 @@ public struct FleetDiscovery: Sendable {
     /// Every state topic of a device, availability included.
     public func stateTopics(node: String) -> [String] {
         FleetEntity.all.map { topics.state(node: node, key: $0.key) }
+            + FleetEntity.all.filter(\.ownAvailability).map {
+                topics.state(node: node, key: "\($0.key)/available")
+            }
             + [
                 topics.state(node: node, key: "attention/attributes"),
                 topics.state(node: node, key: "screenshot"),
@@ -79,10 +82,23 @@ public struct FleetDiscovery: Sendable {
                 retain: true))
         if status.reachable {
             for entity in FleetEntity.all where !entity.alwaysAvailable {
+                let state = entity.state(status)
+                if entity.ownAvailability {
+                    // Not known: unavailable, its old retained time shown as nothing.
+                    let known = state != FleetEntity.unknown
+                    if known {
+                        messages.append(
+                            MQTTMessage(
+                                topic: topics.state(node: node, key: entity.key), text: state, retain: true))
+                    }
+                    messages.append(
+                        MQTTMessage(
+                            topic: topics.state(node: node, key: "\(entity.key)/available"),
+                            text: known ? "online" : "offline", retain: true))
+                    continue
+                }
                 messages.append(
-                    MQTTMessage(
-                        topic: topics.state(node: node, key: entity.key), text: entity.state(status),
-                        retain: true))
+                    MQTTMessage(topic: topics.state(node: node, key: entity.key), text: state, retain: true))
             }
             messages.append(
                 MQTTMessage(
@@ -144,7 +160,22 @@ public struct FleetDiscovery: Sendable {
                 config["json_attributes_topic"] = .string(
                     topics.state(node: node, key: "\(entity.key)/attributes"))
             }
-            if !entity.alwaysAvailable { config.merge(availability) { _, new in new } }
+            if entity.ownAvailability {
+                // Both must be online: the device, and this time being known.
+                config["availability"] = .array(
+                    [
+                        topics.availability(node: node),
+                        topics.state(node: node, key: "\(entity.key)/available"),
+                    ].map {
+                        .object([
+                            "topic": .string($0), "payload_available": .string("online"),
+                            "payload_not_available": .string("offline"),
+                        ])
+                    })
+                config["availability_mode"] = .string("all")
+            } else if !entity.alwaysAvailable {
+                config.merge(availability) { _, new in new }
+            }
             if let expireAfterSeconds { config["expire_after"] = .number(expireAfterSeconds) }
             messages.append(
                 MQTTMessage(

@@ -16,10 +16,20 @@ struct FleetEntity: Sendable {
     var alwaysAvailable = false
     /// JSON attributes on `<state topic>/attributes`.
     var attributes = false
-    /// The state payload: `None` is Home Assistant's "unknown" for sensors and binary sensors.
+    /// The state payload: ``unknown`` or ``unknownText`` when the fact was not measured.
     var state: @Sendable (DeviceStatus) -> String
 
+    /// `None`: Home Assistant's "unknown" for binary sensors and for sensors with a unit or a device
+    /// class (numbers, timestamps).
     static let unknown = "None"
+    /// A sensor with neither (plain text) keeps `None` as its text in Home Assistant 2024.3; the state
+    /// `unknown` is Home Assistant's own "unknown" (what the frontend, `has_value` and automations see).
+    static let unknownText = "unknown"
+
+    /// A timestamp: Home Assistant 2024.3 parses every state of one as a time, and `None` (or an empty
+    /// payload) gets a warning in its log at each publish. Such an entity has its own availability as
+    /// well (`<key>/available`, `offline` when the time is not known), and no state then.
+    var ownAvailability: Bool { deviceClass == "timestamp" }
 
     static func onOff(_ value: Bool?) -> String { value.map { $0 ? "ON" : "OFF" } ?? unknown }
 
@@ -30,7 +40,7 @@ struct FleetEntity: Sendable {
 
     /// Home Assistant keeps at most 255 characters of a state.
     static func text(_ value: String?) -> String {
-        guard let value else { return unknown }
+        guard let value else { return unknownText }
         return value.count <= 255 ? value : String(value.prefix(254)) + "…"
     }
 
@@ -64,7 +74,7 @@ struct FleetEntity: Sendable {
                 switch status.installed {
                 case .known(let build?): return build.description
                 case .known(nil): return "not installed"
-                case .unavailable: return unknown
+                case .unavailable: return unknownText
                 }
             }),
         FleetEntity(

@@ -64,7 +64,18 @@ struct FleetDiscoveryTests {
         #expect(state("storage_free") == "None", "not measured: Home Assistant's unknown")
         #expect(state("last_deploy") == "installed, dashboard not verified")
         #expect(state("last_deploy_time") == "2023-11-14T22:13:20Z")
-        #expect(state("last_verified") == "None")
+        #expect(
+            state("last_verified") == nil && state("last_verified/available") == "offline", "a time not known"
+        )
+        #expect(state("last_deploy_time/available") == "online")
+        let timestamp = try #require(
+            messages.first { $0.topic == "homeassistant/sensor/\(device.node)/last_verified/config" }?.json)
+        let availability = try #require(timestamp["availability"] as? [[String: Any]])
+        #expect(
+            availability.compactMap { $0["topic"] as? String } == [
+                "hadeploy/\(device.node)/availability", "hadeploy/\(device.node)/last_verified/available",
+            ])
+        #expect(timestamp["availability_mode"] as? String == "all" && timestamp["availability_topic"] == nil)
         #expect(
             messages.contains { $0.topic == "hadeploy/\(device.node)/screenshot" && $0.bytes == [1, 2, 3] })
 
@@ -95,6 +106,20 @@ struct FleetDiscoveryTests {
         #expect(states.map(\.text) == ["OFF", "offline"])
         let config = try #require(messages.first?.json)
         #expect(config["expire_after"] as? Int == 900)
+    }
+
+    /// Home Assistant 2024.3 reads `None` as "unknown" only for binary sensors and sensors with a unit
+    /// or device class; a plain text sensor would show the text "None". Its unknown is `unknown`.
+    @Test func aTextFactNotMeasuredIsHomeAssistantsUnknownNotTheTextNone() throws {
+        let discovery = FleetDiscovery(topics: try FleetTopics())
+        var device = Self.device(reachable: true)
+        device.status.installed = .unavailable("the backend cannot list apps")
+        device.status.dashboard = .unavailable("no Home Assistant configured")
+        let messages = discovery.messages(for: device).map(MQTTMessageView.init)
+        let state = { (key: String) in Self.text(messages, "hadeploy/\(device.node)/\(key)") }
+        #expect(state("installed_build") == "unknown" && state("dashboard") == "unknown")
+        #expect(state("dashboard_loaded") == "None", "a binary sensor: None is its unknown")
+        #expect(state("storage_free") == "None", "a number: None is its unknown")
     }
 
     @Test func removalEmptiesEveryRetainedTopic() throws {
