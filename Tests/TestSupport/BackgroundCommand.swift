@@ -29,12 +29,24 @@ public final class BackgroundCommand: @unchecked Sendable {
             process.standardInput = input
             self.input = input
         }
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.text += String(decoding: data, as: UTF8.self) }
-        }
         try process.run()
+        try? pipe.fileHandleForWriting.close()
+        // read(2) on a thread of its own, retried on EINTR: FileHandle's availableData traps when a
+        // signal interrupts it (the test runner's children see many).
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        let reader = Thread { [weak self, pipe] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if got < 0 && errno == EINTR { continue }
+                if got <= 0 { break }
+                guard let self else { break }
+                let text = String(decoding: buffer[0..<got], as: UTF8.self)
+                self.lock.withLock { self.text += text }
+            }
+            withExtendedLifetime(pipe) {}
+        }
+        reader.start()
     }
 
     /// Everything it printed so far.
@@ -72,13 +84,18 @@ public final class BackgroundCommand: @unchecked Sendable {
     }
 }
 
-/// A peer tool run to its end (`idevice_id`, `pymobiledevice3`), found on PATH, with `environment` added.
+/// A peer tool run to its end (`idevice_id`, `pymobiledevice3`), found on PATH, with `environment`
+/// added. `USBMUXD_SOCKET_ADDRESS` is the caller's alone: never the one a test in the same process set
+/// for itself (hadeploy's relay writes its own there), which a tool would otherwise inherit.
 public enum ToolRun {
     public static func run(
         _ tool: String, _ arguments: [String], environment: [String: String] = [:],
         timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
-        try await TestHost.runner.run(
-            ProcessCommand("/usr/bin/env", [tool] + arguments, environment: environment), timeout: timeout)
+        let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return try await TestHost.runner.run(
+            ProcessCommand(
+                "/usr/bin/env", ["-u", "USBMUXD_SOCKET_ADDRESS"] + assignments + [tool] + arguments),
+            timeout: timeout)
     }
 }

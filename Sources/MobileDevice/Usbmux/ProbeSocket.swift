@@ -92,12 +92,25 @@ final class ProbeSocket: @unchecked Sendable {
         return address
     }
 
-    /// Sends all of `data`; false when the peer closed or the send timed out.
+    /// Sends all of `data`, across partial sends and signals (a signal handler interrupts a blocking
+    /// send part-way: one `send` alone once cut a relayed usbmuxd reply short); false when the peer
+    /// closed or the send timed out.
     func sendAll(_ data: Data) -> Bool {
-        let sent = data.withUnsafeBytes {
-            send(fd, $0.baseAddress, $0.count, SocketCalls.noSignalSendFlags)
+        Self.sendAll(data, to: fd)
+    }
+
+    static func sendAll(_ data: Data, to fd: Int32) -> Bool {
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = send(
+                    fd, bytes.baseAddress! + offset, bytes.count - offset, SocketCalls.noSignalSendFlags)
+                if sent < 0 && errno == EINTR { continue }
+                if sent <= 0 { return false }
+                offset += sent
+            }
+            return true
         }
-        return sent == data.count
     }
 
     /// Up to `count` bytes; `failed` when a read ended in an error or the timeout (else the peer

@@ -227,9 +227,7 @@ final class UsbmuxRelay: @unchecked Sendable {
     /// Writes one whole event to a `Listen` connection (the upstream's and the relay's never interleave).
     func write(_ bytes: Data, toListener fd: Int32) {
         guard let gate = lock.withLock({ listeners[fd] }) else { return }
-        gate.withLock {
-            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, SocketCalls.noSignalSendFlags) }
-        }
+        gate.withLock { _ = ProbeSocket.sendAll(bytes, to: fd) }
     }
 
     /// Serves every connection as a muxer from now on, Wi-Fi devices found or not.
