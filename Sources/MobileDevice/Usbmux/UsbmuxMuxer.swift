@@ -41,20 +41,17 @@ struct UsbmuxMuxer: Sendable {
             return data
         }
 
-        static func plist(_ value: [String: Any], tag: UInt32) -> Frame {
-            let payload =
-                (try? PropertyListSerialization.data(fromPropertyList: value, format: .xml, options: 0))
-                ?? Data()
-            return Frame(version: 1, message: 8, tag: tag, payload: payload)
+        /// A plist message, written by libplist (as every usbmuxd client's own library reads it).
+        static func plist(_ value: [String: PlistValue], tag: UInt32) -> Frame {
+            Frame(version: 1, message: 8, tag: tag, payload: PlistBridge.xml(.dictionary(value)) ?? Data())
         }
 
         static func result(_ number: Int, tag: UInt32) -> Frame {
-            plist(["MessageType": "Result", "Number": number], tag: tag)
+            plist(["MessageType": .string("Result"), "Number": .integer(Int64(number))], tag: tag)
         }
 
-        var dictionary: [String: Any]? {
-            (try? PropertyListSerialization.propertyList(from: payload, options: [], format: nil))
-                as? [String: Any]
+        var dictionary: [String: PlistValue]? {
+            PlistBridge.parse(payload)?.dictionary
         }
     }
 
@@ -83,32 +80,34 @@ struct UsbmuxMuxer: Sendable {
                 splice(sending: frame.bytes)
                 return
             }
-            let type = request["MessageType"] as? String ?? ""
+            let type = request["MessageType"]?.string ?? ""
             switch type {
             case "ListDevices":
-                var list: [Any] = []
+                var list: [PlistValue] = []
                 switch ask(frame) {
                 case .unreachable:
                     break  // No usbmuxd here: the Wi-Fi devices are all there is.
-                case .answered(let answer) where answer.dictionary?["DeviceList"] is [Any]:
-                    list = answer.dictionary?["DeviceList"] as? [Any] ?? []
+                case .answered(let answer) where answer.dictionary?["DeviceList"]?.array != nil:
+                    list = answer.dictionary?["DeviceList"]?.array ?? []
                 case .answered, .broken:
                     // A usbmuxd that answers wrongly is shown as it is (the probes then say what it
                     // sent), never hidden behind the Wi-Fi devices.
                     splice(sending: frame.bytes)
                     return
                 }
-                list += relay.wifiEntries(excluding: Self.networkSerials(list))
-                send(.plist(["DeviceList": list], tag: frame.tag))
+                list += relay.wifiEntries(excluding: Self.networkSerials(list)).map {
+                    PlistValue.dictionary($0)
+                }
+                send(.plist(["DeviceList": .array(list)], tag: frame.tag))
             case "Listen":
                 listen(frame)
                 return
             case "Connect":
                 if connect(frame, request) { return }
             case "ReadPairRecord":
-                let udid = request["PairRecordID"] as? String ?? ""
+                let udid = request["PairRecordID"]?.string ?? ""
                 if let record = relay.pairRecords.read(udid: udid) {
-                    send(.plist(["PairRecordData": record], tag: frame.tag))
+                    send(.plist(["PairRecordData": .data(record)], tag: frame.tag))
                 } else {
                     switch ask(frame) {
                     case .answered(let answer): send(answer)
@@ -120,20 +119,20 @@ struct UsbmuxMuxer: Sendable {
                     }
                 }
             case "SavePairRecord":
-                if let udid = request["PairRecordID"] as? String,
-                    let data = request["PairRecordData"] as? Data
-                {
+                if let udid = request["PairRecordID"]?.string, let data = request["PairRecordData"]?.data {
                     relay.pairRecords.save(udid: udid, record: data)
                 }
                 _ = exchange(frame)
                 send(.result(0, tag: frame.tag))
             case "DeletePairRecord":
-                let udid = request["PairRecordID"] as? String ?? ""
+                let udid = request["PairRecordID"]?.string ?? ""
                 let here = relay.pairRecords.delete(udid: udid)
-                let there = exchange(frame)?.dictionary?["Number"] as? Int
+                let there = exchange(frame)?.dictionary?["Number"]?.integer
                 send(.result(here || there == 0 ? 0 : 2, tag: frame.tag))
             case "ReadBUID":
-                send(exchange(frame) ?? .plist(["BUID": relay.pairRecords.systemBUID], tag: frame.tag))
+                send(
+                    exchange(frame) ?? .plist(["BUID": .string(relay.pairRecords.systemBUID)], tag: frame.tag)
+                )
             default:
                 send(exchange(frame) ?? .result(1, tag: frame.tag))
             }
@@ -142,13 +141,12 @@ struct UsbmuxMuxer: Sendable {
 
     /// The serials upstream lists as `Network` entries already (macOS's usbmuxd lists Wi-Fi devices
     /// itself): those are not listed twice.
-    static func networkSerials(_ list: [Any]) -> Set<String> {
+    static func networkSerials(_ list: [PlistValue]) -> Set<String> {
         Set(
             list.compactMap { entry -> String? in
-                guard let properties = (entry as? [String: Any])?["Properties"] as? [String: Any],
-                    properties["ConnectionType"] as? String == "Network"
+                guard let properties = entry["Properties"], properties["ConnectionType"]?.string == "Network"
                 else { return nil }
-                return properties["SerialNumber"] as? String
+                return properties["SerialNumber"]?.string
             })
     }
 
@@ -187,7 +185,7 @@ struct UsbmuxMuxer: Sendable {
             break  // No usbmuxd here: the Wi-Fi devices are all there is.
         case .success(let socket):
             guard socket.sendAll(frame.bytes), let answer = Self.read(socket),
-                answer.dictionary?["Number"] as? Int == 0
+                answer.dictionary?["Number"]?.integer == 0
             else {
                 // A usbmuxd that refuses or answers wrongly is shown as it is, never hidden.
                 splice(sending: frame.bytes)
@@ -221,14 +219,14 @@ struct UsbmuxMuxer: Sendable {
     }
 
     /// A `Connect`; true when the connection became a tunnel (or ended).
-    private func connect(_ frame: Frame, _ request: [String: Any]) -> Bool {
-        let deviceID = request["DeviceID"] as? Int ?? 0
+    private func connect(_ frame: Frame, _ request: [String: PlistValue]) -> Bool {
+        let deviceID = Int(request["DeviceID"]?.integer ?? 0)
         guard let device = relay.wifiDevice(id: deviceID) else {
             splice(sending: frame.bytes)
             return true
         }
         // PortNumber is the port in network byte order stored as a plain integer (PROTOCOL.md §1.7).
-        let port = UInt16(truncatingIfNeeded: request["PortNumber"] as? Int ?? 0).byteSwapped
+        let port = UInt16(truncatingIfNeeded: request["PortNumber"]?.integer ?? 0).byteSwapped
         guard case .success(let socket) = ProbeSocket.openTCP(host: device.address, port: port, timeout: 10)
         else {
             send(.result(3, tag: frame.tag))
@@ -303,16 +301,12 @@ public final class PairRecordFolder: @unchecked Sendable {
             guard let folder, let fileSystem else { return "00000000-0000-0000-0000-000000000000" }
             let file = folder.appendingPathComponent("SystemConfiguration.plist")
             if let data = fileSystem.contents(atPath: file.path),
-                let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
-                    as? [String: Any],
-                let buid = plist["SystemBUID"] as? String
+                let buid = PlistBridge.parse(data)?["SystemBUID"]?.string
             {
                 return buid
             }
             let buid = UUID().uuidString.uppercased()
-            if let data = try? PropertyListSerialization.data(
-                fromPropertyList: ["SystemBUID": buid], format: .xml, options: 0)
-            {
+            if let data = PlistBridge.xml(.dictionary(["SystemBUID": .string(buid)])) {
                 try? fileSystem.createPrivateDirectory(at: folder)
                 try? fileSystem.writePrivately(data, to: file)
             }
@@ -335,7 +329,6 @@ public final class PairRecordFolder: @unchecked Sendable {
     }
 
     static func wifiMACAddress(inRecord data: Data) -> String? {
-        let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
-        return (plist?["WiFiMACAddress"] as? String)?.lowercased()
+        PlistBridge.parse(data)?["WiFiMACAddress"]?.string?.lowercased()
     }
 }

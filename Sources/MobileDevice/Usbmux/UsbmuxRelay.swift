@@ -168,7 +168,7 @@ final class UsbmuxRelay: @unchecked Sendable {
     /// Lists these Wi-Fi devices from now on (a device already listed keeps its DeviceID; a new one
     /// is announced to every open `Listen`). `records` is where hadeploy's own pair records are.
     func add(_ devices: [WiFiDevice]) {
-        var announced: [[String: Any]] = []
+        var announced: [[String: PlistValue]] = []
         lock.withLock {
             for device in devices {
                 if let (id, _) = wifi.first(where: { $0.value.udid == device.udid }) {
@@ -198,7 +198,7 @@ final class UsbmuxRelay: @unchecked Sendable {
     func wifiDevice(id: Int) -> WiFiDevice? { lock.withLock { wifi[id] } }
 
     /// `Attached` messages for the Wi-Fi devices, but those upstream already lists by serial.
-    func wifiEntries(excluding serials: Set<String>) -> [[String: Any]] {
+    func wifiEntries(excluding serials: Set<String>) -> [[String: PlistValue]] {
         lock.withLock {
             wifi.sorted { $0.key < $1.key }.filter { !serials.contains($0.value.udid) }.map {
                 Self.attached($0.value, id: $0.key)
@@ -207,15 +207,17 @@ final class UsbmuxRelay: @unchecked Sendable {
     }
 
     /// What Apple's usbmuxd lists for a Wi-Fi-synced device.
-    static func attached(_ device: WiFiDevice, id: Int) -> [String: Any] {
-        [
-            "DeviceID": id, "MessageType": "Attached",
-            "Properties": [
-                "ConnectionType": "Network", "DeviceID": id,
-                "EscapedFullServiceName": (device.wifiMACAddress ?? device.udid)
-                    + "._apple-mobdev2._tcp.local.",
-                "InterfaceIndex": 0, "NetworkAddress": device.socketAddressData, "SerialNumber": device.udid,
-            ] as [String: Any],
+    static func attached(_ device: WiFiDevice, id: Int) -> [String: PlistValue] {
+        let deviceID = PlistValue.integer(Int64(id))
+        return [
+            "DeviceID": deviceID, "MessageType": .string("Attached"),
+            "Properties": .dictionary([
+                "ConnectionType": .string("Network"), "DeviceID": deviceID,
+                "EscapedFullServiceName": .string(
+                    (device.wifiMACAddress ?? device.udid) + "._apple-mobdev2._tcp.local."),
+                "InterfaceIndex": .integer(0), "NetworkAddress": .data(device.socketAddressData),
+                "SerialNumber": .string(device.udid),
+            ]),
         ]
     }
 

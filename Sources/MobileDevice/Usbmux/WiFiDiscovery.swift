@@ -171,10 +171,11 @@ final class WiFiDiscovery: @unchecked Sendable {
         guard
             case .success(let socket) = ProbeSocket.openTCP(
                 host: host, port: WiFiDevice.lockdownPort, timeout: 2),
-            let request = try? PropertyListSerialization.data(
-                fromPropertyList: ["Label": "hadeploy", "Request": "GetValue", "Key": "UniqueDeviceID"],
-                format: .xml,
-                options: 0)
+            let request = PlistBridge.xml(
+                .dictionary([
+                    "Label": .string("hadeploy"), "Request": .string("GetValue"),
+                    "Key": .string("UniqueDeviceID"),
+                ]))
         else { return nil }
         var length = UInt32(request.count).bigEndian
         guard socket.sendAll(Data(bytes: &length, count: 4) + request) else { return nil }
@@ -183,18 +184,19 @@ final class WiFiDiscovery: @unchecked Sendable {
         let size = header.data.reduce(0) { $0 << 8 | Int($1) }
         guard size > 0, size < 1 << 20 else { return nil }
         let body = socket.receive(count: size)
-        let reply =
-            try? PropertyListSerialization.propertyList(from: body.data, format: nil) as? [String: Any]
-        return reply?["Value"] as? String
+        return PlistBridge.parse(body.data)?["Value"]?.string
     }
 
     /// The serials the route's usbmuxd lists as `Network` entries.
     static func upstreamNetworkSerials(_ upstream: String) -> Set<String> {
         guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return [] }
         let frame = UsbmuxMuxer.Frame.plist(
-            ["MessageType": "ListDevices", "ProgName": "hadeploy", "ClientVersionString": "hadeploy"], tag: 1)
+            [
+                "MessageType": .string("ListDevices"), "ProgName": .string("hadeploy"),
+                "ClientVersionString": .string("hadeploy"),
+            ], tag: 1)
         guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket),
-            let list = answer.dictionary?["DeviceList"] as? [Any]
+            let list = answer.dictionary?["DeviceList"]?.array
         else { return [] }
         return UsbmuxMuxer.networkSerials(list)
     }
@@ -204,11 +206,11 @@ final class WiFiDiscovery: @unchecked Sendable {
         guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return nil }
         let frame = UsbmuxMuxer.Frame.plist(
             [
-                "MessageType": "ReadPairRecord", "PairRecordID": udid, "ProgName": "hadeploy",
-                "ClientVersionString": "hadeploy",
+                "MessageType": .string("ReadPairRecord"), "PairRecordID": .string(udid),
+                "ProgName": .string("hadeploy"), "ClientVersionString": .string("hadeploy"),
             ],
             tag: 1)
         guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket) else { return nil }
-        return answer.dictionary?["PairRecordData"] as? Data
+        return answer.dictionary?["PairRecordData"]?.data
     }
 }
