@@ -23,18 +23,23 @@ struct WiFiOnlyEndToEndTests {
             network: true, transport: "devicectl"),
     ]
 
+    /// A project with the three devices in its devices.yaml, whose own twins stay USB-only and silent:
+    /// the test's hadeploy processes start the Wi-Fi twins (`--virtual`, `hadeploy virtual`).
+    static func projectOnly() async throws -> DeployWorld {
+        try await DeployWorld(
+            twins: twins.map {
+                var twin = $0
+                twin.network = false
+                return twin
+            })
+    }
+
     /// The "done when": `hadeploy mini4 iphone mini5 --virtual --wifi-only --kiosk` with a real
     /// Home Assistant ends with all three verified, and `devices` lists them as Wi-Fi devices with
     /// their addresses and how they were found.
     @Test func threeWiFiOnlyTwinsAreFoundOverMDNSDeployedAndVerified() async throws {
         let pymobiledevice3 = try ModernDeviceEndToEndTests.pymobiledevice3()
-        // The world's own twins stay USB-less and silent here: `--virtual` starts the run's.
-        let world = try await DeployWorld(
-            twins: Self.twins.map {
-                var twin = $0
-                twin.network = false
-                return twin
-            })
+        let world = try await Self.projectOnly()
         defer { Task { await world.shutdown() } }
         // No usbmuxd of this machine is asked: the run's twins are listed by none.
         let environment = ["USBMUXD_SOCKET_ADDRESS": "", "PYMOBILEDEVICE3": pymobiledevice3]
@@ -128,12 +133,7 @@ struct WiFiOnlyEndToEndTests {
     /// serves a usbmuxd socket through which pymobiledevice3 and the Debian tools list and reach them.
     @Test func theMuxerSocketListsWiFiOnlyTwinsForPymobiledevice3AndTheDebianTools() async throws {
         let pymobiledevice3 = try ModernDeviceEndToEndTests.pymobiledevice3()
-        let world = try await DeployWorld(
-            twins: Self.twins.map {
-                var twin = $0
-                twin.network = false
-                return twin
-            })
+        let world = try await Self.projectOnly()
         defer { Task { await world.shutdown() } }
         let binary = try await HADeployBinary.path
         let state = world.root.appendingPathComponent("wifi-twins")
