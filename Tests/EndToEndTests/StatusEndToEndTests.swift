@@ -53,10 +53,11 @@ struct StatusEndToEndTests {
         let started = ContinuousClock.now
         let status = try await world.deploy(
             [
-                "status", "all", "--artifacts", "artifacts", "--timeout", "8", "--json", "--report",
+                "status", "all", "--artifacts", "artifacts", "--timeout", "20", "--json", "--report",
                 "status-report",
             ])
-        #expect(ContinuousClock.now - started < .seconds(40))
+        // Bounded by the per-device deadline (an unreachable device waits it out), not a hang.
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(status.status == 3, "a device did not answer: \(status.stdout)\n\(status.stderr)")
         let devices = try Self.devices(status.stdout)
         #expect(devices.keys.sorted() == ["hallway", "ipad2", "kitchen", "mini4"])

@@ -51,7 +51,7 @@ struct StatusPublishEndToEndTests {
             ])
 
         let status = try await world.deploy([
-            "status", "mini4", "kitchen", "hallway", "--artifacts", "artifacts", "--timeout", "8", "--json",
+            "status", "mini4", "kitchen", "hallway", "--artifacts", "artifacts", "--timeout", "20", "--json",
             "--publish",
         ])
         #expect(status.status == 3, "a device did not answer: \(status.stdout)\n\(status.stderr)")

@@ -72,7 +72,7 @@ struct StatusPublishHomeAssistantTests {
         #expect(deploy.status == 0, "\(deploy.stderr)")
 
         let status = try await world.deploy([
-            "status", "mini4", "kitchen", "--artifacts", "artifacts", "--timeout", "8", "--json", "--publish",
+            "status", "mini4", "kitchen", "--artifacts", "artifacts", "--timeout", "20", "--json", "--publish",
         ])
         #expect(status.status == 0, "\(status.stdout)\n\(status.stderr)")
         #expect(status.stderr.contains("published 2 device(s)"), "\(status.stderr)")
@@ -188,7 +188,7 @@ struct StatusPublishHomeAssistantTests {
             VirtualDeviceHealth(batteryLevel: 12, charging: false, externalConnected: false),
             udid: try #require(world.udids["mini4"]))
         let again = try await world.deploy([
-            "status", "mini4", "--artifacts", "artifacts", "--timeout", "8", "--json", "--publish",
+            "status", "mini4", "--artifacts", "artifacts", "--timeout", "20", "--json", "--publish",
         ])
         #expect(again.stderr.contains("published 1 device(s)"), "\(again.stderr)")
         let level =
