@@ -72,7 +72,8 @@ struct StatusPublishHomeAssistantTests {
         #expect(deploy.status == 0, "\(deploy.stderr)")
 
         let status = try await world.deploy([
-            "status", "mini4", "kitchen", "--artifacts", "artifacts", "--timeout", "20", "--json", "--publish",
+            "status", "mini4", "kitchen", "--artifacts", "artifacts", "--timeout", "20", "--json",
+            "--publish",
         ])
         #expect(status.status == 0, "\(status.stdout)\n\(status.stderr)")
         #expect(status.stderr.contains("published 2 device(s)"), "\(status.stderr)")
