@@ -124,10 +124,11 @@ struct DeployEndToEndTests {
         #expect(result.status == 1, "\(result.stderr)")
         let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
         // The suites running alongside make their own worlds (hadeploy-e2e-*, hadeploy-fakefs-*,
-        // ReportMergeEndToEndTests' hadeploy-merge-*).
+        // ReportMergeEndToEndTests' hadeploy-merge-*), and their `hadeploy pair` and `devices` runs
+        // their usbmuxd relay's private folder (mkdtemp, 0700: hadeploy-usbmuxd.XXXXXX).
         let made = after.subtracting(before).filter {
             $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs") && !$0.hasPrefix("hadeploy-e2e-")
-                && !$0.hasPrefix("hadeploy-merge-")
+                && !$0.hasPrefix("hadeploy-merge-") && !$0.hasPrefix("hadeploy-usbmuxd.")
         }
         #expect(made.isEmpty, "new shared temporary folders: \(made)")
         // The project's state folder: `.hadeploy`, or `.hadeploy/virtual` as here (devices.yaml's state).
