@@ -1,7 +1,9 @@
 import ArgumentParser
 import DeployModel
+import Foundation
 import HADeployCore
 import HADeployKit
+import HADeployStatus
 
 /// Options every command that reads the project shares.
 struct ProjectOptions: ParsableArguments {
@@ -130,5 +132,60 @@ struct DeployArguments: ParsableArguments {
             targets: targets, build: !noBuild, dashboard: choice, server: server, kiosk: kiosk,
             verify: !noVerify, force: force, token: token.map(Secret.init), reset: reset, demo: demo,
             screenshots: screenshots)
+    }
+}
+
+/// `--publish` and its topics: `status` and `deploy` publish the devices to Home Assistant through
+/// MQTT discovery.
+struct PublishOptions: ParsableArguments {
+    @Option(
+        name: .long, defaultAsFlag: "", parsing: .next,
+        help: ArgumentHelp(
+            "Publish to Home Assistant through MQTT discovery (the broker: URL, else MQTT_URL).",
+            valueName: "url"))
+    var publish: String? = nil
+
+    @Option(
+        name: .customLong("topic-prefix"),
+        help: ArgumentHelp("With --publish: hadeploy's topics (states, availability).", valueName: "prefix"))
+    var topicPrefix = "hadeploy"
+
+    @Option(
+        name: .customLong("discovery-prefix"),
+        help: ArgumentHelp("With --publish: Home Assistant's MQTT discovery prefix.", valueName: "prefix"))
+    var discoveryPrefix = "homeassistant"
+
+    func validate() throws {
+        if let publish, !publish.isEmpty, !publish.contains("://") {
+            throw ValidationError(
+                "--publish takes a broker URL (mqtt://host:1883), not \"\(publish)\": name the targets before "
+                    + "--publish, or give the URL")
+        }
+    }
+
+    /// The broker and topics, from --publish or MQTT_URL in `variables`; nil without --publish. A
+    /// problem (a bad URL, a wildcard prefix) is returned, not thrown: the caller decides when to say it.
+    func publishing(
+        variables: [String: String], context: HADeployContext, recordDirectory: URL, deadlineSeconds: Double,
+        everySeconds: Int? = nil
+    ) -> Result<StatusPublishing, StatusPublishing.Problem>? {
+        guard let publish else { return nil }
+        do throws(StatusPublishing.Problem) {
+            return .success(
+                try StatusPublishing(
+                    url: publish.isEmpty ? nil : publish, discoveryPrefix: discoveryPrefix,
+                    topicPrefix: topicPrefix, variables: variables, context: context,
+                    recordDirectory: recordDirectory, deadlineSeconds: deadlineSeconds,
+                    everySeconds: everySeconds))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Where what was published to a broker is remembered: the project's, or the twins' (`--virtual`).
+    static func recordDirectory(context: HADeployContext, virtual: Bool, stateDirectory: URL) -> URL {
+        virtual
+            ? stateDirectory.appendingPathComponent("twins-published")
+            : context.url(for: ".hadeploy/published")
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import HADeployCore
 import HADeployKit
 import HADeployReporting
+import HADeployStatus
 
 struct DeployCommand: ContextCommand {
     static let configuration = CommandConfiguration(
@@ -31,9 +32,14 @@ struct DeployCommand: ContextCommand {
             from a file: plan with --no-build --artifacts.
             With --report, each screenshot is compared with the device's last verified one
             (.hadeploy/baselines): same (99 %+), changed a little (90 %+) or different.
+            --publish [URL] sends the devices to Home Assistant once the deploy is done,
+            as `status --publish` does (the broker from URL or MQTT_URL): each device's
+            status now, this deploy's outcome as its "Last deploy", and the screenshot
+            of a verified deploy as its Screenshot image (taken even without --report).
             Exit codes: 0 every device succeeded, 1 some device failed (or the report
-            could not be written), 2 build failed, 64 usage, 78 config, 130 interrupted
-            (Ctrl-C), 143 terminated (SIGTERM).
+            could not be written), 2 build failed, 4 deployed but not published (the
+            broker could not be used; a failed device's 1 comes first), 64 usage,
+            78 config, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -60,6 +66,8 @@ struct DeployCommand: ContextCommand {
         name: .customLong("accept-screenshots"),
         help: "Keep this deploy's screenshots as the devices' new baselines, changed or not (with --report).")
     var acceptScreenshots = false
+
+    @OptionGroup var publishing: PublishOptions
 
     @Option(
         name: .long, help: ArgumentHelp("Deploy to at most N devices at once (default: all).", valueName: "n")
@@ -136,12 +144,30 @@ struct DeployCommand: ContextCommand {
             secrets = context.environment
         } else {
             let made = try await PlanInputs.make(
-                workspace: workspace, arguments: arguments, screenshots: report != nil)
+                workspace: workspace, arguments: arguments,
+                screenshots: report != nil || (publishing.publish != nil && !worker))
             inputs = made
             plan = made.plan
             secrets = made.variables
         }
         if let token = arguments.token { secrets["HA_TOKEN"] = token }
+        // `--publish`: a broker URL or topic prefix that cannot work stops the run before any device.
+        let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
+        var publisher: StatusPublishing?
+        if !worker, !dryRun,
+            let made = publishing.publishing(
+                variables: inputs?.variables ?? context.environment, context: context,
+                recordDirectory: PublishOptions.recordDirectory(
+                    context: context, virtual: virtual, stateDirectory: context.url(for: plan.stateDirectory)),
+                deadlineSeconds: Self.publishSeconds)
+        {
+            switch made {
+            case .success(let value): publisher = value
+            case .failure(let problem):
+                await inputs?.twins?.stop()
+                throw problem
+            }
+        }
         if dryRun {
             await inputs?.twins?.stop()
             context.print(json ? try PlanPrinter.json(plan) : PlanPrinter.text(plan))
@@ -173,7 +199,6 @@ struct DeployCommand: ContextCommand {
             worker: worker ? nil : workerLauncher(context: context))
         // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
         // records (for `status --virtual`), apart from the real devices'.
-        let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
         if !worker {
             settings.deployRecords =
                 virtual
@@ -184,6 +209,7 @@ struct DeployCommand: ContextCommand {
                 baselines: .project(context, virtual: virtual), acceptNew: acceptScreenshots,
                 failOnChange: failOnVisualChange)
         }
+        settings.keepScreenshots = publisher != nil
         let session = DeploySession(context: context, plan: plan, settings: settings, reporter: reporter)
         let started = context.clock.now()
         let task = Task { try await session.run() }
@@ -217,6 +243,22 @@ struct DeployCommand: ContextCommand {
             }
             throw error
         }
+        // Published while the twins still run: each device's status now, with this deploy's outcome.
+        var notPublished: StatusPublishing.Problem?
+        if let publisher, let records = settings.deployRecords, signals.received == nil {
+            reporter.handle(.message("publishing to Home Assistant through \(publisher.broker)…"))
+            let status = StatusSession(
+                context: context, variables: secrets, deployPlan: plan, virtual: virtual, records: records,
+                deadlineSeconds: Self.publishSeconds)
+            do throws(StatusPublishing.Problem) {
+                let summary = try await publisher.publish(
+                    deploy: result, session: status,
+                    configured: inputs.map { Set($0.matrix.devices.map(\.id)) })
+                reporter.handle(.message(publisher.line(summary)))
+            } catch {
+                notPublished = error
+            }
+        }
         await inputs?.twins?.stop()
         if let directory = report, !worker {
             // Named only when it exists: the executor said why it does not.
@@ -225,8 +267,13 @@ struct DeployCommand: ContextCommand {
             }
         }
         if let signal = signals.received { throw ExitCode(ExitStatus.stopped(by: signal).rawValue) }
+        if let notPublished { context.message("error: \(notPublished.message)") }
         if result.exitCode != 0 { throw ExitCode(result.exitCode) }
+        if let notPublished { throw ExitCode(notPublished.exitCode) }
     }
+
+    /// How long each device's status (for --publish) and each MQTT step may take.
+    static let publishSeconds: Double = 15
 
     /// Reads a plan file and holds it to what a plan file may do (`PlanFileLoader`: tools by name,
     /// allowed secrets, devices.yaml's bounds, the run's own state folder, the signature when

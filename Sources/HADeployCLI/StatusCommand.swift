@@ -89,22 +89,7 @@ struct StatusCommand: ContextCommand {
     @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
     var allowShallow = false
 
-    @Option(
-        name: .long, defaultAsFlag: "", parsing: .next,
-        help: ArgumentHelp(
-            "Publish to Home Assistant through MQTT discovery (the broker: URL, else MQTT_URL).",
-            valueName: "url"))
-    var publish: String? = nil
-
-    @Option(
-        name: .customLong("topic-prefix"),
-        help: ArgumentHelp("With --publish: hadeploy's topics (states, availability).", valueName: "prefix"))
-    var topicPrefix = "hadeploy"
-
-    @Option(
-        name: .customLong("discovery-prefix"),
-        help: ArgumentHelp("With --publish: Home Assistant's MQTT discovery prefix.", valueName: "prefix"))
-    var discoveryPrefix = "homeassistant"
+    @OptionGroup var publishing: PublishOptions
 
     @Option(
         name: .long,
@@ -124,11 +109,6 @@ struct StatusCommand: ContextCommand {
         if let artifacts, artifacts.isEmpty { throw ValidationError("--artifacts needs a folder") }
         if !(timeout >= 1 && timeout <= 600) {
             throw ValidationError("--timeout \(timeout) is out of range: give seconds from 1 to 600")
-        }
-        if let publish, !publish.isEmpty, !publish.contains("://") {
-            throw ValidationError(
-                "--publish takes a broker URL (mqtt://host:1883), not \"\(publish)\": name the targets before "
-                    + "--publish, or give the URL")
         }
         if let every {
             guard let seconds = Self.seconds(every) else {
@@ -160,7 +140,95 @@ struct StatusCommand: ContextCommand {
             try ReportWriter.checkWritable(
                 context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
-        let workspace = project.workspace(context)
+        let stateDirectory = context.url(for: state)
+        let records: DeployRecords =
+            virtual ? .twins(context, stateDirectory: stateDirectory) : .project(context)
+        let (first, inputs) = try await round(context, records: records)
+        // Held until the end: the twins (--virtual) and their state folder's lock.
+        defer { withExtendedLifetime(inputs) {} }
+        let twins = inputs.twins
+        let interval = every.flatMap(Self.seconds)
+        var publisher: StatusPublishing?
+        var problem: StatusPublishing.Problem?
+        switch publishing.publishing(
+            variables: inputs.variables, context: context,
+            recordDirectory: PublishOptions.recordDirectory(
+                context: context, virtual: virtual, stateDirectory: stateDirectory),
+            deadlineSeconds: timeout, everySeconds: interval)
+        {
+        case .success(let value): publisher = value
+        case .failure(let error): problem = error
+        case nil: break
+        }
+        let published = publisher
+        @Sendable func cycle(_ round: Round) async -> (StatusReport, StatusPublishing.Problem?)? {
+            let result = await round.session.run(round.plan)
+            // Stopped while asking: what the devices answered then is not what they are.
+            if Task.isCancelled { return nil }
+            guard let publishing = published else { return (result, nil) }
+            do throws(StatusPublishing.Problem) {
+                let summary = try await publishing.publish(
+                    result, plan: round.plan, records: records, configured: round.configured)
+                context.message(publishing.line(summary))
+                return (result, nil)
+            } catch {
+                return (result, error)
+            }
+        }
+        guard let interval, problem == nil else {
+            let outcome = await cycle(first)
+            await twins?.stop()
+            guard let (result, failure) = outcome else { throw ExitCode(ExitStatus.interrupted.rawValue) }
+            try show(result, context: context)
+            if let failed = problem ?? failure {
+                context.message("error: \(failed.message)")
+                throw ExitCode(failed.exitCode)
+            }
+            if result.exitCode != 0 { throw ExitCode(result.exitCode) }
+            return
+        }
+        // A service: one status per interval, counted from each start, until SIGINT or SIGTERM.
+        // devices.yaml and .env are read again each time (the twins of --virtual stay as started).
+        let clock = context.clock
+        let task = Task {
+            var current = first
+            var rounds = 0
+            while !Task.isCancelled {
+                let started = clock.instant()
+                if rounds > 0 && !virtual {
+                    do {
+                        current = try await round(context, records: records).round
+                    } catch {
+                        context.message(
+                            "error: \(SystemErrorText.message(error)); the devices of the last good read are asked"
+                        )
+                    }
+                }
+                rounds += 1
+                guard let (result, failure) = await cycle(current) else { break }
+                try? show(result, context: context)
+                if let failure { context.message("error: \(failure.message)") }
+                try? await clock.sleep(until: started + .seconds(interval))
+            }
+        }
+        let signals = SignalCancellation { task.cancel() }
+        defer { signals.cancel() }
+        await task.value
+        await twins?.stop()
+    }
+
+    /// One status's inputs: devices.yaml and `.env` read, the plan made.
+    struct Round: Sendable {
+        var session: StatusSession
+        var plan: StatusPlan
+        /// Every device devices.yaml names (a device published before and not in it is removed).
+        var configured: Set<String>
+    }
+
+    /// Reads devices.yaml and `.env` and plans the status (with --virtual, the twins are started).
+    func round(_ context: HADeployContext, records: DeployRecords) async throws -> (
+        round: Round, inputs: PlanInputs
+    ) {
         var flags = ["--no-build", "--no-verify", "--state=\(state)"]
         if virtual { flags.append("--virtual") }
         if wifiOnly { flags.append("--wifi-only") }
@@ -169,86 +237,18 @@ struct StatusCommand: ContextCommand {
         if let artifacts { flags.append("--artifacts=\(artifacts)") }
         let arguments = try DeployArguments.parse(flags + ["--"] + targets)
         let inputs = try await PlanInputs.make(
-            workspace: workspace, arguments: arguments, screenshots: false)
-        let stateDirectory = context.url(for: state)
-        let records: DeployRecords =
-            virtual ? .twins(context, stateDirectory: stateDirectory) : .project(context)
+            workspace: project.workspace(context), arguments: arguments, screenshots: false)
         let session = StatusSession(
             context: context, variables: inputs.variables, deployPlan: inputs.plan, virtual: virtual,
             records: records, deadlineSeconds: timeout)
-        let interval = every.flatMap(Self.seconds)
-        var publishing: StatusPublishing?
-        var problem: StatusPublishing.Problem?
-        if let publish {
-            do throws(StatusPublishing.Problem) {
-                publishing = try StatusPublishing(
-                    url: publish.isEmpty ? nil : publish, discoveryPrefix: discoveryPrefix,
-                    topicPrefix: topicPrefix, variables: inputs.variables, context: context,
-                    recordDirectory: virtual
-                        ? stateDirectory.appendingPathComponent("twins-published")
-                        : context.url(for: ".hadeploy/published"),
-                    deadlineSeconds: timeout, everySeconds: interval)
-            } catch {
-                problem = error
-            }
-        }
-        let configured = Set(inputs.matrix.devices.map(\.id))
-        let plan: StatusPlan
         do {
-            plan = try session.plan()
+            let round = Round(
+                session: session, plan: try session.plan(), configured: Set(inputs.matrix.devices.map(\.id)))
+            return (round, inputs)
         } catch {
             await inputs.twins?.stop()
             throw error
         }
-        let publisher = publishing
-        let cycle: @Sendable () async -> (StatusReport, StatusPublishing.Problem?) = {
-            let result = await session.run(plan)
-            var published: StatusPublishing.Problem?
-            if let publishing = publisher {
-                do throws(StatusPublishing.Problem) {
-                    let summary = try await publishing.publish(
-                        result, plan: plan, records: records, configured: configured)
-                    var line = "published \(summary.published.count) device(s) to \(publishing.broker)"
-                    if !summary.unavailable.isEmpty {
-                        line += " (unavailable: \(summary.unavailable.joined(separator: ", ")))"
-                    }
-                    if !summary.removed.isEmpty {
-                        line += "; removed from Home Assistant: \(summary.removed.joined(separator: ", "))"
-                    }
-                    context.message(line)
-                } catch {
-                    published = error
-                }
-            }
-            return (result, published)
-        }
-        guard let interval, problem == nil else {
-            let (result, published) = await cycle()
-            await inputs.twins?.stop()
-            try show(result, context: context)
-            if let failed = problem ?? published {
-                context.message("error: \(failed.message)")
-                throw ExitCode(failed.exitCode)
-            }
-            if result.exitCode != 0 { throw ExitCode(result.exitCode) }
-            return
-        }
-        // A service: one status per interval, counted from each start, until SIGINT or SIGTERM.
-        let clock = context.clock
-        let task = Task {
-            while !Task.isCancelled {
-                let started = clock.instant()
-                let (result, published) = await cycle()
-                if Task.isCancelled { break }
-                try? show(result, context: context)
-                if let published { context.message("error: \(published.message)") }
-                try? await clock.sleep(until: started + .seconds(interval))
-            }
-        }
-        let signals = SignalCancellation { task.cancel() }
-        defer { signals.cancel() }
-        await task.value
-        await inputs.twins?.stop()
     }
 
     /// The status as asked: the table or JSON on stdout, and the report folder.

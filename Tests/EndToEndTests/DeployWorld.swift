@@ -157,13 +157,26 @@ final class DeployWorld: Sendable {
     func deploy(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(180))
         async throws -> HADeployBinary.Result
     {
+        try await HADeployBinary.run(
+            arguments, in: root, environment: variables(environment), timeout: timeout)
+    }
+
+    /// hadeploy as a service in this world (`status --every`), read while it runs.
+    func service(_ arguments: [String], environment: [String: String] = [:]) async throws -> BackgroundCommand
+    {
+        try BackgroundCommand(
+            try await HADeployBinary.path, arguments, in: root, environment: variables(environment))
+    }
+
+    /// The environment hadeploy runs with here, `environment` over it.
+    func variables(_ environment: [String: String]) -> [String: String] {
         var variables = [
             "USBMUXD_SOCKET_ADDRESS": socket, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path,
             // hadeploy's own pair records (`hadeploy pair`), this world's and no one else's.
             "HADEPLOY_PAIR_RECORDS": root.appendingPathComponent("pair-records").path,
         ]
         variables.merge(environment) { _, new in new }
-        return try await HADeployBinary.run(arguments, in: root, environment: variables, timeout: timeout)
+        return variables
     }
 
     /// Waits until the app's upload to `device` has begun: a file of it open in the twin's

@@ -124,6 +124,89 @@ struct StatusPublishEndToEndTests {
         #expect(after["hadeploy_kitchen_battery"] != nil, "a device only not asked this time stays")
     }
 
+    /// The retained state of an entity (by its `object_id`), as Home Assistant would read it.
+    static func state(_ objectID: String, _ retained: [String: Data]) throws -> Data? {
+        let config = try #require(try configs(retained)[objectID], "\(objectID)")
+        let topic = try #require((config["state_topic"] ?? config["image_topic"]) as? String)
+        return retained[topic]
+    }
+
+    static func text(_ objectID: String, _ retained: [String: Data]) throws -> String? {
+        try state(objectID, retained).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func aDeployWithPublishShowsItsOutcomeAndScreenshotOnTheSameEntities() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1], DeployWorld.defaultTwins[2]])
+        defer { Task { await world.shutdown() } }
+        let mosquitto = try await MosquittoBroker()
+        defer { mosquitto.stop() }
+        try Self.setBroker(mosquitto.url, in: world)
+        // No --report: the screenshots are taken for Home Assistant all the same.
+        let deploy = try await world.deploy([
+            "mini4", "kitchen", "--no-build", "--artifacts", "artifacts", "--publish",
+        ])
+        #expect(deploy.status == 0, "\(deploy.stderr)")
+        #expect(
+            deploy.stderr.contains("published 2 device(s) to mqtt://hadeploy@127.0.0.1:\(mosquitto.port)"),
+            "\(deploy.stderr)")
+        let retained = try await mosquitto.retained("#")
+        var shots: [String: Data] = [:]
+        for id in ["mini4", "kitchen"] {
+            #expect(try Self.text("hadeploy_\(id)_last_deploy", retained) == "succeeded, dashboard verified")
+            let time = try #require(try Self.text("hadeploy_\(id)_last_deploy_time", retained))
+            let when = try #require(ISO8601DateFormatter().date(from: time), "\(time)")
+            #expect(abs(when.timeIntervalSinceNow) < 600, "\(time)")
+            // The same entities `status --publish` makes: the build on it, matching the plan.
+            #expect(try Self.text("hadeploy_\(id)_build_matches", retained) == "ON")
+            #expect(try Self.text("hadeploy_\(id)_installed_build", retained) == "1.2.0 (2)")
+            #expect(try Self.text("hadeploy_\(id)_reachable", retained) == "ON")
+            // The verified screen, as recorded with the deploy.
+            let image = try #require(try Self.state("hadeploy_\(id)_screenshot", retained), "\(id)")
+            #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(id)'s screenshot is a PNG")
+            let recorded = try Data(
+                contentsOf: world.root.appendingPathComponent(".hadeploy/deployed/\(id).png"))
+            #expect(image == recorded)
+            shots[id] = image
+        }
+        // The screenshots' folder of the run is gone; nothing but the records keeps them.
+        let left = FileManager.default.enumerator(atPath: world.root.path)?.compactMap { $0 as? String }
+            .filter { ($0 as NSString).lastPathComponent.hasPrefix("screenshots-") }
+        #expect(left?.isEmpty == true, "\(left ?? [])")
+
+        // The kitchen iPad's install fails on the next deploy: its entity says where and why, its
+        // screenshot stays the last verified one, and the mini's moves on.
+        try await world.usbmuxd.inject(
+            .failInstall(error: "APIInternalError", description: "Install failed: disk I/O error"),
+            udid: try #require(world.udids["kitchen"]))
+        let failed = try await world.deploy([
+            "mini4", "kitchen", "--no-build", "--artifacts", "artifacts", "--force", "--publish",
+        ])
+        #expect(failed.status == 1, "\(failed.stderr)")
+        #expect(failed.stderr.contains("published 2 device(s)"), "\(failed.stderr)")
+        let after = try await mosquitto.retained("#")
+        let outcome = try #require(try Self.text("hadeploy_kitchen_last_deploy", after))
+        #expect(outcome.hasPrefix("failed at install"), "\(outcome)")
+        #expect(outcome.contains("disk I/O error"), "\(outcome)")
+        #expect(try Self.state("hadeploy_kitchen_screenshot", after) == shots["kitchen"])
+        #expect(try Self.text("hadeploy_mini4_last_deploy", after) == "succeeded, dashboard verified")
+        #expect(
+            try Self.text("hadeploy_mini4_last_deploy_time", after)
+                != Self.text("hadeploy_mini4_last_deploy_time", retained))
+        for text in [deploy.stdout, deploy.stderr, failed.stdout, failed.stderr] {
+            #expect(!text.contains(mosquitto.password) && !text.contains(world.ha.token))
+        }
+
+        // A broker that is gone: the deploy still deploys, then one line and exit 4.
+        mosquitto.stop()
+        let unpublished = try await world.deploy([
+            "mini4", "--no-build", "--artifacts", "artifacts", "--publish",
+        ])
+        #expect(unpublished.status == 4, "\(unpublished.stderr)")
+        let errors = unpublished.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+        #expect(
+            errors.count == 1 && errors[0].contains("cannot reach the MQTT broker"), "\(unpublished.stderr)")
+    }
+
     @Test func aBrokerThatCannotBeUsedIsOneLineAfterTheStatus() async throws {
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
         defer { Task { await world.shutdown() } }
@@ -161,21 +244,15 @@ struct StatusPublishEndToEndTests {
         #expect(!gone.stderr.contains(mosquitto.password))
     }
 
-    @Test func everyIntervalPublishesTheTwinsNewBattery() async throws {
+    @Test func everyIntervalPublishesTheTwinsNewBatteryRereadsDevicesYamlAndStopsCleanly() async throws {
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
         defer { Task { await world.shutdown() } }
         let mosquitto = try await MosquittoBroker()
         defer { mosquitto.stop() }
         try Self.setBroker(mosquitto.url, in: world)
-        let service = try BackgroundCommand(
-            try await HADeployBinary.path,
-            ["status", "mini4", "--artifacts", "artifacts", "--timeout", "2", "--publish", "--every", "7s"],
-            in: world.root,
-            environment: [
-                "USBMUXD_SOCKET_ADDRESS": world.socket,
-                "XDG_CACHE_HOME": world.root.appendingPathComponent("cache").path,
-                "HADEPLOY_PAIR_RECORDS": world.root.appendingPathComponent("pair-records").path,
-            ])
+        let service = try await world.service([
+            "status", "all", "--artifacts", "artifacts", "--timeout", "2", "--publish", "--every", "7s",
+        ])
         defer { service.stop() }
         #expect(
             try await service.line(containing: "published 1 device(s)", within: 60) != nil,
@@ -186,6 +263,13 @@ struct StatusPublishEndToEndTests {
         try await world.usbmuxd.setHealth(
             VirtualDeviceHealth(batteryLevel: 33, charging: false, externalConnected: false),
             udid: try #require(world.udids["mini4"]))
+        // A device added to devices.yaml while it runs is asked from the next interval on.
+        try world.addDevice(
+            id: "hallway",
+            lines: [
+                "product_type: iPad5,1", "ios: \"15.8\"", "arch: arm64", "flavour: modern",
+                "transport: usb", "udid: 00008020-00000000DEADBEEF",
+            ])
         var seen: String?
         for _ in 0..<40 {
             seen = try await mosquitto.retainedText("hadeploy/+/battery").values.first
@@ -193,8 +277,17 @@ struct StatusPublishEndToEndTests {
             try await TestHost.clock.sleep(for: .milliseconds(500))
         }
         #expect(seen == "33", "\(service.output)")
-        let published = service.output.components(separatedBy: "published 1 device(s)").count - 1
-        #expect(published >= 2, "\(service.output)")
+        #expect(
+            try await service.line(containing: "published 2 device(s)", within: 30)?.contains(
+                "(unavailable: hallway)") == true, "\(service.output)")
         #expect(!service.output.contains(mosquitto.password))
+
+        // SIGTERM, as systemd stops the unit: exit 0, and the twin, which is still there, is not
+        // marked unavailable on the way out.
+        let status = service.terminate(within: 15)
+        #expect(status == 0, "\(service.output)")
+        let configs = try Self.configs(try await mosquitto.retained("#"))
+        let topic = try #require(configs["hadeploy_mini4_battery"]?["availability_topic"] as? String)
+        #expect(try await mosquitto.retainedText(topic).values.first == "online")
     }
 }

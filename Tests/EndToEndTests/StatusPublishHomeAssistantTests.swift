@@ -46,7 +46,10 @@ struct StatusPublishHomeAssistantTests {
 
         """
 
-    @Test func homeAssistantShowsEachTwinAndItsLowBatteryAutomationFires() async throws {
+    /// The issue's own commands, on the twins of `--virtual` (the iOS 15 mini4 and the iOS 18 iPhone,
+    /// driven through the pinned pymobiledevice3): `hadeploy mini4 iphone --virtual --publish`, then
+    /// `hadeploy status mini4 iphone --virtual --publish`, then the status as a service.
+    @Test func homeAssistantShowsTheDeployEachTwinAndItsLowBatteryAutomationFires() async throws {
         // Home Assistant of this test's own: its MQTT entry and automation change no one else's.
         let ha = try await HomeAssistantServer.start(packages: ["hadeploy": Self.automation])
         let mosquitto = try await MosquittoBroker()
@@ -60,50 +63,78 @@ struct StatusPublishHomeAssistantTests {
         try await ha.discard()
     }
 
+    /// Until every one of `wanted` has a state that `ready` accepts (30 s), the states by entity id.
+    static func states(
+        _ connection: HomeAssistantConnection, until wanted: [String],
+        ready: @escaping (String, String) -> Bool = { _, state in state != "unknown" && state != "unavailable"
+        }
+    ) async throws -> [String: JSONValue] {
+        var states: [String: JSONValue] = [:]
+        for _ in 0..<120 {
+            states = try await Self.states(connection)
+            let done = wanted.allSatisfy { entity in
+                guard let state = states[entity]?["state"]?.stringValue else { return false }
+                return ready(entity, state)
+            }
+            if done { break }
+            try await TestHost.clock.sleep(for: .milliseconds(250))
+        }
+        return states
+    }
+
     func run(ha: HomeAssistantServer, mosquitto: MosquittoBroker) async throws {
         try await Self.setUpMQTT(ha: ha, mosquitto: mosquitto)
-        let world = try await DeployWorld(
-            twins: [DeployWorld.defaultTwins[1], DeployWorld.defaultTwins[2]], ha: ha)
+        let pymobiledevice3 = try ModernDeviceEndToEndTests.pymobiledevice3()
+        let twins = [DeployWorld.defaultTwins[1], ModernDeviceEndToEndTests.twins[0]]
+        let world = try await DeployWorld(twins: twins, ha: ha)
         defer { Task { await world.shutdown() } }
         try StatusPublishEndToEndTests.setBroker(mosquitto.url, in: world)
-        let deploy = try await world.deploy([
-            "mini4", "kitchen", "--no-build", "--artifacts", "artifacts", "--report", "report",
-        ])
+        // The twins of --virtual, no usbmuxd of the world's: the iPhone through pymobiledevice3.
+        let environment = ["USBMUXD_SOCKET_ADDRESS": "", "PYMOBILEDEVICE3": pymobiledevice3]
+        let ids = ["mini4", "iphone"]
+        let models = ["mini4": ("iPad5,1", "iOS 15.8"), "iphone": ("iPhone17,2", "iOS 18.6")]
+
+        // The deploy publishes its outcome and its screenshots (no --report asked).
+        let deploy = try await world.deploy(
+            ["mini4", "iphone", "--virtual", "--no-build", "--publish"], environment: environment,
+            timeout: .seconds(420))
         #expect(deploy.status == 0, "\(deploy.stderr)")
-
-        let status = try await world.deploy([
-            "status", "mini4", "kitchen", "--artifacts", "artifacts", "--timeout", "20", "--json",
-            "--publish",
-        ])
-        #expect(status.status == 0, "\(status.stdout)\n\(status.stderr)")
-        #expect(status.stderr.contains("published 2 device(s)"), "\(status.stderr)")
-        let devices = try StatusEndToEndTests.devices(status.stdout)
-
+        #expect(deploy.stderr.contains("published 2 device(s)"), "\(deploy.stderr)")
         let connection = try await ha.connected()
         defer { Task { await connection.close() } }
-        let ids = ["mini4", "kitchen"]
-        // Discovery, then the retained states: until every entity of both devices has its value.
+        let deployed = try await Self.states(
+            connection,
+            until: ids.flatMap { ["sensor.hadeploy_\($0)_last_deploy", "image.hadeploy_\($0)_screenshot"] })
+        for id in ids {
+            #expect(
+                deployed["sensor.hadeploy_\(id)_last_deploy"]?["state"]?.stringValue
+                    == "succeeded, dashboard verified",
+                "\(id)")
+            let recorded = try Data(
+                contentsOf: world.root.appendingPathComponent(".hadeploy/virtual/twins-deployed/\(id).png"))
+            #expect(recorded.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(id)'s screenshot is a PNG")
+            #expect(try await Self.image("image.hadeploy_\(id)_screenshot", ha: ha) == recorded, "\(id)")
+        }
+
+        // The Done-when: `status mini4 iphone --virtual --publish`, read back from Home Assistant.
+        let status = try await world.deploy(
+            ["status", "mini4", "iphone", "--virtual", "--timeout", "20", "--json", "--publish"],
+            environment: environment, timeout: .seconds(240))
+        #expect(status.status == 1, "the twins' apps are not running after a --virtual run: \(status.stdout)")
+        #expect(status.stderr.contains("published 2 device(s)"), "\(status.stderr)")
+        let devices = try StatusEndToEndTests.devices(status.stdout)
         let wanted = ids.flatMap { id in
             [
                 "sensor.hadeploy_\(id)_battery", "sensor.hadeploy_\(id)_storage_free",
                 "binary_sensor.hadeploy_\(id)_build_matches", "image.hadeploy_\(id)_screenshot",
             ]
         }
-        var states: [String: JSONValue] = [:]
-        for _ in 0..<120 {
-            states = try await Self.states(connection)
-            let ready = wanted.allSatisfy {
-                guard let state = states[$0]?["state"]?.stringValue else { return false }
-                return state != "unknown" && state != "unavailable"
-            }
-            if ready { break }
-            try await TestHost.clock.sleep(for: .milliseconds(250))
-        }
+        let states = try await Self.states(connection, until: wanted)
 
         let registry = try await connection.send(RawRequest("config/device_registry/list"))
         let entities = try await connection.send(RawRequest("config/entity_registry/list"))
         for id in ids {
-            let device = try #require(devices[id])
+            let device = try #require(devices[id], "\(status.stdout)")
             func state(_ entity: String) throws -> JSONValue {
                 try #require(
                     states[entity], "\(entity) in \(states.keys.filter { $0.contains("hadeploy") }.sorted())")
@@ -128,7 +159,8 @@ struct StatusPublishHomeAssistantTests {
             // The image entity serves the screen of the verified deploy, byte for byte.
             let image = try state("image.hadeploy_\(id)_screenshot")
             #expect(image["state"]?.stringValue?.hasPrefix("20") == true, "a time: \(image)")
-            let shot = try Data(contentsOf: world.root.appendingPathComponent("report/screenshots/\(id).png"))
+            let shot = try Data(
+                contentsOf: world.root.appendingPathComponent(".hadeploy/virtual/twins-deployed/\(id).png"))
             #expect(try await Self.image("image.hadeploy_\(id)_screenshot", ha: ha) == shot)
 
             // One device in the registry per configured device, every entity tied to it.
@@ -137,8 +169,9 @@ struct StatusPublishHomeAssistantTests {
             )
             let deviceID = try #require(entityEntry["device_id"]?.stringValue)
             let entry = try #require(registry.arrayValue?.first { $0["id"]?.stringValue == deviceID })
+            let (model, ios) = try #require(models[id])
             #expect(
-                entry["model"]?.stringValue == "iPad5,1" && entry["sw_version"]?.stringValue == "iOS 15.8")
+                entry["model"]?.stringValue == model && entry["sw_version"]?.stringValue == ios, "\(entry)")
             #expect(entry["manufacturer"]?.stringValue == "Apple")
             #expect(entry["name"]?.stringValue?.isEmpty == false)
             let identifiers = entry["identifiers"]?.arrayValue?.compactMap { $0.arrayValue } ?? []
@@ -151,10 +184,6 @@ struct StatusPublishHomeAssistantTests {
                 let other = entities.arrayValue?.first { $0["entity_id"]?.stringValue == name }
                 #expect(other?["device_id"]?.stringValue == deviceID, "\(name)")
             }
-        }
-        // A time the twins do not tell (their last boot) is unavailable, one they do is a time.
-        for id in ids {
-            #expect(states["sensor.hadeploy_\(id)_last_boot"]?["state"]?.stringValue == "unavailable")
             let verified = states["sensor.hadeploy_\(id)_last_verified"]?["state"]?.stringValue
             #expect(
                 verified?.hasPrefix("20") == true && verified?.hasSuffix("+00:00") == true,
@@ -163,7 +192,7 @@ struct StatusPublishHomeAssistantTests {
         // Every entity of both devices has a state Home Assistant understood: none is the text
         // "None", and its MQTT integration logged no payload it refused.
         let ours = states.filter {
-            $0.key.contains(".hadeploy_mini4_") || $0.key.contains(".hadeploy_kitchen_")
+            $0.key.contains(".hadeploy_mini4_") || $0.key.contains(".hadeploy_iphone_")
         }
         #expect(ours.count == 2 * 15, "\(ours.keys.sorted())")
         for (entity, value) in ours { #expect(value["state"]?.stringValue != "None", "\(entity)") }
@@ -179,42 +208,46 @@ struct StatusPublishHomeAssistantTests {
             }
         }
 
-        // The automation is armed, its input_boolean off.
+        // As a service: `status --every`, the twins kept running. The automation is armed, its
+        // input_boolean off.
         #expect(states["input_boolean.hadeploy_low_battery"]?["state"]?.stringValue == "off")
         #expect(states["automation.wall_ipad_battery_low"]?["state"]?.stringValue == "on")
         let fired = try await connection.subscribe(to: "hadeploy_low_battery")
-        // mini4's battery drops below 20 through its twin's health control, not charging: published
-        // again, the automation fires with the new value.
-        try await world.usbmuxd.setHealth(
-            VirtualDeviceHealth(batteryLevel: 12, charging: false, externalConnected: false),
-            udid: try #require(world.udids["mini4"]))
-        let again = try await world.deploy([
-            "status", "mini4", "--artifacts", "artifacts", "--timeout", "20", "--json", "--publish",
-        ])
-        #expect(again.stderr.contains("published 1 device(s)"), "\(again.stderr)")
-        let level =
-            try #require(
-                StatusEndToEndTests.value(try StatusEndToEndTests.devices(again.stdout)["mini4"]?["battery"])
-                    as? [String: Any])["level"] as? Int
-        #expect(level == 12)
-        let event = try await Self.first(of: fired, within: .seconds(30))
-        #expect(event?.data["battery"]?.numberValue == 12, "\(String(describing: event))")
-        var alert: String?
-        for _ in 0..<40 {
-            alert = try await Self.states(connection)["input_boolean.hadeploy_low_battery"]?["state"]?
-                .stringValue
-            if alert == "on" { break }
-            try await TestHost.clock.sleep(for: .milliseconds(250))
-        }
-        #expect(alert == "on")
-        let after = try await Self.states(connection)
+        let service = try await world.service(
+            ["status", "mini4", "iphone", "--virtual", "--timeout", "10", "--publish", "--every", "15s"],
+            environment: environment)
+        defer { service.stop() }
+        #expect(
+            try await service.line(containing: "published 2 device(s)", within: 120) != nil,
+            "\(service.output)")
+        // mini4's battery drops below 20 through its twin's control socket, not charging: the next
+        // interval publishes it and the automation fires with the new value.
+        let control = world.root.appendingPathComponent(".hadeploy/virtual/devices")
+        let udid = try #require(world.udids["mini4"])
+        let replies = try TwinControl.request(
+            control,
+            [
+                #"{"command":"setHealth","udid":"\#(udid)","health":{"batteryLevel":12,"charging":false,"externalConnected":false}}"#
+            ])
+        #expect(replies.first?.contains("\"ok\":true") == true, "\(replies)")
+        let event = try await Self.first(of: fired, within: .seconds(60))
+        #expect(event?.data["battery"]?.numberValue == 12, "\(String(describing: event))\n\(service.output)")
+        let after = try await Self.states(
+            connection, until: ["input_boolean.hadeploy_low_battery"], ready: { _, state in state == "on" })
+        #expect(after["input_boolean.hadeploy_low_battery"]?["state"]?.stringValue == "on")
         #expect(after["sensor.hadeploy_mini4_battery"]?["state"]?.stringValue == "12")
         #expect(after["binary_sensor.hadeploy_mini4_charging"]?["state"]?.stringValue == "off")
         #expect(
             after["automation.wall_ipad_battery_low"]?["attributes"]?["last_triggered"]?.stringValue != nil)
         await fired.cancel()
+        // SIGTERM ends the service with 0, and the devices stay available in Home Assistant.
+        #expect(service.terminate(within: 30) == 0, "\(service.output)")
+        try await TestHost.clock.sleep(for: .seconds(1))
+        let stopped = try await Self.states(connection)
+        #expect(stopped["sensor.hadeploy_mini4_battery"]?["state"]?.stringValue == "12")
+        #expect(stopped["sensor.hadeploy_iphone_battery"]?["state"]?.stringValue != "unavailable")
 
-        for text in [deploy.stdout, deploy.stderr, status.stdout, status.stderr, again.stdout, again.stderr] {
+        for text in [deploy.stdout, deploy.stderr, status.stdout, status.stderr, service.output] {
             #expect(!text.contains(mosquitto.password) && !text.contains(ha.token))
         }
     }

@@ -73,6 +73,21 @@ public final class BackgroundCommand: @unchecked Sendable {
         return output.split(separator: "\n").map(String.init).first(where: matches)
     }
 
+    /// SIGTERM (what systemd and launchd send to stop a service), waiting `seconds` for the exit:
+    /// its exit status, or nil when it did not end in time (it is killed then) or a signal ended it.
+    public func terminate(within seconds: Int) -> Int32? {
+        guard process.isRunning else { return nil }
+        kill(process.processIdentifier, SIGTERM)
+        for _ in 0..<(seconds * 10) where process.isRunning { usleep(100_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        process.waitUntilExit()
+        return process.terminationReason == .exit ? process.terminationStatus : nil
+    }
+
     /// SIGTERM, then SIGKILL after 5 s (a child may inherit a blocked SIGTERM from the test runner).
     public func stop() {
         try? input?.fileHandleForWriting.close()

@@ -12,39 +12,7 @@ extension VirtualDeviceSuite {
     struct ControlAndEventsTests {
         /// Sends JSON lines to `<state>/control.sock` and returns the reply lines.
         static func control(_ directory: URL, _ lines: [String]) throws -> [String] {
-            let fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-            precondition(fd >= 0)
-            defer { close(fd) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let path = directory.appendingPathComponent("control.sock").path
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                raw.copyBytes(from: Array(path.utf8) + [0])
-            }
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-            var replies: [String] = []
-            var pending = Data()
-            for line in lines {
-                let bytes = Array((line + "\n").utf8)
-                _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-                while !pending.contains(UInt8(ascii: "\n")) {
-                    var buffer = [UInt8](repeating: 0, count: 65_536)
-                    let count = recv(fd, &buffer, buffer.count, 0)
-                    guard count > 0 else { throw POSIXError(.ETIMEDOUT) }
-                    pending.append(contentsOf: buffer[0..<count])
-                }
-                let newline = pending.firstIndex(of: UInt8(ascii: "\n"))!
-                replies.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                pending = Data(pending[(newline + 1)...])
-            }
-            return replies
+            try TwinControl.request(directory, lines)
         }
 
         @Test("faults and reboots through the JSON-lines control socket")

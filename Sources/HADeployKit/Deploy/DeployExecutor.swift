@@ -20,6 +20,9 @@ public struct DeployEnvironment: Sendable {
     /// project's state folder), never a shared, guessable path such as `/tmp/hadeploy-<id>`. nil (a
     /// library caller that names none): a new folder of an unguessable name in the temporary folder.
     public var crashDirectory: URL?
+    /// Where screenshots go when there is no report directory (`deploy --publish`): a private folder
+    /// of this run's, read when the deploy is recorded. nil with no report: no screenshot is kept.
+    public var screenshotDirectory: URL?
     /// false in a worker process: the parent writes summary.json, junit.xml and index.html.
     public var writeReport: Bool
     public var lockDirectory: URL

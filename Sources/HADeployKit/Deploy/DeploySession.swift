@@ -38,6 +38,10 @@ public struct DeploySession: Sendable {
         public var deployRecords: DeployRecords?
         /// Each screenshot against the device's baseline (nil: screenshots are not compared).
         public var screenshotReview: ScreenshotReview?
+        /// Keep each verified device's screenshot with its deploy record even without a report
+        /// directory (`deploy --publish`: Home Assistant shows it); taken into a private folder of the
+        /// run's, removed once recorded.
+        public var keepScreenshots = false
 
         public init(
             environment: [String: String], reportDirectory: URL?, writeReport: Bool = true, jobs: Int?,
@@ -199,17 +203,31 @@ public struct DeploySession: Sendable {
         if settings.reportDirectory == nil {
             environment.crashDirectory = try crashes.prepare(runID: plan.deployID)
         }
-        let report = await DeployExecutor(plan: plan, environment: environment).run()
+        var screenshots: URL?
+        if settings.reportDirectory == nil && settings.keepScreenshots {
+            let folder = stateDirectory.appendingPathComponent(
+                "screenshots-\(PathNames.component(plan.deployID))")
+            try context.fileSystem.createPrivateDirectory(at: folder)
+            screenshots = folder
+            environment.screenshotDirectory = folder
+        }
+        defer { if let screenshots { try? context.fileSystem.removeItem(at: screenshots) } }
+        var report = await DeployExecutor(plan: plan, environment: environment).run()
         if settings.reportDirectory == nil { crashes.tidy(runID: plan.deployID) }
         await verifier?.close()
         do {
             try settings.deployRecords?.record(
-                report, plan: plan, artifacts: artifacts, reportDirectory: settings.reportDirectory)
+                report, plan: plan, artifacts: artifacts,
+                reportDirectory: settings.reportDirectory ?? screenshots)
         } catch {
             reporter.handle(
                 .message(
                     "warning: could not remember the deployed bundle ids for rollback: \(SystemErrorText.message(error))"
                 ))
+        }
+        if screenshots != nil {
+            // Kept with the records only: the folder is gone after this run.
+            for index in report.results.indices { report.results[index].screenshot = nil }
         }
         return report
     }

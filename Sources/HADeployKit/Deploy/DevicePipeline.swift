@@ -368,7 +368,7 @@ struct DevicePipeline: Sendable {
 
     /// A screenshot is evidence, not the deploy: its absence is a warning.
     private func screenshot(_ planned: PlanStep, driver: any DeviceDriver, recorder: Recorder) async {
-        guard let directory = environment.reportDirectory else {
+        guard let directory = environment.reportDirectory ?? environment.screenshotDirectory else {
             skip(planned, reason: "no --report folder to keep it in", recorder: recorder)
             return
         }

@@ -14,13 +14,51 @@ public struct PublishedDevice: Sendable {
     public var status: DeviceStatus
     /// The screen as the last deploy that proved the dashboard saw it (PNG), when there is one.
     public var screenshot: [UInt8]?
+    /// `deploy --publish`: this run's outcome on the device, whatever the records hold (a deploy that
+    /// failed before installing is in no record).
+    public var lastDeploy: PublishedDeploy?
 
-    public init(id: String, node: String, model: String?, status: DeviceStatus, screenshot: [UInt8]?) {
+    public init(
+        id: String, node: String, model: String?, status: DeviceStatus, screenshot: [UInt8]?,
+        lastDeploy: PublishedDeploy? = nil
+    ) {
         self.id = id
         self.node = node
         self.model = model
         self.status = status
         self.screenshot = screenshot
+        self.lastDeploy = lastDeploy
+    }
+}
+
+/// What a deploy did on one device, as the `Last deploy` entities show it.
+public struct PublishedDeploy: Sendable, Hashable {
+    /// `succeeded`, `failed at install: …` (at most 255 characters once published).
+    public var outcome: String
+    public var finishedAt: Date
+
+    public init(outcome: String, finishedAt: Date) {
+        self.outcome = outcome
+        self.finishedAt = finishedAt
+    }
+
+    /// The device's result in `report`: what a person reading Home Assistant needs, the failed step
+    /// and its reason included.
+    public init(_ result: DeviceResult, finishedAt: Date) {
+        let outcome: String
+        switch result.outcome {
+        case .succeeded: outcome = "succeeded, dashboard verified"
+        case .unverified: outcome = "installed and launched, dashboard not verified"
+        case .installedOnly: outcome = "installed only"
+        case .failed: outcome = result.failedStep.map { "failed at \($0)" } ?? "failed"
+        case .cancelled: outcome = "cancelled"
+        case .notStarted: outcome = "not started"
+        case .notAvailable: outcome = "not available from this host"
+        }
+        // The reason as the report has it (secrets already hidden there).
+        let reason = result.reason.flatMap { $0.isEmpty ? nil : $0 }
+        self.init(
+            outcome: reason.map { "\(outcome): \($0)" } ?? outcome, finishedAt: finishedAt)
     }
 }
 
@@ -82,7 +120,7 @@ public struct FleetDiscovery: Sendable {
                 retain: true))
         if status.reachable {
             for entity in FleetEntity.all where !entity.alwaysAvailable {
-                let state = entity.state(status)
+                let state = entity.state(device)
                 if entity.ownAvailability {
                     // Not known: unavailable, its old retained time shown as nothing.
                     let known = state != FleetEntity.unknown

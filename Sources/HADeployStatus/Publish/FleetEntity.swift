@@ -17,7 +17,7 @@ struct FleetEntity: Sendable {
     /// JSON attributes on `<state topic>/attributes`.
     var attributes = false
     /// The state payload: ``unknown`` or ``unknownText`` when the fact was not measured.
-    var state: @Sendable (DeviceStatus) -> String
+    var state: @Sendable (PublishedDevice) -> String
 
     /// `None`: Home Assistant's "unknown" for binary sensors and for sensors with a unit or a device
     /// class (numbers, timestamps).
@@ -48,29 +48,30 @@ struct FleetEntity: Sendable {
     static let all: [FleetEntity] = [
         FleetEntity(
             key: "reachable", component: "binary_sensor", name: "Reachable", deviceClass: "connectivity",
-            entityCategory: "diagnostic", alwaysAvailable: true, state: { onOff($0.reachable) }),
+            entityCategory: "diagnostic", alwaysAvailable: true, state: { onOff($0.status.reachable) }),
         FleetEntity(
             key: "attention", component: "binary_sensor", name: "Needs attention", deviceClass: "problem",
-            attributes: true, state: { onOff(!$0.attention.isEmpty) }),
+            attributes: true, state: { onOff(!$0.status.attention.isEmpty) }),
         FleetEntity(
             key: "battery", component: "sensor", name: "Battery", deviceClass: "battery", unit: "%",
-            stateClass: "measurement", state: { $0.battery.value.map { String($0.level) } ?? unknown }),
+            stateClass: "measurement", state: { $0.status.battery.value.map { String($0.level) } ?? unknown }),
         FleetEntity(
             key: "charging", component: "binary_sensor", name: "Charging", deviceClass: "battery_charging",
-            state: { onOff($0.battery.value?.charging) }),
+            state: { onOff($0.status.battery.value?.charging) }),
         FleetEntity(
             key: "storage_free", component: "sensor", name: "Storage free", deviceClass: "data_size",
             unit: "GB", stateClass: "measurement", icon: "mdi:harddisk",
-            state: { status in
-                status.storage.value.map { String(format: "%.2f", Double($0.availableBytes) / 1e9) }
+            state: { device in
+                device.status.storage.value.map { String(format: "%.2f", Double($0.availableBytes) / 1e9) }
                     ?? unknown
             }),
         FleetEntity(
             key: "last_boot", component: "sensor", name: "Last boot", deviceClass: "timestamp",
-            entityCategory: "diagnostic", state: { timestamp($0.boot.value?.bootedAt) }),
+            entityCategory: "diagnostic", state: { timestamp($0.status.boot.value?.bootedAt) }),
         FleetEntity(
             key: "installed_build", component: "sensor", name: "Installed build", icon: "mdi:package-variant",
-            state: { status in
+            state: { device in
+                let status = device.status
                 switch status.installed {
                 case .known(let build?): return build.description
                 case .known(nil): return "not installed"
@@ -79,11 +80,12 @@ struct FleetEntity: Sendable {
             }),
         FleetEntity(
             key: "planned_build", component: "sensor", name: "Planned build", icon: "mdi:package-up",
-            state: { $0.expected.build.description }),
+            state: { $0.status.expected.build.description }),
         FleetEntity(
             key: "build_matches", component: "binary_sensor", name: "Build matches",
             icon: "mdi:package-variant-closed-check",
-            state: { status in
+            state: { device in
+                let status = device.status
                 switch status.build {
                 case .upToDate: return "ON"
                 case .outdated, .missing: return "OFF"
@@ -92,24 +94,26 @@ struct FleetEntity: Sendable {
             }),
         FleetEntity(
             key: "dashboard", component: "sensor", name: "Dashboard", icon: "mdi:view-dashboard",
-            state: { text($0.dashboard.value?.summary) }),
+            state: { text($0.status.dashboard.value?.summary) }),
         FleetEntity(
             key: "dashboard_loaded", component: "binary_sensor", name: "Dashboard loaded",
-            icon: "mdi:view-dashboard-outline", state: { onOff($0.dashboard.value?.loaded) }),
+            icon: "mdi:view-dashboard-outline", state: { onOff($0.status.dashboard.value?.loaded) }),
         FleetEntity(
             key: "last_deploy", component: "sensor", name: "Last deploy", icon: "mdi:rocket-launch",
             state: { text(lastDeployOutcome($0)) }),
         FleetEntity(
             key: "last_deploy_time", component: "sensor", name: "Last deploy time", deviceClass: "timestamp",
-            state: { timestamp($0.lastDeployedAt) }),
+            state: { timestamp($0.lastDeploy?.finishedAt ?? $0.status.lastDeployedAt) }),
         FleetEntity(
             key: "last_verified", component: "sensor", name: "Last verified", deviceClass: "timestamp",
-            state: { timestamp($0.lastVerifiedAt) }),
+            state: { timestamp($0.status.lastVerifiedAt) }),
     ]
 
     /// What the last deploy from here did: a deploy that proved the dashboard records that time as
     /// both its deploy and its verification.
-    static func lastDeployOutcome(_ status: DeviceStatus) -> String {
+    static func lastDeployOutcome(_ device: PublishedDevice) -> String {
+        if let deploy = device.lastDeploy { return deploy.outcome }
+        let status = device.status
         guard let deployed = status.lastDeployedAt else { return "no deploy from here" }
         if let verified = status.lastVerifiedAt, verified >= deployed {
             return "installed, dashboard verified"

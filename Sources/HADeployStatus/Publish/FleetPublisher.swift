@@ -41,8 +41,8 @@ public struct FleetPublisher: Sendable {
     }
 
     /// Publishes `devices`; `configured` is every device id devices.yaml names now (a device published
-    /// before and not in it is removed).
-    public func publish(_ devices: [PublishedDevice], configured: Set<String>) async throws -> Summary {
+    /// before and not in it is removed; nil: devices.yaml was not read, nothing is removed).
+    public func publish(_ devices: [PublishedDevice], configured: Set<String>?) async throws -> Summary {
         let client = MQTTClient(broker: broker, clientID: clientID, stepDeadline: stepDeadline, clock: clock)
         try await client.connect()
         do {
@@ -54,7 +54,8 @@ public struct FleetPublisher: Sendable {
                 summary.published.append(device.id)
                 if !device.status.reachable { summary.unavailable.append(device.id) }
             }
-            for (id, node) in record.sorted(by: { $0.key < $1.key }) where !configured.contains(id) {
+            for (id, node) in record.sorted(by: { $0.key < $1.key }) {
+                guard let configured, !configured.contains(id) else { continue }
                 // A node still published under another id (the device renamed in devices.yaml, same
                 // UDID) keeps its entities.
                 if !devices.contains(where: { $0.node == node }) {

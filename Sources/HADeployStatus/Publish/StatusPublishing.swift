@@ -57,19 +57,26 @@ public struct StatusPublishing: Sendable {
     public var broker: String { publisher.broker.description }
 
     /// Publishes `report`: each device of `plan` this host can reach, with its last good screenshot
-    /// from `records`. `configured`: every device id in devices.yaml.
+    /// from `records`. `configured`: every device id in devices.yaml (a device published before and
+    /// not in it is removed; nil: none is, as for a plan file). `deploy`: the run that just deployed
+    /// these devices, whose outcome each one's `Last deploy` shows.
     public func publish(
-        _ report: StatusReport, plan: StatusPlan, records: DeployRecords, configured: Set<String>
+        _ report: StatusReport, plan: StatusPlan, records: DeployRecords, configured: Set<String>?,
+        deploy: DeployReport? = nil
     ) async throws(Problem) -> FleetPublisher.Summary {
         var devices: [PublishedDevice] = []
         for status in report.devices where status.notOnThisHost == nil {
             guard let planned = plan.devices.first(where: { $0.device.id == status.id }) else { continue }
+            let result = deploy?.results.first { $0.id == status.id }
             devices.append(
                 PublishedDevice(
                     id: status.id,
                     node: FleetDiscovery.node(udid: planned.device.udid?.value, id: status.id),
                     model: planned.device.productType, status: status,
-                    screenshot: records.screenshot(device: status.id).map { Array($0) }))
+                    screenshot: records.screenshot(device: status.id).map { Array($0) },
+                    lastDeploy: deploy.flatMap { report in
+                        result.map { PublishedDeploy($0, finishedAt: report.finishedAt) }
+                    }))
         }
         do {
             return try await publisher.publish(devices, configured: configured)
@@ -81,5 +88,40 @@ public struct StatusPublishing: Sendable {
             throw Problem(
                 message: "not published: \(SystemErrorText.message(error))", exitStatus: .notPublished)
         }
+    }
+
+    /// `deploy --publish`: once the deploy is done (its twins still running), each deployed device's
+    /// status, read as `status` reads it, published with this deploy's outcome and the screenshot it
+    /// recorded. A device the deploy never reached is published unavailable, as `status` does.
+    public func publish(
+        deploy: DeployReport, session: StatusSession, configured: Set<String>?
+    ) async throws(Problem) -> FleetPublisher.Summary {
+        let plan: StatusPlan
+        do {
+            plan = try session.plan()
+        } catch {
+            throw Problem(
+                message: "not published: the devices' status could not be planned: "
+                    + SystemErrorText.message(error),
+                exitStatus: .notPublished)
+        }
+        let deployed = Set(deploy.results.map(\.id))
+        var wanted = plan
+        wanted.devices = plan.devices.filter { deployed.contains($0.device.id) }
+        let status = await session.run(wanted)
+        return try await publish(
+            status, plan: wanted, records: session.records, configured: configured, deploy: deploy)
+    }
+
+    /// The line saying what was published.
+    public func line(_ summary: FleetPublisher.Summary) -> String {
+        var line = "published \(summary.published.count) device(s) to \(broker)"
+        if !summary.unavailable.isEmpty {
+            line += " (unavailable: \(summary.unavailable.joined(separator: ", ")))"
+        }
+        if !summary.removed.isEmpty {
+            line += "; removed from Home Assistant: \(summary.removed.joined(separator: ", "))"
+        }
+        return line
     }
 }
