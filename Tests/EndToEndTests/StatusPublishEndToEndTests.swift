@@ -281,6 +281,21 @@ struct StatusPublishEndToEndTests {
             try await service.line(containing: "published 2 device(s)", within: 30)?.contains(
                 "(unavailable: hallway)") == true, "\(service.output)")
         #expect(!service.output.contains(mosquitto.password))
+        // A mistake in devices.yaml while it runs: one line with where, and the devices of the last
+        // good read are still asked and published.
+        let yaml = world.root.appendingPathComponent("devices.yaml")
+        let good = try String(contentsOf: yaml, encoding: .utf8)
+        try (good + "  broken: [\n").write(to: yaml, atomically: true, encoding: .utf8)
+        let said = try await service.line(
+            containing: "the devices of the last good read are asked", within: 30)
+        #expect(said?.contains("devices.yaml:") == true, "\(service.output)")
+        let before = service.output.components(separatedBy: "published 2 device(s)").count
+        var after = before
+        for _ in 0..<100 where after == before {
+            try await TestHost.clock.sleep(for: .milliseconds(200))
+            after = service.output.components(separatedBy: "published 2 device(s)").count
+        }
+        #expect(after > before, "\(service.output)")
 
         // SIGTERM, as systemd stops the unit: exit 0, and the twin, which is still there, is not
         // marked unavailable on the way out.

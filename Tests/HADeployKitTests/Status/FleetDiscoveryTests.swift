@@ -50,6 +50,44 @@ struct FleetDiscoveryTests {
         #expect(FleetDiscovery.node(udid: nil, id: "mini4") != FleetDiscovery.node(udid: nil, id: "kitchen"))
     }
 
+    /// `deploy --publish`: the run's outcome on the device, the failed step and its reason in it, over
+    /// what the records alone would say; long reasons cut to what Home Assistant keeps.
+    @Test func aDeploysOutcomeIsItsLastDeployWithTheStepAndTheReason() throws {
+        let discovery = FleetDiscovery(topics: try FleetTopics())
+        let finished = Date(timeIntervalSince1970: 1_800_000_000)
+        func published(_ result: DeviceResult) -> (String?, String?) {
+            var device = Self.device(reachable: true)
+            device.lastDeploy = PublishedDeploy(result, finishedAt: finished)
+            let messages = discovery.messages(for: device).map(MQTTMessageView.init)
+            return (
+                Self.text(messages, "hadeploy/\(device.node)/last_deploy"),
+                Self.text(messages, "hadeploy/\(device.node)/last_deploy_time")
+            )
+        }
+        func result(_ outcome: DeviceOutcome, step: String? = nil, reason: String? = nil) -> DeviceResult {
+            DeviceResult(
+                id: "mini4", name: "Hall iPad", ios: "15.8", transport: "usb", version: "1.2.0 (2)",
+                outcome: outcome, reason: reason, failedStep: step, verification: .notRun, steps: [],
+                crashReports: [], seconds: 3)
+        }
+        let succeeded = published(result(.succeeded))
+        #expect(succeeded.0 == "succeeded, dashboard verified")
+        #expect(succeeded.1 == "2027-01-15T08:00:00Z", "this deploy's time, not the record's")
+        #expect(
+            published(result(.failed, step: "install", reason: "the device refused the app: disk full")).0
+                == "failed at install: the device refused the app: disk full")
+        #expect(
+            published(result(.unverified, reason: "HA_TOKEN is not set")).0
+                == "installed and launched, dashboard not verified: HA_TOKEN is not set")
+        let long = published(result(.failed, step: "launch", reason: String(repeating: "x", count: 400))).0
+        #expect(long?.count == 255 && long?.hasPrefix("failed at launch: xxx") == true)
+        // Without a deploy (`status --publish`), the records speak.
+        let messages = discovery.messages(for: Self.device(reachable: true)).map(MQTTMessageView.init)
+        #expect(
+            Self.text(messages, "hadeploy/\(Self.device(reachable: true).node)/last_deploy")
+                == "installed, dashboard not verified")
+    }
+
     @Test func aReachableDeviceGetsRetainedConfigsStatesAndOnlineLast() throws {
         let discovery = FleetDiscovery(topics: try FleetTopics())
         let device = Self.device(reachable: true)
