@@ -219,13 +219,20 @@ struct DeployCommand: ContextCommand {
         do {
             result = try await task.value
         } catch {
-            await inputs?.twins?.stop()
             // Stopped before any device was touched (a refused token, a failed build): CI still
-            // gets a report saying so for every device.
+            // gets a report saying so for every device, and Home Assistant the same outcome.
+            let stopped = DeployReport.notStarted(
+                plan, reason: SystemErrorText.message(error), startedAt: started,
+                finishedAt: context.clock.now())
+            if signals.received == nil,
+                let problem = await publish(
+                    stopped, with: publisher, plan: plan, inputs: inputs, settings: settings,
+                    secrets: secrets, virtual: virtual, context: context, reporter: reporter)
+            {
+                context.message("error: \(problem.message)")
+            }
+            await inputs?.twins?.stop()
             if let directory = report, !worker {
-                let stopped = DeployReport.notStarted(
-                    plan, reason: SystemErrorText.message(error), startedAt: started,
-                    finishedAt: context.clock.now())
                 do {
                     try ReportWriter(directory: context.url(for: directory), fileSystem: context.fileSystem)
                         .write(stopped)
@@ -244,21 +251,11 @@ struct DeployCommand: ContextCommand {
             throw error
         }
         // Published while the twins still run: each device's status now, with this deploy's outcome.
-        var notPublished: StatusPublishing.Problem?
-        if let publisher, let records = settings.deployRecords, signals.received == nil {
-            reporter.handle(.message("publishing to Home Assistant through \(publisher.broker)…"))
-            let status = StatusSession(
-                context: context, variables: secrets, deployPlan: plan, virtual: virtual, records: records,
-                deadlineSeconds: Self.publishSeconds)
-            do throws(StatusPublishing.Problem) {
-                let summary = try await publisher.publish(
-                    deploy: result, session: status,
-                    configured: inputs.map { Set($0.matrix.devices.map(\.id)) })
-                reporter.handle(.message(publisher.line(summary)))
-            } catch {
-                notPublished = error
-            }
-        }
+        let notPublished =
+            signals.received == nil
+            ? await publish(
+                result, with: publisher, plan: plan, inputs: inputs, settings: settings, secrets: secrets,
+                virtual: virtual, context: context, reporter: reporter) : nil
         await inputs?.twins?.stop()
         if let directory = report, !worker {
             // Named only when it exists: the executor said why it does not.
@@ -274,6 +271,28 @@ struct DeployCommand: ContextCommand {
 
     /// How long each device's status (for --publish) and each MQTT step may take.
     static let publishSeconds: Double = 15
+
+    /// `--publish`: each device of `report` as `status` reads it now, with the deploy's outcome, to
+    /// Home Assistant (before the twins stop). What went wrong, or nil.
+    func publish(
+        _ report: DeployReport, with publisher: StatusPublishing?, plan: DeployPlan, inputs: PlanInputs?,
+        settings: DeploySession.Settings, secrets: [String: String], virtual: Bool, context: HADeployContext,
+        reporter: any DeployReporter
+    ) async -> StatusPublishing.Problem? {
+        guard let publisher, let records = settings.deployRecords else { return nil }
+        reporter.handle(.message("publishing to Home Assistant through \(publisher.broker)…"))
+        let status = StatusSession(
+            context: context, variables: secrets, deployPlan: plan, virtual: virtual, records: records,
+            deadlineSeconds: Self.publishSeconds)
+        do throws(StatusPublishing.Problem) {
+            let summary = try await publisher.publish(
+                deploy: report, session: status, configured: inputs.map { Set($0.matrix.devices.map(\.id)) })
+            reporter.handle(.message(publisher.line(summary)))
+            return nil
+        } catch {
+            return error
+        }
+    }
 
     /// Reads a plan file and holds it to what a plan file may do (`PlanFileLoader`: tools by name,
     /// allowed secrets, devices.yaml's bounds, the run's own state folder, the signature when

@@ -196,6 +196,16 @@ struct StatusPublishEndToEndTests {
             #expect(!text.contains(mosquitto.password) && !text.contains(world.ha.token))
         }
 
+        // A deploy stopped before any device (Home Assistant refuses the token): each device says so.
+        let refused = try await world.deploy([
+            "mini4", "--no-build", "--artifacts", "artifacts", "--publish", "--token", "not-a-token",
+        ])
+        #expect(refused.status != 0, "\(refused.stderr)")
+        #expect(refused.stderr.contains("published 1 device(s)"), "\(refused.stderr)")
+        let stopped = try #require(
+            try Self.text("hadeploy_mini4_last_deploy", try await mosquitto.retained("#")))
+        #expect(stopped.hasPrefix("not started: "), "\(stopped)")
+
         // A broker that is gone: the deploy still deploys, then one line and exit 4.
         mosquitto.stop()
         let unpublished = try await world.deploy([
