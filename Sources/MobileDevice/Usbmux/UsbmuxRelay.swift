@@ -65,6 +65,7 @@ final class UsbmuxRelay: @unchecked Sendable {
 
     /// Binds the private socket, starts accepting and sets `USBMUXD_SOCKET_ADDRESS` — once per process.
     private func start(in base: String) throws -> (fd: Int32, folder: String) {
+        RelayCleanup.removeStale(in: base)
         var template = Array((base + "/hadeploy-usbmuxd.XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw Self.failure("a private folder for the usbmuxd relay", errno)
@@ -302,6 +303,43 @@ final class UsbmuxRelay: @unchecked Sendable {
 /// Removes the relay's socket and folder when the process exits normally.
 enum RelayCleanup {
     nonisolated(unsafe) private static var paths: (folder: String, socket: String)?
+
+    /// Removes the relay folders in `base` that a run killed before its exit handler left behind
+    /// (SIGKILL, a crash): this user's own `hadeploy-usbmuxd.XXXXXX` folders holding only a socket
+    /// that nobody listens on any more (connecting is refused). A folder whose socket answers, or
+    /// that has no socket yet (a run binding it now), or anything else in it, is left alone.
+    static func removeStale(in base: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+        for name in names
+        where name.hasPrefix("hadeploy-usbmuxd.") && name.count == "hadeploy-usbmuxd.".count + 6 {
+            let folder = base + "/" + name
+            var info = stat()
+            guard lstat(folder, &info) == 0, info.st_uid == getuid(),
+                info.st_mode & S_IFMT == S_IFDIR,
+                (try? FileManager.default.contentsOfDirectory(atPath: folder)) == ["usbmuxd"]
+            else { continue }
+            let socket = folder + "/usbmuxd"
+            guard lstat(socket, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK, refuses(socket) else {
+                continue
+            }
+            unlink(socket)
+            rmdir(folder)
+        }
+    }
+
+    /// Whether connecting to the UNIX socket at `path` is refused: no process listens on it.
+    static func refuses(_ path: String) -> Bool {
+        guard var address = ProbeSocket.unixAddress(path) else { return false }
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result != 0 && errno == ECONNREFUSED
+    }
 
     static func register(folder: String, socket: String) {
         paths = (folder, socket)
