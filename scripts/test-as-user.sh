@@ -31,10 +31,11 @@ if [ -d /opt/swift-packages ]; then
 fi
 
 # The copy: passable by other users (tests run pymobiledevice3 as `nobody` from its venv), writable
-# only by the account.
+# only by the account. Its build folders (the release build, brew-gen's) and venvs stay from one run
+# to the next, so a second `make test` builds only what changed; a fresh machine builds everything.
 install -d -o "$user" -g "$user" -m 755 "$base"
 [ -d "$tree" ] || as_user mkdir -m 755 "$tree"
-find "$tree" -mindepth 1 -maxdepth 1 ! -name '.build-release' ! -name '.build' ! -name '.venv-*' \
+find "$tree" -mindepth 1 -maxdepth 1 ! -name '.build-release' ! -name '.build-brew-gen' ! -name '.build' ! -name '.venv-*' \
   -exec rm -rf {} +
 tar -cf - --exclude='./.build' --exclude='./.build-*' --exclude='./.build_*' --exclude='./.venv-*' \
   --exclude='./dist' --exclude='./report' --exclude='./.hadeploy' . \
