@@ -120,8 +120,9 @@ ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 # archive's static binary (HADEPLOY_DIST_ARCHIVE; EndToEndTests.ReleaseArchiveTests fails when it
 # is not the archive's). The user-level peers (pip venvs, mostly downloads) install while the build
 # runs, and the suites wait for it. The second build, of the C-facing suites against brew-gen (`make
-# test-brew-gen`), comes after the suites: run beside the release build even at nice 19 it made that
-# build take 914 s instead of ~490 (two vCPUs), and the suites' deadlines suffer beside it.
+# test-brew-gen`), starts once the release build is done and runs beside the suites at idle priority
+# (SCHED_IDLE: it gets only the CPU time the suites leave; beside the release build even at nice 19 it
+# made that build take 914 s instead of ~490 on two vCPUs); its suites run after the others.
 # Runs the suites named in $$suites one after another, each with its wall time and its output kept in
 # .build-release/logs/<suite>.log; a failed one is added to $$failed and its failing tests (and the
 # log's last lines, for a crash) are printed again after it, so the end of the output says what failed.
@@ -140,10 +141,12 @@ test-suites:
 	  $(MAKE) -s --no-print-directory dist > .build-release/dist.out 2>&1 || { cat .build-release/dist.out; echo "make dist failed" >&2; wait $$peers; exit 1; }; \
 	  archive="$$PWD/$$(tail -1 .build-release/dist.out)"; [ -f "$$archive" ] || { cat .build-release/dist.out; wait $$peers; exit 1; }; \
 	  export HADEPLOY_DIST_ARCHIVE="$$archive"; echo "binary under test: $$archive"; \
-	  start=$$(date +%s); wait $$peers || { cat .build-release/peers.out; echo "make peers failed" >&2; exit 1; }; \
+	  ( SUITES=MobileDeviceTests BREW_GEN_BUILD_ONLY=1 SWIFT=$(SWIFT) chrt --idle 0 nice -n 19 scripts/brew-gen-test.sh > .build-release/brew-gen-build.out 2>&1 ) & brewgen=$$!; \
+	  start=$$(date +%s); wait $$peers || { kill $$brewgen 2> /dev/null; cat .build-release/peers.out; echo "make peers failed" >&2; exit 1; }; \
 	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
 	  failed=""; skips="$(ROOT_SKIPS)"; suites="$(filter-out $(ROOT_SUITES),$(TEST_TARGETS))"; $(RUN_SUITES); \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
+	  start=$$(date +%s); wait $$brewgen || true; echo "=== waited $$(( $$(date +%s) - start )) s for the brew-gen build ($$(grep -a '=== build against brew-gen' .build-release/brew-gen-build.out || echo 'it failed: built again below'))"; \
 	  SUITES=MobileDeviceTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed test-brew-gen"; \
 	  $(MAKE) --no-print-directory test-install || failed="$$failed test-install"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "all unprivileged test targets passed"
