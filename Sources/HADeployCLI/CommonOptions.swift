@@ -170,6 +170,11 @@ struct PublishOptions: ParsableArguments {
         everySeconds: Int? = nil
     ) -> Result<StatusPublishing, StatusPublishing.Problem>? {
         guard let publish else { return nil }
+        if !publish.isEmpty, URLComponents(string: publish)?.password != nil {
+            context.message(
+                "warning: the broker's password is on the command line, where other users of this machine can "
+                    + "read it: put the URL in MQTT_URL (.env) and use --publish alone")
+        }
         do throws(StatusPublishing.Problem) {
             return .success(
                 try StatusPublishing(

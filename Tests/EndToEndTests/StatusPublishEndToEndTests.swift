@@ -243,6 +243,17 @@ struct StatusPublishEndToEndTests {
             wildcard.stdout.contains("mini4") && wildcard.stderr.contains("wildcard"), "\(wildcard.stderr)")
         #expect(try await mosquitto.retained("#").isEmpty, "nothing was published")
 
+        // The password on the command line: said to be readable there, never printed.
+        let onCommandLine = try await world.deploy([
+            "status", "mini4", "--artifacts", "artifacts", "--publish",
+            "mqtt://\(mosquitto.user):\(mosquitto.password)@127.0.0.1:\(mosquitto.port)",
+        ])
+        #expect(onCommandLine.stderr.contains("published 1 device(s)"), "\(onCommandLine.stderr)")
+        #expect(onCommandLine.stderr.contains("warning: the broker's password is on the command line"))
+        #expect(
+            !onCommandLine.stderr.contains(mosquitto.password)
+                && !onCommandLine.stdout.contains(mosquitto.password))
+
         // The broker gone.
         mosquitto.stop()
         let gone = try await world.deploy(["status", "mini4", "--artifacts", "artifacts", "--publish"])
