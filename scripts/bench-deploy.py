@@ -151,11 +151,12 @@ if FLEET:
     all_force = timed([BIN, "all", "--force"] + base[1:])
     single = max(timed([BIN, d, "--force"] + base[1:]) for d in (DEVICES[0], DEVICES[-1]))
     unchanged = timed([BIN, "all"] + base[1:])
-    target = 1.25 if len(DEVICES) <= 6 else 1.5
+    # Issue 38: the fleet at the pace of one device (1.25x, as for 6), the unchanged redeploy under 1 s.
+    target = 1.25
     print(f"(a) hadeploy all, {len(DEVICES)} devices, {APP_MB} MB:  {all_force:6.2f} s")
     print(f"    slowest single device alone:         {single:6.2f} s")
     print(f"    ratio all/single = {all_force / single:.2f}x (target <= {target}x)")
-    print(f"(b) unchanged redeploy of all {len(DEVICES)}: {unchanged:6.2f} s (target < 2 s)")
+    print(f"(b) unchanged redeploy of all {len(DEVICES)}: {unchanged:6.2f} s (target < 1 s)")
     print(f"load average at the end: {load_average()}")
     virtual.terminate()
     virtual.wait(timeout=30)
