@@ -16,39 +16,43 @@ public final class PlainReporter: DeployReporter, @unchecked Sendable {
         self.clock = clock
     }
 
+    /// The line with its time (`2026-11-27T09:20:09Z`), written under the lock: lines never interleave.
     private func line(_ text: String) {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        output.write("\(formatter.string(from: clock.now())) \(text)\n", to: stream)
+        let stamped = "\(clock.now().formatted(.iso8601)) \(text)\n"
+        lock.withLock { output.write(stamped, to: stream) }
     }
 
+    /// Formats outside the lock (every device's task reports here); only the write and the progress
+    /// buckets are serialized.
     public func handle(_ event: DeployEvent) {
-        lock.withLock {
-            switch event {
-            case .runStarted(let id, let version, let devices):
-                line("deploy \(id): version \(version) to \(devices.joined(separator: ", "))")
-            case .message(let text):
-                line(text)
-            case .stepStarted(let device, let step):
-                line("[\(device)] \(step)…")
-            case .progress(let device, let progress, let rate):
-                // Every 25 % is enough in a log.
-                let bucket = progress.percent / 25
-                if lastPercent[device] != bucket {
-                    lastPercent[device] = bucket
-                    line(
-                        "[\(device)] \(progress.phase) \(progress.percent)% (\(Format.bytes(progress.bytesDone))/\(Format.bytes(progress.bytesTotal)), \(Format.rate(rate)))"
-                    )
-                }
-            case .stepFinished(let device, let step, let seconds, let status, let detail):
-                line(
-                    "[\(device)] \(step) \(status) in \(Format.seconds(seconds))\(detail.map { ": \($0)" } ?? "")"
-                )
-            case .deviceFinished(let result):
-                line("[\(result.id)] \(result.outcome.rawValue)\(result.reason.map { ": \($0)" } ?? "")")
-            case .runFinished(let report):
-                output.write(SummaryTable.render(report) + "\n", to: stream)
+        switch event {
+        case .runStarted(let id, let version, let devices):
+            line("deploy \(id): version \(version) to \(devices.joined(separator: ", "))")
+        case .message(let text):
+            line(text)
+        case .stepStarted(let device, let step):
+            line("[\(device)] \(step)…")
+        case .progress(let device, let progress, let rate):
+            // Every 25 % is enough in a log.
+            let bucket = progress.percent / 25
+            let changed = lock.withLock {
+                defer { lastPercent[device] = bucket }
+                return lastPercent[device] != bucket
             }
+            if changed {
+                line(
+                    "[\(device)] \(progress.phase) \(progress.percent)% (\(Format.bytes(progress.bytesDone))/\(Format.bytes(progress.bytesTotal)), \(Format.rate(rate)))"
+                )
+            }
+        case .stepFinished(let device, let step, let seconds, let status, let detail):
+            line(
+                "[\(device)] \(step) \(status) in \(Format.seconds(seconds))\(detail.map { ": \($0)" } ?? "")"
+            )
+        case .deviceFinished(let result):
+            line("[\(result.id)] \(result.outcome.rawValue)\(result.reason.map { ": \($0)" } ?? "")")
+        case .runFinished(let report):
+            let table = SummaryTable.render(report) + "\n"
+            lock.withLock { output.write(table, to: stream) }
         }
     }
 }
@@ -201,9 +205,9 @@ public struct FanOutReporter: DeployReporter {
 public enum Format {
     public static func bytes(_ count: Int64) -> String {
         let value = Double(count)
-        if value >= 1_000_000_000 { return String(format: "%.2f GB", value / 1e9) }
-        if value >= 1_000_000 { return String(format: "%.1f MB", value / 1e6) }
-        if value >= 1_000 { return String(format: "%.0f kB", value / 1e3) }
+        if value >= 1_000_000_000 { return FixedPoint.text(value / 1e9, decimals: 2) + " GB" }
+        if value >= 1_000_000 { return FixedPoint.text(value / 1e6, decimals: 1) + " MB" }
+        if value >= 1_000 { return FixedPoint.text(value / 1e3, decimals: 0) + " kB" }
         return "\(count) B"
     }
 
@@ -212,7 +216,7 @@ public enum Format {
     }
 
     static func seconds(_ value: Double) -> String {
-        value < 10 ? String(format: "%.1fs", value) : String(format: "%.0fs", value)
+        FixedPoint.text(value, decimals: value < 10 ? 1 : 0) + "s"
     }
 }
 
