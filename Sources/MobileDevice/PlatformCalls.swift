@@ -28,6 +28,25 @@ enum PlatformCalls {
         #endif
     }
 
+    /// The names in the folder at `path` (not `.` or `..`), read with readdir(3); nil when it cannot
+    /// be opened.
+    static func folderNames(_ path: String) -> [String]? {
+        guard let folder = opendir(path) else { return nil }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(
+                    to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)
+                ) {
+                    String(cString: $0)
+                }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// How this system checks and restarts its usbmuxd, for messages: systemd's unit on Linux,
     /// Apple's launchd job on macOS.
     #if os(Linux)

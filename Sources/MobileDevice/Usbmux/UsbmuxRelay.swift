@@ -309,14 +309,14 @@ enum RelayCleanup {
     /// that nobody listens on any more (connecting is refused). A folder whose socket answers, or
     /// that has no socket yet (a run binding it now), or anything else in it, is left alone.
     static func removeStale(in base: String) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+        guard let names = PlatformCalls.folderNames(base) else { return }
         for name in names
         where name.hasPrefix("hadeploy-usbmuxd.") && name.count == "hadeploy-usbmuxd.".count + 6 {
             let folder = base + "/" + name
             var info = stat()
             guard lstat(folder, &info) == 0, info.st_uid == getuid(),
                 info.st_mode & S_IFMT == S_IFDIR,
-                (try? FileManager.default.contentsOfDirectory(atPath: folder)) == ["usbmuxd"]
+                PlatformCalls.folderNames(folder) == ["usbmuxd"]
             else { continue }
             let socket = folder + "/usbmuxd"
             guard lstat(socket, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK, refuses(socket) else {
