@@ -51,6 +51,12 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         if let missing = await tunnel.readiness().screenshot { throw TunnelMissing(detail: missing) }
         return try await tunnel.screenshot()
     }
+
+    /// pymobiledevice3's helper notes a rebuilt tunnel, or the slower path it had to leave the steps to.
+    public func takeStepNote() async -> String? { await tunnel.takeStepNote() }
+
+    /// Stops pymobiledevice3's helper for this device.
+    public func close() async { await tunnel.close() }
 }
 
 /// What the iOS 17+ developer tunnel lacks on this host.
