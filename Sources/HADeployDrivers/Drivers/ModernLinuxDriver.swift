@@ -15,7 +15,11 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         self.tunnel = tunnel
     }
 
-    public func connect() async throws -> ConnectedDevice { try await usb.connect() }
+    public func connect() async throws -> ConnectedDevice {
+        // pymobiledevice3's helper starts meanwhile: its imports take about a second.
+        await tunnel.warmUp()
+        return try await usb.connect()
+    }
 
     /// The planned mount step: the personalized Developer Disk Image, looked up and mounted when it is
     /// not (pymobiledevice3). Without pymobiledevice3 nothing is mounted: launch says what is missing.

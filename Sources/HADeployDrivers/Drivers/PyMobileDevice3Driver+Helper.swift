@@ -11,6 +11,8 @@ import HADeployCore
 extension PyMobileDevice3Driver {
     enum HelperState {
         case untried
+        /// Being started (by `warmUp` or a step): every step that needs it waits for this one start.
+        case starting(Task<PyMobileDevice3Helper?, any Error>)
         case running(PyMobileDevice3Helper)
         /// Not used for the rest of the run (why, for the record).
         case unavailable(String)
@@ -19,12 +21,20 @@ extension PyMobileDevice3Driver {
     /// A helper stopped for not answering may be replaced once; then the run goes on without one.
     static let maximumHelperStarts = 2
 
+    /// Starts the helper in the background (from `connect`): Python and pymobiledevice3's imports
+    /// take about a second, which the steps before the first that needs it can hide.
+    public func warmUp() {
+        guard configuration.helper, case .untried = helperState else { return }
+        helperState = .starting(Task { try await self.startHelper(step: "mount", replacing: nil) })
+    }
+
     /// The running helper, started when there is none yet; nil when the steps go without one.
     func helper(step: String) async throws -> PyMobileDevice3Helper? {
         guard configuration.helper else { return nil }
         var replacing: String?
         switch helperState {
         case .unavailable: return nil
+        case .starting(let task): return try await task.value
         case .running(let helper):
             if helper.session.isRunning { return helper }
             let said = ToolInvoker.lastLines(helper.session.standardErrorTail(), count: 2)
@@ -32,6 +42,13 @@ extension PyMobileDevice3Driver {
             replacing = "pymobiledevice3's helper had exited" + (said.isEmpty ? "" : " (\(said))")
         case .untried: break
         }
+        let task = Task { [replacing] in try await self.startHelper(step: step, replacing: replacing) }
+        helperState = .starting(task)
+        return try await task.value
+    }
+
+    /// Starts a helper and records the outcome in `helperState`.
+    private func startHelper(step: String, replacing: String?) async throws -> PyMobileDevice3Helper? {
         guard helperStarts < Self.maximumHelperStarts else {
             return fallBack("it stopped \(helperStarts) times this run")
         }
@@ -41,9 +58,9 @@ extension PyMobileDevice3Driver {
                 try configuration.launcher
                 ?? PyMobileDevice3Launcher.locate(
                     configuration.commands.executable, runner: runner, fileSystem: fileSystem)
-        } catch let problem as PyMobileDevice3Launcher.Problem {
+        } catch {
             // No pymobiledevice3 console script: each step says what it lacks, as without a helper.
-            helperState = .unavailable(problem.reason)
+            helperState = .unavailable("\(error)")
             return nil
         }
         helperStarts += 1
@@ -58,6 +75,9 @@ extension PyMobileDevice3Driver {
             return helper
         } catch let broken as PyMobileDevice3Helper.Broken {
             return fallBack(broken.reason)
+        } catch {
+            helperState = .untried
+            throw error
         }
     }
 
@@ -123,7 +143,13 @@ extension PyMobileDevice3Driver {
 
     /// Stops the helper (its stdin closed: it closes the tunnel and exits).
     public func close() async {
-        if case .running(let helper) = helperState { await helper.stop() }
+        var running: PyMobileDevice3Helper?
+        switch helperState {
+        case .running(let helper): running = helper
+        case .starting(let task): running = try? await task.value
+        case .untried, .unavailable: break
+        }
         helperState = .unavailable("the run ended")
+        await running?.stop()
     }
 }

@@ -120,9 +120,15 @@ struct FakeTunneld: TunneldProbing {
                         ])
                 }),
         ])
-        try await driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
-            .launch(TestApp.artifact(), settings: try TestApp.launch())
+        let device = driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
+        try await device.launch(TestApp.artifact(), settings: try TestApp.launch())
         #expect(runner.remaining == 0)
+        // A runner that cannot keep pymobiledevice3's helper running: the per-step commands above,
+        // and the step says so, once.
+        let note = try #require(await device.takeStepNote())
+        #expect(note.hasPrefix("pymobiledevice3's helper could not start"), "\(note)")
+        #expect(note.contains("one pymobiledevice3 process per step"), "\(note)")
+        #expect(await device.takeStepNote() == nil)
     }
 
     @Test func tunneldWithoutThisDeviceLeavesItToTheUserspaceTunnel() async throws {
