@@ -26,7 +26,8 @@ extension LiveProcessRunner: SessionStartingRunner {
             let code = Self.posixCode(of: error)
             throw ProcessError.launchFailed(
                 command: command,
-                reason: error.localizedDescription + (code.map { " (\(String(cString: strerror($0))))" } ?? ""))
+                reason: error.localizedDescription
+                    + (code.map { " (\(String(cString: strerror($0))))" } ?? ""))
         }
         // A child that exits without reading gives EPIPE on write, not a SIGPIPE that would end hadeploy.
         signal(SIGPIPE, SIG_IGN)
@@ -196,7 +197,8 @@ private final class LineMailbox: @unchecked Sendable {
         }
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<String?, any Error>) in
                 let immediate: Result<String?, any Error>? = lock.withLock {
                     if !lines.isEmpty { return .success(lines.removeFirst()) }
                     if ended { return .success(nil) }

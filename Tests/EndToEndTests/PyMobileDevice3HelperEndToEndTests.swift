@@ -10,7 +10,9 @@ import VirtualDevice
 @Suite(.serialized)
 struct PyMobileDevice3HelperEndToEndTests {
     static let iphone = ModernDeviceEndToEndTests.twins[0]
-    static let arguments = ["iphone", "--kiosk", "--no-build", "--artifacts", "artifacts", "--report", "report"]
+    static let arguments = [
+        "iphone", "--kiosk", "--no-build", "--artifacts", "artifacts", "--report", "report",
+    ]
 
     /// Before the helper, the launch and the screenshot each started pymobiledevice3 and built a tunnel
     /// of their own (two per deploy, plus a Python start for the version and one for the mount lookup).
@@ -77,9 +79,13 @@ struct PyMobileDevice3HelperEndToEndTests {
         let screenshot = try #require(iphone.steps.first { $0.name == "screenshot" })
         #expect(screenshot.status == "ok")
         let detail = screenshot.detail ?? ""
-        #expect(detail.contains("the developer tunnel dropped") || detail.contains("the tunnel had closed"), "\(detail)")
+        #expect(
+            detail.contains("the developer tunnel dropped") || detail.contains("the tunnel had closed"),
+            "\(detail)")
         #expect(detail.contains("was rebuilt"), "\(detail)")
-        #expect(try Data(contentsOf: world.root.appendingPathComponent("report/screenshots/iphone.png")).count > 8)
+        #expect(
+            try Data(contentsOf: world.root.appendingPathComponent("report/screenshots/iphone.png")).count > 8
+        )
         // Rebuilt once: the launch's tunnel and the screenshot's.
         #expect(try await world.usbmuxd.developerTunnels(udid: udid) == 2)
     }

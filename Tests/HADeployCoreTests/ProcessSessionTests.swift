@@ -27,7 +27,8 @@ import Testing
     }
 
     @Test func aWaitWithoutALineEndsAtItsTimeoutAndTheSessionGoesOn() async throws {
-        let session = try runner.session(ProcessCommand("/bin/sh", ["-c", "read -r line; echo \"$line\"; sleep 600"]))
+        let session = try runner.session(
+            ProcessCommand("/bin/sh", ["-c", "read -r line; echo \"$line\"; sleep 600"]))
         await #expect(throws: ProcessSessionTimeout.self) {
             _ = try await session.nextLine(timeout: .milliseconds(200))
         }

@@ -126,7 +126,8 @@ extension PyMobileDevice3Driver {
             helperState = .untried
             throw AppleDriverError(
                 .failed, step: step, device: configuration.label,
-                reason: "pymobiledevice3's helper \(Secret.scrub(broken.reason, of: secrets)) and was stopped",
+                reason:
+                    "pymobiledevice3's helper \(Secret.scrub(broken.reason, of: secrets)) and was stopped",
                 fix: "raise `timeouts.\(step)` in devices.yaml if the device is slow")
         } catch {
             // Given up on mid-request (the step's deadline): its answer would come to the next request.

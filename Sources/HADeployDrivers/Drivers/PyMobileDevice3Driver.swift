@@ -34,7 +34,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
 
         public init(
             label: String, udid: String, commands: PyMobileDevice3Commands = .init(), scratchDirectory: URL,
-            deadlines: DriverDeadlines = .init(), launcher: PyMobileDevice3Launcher? = nil, helper: Bool = true
+            deadlines: DriverDeadlines = .init(), launcher: PyMobileDevice3Launcher? = nil,
+            helper: Bool = true
         ) {
             self.label = label
             self.udid = udid
@@ -79,7 +80,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     /// The driver for device `udid` behind `route`'s usbmuxd: every command talks to that usbmuxd.
     public static func make(
         label: String, udid: String, route: USBRoute?, executable: String, runner: any ProcessRunner,
-        fileSystem: any FileSystem, scratchDirectory: URL, deadlines: DriverDeadlines = .init(), helper: Bool = true
+        fileSystem: any FileSystem, scratchDirectory: URL, deadlines: DriverDeadlines = .init(),
+        helper: Bool = true
     ) -> PyMobileDevice3Driver {
         // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
         var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]

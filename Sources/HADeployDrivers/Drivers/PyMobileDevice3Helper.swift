@@ -58,14 +58,16 @@ final class PyMobileDevice3Helper: @unchecked Sendable {
         + "exec(compile(json.loads(sys.stdin.buffer.readline()),'hadeploy-pymobiledevice3-helper','exec'))"
 
     /// The helper's command: `interpreter -c BOOTSTRAP`, the server's source as its first stdin line.
-    static func command(interpreter: [String], udid: String, environment: [String: String]) -> ProcessCommand {
+    static func command(interpreter: [String], udid: String, environment: [String: String]) -> ProcessCommand
+    {
         var environment = environment
         environment["HADEPLOY_UDID"] = udid
         // Python's own output unbuffered and in UTF-8 whatever the locale.
         environment["PYTHONUNBUFFERED"] = "1"
         environment["PYTHONIOENCODING"] = "utf-8"
-        let source = (try? JSONSerialization.data(
-            withJSONObject: PyMobileDevice3HelperScript.source, options: [.fragmentsAllowed])) ?? Data()
+        let source =
+            (try? JSONSerialization.data(
+                withJSONObject: PyMobileDevice3HelperScript.source, options: [.fragmentsAllowed])) ?? Data()
         return ProcessCommand(
             interpreter[0], Array(interpreter.dropFirst()) + ["-c", bootstrap], environment: environment,
             standardInput: source + Data("\n".utf8))

@@ -20,11 +20,6 @@ enum PyMobileDevice3HelperScript {
         import asyncio, base64, gc, importlib.util, json, logging, os, sys, threading, time
 
         UDID = os.environ.get("HADEPLOY_UDID") or None
-        T0 = time.monotonic()
-        def trace(what):
-            if os.environ.get("TRACE_PMD3"):
-                with open(os.environ["TRACE_PMD3"], "a") as f:
-                    f.write(f"{time.monotonic() - T0:.3f} {what}\n")
         # Replies only on the real stdout; whatever a library prints goes to stderr.
         _replies = os.fdopen(os.dup(1), "wb", buffering=0)
         os.dup2(2, 1)
@@ -78,10 +73,7 @@ enum PyMobileDevice3HelperScript {
                 gc.enable()  # off while the modules load (hadeploy's bootstrap turned it off)
             TUNNEL.update(UserspaceRsdTunnel=UserspaceRsdTunnel, DvtProvider=DvtProvider,
                           ProcessControl=ProcessControl, Screenshot=Screenshot)
-            trace("tunnel modules imported")
 
-
-        trace("lockdown imported")
 
         class Unsupported(Exception):
             """This pymobiledevice3 lacks the API a request needs."""
@@ -137,9 +129,7 @@ enum PyMobileDevice3HelperScript {
                         "the tunnel had closed since the last step (the device disconnected or rebooted)")
                 if self.tunnel is None:
                     tunnel = TUNNEL["UserspaceRsdTunnel"](serial=UDID)
-                    trace("tunnel opening")
                     await tunnel.aopen()
-                    trace("tunnel open")
                     self.tunnel = tunnel
                     self.tunnels += 1
                 return self.tunnel.rsd
@@ -247,7 +237,6 @@ enum PyMobileDevice3HelperScript {
                 line = await requests.get()
                 if line is None:
                     break
-                trace("request")
                 try:
                     request = json.loads(line)
                 except ValueError:
@@ -279,7 +268,6 @@ enum PyMobileDevice3HelperScript {
                 except Exception as error:
                     answer = {"id": ident, "ok": False, "error": describe(error)}
                 answer["tunnels"] = device.tunnels
-                trace(f"replied {request.get('op')}")
                 answer["seconds"] = round(time.monotonic() - started, 3)
                 reply(answer)
             try:

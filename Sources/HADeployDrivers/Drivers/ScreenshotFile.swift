@@ -38,12 +38,15 @@ enum ScreenshotFile {
     static func check(_ data: Data, step: String, device: String) throws -> Data {
         guard !data.isEmpty else {
             throw AppleDriverError(
-                .unexpectedOutput, step: step, device: device, reason: "the tool reported success but sent no screenshot")
+                .unexpectedOutput, step: step, device: device,
+                reason: "the tool reported success but sent no screenshot")
         }
         guard data.count <= maximumBytes else {
             throw AppleDriverError(
                 .unexpectedOutput, step: step, device: device,
-                reason: "the screenshot is \(data.count) bytes, more than the \(maximumBytes >> 20) MB a screenshot can be")
+                reason:
+                    "the screenshot is \(data.count) bytes, more than the \(maximumBytes >> 20) MB a screenshot can be"
+            )
         }
         guard data.starts(with: pngSignature) else {
             throw AppleDriverError(
