@@ -89,4 +89,50 @@ struct PyMobileDevice3HelperEndToEndTests {
         // Rebuilt once: the launch's tunnel and the screenshot's.
         #expect(try await world.usbmuxd.developerTunnels(udid: udid) == 2)
     }
+
+    /// A pymobiledevice3 the helper cannot use (here its console script finds the package itself,
+    /// which the helper's interpreter cannot import): the deploy goes on with one pymobiledevice3
+    /// process per step, as before the helper, and the first step that needed it says so, once.
+    @Test func aPymobiledevice3TheHelperCannotUseFallsBackToOneProcessPerStepAndSaysSoOnce() async throws {
+        let pymobiledevice3 = try ModernDeviceEndToEndTests.pymobiledevice3()
+        let world = try await DeployWorld(twins: [Self.iphone])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["iphone"])
+        let venv = URL(fileURLWithPath: pymobiledevice3).deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let sitePackages = try #require(
+            try FileManager.default.contentsOfDirectory(
+                at: venv.appendingPathComponent("lib"), includingPropertiesForKeys: nil
+            ).first { $0.lastPathComponent.hasPrefix("python3") }
+        ).appendingPathComponent("site-packages")
+        let script = world.root.appendingPathComponent("elsewhere/pymobiledevice3")
+        try FileManager.default.createDirectory(
+            at: script.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try """
+        #!/usr/bin/env python3
+        import sys
+        sys.path.insert(0, \(String(reflecting: sitePackages.path)))
+        from pymobiledevice3.__main__ import main
+        if __name__ == "__main__":
+            sys.exit(main())
+
+        """.write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+
+        let run = try await world.deploy(
+            Self.arguments, environment: ["PYMOBILEDEVICE3": script.path], timeout: .seconds(300))
+        #expect(run.status == 0, "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        let iphone = try #require(try world.report().results.first)
+        #expect(iphone.outcome == .succeeded, "\(iphone.reason ?? "")")
+        let said = iphone.steps.compactMap { step in step.detail.map { (step.name, $0) } }.filter {
+            $0.1.contains("helper could not start")
+        }
+        #expect(said.count == 1, "\(iphone.steps)")
+        #expect(said.first?.0 == "mount", "\(said)")
+        #expect(said.first?.1.contains("No module named 'pymobiledevice3'") == true, "\(said)")
+        #expect(said.first?.1.contains("one pymobiledevice3 process per step") == true, "\(said)")
+        #expect(iphone.steps.first { $0.name == "screenshot" }?.status == "ok")
+        // Without the helper, the launch and the screenshot each built a tunnel of their own.
+        #expect(try await world.usbmuxd.developerTunnels(udid: udid) == 2)
+    }
 }

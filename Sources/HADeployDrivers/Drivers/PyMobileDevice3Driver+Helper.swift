@@ -59,9 +59,13 @@ extension PyMobileDevice3Driver {
                 ?? PyMobileDevice3Launcher.locate(
                     configuration.commands.executable, runner: runner, fileSystem: fileSystem)
         } catch {
-            // No pymobiledevice3 console script: each step says what it lacks, as without a helper.
-            helperState = .unavailable("\(error)")
-            return nil
+            let reason = (error as? PyMobileDevice3Launcher.Problem)?.reason ?? "\(error)"
+            // No pymobiledevice3 at all: each step says what it lacks, as without a helper.
+            guard runner.locate(configuration.commands.executable) != nil else {
+                helperState = .unavailable(reason)
+                return nil
+            }
+            return fallBack(reason)
         }
         helperStarts += 1
         let command = PyMobileDevice3Helper.command(

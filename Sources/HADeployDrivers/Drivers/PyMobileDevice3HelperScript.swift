@@ -45,7 +45,7 @@ enum PyMobileDevice3HelperScript {
             from pymobiledevice3.lockdown import create_using_usbmux
             from pymobiledevice3.services.mobile_image_mounter import MobileImageMounterService
             if importlib.util.find_spec("pymobiledevice3.remote.userspace_tunnel") is None:
-                raise ImportError("no pymobiledevice3.remote.userspace_tunnel (pymobiledevice3 before 10?)")
+                raise ImportError("no pymobiledevice3.remote.userspace_tunnel (an older pymobiledevice3)")
         except Exception as error:
             reply({"ready": False, "error": describe(error)})
             sys.stdout.flush()

@@ -207,6 +207,43 @@ struct FakeTunneld: TunneldProbing {
         #expect(runner.remaining == 0)
     }
 
+    /// A helper that says hello and then never answers: the request ends at the step's deadline, the
+    /// helper is stopped (it ignores its stdin), and the step says what happened and what to raise.
+    @Test func aHelperThatDoesNotAnswerIsStoppedAtTheStepsDeadline() async throws {
+        let folder = try TemporaryFolder()
+        let pidFile = folder.path("helper.pid")
+        let interpreter = folder.path("python3")
+        try """
+        #!/bin/sh
+        echo $$ > '\(pidFile.path)'
+        echo '{"ready": true, "version": "11.45.0", "python": "3.11.7", "pid": '$$'}'
+        exec sleep 600
+
+        """.write(to: interpreter, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: interpreter.path)
+        let device = PyMobileDevice3Driver(
+            configuration: .init(
+                label: "iPhone 16 Pro Max", udid: udid,
+                commands: PyMobileDevice3Commands(executable: interpreter.path),
+                scratchDirectory: folder.path("scratch"), deadlines: DriverDeadlines(overrides: ["mount": 2]),
+                launcher: PyMobileDevice3Launcher(interpreter: [interpreter.path], script: interpreter.path)),
+            runner: TestHost.runner, fileSystem: TestHost.fileSystem,
+            tunneld: FakeTunneld(state: .notRunning(reason: "refused")))
+        #expect(try await device.version() == "11.45.0")
+        await #expect {
+            _ = try await device.imageMounted()
+        } throws: { error in
+            let error = error as? AppleDriverError
+            return error?.reason == "pymobiledevice3's helper did not answer within 2 s and was stopped"
+                && error?.fix == "raise `timeouts.mount` in devices.yaml if the device is slow"
+        }
+        let pid = try #require(
+            Int32(
+                try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines)))
+        #expect(!TestPlatform.isRunning(pid))
+    }
+
     /// With the real runner and no such program installed: what a Linux host without pymobiledevice3 says.
     @Test func missingPymobiledevice3SaysWhatEachStepNeeds() async throws {
         let folder = try TemporaryFolder()
