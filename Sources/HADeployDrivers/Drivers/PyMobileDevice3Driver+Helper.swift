@@ -132,7 +132,7 @@ extension PyMobileDevice3Driver {
                 .failed, step: step, device: configuration.label,
                 reason:
                     "pymobiledevice3's helper \(Secret.scrub(broken.reason, of: secrets)) and was stopped",
-                fix: "raise `timeouts.\(step)` in devices.yaml if the device is slow")
+                fix: broken.timedOut ? "raise `timeouts.\(step)` in devices.yaml if the device is slow" : nil)
         } catch {
             // Given up on mid-request (the step's deadline): its answer would come to the next request.
             await helper.stop(grace: .zero)

@@ -29,6 +29,8 @@ final class PyMobileDevice3Helper: @unchecked Sendable {
     /// The helper did not answer in time, exited, or said something that is not a reply.
     struct Broken: Error, Sendable {
         var reason: String
+        /// It said nothing within the deadline.
+        var timedOut = false
     }
 
     struct Reply: @unchecked Sendable {
@@ -141,7 +143,7 @@ final class PyMobileDevice3Helper: @unchecked Sendable {
         do {
             answer = try await session.nextLine(timeout: deadline)
         } catch is ProcessSessionTimeout {
-            throw Broken(reason: "did not answer within \(deadline.formattedSeconds)")
+            throw Broken(reason: "did not answer within \(deadline.formattedSeconds)", timedOut: true)
         }
         guard let answer else { throw Broken(reason: "exited\(stderrSaid())") }
         // Requests go one at a time and a helper given up on is stopped: the line is this reply.
