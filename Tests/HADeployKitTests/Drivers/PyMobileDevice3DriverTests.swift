@@ -207,6 +207,22 @@ struct FakeTunneld: TunneldProbing {
         #expect(runner.remaining == 0)
     }
 
+    /// The helper's command line is pymobiledevice3's interpreter and a fixed bootstrap: the server's
+    /// source comes on stdin (one JSON string line), and so do the requests, the launch's token in them.
+    @Test func theHelpersCommandLineIsTheInterpreterAndAFixedBootstrap() throws {
+        let command = PyMobileDevice3Helper.command(
+            interpreter: ["/usr/bin/env", "python3"], udid: udid,
+            environment: ["USBMUXD_SOCKET_ADDRESS": "/run/x"])
+        #expect(command.executable == "/usr/bin/env")
+        #expect(command.arguments == ["python3", "-c", PyMobileDevice3Helper.bootstrap])
+        #expect(command.environment["HADEPLOY_UDID"] == udid)
+        #expect(command.environment["USBMUXD_SOCKET_ADDRESS"] == "/run/x")
+        let input = try #require(command.standardInput)
+        #expect(input.last == 0x0A && input.filter { $0 == 0x0A }.count == 1)
+        let source = try JSONSerialization.jsonObject(with: input.dropLast(), options: .fragmentsAllowed)
+        #expect(source as? String == PyMobileDevice3HelperScript.source)
+    }
+
     /// A helper that says hello and then never answers: the request ends at the step's deadline, the
     /// helper is stopped (it ignores its stdin), and the step says what happened and what to raise.
     @Test func aHelperThatDoesNotAnswerIsStoppedAtTheStepsDeadline() async throws {
