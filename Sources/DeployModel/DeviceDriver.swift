@@ -115,9 +115,19 @@ public protocol DeviceDriver: Sendable {
     /// What `hadeploy status` shows, read without installing, mounting or launching anything; a backend
     /// says what it cannot tell (the default: only reachability and the app's log).
     func facts(_ query: StatusQuery) async -> DeviceFacts
+    /// What the driver has to say about the step it just ran, beyond its result (a tunnel rebuilt
+    /// after a drop, a slower path taken and why), taken once: the pipeline adds it to the step's
+    /// message. Nil when there is nothing.
+    func takeStepNote() async -> String?
+    /// Ends what the driver keeps for the run (a helper process): called once, after the device's
+    /// last step, however it ended.
+    func close() async
 }
 
 extension DeviceDriver {
+    public func takeStepNote() async -> String? { nil }
+    public func close() async {}
+
     public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
         throw AppDataUnavailable("\(type(of: self)) cannot read the app's data container")
     }

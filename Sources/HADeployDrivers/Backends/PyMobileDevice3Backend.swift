@@ -76,7 +76,9 @@ public enum PyMobileDevice3Backend: Backend {
             executable: PyMobileDevice3Driver.executable(
                 variables: host.variables, checkout: fileSystem.currentDirectory, fileSystem: fileSystem),
             runner: host.runner, fileSystem: fileSystem,
-            scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent("hadeploy-pymobiledevice3")
+            scratchDirectory: fileSystem.temporaryDirectory.appendingPathComponent(
+                "hadeploy-pymobiledevice3"),
+            helper: false
         ).summary()
     }
 

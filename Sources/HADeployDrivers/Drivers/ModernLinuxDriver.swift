@@ -15,7 +15,11 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         self.tunnel = tunnel
     }
 
-    public func connect() async throws -> ConnectedDevice { try await usb.connect() }
+    public func connect() async throws -> ConnectedDevice {
+        // pymobiledevice3's helper starts meanwhile: its imports take about a second.
+        await tunnel.warmUp()
+        return try await usb.connect()
+    }
 
     /// The planned mount step: the personalized Developer Disk Image, looked up and mounted when it is
     /// not (pymobiledevice3). Without pymobiledevice3 nothing is mounted: launch says what is missing.
@@ -51,6 +55,12 @@ public final class ModernLinuxDriver: DeviceDriver, @unchecked Sendable {
         if let missing = await tunnel.readiness().screenshot { throw TunnelMissing(detail: missing) }
         return try await tunnel.screenshot()
     }
+
+    /// pymobiledevice3's helper notes a rebuilt tunnel, or the slower path it had to leave the steps to.
+    public func takeStepNote() async -> String? { await tunnel.takeStepNote() }
+
+    /// Stops pymobiledevice3's helper for this device.
+    public func close() async { await tunnel.close() }
 }
 
 /// What the iOS 17+ developer tunnel lacks on this host.

@@ -28,10 +28,14 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         /// pymobiledevice3's console script and its interpreter, for launches (see
         /// `PyMobileDevice3Commands.launch`); nil: found on PATH and read from the script's `#!` line.
         public var launcher: PyMobileDevice3Launcher?
+        /// Serve the steps through one helper process for the run (`PyMobileDevice3Helper`) rather
+        /// than one pymobiledevice3 process per step. Off for one-off questions (`hadeploy devices`).
+        public var helper: Bool
 
         public init(
             label: String, udid: String, commands: PyMobileDevice3Commands = .init(), scratchDirectory: URL,
-            deadlines: DriverDeadlines = .init(), launcher: PyMobileDevice3Launcher? = nil
+            deadlines: DriverDeadlines = .init(), launcher: PyMobileDevice3Launcher? = nil,
+            helper: Bool = true
         ) {
             self.label = label
             self.udid = udid
@@ -39,6 +43,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             self.scratchDirectory = scratchDirectory
             self.deadlines = deadlines
             self.launcher = launcher
+            self.helper = helper
         }
     }
 
@@ -52,7 +57,11 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     let runner: any ProcessRunner
     let tunneld: any TunneldProbing
     nonisolated let fileSystem: any FileSystem
-    private var installedVersion: String??
+    var installedVersion: String??
+    var helperState: HelperState = .untried
+    var helperStarts = 0
+    /// What the current step will say besides its result (`takeStepNote`).
+    var notes: [String] = []
 
     public init(
         configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem,
@@ -71,7 +80,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     /// The driver for device `udid` behind `route`'s usbmuxd: every command talks to that usbmuxd.
     public static func make(
         label: String, udid: String, route: USBRoute?, executable: String, runner: any ProcessRunner,
-        fileSystem: any FileSystem, scratchDirectory: URL, deadlines: DriverDeadlines = .init()
+        fileSystem: any FileSystem, scratchDirectory: URL, deadlines: DriverDeadlines = .init(),
+        helper: Bool = true
     ) -> PyMobileDevice3Driver {
         // Plain output (no colours, no boxes) in whatever hadeploy reports of it.
         var environment = ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"]
@@ -87,7 +97,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             configuration: Configuration(
                 label: label, udid: udid,
                 commands: PyMobileDevice3Commands(executable: executable, environment: environment),
-                scratchDirectory: scratchDirectory, deadlines: deadlines),
+                scratchDirectory: scratchDirectory, deadlines: deadlines, helper: helper),
             runner: runner, fileSystem: fileSystem)
     }
 
@@ -160,6 +170,11 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     /// Whether pymobiledevice3 is installed (asked once), and its version.
     func version() async throws -> String? {
         if let installedVersion { return installedVersion }
+        // The helper says its pymobiledevice3's version when it is up: no process of its own for it.
+        if let helper = try await helper(step: "mount") {
+            installedVersion = .some(helper.hello.version)
+            return helper.hello.version
+        }
         let answer: String?
         do {
             let output = try await invoker().run(
@@ -235,7 +250,14 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     }
 
     /// Whether the personalized Developer Disk Image is mounted (`mounter lookup Personalized`).
-    public func imageMounted() async throws -> Bool {
+    /// `warm`: the helper builds the developer tunnel meanwhile when it is, for the launch to come.
+    public func imageMounted(warm: Bool = false) async throws -> Bool {
+        if let helper = try await helper(step: "mount"),
+            let reply = try await call(
+                helper, "lookup", ["imageType": "Personalized", "warm": warm], step: "mount")
+        {
+            return reply.result["mounted"] as? Bool ?? false
+        }
         let output = try await invoker().checked(
             configuration.commands.lookupPersonalized(udid: configuration.udid), step: "mount",
             timeout: configuration.deadlines.limit("mount"),
@@ -249,7 +271,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     /// Looked up first: `auto-mount` fetches the image and asks Apple's signing server before it checks,
     /// so it fails without internet even on a device whose image is mounted.
     public func prepare() async throws {
-        if try await imageMounted() { return }
+        if try await imageMounted(warm: true) { return }
         let output = try await invoker().run(
             configuration.commands.autoMount(udid: configuration.udid), step: "mount",
             timeout: configuration.deadlines.limit("mount"),
@@ -265,6 +287,10 @@ public actor PyMobileDevice3Driver: DeviceDriver {
                     "the Developer Disk Image is not mounted and pymobiledevice3 mounter auto-mount failed"
                     + (shown.isEmpty ? "" : " (\(shown))"),
                 fix: Self.mountFix)
+        }
+        // The device lists its developer services anew now: a tunnel built before would not have them.
+        if case .running(let helper) = helperState {
+            _ = try await call(helper, "forgetTunnel", step: "mount")
         }
     }
 
@@ -304,6 +330,23 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let route = try await requireTunnel("launch")
         let (arguments, secrets) = (launch.arguments, launch.secretValues)
+        // The helper's own tunnel unless a tunneld already keeps one to the device. The argument
+        // list, the access token in it, goes over the helper's stdin.
+        if route == .userspace, let helper = try await helper(step: "launch"),
+            let reply = try await call(
+                helper, "launch",
+                [
+                    "bundleID": artifact.bundleID, "arguments": arguments, "environment": [String: String](),
+                    "killExisting": true,
+                ], step: "launch", secrets: secrets)
+        {
+            guard reply.result["pid"] as? Int != nil else {
+                throw AppleDriverError(
+                    .unexpectedOutput, step: "launch", device: configuration.label,
+                    reason: "pymobiledevice3 did not report a process id for \(artifact.bundleID)")
+            }
+            return
+        }
         let launcher: PyMobileDevice3Launcher
         do {
             launcher =
@@ -346,6 +389,13 @@ public actor PyMobileDevice3Driver: DeviceDriver {
 
     public func screenshot() async throws -> Data {
         let route = try await requireTunnel("screenshot")
+        if route == .userspace, let helper = try await helper(step: "screenshot"),
+            let reply = try await call(helper, "screenshot", step: "screenshot")
+        {
+            return try ScreenshotFile.check(
+                Data(base64Encoded: reply.result["png"] as? String ?? "") ?? Data(), step: "screenshot",
+                device: configuration.label)
+        }
         let commands = configuration.commands
         let udid = configuration.udid
         return try await scratch.screenshot(

@@ -31,6 +31,23 @@ enum ScreenshotFile {
                 .unexpectedOutput, step: step, device: device,
                 reason: "the tool reported success but wrote no screenshot to \(file.path)")
         }
+        return try check(data, step: step, device: device)
+    }
+
+    /// `data` when it is a PNG of at most `maximumBytes`.
+    static func check(_ data: Data, step: String, device: String) throws -> Data {
+        guard !data.isEmpty else {
+            throw AppleDriverError(
+                .unexpectedOutput, step: step, device: device,
+                reason: "the tool reported success but sent no screenshot")
+        }
+        guard data.count <= maximumBytes else {
+            throw AppleDriverError(
+                .unexpectedOutput, step: step, device: device,
+                reason:
+                    "the screenshot is \(data.count) bytes, more than the \(maximumBytes >> 20) MB a screenshot can be"
+            )
+        }
         guard data.starts(with: pngSignature) else {
             throw AppleDriverError(
                 .unexpectedOutput, step: step, device: device,

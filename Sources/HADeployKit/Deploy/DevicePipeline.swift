@@ -21,8 +21,16 @@ struct DevicePipeline: Sendable {
         var crashReports: [String] = []
         var warnings: [String] = []
         var evidence: [LoadEvidence] = []
+        /// The device's driver once made: what it notes about a step goes into that step's message.
+        var driver: (any DeviceDriver)?
 
         func record(_ step: StepRecord) { lock.withLock { steps.append(step) } }
+
+        /// The driver's note on the step just run, if any.
+        func driverNote() async -> String? {
+            guard let driver = lock.withLock({ self.driver }) else { return nil }
+            return await driver.takeStepNote()
+        }
     }
 
     func run() async -> DeviceResult {
@@ -151,7 +159,8 @@ struct DevicePipeline: Sendable {
             do {
                 let value = try await withDeadline(name, deadline, clock: environment.clock, body)
                 let seconds = environment.now().timeIntervalSince(began)
-                let text = detail(value)
+                let notes = [detail(value), await recorder.driverNote()].compactMap { $0 }
+                let text = notes.isEmpty ? nil : notes.joined(separator: "; ")
                 recorder.record(StepRecord(name: name, seconds: seconds, status: "ok", detail: text))
                 environment.reporter.handle(
                     .stepFinished(device: device.id, step: name, seconds: seconds, status: "ok", detail: text)
@@ -161,7 +170,9 @@ struct DevicePipeline: Sendable {
                 let seconds = environment.now().timeIntervalSince(began)
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
                 let transient = (error as? any TransientClassifying)?.isTransient ?? false
-                let message = redact(SystemErrorText.message(error))
+                let message = redact(
+                    [SystemErrorText.message(error), await recorder.driverNote()].compactMap { $0 }.joined(
+                        separator: "; "))
                 recorder.record(StepRecord(name: name, seconds: seconds, status: "failed", detail: message))
                 environment.reporter.handle(
                     .stepFinished(
@@ -205,6 +216,17 @@ struct DevicePipeline: Sendable {
         } catch {
             throw StepFailure(step: StepID.connect.rawValue, reason: redact(SystemErrorText.message(error)))
         }
+        recorder.lock.withLock { recorder.driver = driver }
+        do {
+            try await steps(artifact: artifact, recorder: recorder, driver: driver)
+        } catch {
+            await driver.close()
+            throw error
+        }
+        await driver.close()
+    }
+
+    private func steps(artifact: Artifact, recorder: Recorder, driver: any DeviceDriver) async throws {
         let appBytes = DriverDeadlines.size(of: artifact.path, in: environment.fileSystem)
         let deviceID = device.id
         let system = Backends.platform(of: device) == .macCatalyst ? "macOS" : "iOS"

@@ -48,7 +48,11 @@ struct CoreDeviceProxyService {
         try await channel.eventLoop.submit { table.install(on: network, runtime: runtime) }.get()
         runtime.logger.info(
             "CoreDeviceProxy tunnel: device \(device), host \(host), RSD port \(table.rsdPort), MTU \(mtu)")
-        defer { channel.eventLoop.execute { network.shutDown() } }
+        let number = await runtime.beginTunnel(stream)
+        defer {
+            channel.eventLoop.execute { network.shutDown() }
+            Task { await runtime.endTunnel(number) }
+        }
         while true {
             let header = try await stream.readAfterIdle(exactly: TunnelPacket.ipv6HeaderLength)
             guard let length = TunnelPacket.payloadLength(header: header) else {

@@ -286,6 +286,32 @@ actor DeviceRuntime {
         sessionsStarted += 1
     }
 
+    /// Developer tunnels (CoreDeviceProxy handshakes) since the device booted.
+    private(set) var tunnelsStarted = 0
+    /// The streams carrying the tunnels open now, by handshake.
+    private var tunnelStreams: [Int: ByteStream] = [:]
+
+    /// Records a tunnel carried by `stream`; its number, to `endTunnel` when it closes.
+    func beginTunnel(_ stream: ByteStream) -> Int {
+        tunnelsStarted += 1
+        tunnelStreams[tunnelsStarted] = stream
+        return tunnelsStarted
+    }
+
+    func endTunnel(_ number: Int) {
+        tunnelStreams[number] = nil
+    }
+
+    var openTunnels: Int { tunnelStreams.count }
+
+    /// Cuts every open tunnel's stream, as a cable moved from one port to another would: how many.
+    func dropTunnels() -> Int {
+        let open = tunnelStreams.values
+        tunnelStreams.removeAll()
+        for stream in open { stream.close() }
+        return open.count
+    }
+
     /// The server identity for lockdown/service TLS: the pair record's DeviceCertificate when it
     /// carries our key (what a real device presents), else a self-signed certificate for our key.
     /// Made once per pair record, not per session: reading the certificate and setting up
@@ -510,6 +536,8 @@ actor DeviceRuntime {
         state.bootCount += 1
         state.bootedAt = EmulatorClock.now()
         sessionsStarted = 0
+        tunnelsStarted = 0
+        tunnelStreams.removeAll()
         services.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()

@@ -336,6 +336,24 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).sessionsStarted
     }
 
+    /// How many developer tunnels (CoreDeviceProxy handshakes, iOS 17.4+) the device saw since it
+    /// booted: one per pymobiledevice3 process that built its own, one per helper that kept one.
+    public func developerTunnels(udid: String) async throws -> Int {
+        try await runtime(udid: udid).tunnelsStarted
+    }
+
+    /// How many developer tunnels are open now (a client that ended closed its own).
+    public func openDeveloperTunnels(udid: String) async throws -> Int {
+        try await runtime(udid: udid).openTunnels
+    }
+
+    /// Cuts the device's open developer tunnels (their CoreDeviceProxy connections), as a cable moved
+    /// to another port would; the device stays attached. How many were cut.
+    @discardableResult
+    public func dropDeveloperTunnels(udid: String) async throws -> Int {
+        try await runtime(udid: udid).dropTunnels()
+    }
+
     /// The address a network twin listens on while on the network.
     public func networkAddress(udid: String) async throws -> String? {
         let runtime = try runtime(udid: udid)

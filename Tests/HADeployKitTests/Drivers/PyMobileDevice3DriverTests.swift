@@ -120,9 +120,15 @@ struct FakeTunneld: TunneldProbing {
                         ])
                 }),
         ])
-        try await driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
-            .launch(TestApp.artifact(), settings: try TestApp.launch())
+        let device = driver(runner, folder: folder, tunneld: .notRunning(reason: "connection refused"))
+        try await device.launch(TestApp.artifact(), settings: try TestApp.launch())
         #expect(runner.remaining == 0)
+        // A runner that cannot keep pymobiledevice3's helper running: the per-step commands above,
+        // and the step says so, once.
+        let note = try #require(await device.takeStepNote())
+        #expect(note.hasPrefix("pymobiledevice3's helper could not start"), "\(note)")
+        #expect(note.contains("one pymobiledevice3 process per step"), "\(note)")
+        #expect(await device.takeStepNote() == nil)
     }
 
     @Test func tunneldWithoutThisDeviceLeavesItToTheUserspaceTunnel() async throws {
@@ -199,6 +205,59 @@ struct FakeTunneld: TunneldProbing {
                 && error?.fix == PyMobileDevice3Driver.mountFix
         }
         #expect(runner.remaining == 0)
+    }
+
+    /// The helper's command line is pymobiledevice3's interpreter and a fixed bootstrap: the server's
+    /// source comes on stdin (one JSON string line), and so do the requests, the launch's token in them.
+    @Test func theHelpersCommandLineIsTheInterpreterAndAFixedBootstrap() throws {
+        let command = PyMobileDevice3Helper.command(
+            interpreter: ["/usr/bin/env", "python3"], udid: udid,
+            environment: ["USBMUXD_SOCKET_ADDRESS": "/run/x"])
+        #expect(command.executable == "/usr/bin/env")
+        #expect(command.arguments == ["python3", "-c", PyMobileDevice3Helper.bootstrap])
+        #expect(command.environment["HADEPLOY_UDID"] == udid)
+        #expect(command.environment["USBMUXD_SOCKET_ADDRESS"] == "/run/x")
+        let input = try #require(command.standardInput)
+        #expect(input.last == 0x0A && input.filter { $0 == 0x0A }.count == 1)
+        let source = try JSONSerialization.jsonObject(with: input.dropLast(), options: .fragmentsAllowed)
+        #expect(source as? String == PyMobileDevice3HelperScript.source)
+    }
+
+    /// A helper that says hello and then never answers: the request ends at the step's deadline, the
+    /// helper is stopped (it ignores its stdin), and the step says what happened and what to raise.
+    @Test func aHelperThatDoesNotAnswerIsStoppedAtTheStepsDeadline() async throws {
+        let folder = try TemporaryFolder()
+        let pidFile = folder.path("helper.pid")
+        let interpreter = folder.path("python3")
+        try """
+        #!/bin/sh
+        echo $$ > '\(pidFile.path)'
+        echo '{"ready": true, "version": "11.45.0", "python": "3.11.7", "pid": '$$'}'
+        exec sleep 600
+
+        """.write(to: interpreter, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: interpreter.path)
+        let device = PyMobileDevice3Driver(
+            configuration: .init(
+                label: "iPhone 16 Pro Max", udid: udid,
+                commands: PyMobileDevice3Commands(executable: interpreter.path),
+                scratchDirectory: folder.path("scratch"), deadlines: DriverDeadlines(overrides: ["mount": 2]),
+                launcher: PyMobileDevice3Launcher(interpreter: [interpreter.path], script: interpreter.path)),
+            runner: TestHost.runner, fileSystem: TestHost.fileSystem,
+            tunneld: FakeTunneld(state: .notRunning(reason: "refused")))
+        #expect(try await device.version() == "11.45.0")
+        await #expect {
+            _ = try await device.imageMounted()
+        } throws: { error in
+            let error = error as? AppleDriverError
+            return error?.reason == "pymobiledevice3's helper did not answer within 2 s and was stopped"
+                && error?.fix == "raise `timeouts.mount` in devices.yaml if the device is slow"
+        }
+        let pid = try #require(
+            Int32(
+                try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines)))
+        #expect(!TestPlatform.isRunning(pid))
     }
 
     /// With the real runner and no such program installed: what a Linux host without pymobiledevice3 says.
