@@ -35,13 +35,11 @@ enum PlatformCalls {
         defer { closedir(folder) }
         var names: [String] = []
         while let entry = readdir(folder) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(
-                    to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)
-                ) {
-                    String(cString: $0)
-                }
-            }
+            // Read in place: a record is only as long as its name (d_reclen), so copying the whole
+            // 256-byte d_name out of it can read past the end of glibc's buffer (and did: SIGSEGV).
+            guard let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return nil }
+            let name = String(
+                cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names

@@ -262,9 +262,9 @@ struct ConfinedRoot: Sendable {
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            // The name read in place: a record is only as long as its name, never a 256-byte copy.
+            guard let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { break }
+            let name = String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names
