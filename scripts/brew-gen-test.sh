@@ -89,8 +89,8 @@ mkdir -p "$scratch"
 log="$scratch/brew-gen-build.log"
 start=$(date +%s)
 set +e
-# No index store: nothing reads it here, and it costs every compile command time.
-"$SWIFT" build --scratch-path "$scratch" --build-tests --disable-index-store "${link[@]}" 2>&1 | tee "$log"
+# The index store stays on: SwiftPM finds the tests on Linux by reading it.
+"$SWIFT" build --scratch-path "$scratch" --build-tests "${link[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 [ "$status" -eq 0 ] || die "the build against brew-gen failed (log: $log)"
