@@ -57,22 +57,15 @@ struct PyMobileDevice3HelperEndToEndTests {
         let world = try await DeployWorld(twins: [Self.iphone])
         defer { Task { await world.shutdown() } }
         let udid = try #require(world.udids["iphone"])
-        let deploy = Task {
-            try await world.deploy(
-                Self.arguments, environment: ["PYMOBILEDEVICE3": pymobiledevice3], timeout: .seconds(300))
-        }
-        // Launched: the app runs on the twin, through the one tunnel so far.
-        var launched = false
-        for _ in 0..<2400 where !launched {
-            launched = try await world.usbmuxd.runningApp(udid: udid) != nil
-            if !launched { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        #expect(launched, "the app was not launched within 120 s")
-        // The launch's reply is on its way back through the tunnel: cut it once that has arrived.
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try await world.usbmuxd.dropDeveloperTunnels(udid: udid) == 1)
-        let run = try await deploy.value
+        // The twin cuts the tunnel as soon as it has answered the launch: the screenshot, the next
+        // step that needs it, finds it gone (whatever the machine's load, no race with the test).
+        try await world.usbmuxd.inject(.dropDeveloperTunnelAfterLaunch, udid: udid)
+        let run = try await world.deploy(
+            Self.arguments, environment: ["PYMOBILEDEVICE3": pymobiledevice3], timeout: .seconds(300))
         #expect(run.status == 0, "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        #expect(
+            !(try await world.usbmuxd.faults(udid: udid)).contains(.dropDeveloperTunnelAfterLaunch),
+            "the launch happened and the tunnel was cut")
 
         let iphone = try #require(try world.report().results.first)
         #expect(iphone.outcome == .succeeded, "\(iphone.reason ?? "")")

@@ -255,8 +255,10 @@ struct DTXServiceHub {
             // Replies to the device's own messages (none expect one) and anything but a method call.
             guard conversation == 0, kind == .dispatch else { continue }
             let outcome: Outcome
+            var launched = false
             do {
                 let selector = try KeyedArchiver.unarchive(payload).stringValue ?? ""
+                launched = selector.hasPrefix("launchSuspendedProcessWithDevicePath:")
                 let arguments = try DTXArguments.decode(auxiliary)
                 if channel == 0 {
                     outcome = control(selector, arguments, channels: &channels)
@@ -286,6 +288,11 @@ struct DTXServiceHub {
                         userInfo: [("NSLocalizedDescription", .string(description))]))
             }
             try await send(reply)
+            if launched, runtime.hasFault("dropDeveloperTunnelAfterLaunch") {
+                await runtime.clearFaults(kind: "dropDeveloperTunnelAfterLaunch")
+                let cut = await runtime.dropTunnels()
+                runtime.logger.info("dtservicehub: the developer tunnel was cut after the launch (\(cut))")
+            }
         }
     }
 

@@ -28,6 +28,9 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// `VerifyingApplication` takes this many seconds with nothing sent meanwhile, as a real device
     /// checking a large app's signature (clients must tell a quiet device from a lost one).
     case slowVerification(seconds: Double)
+    /// Once: right after the next DTX launch has been answered, the device's developer tunnels are
+    /// cut, as a cable moved to another port between two steps would (the next step finds it gone).
+    case dropDeveloperTunnelAfterLaunch
 
     /// Short stable name, used in logs and for clearing one kind of fault.
     public var kind: String {
@@ -42,6 +45,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .closeConnection: return "closeConnection"
         case .garble: return "garble"
         case .slowVerification: return "slowVerification"
+        case .dropDeveloperTunnelAfterLaunch: return "dropDeveloperTunnelAfterLaunch"
         }
     }
 }

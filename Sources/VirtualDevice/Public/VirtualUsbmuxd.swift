@@ -252,6 +252,11 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).inject(fault)
     }
 
+    /// The device's faults now (a one-shot fault is gone once it happened).
+    public func faults(udid: String) throws -> [VirtualFault] {
+        try runtime(udid: udid).faults
+    }
+
     /// The device's user taps "Trust" for the next host that asks to pair within `window` (one
     /// pairing). Otherwise a twin pairs only with the hosts it trusts already (its pre-made pair
     /// record) unless its profile says `hostPairs`; never over the network.
