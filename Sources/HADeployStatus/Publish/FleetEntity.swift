@@ -44,7 +44,9 @@ struct FleetEntity: Sendable {
         return value.count <= 255 ? value : String(value.prefix(254)) + "…"
     }
 
-    /// The entities every device gets, in the order Home Assistant lists them.
+    /// The entities every device gets, their states published in this order. Charging comes before
+    /// the battery level: an automation triggered by the level that checks charging (the README's)
+    /// then reads the charging state of the same status, not the last one.
     static let all: [FleetEntity] = [
         FleetEntity(
             key: "reachable", component: "binary_sensor", name: "Reachable", deviceClass: "connectivity",
@@ -53,11 +55,11 @@ struct FleetEntity: Sendable {
             key: "attention", component: "binary_sensor", name: "Needs attention", deviceClass: "problem",
             attributes: true, state: { onOff(!$0.status.attention.isEmpty) }),
         FleetEntity(
-            key: "battery", component: "sensor", name: "Battery", deviceClass: "battery", unit: "%",
-            stateClass: "measurement", state: { $0.status.battery.value.map { String($0.level) } ?? unknown }),
-        FleetEntity(
             key: "charging", component: "binary_sensor", name: "Charging", deviceClass: "battery_charging",
             state: { onOff($0.status.battery.value?.charging) }),
+        FleetEntity(
+            key: "battery", component: "sensor", name: "Battery", deviceClass: "battery", unit: "%",
+            stateClass: "measurement", state: { $0.status.battery.value.map { String($0.level) } ?? unknown }),
         FleetEntity(
             key: "storage_free", component: "sensor", name: "Storage free", deviceClass: "data_size",
             unit: "GB", stateClass: "measurement", icon: "mdi:harddisk",

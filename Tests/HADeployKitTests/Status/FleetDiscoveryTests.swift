@@ -97,6 +97,10 @@ struct FleetDiscoveryTests {
             messages.last?.topic == "hadeploy/\(device.node)/availability" && messages.last?.text == "online")
         let state = { (key: String) in Self.text(messages, "hadeploy/\(device.node)/\(key)") }
         #expect(state("battery") == "42" && state("charging") == "ON")
+        // Charging before the level: an automation on the level that checks charging reads this status's.
+        let topics = messages.map(\.topic)
+        let charging = try #require(topics.firstIndex(of: "hadeploy/\(device.node)/charging"))
+        #expect(charging < (topics.firstIndex(of: "hadeploy/\(device.node)/battery") ?? 0))
         #expect(state("build_matches") == "OFF" && state("installed_build") == "1.1.0 (1)")
         #expect(state("planned_build") == "1.2.0 (2)")
         #expect(state("storage_free") == "None", "not measured: Home Assistant's unknown")
