@@ -41,6 +41,21 @@ struct LiveProcessRunner: LineStreamingRunner {
         return nil
     }
 
+    /// A `Process` for `command` at `executable`: its arguments, this process's environment with the
+    /// command's over it, its working directory. Both the runner and the sessions start from it.
+    static func process(_ command: ProcessCommand, executable: String) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = command.arguments
+        var environment = LiveEnvironment().variables
+        environment.merge(command.environment) { _, new in new }
+        process.environment = environment
+        if let directory = command.workingDirectory {
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        }
+        return process
+    }
+
     private func runStreamingOnce(
         _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
     ) async throws -> ProcessOutput {
@@ -52,15 +67,7 @@ struct LiveProcessRunner: LineStreamingRunner {
         guard let executable = Self.resolve(name) else {
             throw ProcessError.notFound(command: command)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = command.arguments
-        var environment = LiveEnvironment().variables
-        environment.merge(command.environment) { _, new in new }
-        process.environment = environment
-        if let directory = command.workingDirectory {
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        }
+        let process = Self.process(command, executable: executable)
         let stdoutPipe = Pipe()
         let stderrPipe = Pipe()
         process.standardOutput = stdoutPipe

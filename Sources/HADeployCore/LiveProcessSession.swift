@@ -5,15 +5,7 @@ extension LiveProcessRunner: SessionStartingRunner {
         guard let executable = Self.resolve(command.executable) else {
             throw ProcessError.notFound(command: command)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = command.arguments
-        var environment = LiveEnvironment().variables
-        environment.merge(command.environment) { _, new in new }
-        process.environment = environment
-        if let directory = command.workingDirectory {
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        }
+        let process = Self.process(command, executable: executable)
         let input = Pipe()
         let output = Pipe()
         let errors = Pipe()
