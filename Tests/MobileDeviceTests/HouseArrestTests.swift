@@ -25,9 +25,11 @@ import VirtualDevice
             udid: udid, bundleIdentifier: spec.bundleID)
         let documents = container.appendingPathComponent("Documents")
         try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        // The app rotates ha-log.txt at 2 MB: a full one is read in 32 reads of 64 KiB, each one
+        // reply libimobiledevice must take whole however the bytes arrive.
         let text =
             "\n=== HA Dashboard log session ===\n"
-            + String(repeating: "+    1.0ms  INFO [conn] x\n", count: 4000)
+            + String(repeating: "+    1.0ms  INFO [conn] x\n", count: 2 << 20 / 27)
         try Data(text.utf8).write(to: documents.appendingPathComponent("ha-log.txt"))
 
         let read = try await device.appDataFile(bundleID: spec.bundleID, path: "Documents/ha-log.txt")

@@ -404,22 +404,29 @@ struct AFCService {
         try await reply(.status, body: body, packet: packet)
     }
 
+    /// Data goes in the payload part, after a header-only "this" part, as a device sends it:
+    /// libimobiledevice 1.3 reads the "this" part with a single receive and fails with "not enough
+    /// data" when it arrives in pieces, while the payload part is read in a loop.
     private func replyData(_ data: Data, packet: UInt64) async throws {
-        try await reply(.data, body: ByteBuffer(bytes: data), packet: packet)
+        try await reply(.data, body: ByteBuffer(), payload: ByteBuffer(bytes: data), packet: packet)
     }
 
-    /// Everything goes in the header part (this_length = entire_length), which the client accepts.
-    private func reply(_ operation: Operation, body: ByteBuffer, packet: UInt64) async throws {
+    /// Status codes, handles and positions go in the header-data part (this_length = entire_length).
+    private func reply(
+        _ operation: Operation, body: ByteBuffer, payload: ByteBuffer = ByteBuffer(), packet: UInt64
+    ) async throws {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(40 + body.readableBytes)
+        buffer.reserveCapacity(40 + body.readableBytes + payload.readableBytes)
         buffer.writeBytes(Self.magic)
-        let length = UInt64(40 + body.readableBytes)
-        buffer.writeInteger(length, endianness: .little)
-        buffer.writeInteger(length, endianness: .little)
+        let thisLength = UInt64(40 + body.readableBytes)
+        buffer.writeInteger(thisLength + UInt64(payload.readableBytes), endianness: .little)
+        buffer.writeInteger(thisLength, endianness: .little)
         buffer.writeInteger(packet, endianness: .little)
         buffer.writeInteger(operation.rawValue, endianness: .little)
         var body = body
+        var payload = payload
         buffer.writeBuffer(&body)
+        buffer.writeBuffer(&payload)
         try await stream.write(buffer)
     }
 }
