@@ -30,30 +30,17 @@ struct LiveProcessRunner: LineStreamingRunner {
         var reason: String
     }
 
-    /// The POSIX error under Foundation's launch error (it reports a failed spawn as a Cocoa file
-    /// error with the errno underneath).
-    static func posixCode(of error: any Error) -> Int32? {
-        var current: NSError? = error as NSError
-        while let error = current {
-            if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
-            current = error.userInfo[NSUnderlyingErrorKey] as? NSError
-        }
-        return nil
-    }
-
-    /// A `Process` for `command` at `executable`: its arguments, this process's environment with the
-    /// command's over it, its working directory. Both the runner and the sessions start from it.
-    static func process(_ command: ProcessCommand, executable: String) -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = command.arguments
+    /// A child for `command` at `executable`: its arguments, this process's environment with the
+    /// command's over it, its working directory, stdout and stderr piped. Both the runner and the
+    /// sessions start from it.
+    static func spawn(_ command: ProcessCommand, executable: String, standardInput: ChildProcess.Stream)
+        throws(ChildProcess.SpawnFailure) -> ChildProcess
+    {
         var environment = LiveEnvironment().variables
         environment.merge(command.environment) { _, new in new }
-        process.environment = environment
-        if let directory = command.workingDirectory {
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        }
-        return process
+        return try ChildProcess(
+            executable: executable, arguments: command.arguments, environment: environment,
+            directory: command.workingDirectory, standardInput: standardInput)
     }
 
     private func runStreamingOnce(
@@ -67,36 +54,22 @@ struct LiveProcessRunner: LineStreamingRunner {
         guard let executable = Self.resolve(name) else {
             throw ProcessError.notFound(command: command)
         }
-        let process = Self.process(command, executable: executable)
-        let stdoutPipe = Pipe()
-        let stderrPipe = Pipe()
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        let stdinPipe = command.standardInput.map { _ in Pipe() }
-        process.standardInput = stdinPipe ?? FileHandle.nullDevice
-
-        let exited = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = { process in
-            exited.continuation.yield(process.terminationStatus)
-            exited.continuation.finish()
-        }
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try Self.spawn(
+                command, executable: executable,
+                standardInput: command.standardInput == nil ? .nullDevice : .pipe)
         } catch {
-            let code = Self.posixCode(of: error)
-            let reason =
-                error.localizedDescription + (code.map { " (\(String(cString: strerror($0))))" } ?? "")
-            if code == ETXTBSY { throw TextFileBusy(reason: reason) }
-            throw ProcessError.launchFailed(command: command, reason: reason)
+            if error.code == ETXTBSY { throw TextFileBusy(reason: error.description) }
+            throw ProcessError.launchFailed(command: command, reason: error.description)
         }
-        if let stdinPipe, let input = command.standardInput {
+        if let stdin = child.standardInput, let input = command.standardInput {
             // On a thread of its own: a child that never reads must not block us past the deadline.
             // A child that exits without reading gives EPIPE, not a SIGPIPE that would end hadeploy.
             signal(SIGPIPE, SIG_IGN)
             let writer = Thread {
-                let handle = stdinPipe.fileHandleForWriting
-                try? handle.write(contentsOf: input)
-                try? handle.close()
+                try? stdin.write(contentsOf: input)
+                try? stdin.close()
             }
             writer.name = "hadeploy.stdin-writer"
             writer.start()
@@ -105,31 +78,13 @@ struct LiveProcessRunner: LineStreamingRunner {
         // readabilityHandler was used before: cancelling its dispatch source races the descriptor's
         // close, and libdispatch's event loop crashed (SIGSEGV in _dispatch_event_loop_drain) about
         // once in a few hundred runs of a test target.
-        let stdoutReader = PipeReader(stdoutPipe.fileHandleForReading, onLine: onLine)
-        let stderrReader = PipeReader(stderrPipe.fileHandleForReading)
+        let stdoutReader = PipeReader(child.standardOutput!, onLine: onLine)
+        let stderrReader = PipeReader(child.standardError!)
 
         let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                for await status in exited.stream { return status }
-                return nil
-            }
+            group.addTask { await child.exited() }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return nil
-            }
-            // Foundation hands the exit over on a dispatch queue of its own, which a busy process
-            // (the test suites, dozens of tests at once on two cores) once left unserved for over a
-            // minute after `git init` had ended. So the child is also looked at here, without reaping
-            // it; a second after it ended, its status is taken from there.
-            let pid = process.processIdentifier
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(500))
-                    if let status = ChildStatus.endedWithoutReaping(pid) {
-                        try? await Task.sleep(for: .seconds(1))
-                        return Task.isCancelled ? nil : status
-                    }
-                }
                 return nil
             }
             let first = await group.next() ?? nil
@@ -137,11 +92,8 @@ struct LiveProcessRunner: LineStreamingRunner {
             return first
         }
         guard let status else {
-            process.terminate()
-            let pid = process.processIdentifier
             // SIGTERM first; a process that ignores it gets SIGKILL a moment later.
-            try? await Task.sleep(for: .milliseconds(500))
-            if process.isRunning { kill(pid, SIGKILL) }
+            await child.terminate()
             throw ProcessError.timedOut(command: command, after: timeout)
         }
         // The output is complete once both pipes reach end-of-file. A daemon the command started may

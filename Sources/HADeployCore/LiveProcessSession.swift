@@ -5,27 +5,15 @@ extension LiveProcessRunner: SessionStartingRunner {
         guard let executable = Self.resolve(command.executable) else {
             throw ProcessError.notFound(command: command)
         }
-        let process = Self.process(command, executable: executable)
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
+        let child: ChildProcess
         do {
-            try process.run()
+            child = try Self.spawn(command, executable: executable, standardInput: .pipe)
         } catch {
-            let code = Self.posixCode(of: error)
-            throw ProcessError.launchFailed(
-                command: command,
-                reason: error.localizedDescription
-                    + (code.map { " (\(String(cString: strerror($0))))" } ?? ""))
+            throw ProcessError.launchFailed(command: command, reason: error.description)
         }
         // A child that exits without reading gives EPIPE on write, not a SIGPIPE that would end hadeploy.
         signal(SIGPIPE, SIG_IGN)
-        let session = LiveProcessSession(
-            process: process, input: input.fileHandleForWriting, output: output.fileHandleForReading,
-            errors: errors.fileHandleForReading)
+        let session = LiveProcessSession(child: child)
         if let first = command.standardInput { try session.send(first) }
         return session
     }
@@ -34,7 +22,7 @@ extension LiveProcessRunner: SessionStartingRunner {
 /// A running child with its three pipes, each read by a thread of its own (as `LiveProcessRunner`
 /// reads them: never the concurrency pool, never a dispatch source).
 final class LiveProcessSession: ProcessSession, @unchecked Sendable {
-    private let process: Process
+    private let child: ChildProcess
     private let input: FileHandle
     private let lines = LineMailbox()
     private let lock = NSLock()
@@ -43,9 +31,12 @@ final class LiveProcessSession: ProcessSession, @unchecked Sendable {
 
     static let errorTailLimit = 16_384
 
-    init(process: Process, input: FileHandle, output: FileHandle, errors: FileHandle) {
-        self.process = process
-        self.input = input
+    /// `child` was started with its three streams piped.
+    init(child: ChildProcess) {
+        self.child = child
+        self.input = child.standardInput!
+        let output = child.standardOutput!
+        let errors = child.standardError!
         let lines = self.lines
         let reader = Thread {
             var pending = Data()
@@ -82,14 +73,12 @@ final class LiveProcessSession: ProcessSession, @unchecked Sendable {
 
     deinit {
         closeInput()
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        child.signal(SIGKILL)
     }
 
-    var processIdentifier: Int32 { process.processIdentifier }
+    var processIdentifier: Int32 { child.processIdentifier }
 
-    var isRunning: Bool {
-        process.isRunning && ChildStatus.endedWithoutReaping(process.processIdentifier) == nil
-    }
+    var isRunning: Bool { child.isRunning }
 
     func send(_ data: Data) throws {
         try lock.withLock {
@@ -116,22 +105,8 @@ final class LiveProcessSession: ProcessSession, @unchecked Sendable {
 
     func stop(grace: Duration) async {
         closeInput()
-        let pid = process.processIdentifier
-        if await ended(within: grace) { return }
-        kill(pid, SIGTERM)
-        if await ended(within: .milliseconds(500)) { return }
-        kill(pid, SIGKILL)
-        _ = await ended(within: .seconds(5))
-    }
-
-    /// Whether the child ended within `limit` (looked at every 20 ms, without reaping it).
-    private func ended(within limit: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while isRunning {
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return true
+        if await child.ended(within: grace) { return }
+        await child.terminate()
     }
 }
 

@@ -78,22 +78,138 @@ public enum SocketCalls {
     }
 }
 
-/// What a child process became, looked at without reaping it.
+/// Waiting for a child process of `ChildProcess`, and reaping it.
 enum ChildStatus {
-    /// The child's exit status (or the signal that ended it, as Foundation's `terminationStatus`
-    /// gives it) once it has ended; nil while it runs, or when it is no longer this process's child
-    /// to ask about. `WNOWAIT` leaves it waitable: Foundation's own `waitpid` still reaps it.
-    static func endedWithoutReaping(_ pid: Int32) -> Int32? {
+    /// Blocks until the child has ended, leaving it unreaped (`WNOWAIT`); false when waiting failed
+    /// (errno says why: EINTR, or ECHILD when it is not this process's child).
+    static func waitUntilEnded(_ pid: Int32) -> Bool {
         var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return nil }
+        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0
+    }
+
+    /// Reaps an ended child: its exit code, or the signal that ended it (`signalled`); -1 when it was
+    /// not there to reap (somebody else's `waitpid` took it).
+    static func reap(_ pid: Int32) -> (status: Int32, signalled: Bool) {
+        var status: Int32 = 0
+        while true {
+            if waitpid(pid, &status, 0) == pid {
+                let signal = status & 0x7f
+                return signal == 0 ? ((status >> 8) & 0xff, false) : (signal, true)
+            }
+            if errno != EINTR { return (-1, false) }
+        }
+    }
+}
+
+/// `posix_spawn` as `ChildProcess` uses it, where the platforms differ: the types' spellings (a
+/// struct on Linux, an opaque pointer on Darwin), and how the child gets no descriptor but 0–2 and
+/// its working directory.
+enum SpawnCalls {
+    #if canImport(Glibc)
+        typealias FileActions = posix_spawn_file_actions_t
+        typealias Attributes = posix_spawnattr_t
+        static func emptyFileActions() -> FileActions { FileActions() }
+        static func emptyAttributes() -> Attributes { Attributes() }
+    #else
+        typealias FileActions = posix_spawn_file_actions_t?
+        typealias Attributes = posix_spawnattr_t?
+        static func emptyFileActions() -> FileActions { nil }
+        static func emptyAttributes() -> Attributes { nil }
+    #endif
+
+    #if canImport(Glibc)
+        private typealias AddCloseFrom =
+            @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        private typealias AddChdir =
+            @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+        /// glibc's `_np` file actions (2.34 and 2.29) are not in the Glibc module Swift imports: they
+        /// are looked up by name once.
+        private static let addCloseFrom: AddCloseFrom? = dlsym(
+            dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np"
+        )
+        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+        private typealias PipeWithFlags = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+        /// `pipe2` (glibc 2.9), likewise not in the module.
+        private static let pipeWithFlags: PipeWithFlags? = dlsym(dlopen(nil, RTLD_NOW), "pipe2")
+            .map { unsafeBitCast($0, to: PipeWithFlags.self) }
+        private static let addChdir: AddChdir? = dlsym(
+            dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addchdir_np"
+        )
+        .map { unsafeBitCast($0, to: AddChdir.self) }
+    #endif
+
+    /// Every descriptor from 3 up is closed in the child: on Linux with a close-from file action
+    /// (glibc 2.34+; before it, each descriptor open now, read from /proc/self/fd); on Darwin with
+    /// `POSIX_SPAWN_CLOEXEC_DEFAULT`, which keeps only what the file actions set up. Signals the
+    /// child gets at their defaults and unblocked (hadeploy ignores SIGPIPE, which exec would keep).
+    static func prepare(_ actions: inout FileActions, _ attributes: inout Attributes) -> Int32 {
+        var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
         #if canImport(Glibc)
-            let ended = info._sifields._sigchld.si_pid
-            let status = info._sifields._sigchld.si_status
+            if let addCloseFrom {
+                let result = addCloseFrom(&actions, 3)
+                if result != 0 { return result }
+            } else {
+                for fd in openDescriptors() where fd > 2 {
+                    let result = posix_spawn_file_actions_addclose(&actions, fd)
+                    if result != 0 { return result }
+                }
+            }
         #else
-            let ended = info.si_pid
-            let status = info.si_status
+            flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
         #endif
-        // WNOHANG with nothing ended yet: 0 and si_pid left 0.
-        return ended == pid ? status : nil
+        var all = sigset_t()
+        sigfillset(&all)
+        var none = sigset_t()
+        sigemptyset(&none)
+        var result = posix_spawnattr_setsigdefault(&attributes, &all)
+        if result == 0 { result = posix_spawnattr_setsigmask(&attributes, &none) }
+        if result == 0 { result = posix_spawnattr_setflags(&attributes, Int16(flags)) }
+        return result
+    }
+
+    /// The child starts in `directory`: ENOSYS where the C library cannot (glibc before 2.29).
+    static func changeDirectory(_ actions: inout FileActions, to directory: String) -> Int32 {
+        #if canImport(Glibc)
+            guard let addChdir else { return ENOSYS }
+            return addChdir(&actions, directory)
+        #else
+            return posix_spawn_file_actions_addchdir_np(&actions, directory)
+        #endif
+    }
+
+    #if canImport(Glibc)
+        /// The descriptors open now, read in place from /proc/self/fd (never copying `d_name`, whose
+        /// record can be shorter than its declared 256 bytes).
+        private static func openDescriptors() -> [Int32] {
+            guard let directory = opendir("/proc/self/fd") else { return [] }
+            defer { closedir(directory) }
+            var found: [Int32] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                    $0.withMemoryRebound(to: CChar.self, capacity: 1) { String(cString: $0) }
+                }
+                if let fd = Int32(name) { found.append(fd) }
+            }
+            return found
+        }
+    #endif
+
+    /// A pipe whose two ends are closed on exec, so no other child started meanwhile inherits them.
+    static func pipe() -> (read: Int32, write: Int32)? {
+        var fds: [Int32] = [-1, -1]
+        #if canImport(Glibc)
+            if let pipeWithFlags {
+                guard pipeWithFlags(&fds, O_CLOEXEC) == 0 else { return nil }
+                return (fds[0], fds[1])
+            }
+            guard Glibc.pipe(&fds) == 0 else { return nil }
+        #else
+            // Darwin has no pipe2: another thread's fork can inherit the ends for a moment, but its
+            // exec closes them (and ChildProcess's own spawns keep nothing but 0–2 anyway).
+            guard Darwin.pipe(&fds) == 0 else { return nil }
+        #endif
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        return (fds[0], fds[1])
     }
 }

@@ -32,13 +32,13 @@ enum TwinScriptProblem: Error, Equatable {
 final class JailbreakTwinProcess: @unchecked Sendable {
     /// Where it listens and how root logs in: what the twins' topology hands the SSH driver.
     let endpoint: JailbrokenTwinEndpoint
-    private let process: Process
+    private let process: ChildProcess
     /// The write end of the twin's stdin: closing it (or this process ending) ends the twin.
     private let lifeline: FileHandle
     private let stopped = NSLock()
     private var isStopped = false
 
-    private init(endpoint: JailbrokenTwinEndpoint, process: Process, lifeline: FileHandle) {
+    private init(endpoint: JailbrokenTwinEndpoint, process: ChildProcess, lifeline: FileHandle) {
         self.endpoint = endpoint
         self.process = process
         self.lifeline = lifeline
@@ -114,17 +114,14 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         _ = try await runner.checked(
             ProcessCommand("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]), timeout: .seconds(30))
         let port = try freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            script, directory.appendingPathComponent("root").path, String(port), "openssh",
+        let arguments = [
+            directory.appendingPathComponent("root").path, String(port), "openssh",
             "--authorized-key", key + ".pub", "--lifeline",
         ]
         let log = directory.appendingPathComponent("twin.log")
         _ = manager.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
+        defer { try? handle.close() }
         // The lifeline: a FIFO in the private folder that this process holds open for writing, opened
         // close-on-exec in one step, so no other child of this process ever holds it; the twin reads it
         // as its stdin and sees its end of file when this process closes it or ends, however.
@@ -136,16 +133,20 @@ final class JailbreakTwinProcess: @unchecked Sendable {
                 device: "jailbreak twin", transport: "ssh",
                 reason: "cannot make the twin's lifeline \(fifo): \(String(cString: strerror(errno)))")
         }
+        defer { try? readEnd.close() }
         let lifeline = FileHandle(fileDescriptor: writer, closeOnDealloc: true)
-        process.standardInput = readEnd
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(
+                executable: "/bin/sh", arguments: [script] + arguments,
+                standardInput: .descriptor(readEnd.fileDescriptor),
+                standardOutput: .descriptor(handle.fileDescriptor),
+                standardError: .descriptor(handle.fileDescriptor))
         } catch {
             try? lifeline.close()
-            try? readEnd.close()
-            throw error
+            throw TransportUnavailable(
+                device: "jailbreak twin", transport: "ssh", reason: "cannot start \(script): \(error)")
         }
-        try? readEnd.close()
         let twin = JailbreakTwinProcess(
             endpoint: JailbrokenTwinEndpoint(
                 port: port, key: key, knownHosts: directory.appendingPathComponent("known_hosts").path),
@@ -180,7 +181,7 @@ final class JailbreakTwinProcess: @unchecked Sendable {
         }
         guard first else { return }
         try? lifeline.close()
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline, Self.isListening(endpoint.port) { usleep(20_000) }
     }

@@ -122,4 +122,34 @@ import Testing
         }
         #expect(ContinuousClock.now - started < .seconds(20))
     }
+
+    /// A child gets stdin, stdout and stderr and nothing else of hadeploy's: not a file it has open
+    /// (a pair record, a key) without close-on-exec.
+    @Test func aChildGetsNoDescriptorOfHadeploysBeyondTheStandardThree() async throws {
+        let directory = try temporaryDirectory("runner-fds")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("secret")
+        try Data("the secret\n".utf8).write(to: file)
+        let fd = open(file.path, O_RDONLY)  // no O_CLOEXEC: a child would keep it, but for the spawn
+        try #require(fd > 2)
+        defer { close(fd) }
+        let output = try await runner.run(
+            ProcessCommand("/bin/cat", ["/dev/fd/\(fd)"]), timeout: .seconds(30))
+        #expect(output.status != 0)
+        #expect(!output.stdout.contains("secret"))
+        // The same descriptor, read in this process, still holds the file: it was there to leak.
+        var byte: UInt8 = 0
+        #expect(read(fd, &byte, 1) == 1)
+    }
+
+    /// hadeploy ignores SIGPIPE for itself; its children get the default back, so a pipeline in a
+    /// build script ends as in a terminal instead of printing "Broken pipe".
+    @Test func aChildGetsTheDefaultSignalsBack() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let output = try await runner.run(
+            ProcessCommand("/bin/sh", ["-c", "yes | head -n 1"]), timeout: .seconds(30))
+        #expect(output.status == 0)
+        #expect(output.stdout == "y\n")
+        #expect(output.stderr == "", "\(output.stderr)")
+    }
 }

@@ -4,32 +4,24 @@ import HADeployCore
 /// A long-running command a test starts and reads while it runs (`hadeploy virtual`, `hadeploy
 /// muxer`): stdout and stderr gathered together, line by line, until `stop()` kills it.
 public final class BackgroundCommand: @unchecked Sendable {
-    private let process = Process()
+    private let process: ChildProcess
     private let lock = NSLock()
     private var text = ""
-
-    private var input: Pipe?
 
     /// `keepStandardInputOpen`: its stdin stays open until `stop()` (a script that waits for its end).
     public init(
         _ executable: String, _ arguments: [String], in directory: URL, environment: [String: String],
         keepStandardInputOpen: Bool = false
     ) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
         var variables = HADeployBinary.baseEnvironment(home: directory)
         variables.merge(environment) { _, new in new }
-        process.environment = variables
+        // stdout and stderr in one pipe, in the order it wrote them.
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        if keepStandardInputOpen {
-            let input = Pipe()
-            process.standardInput = input
-            self.input = input
-        }
-        try process.run()
+        let writing = pipe.fileHandleForWriting.fileDescriptor
+        process = try ChildProcess(
+            executable: executable, arguments: arguments, environment: variables, directory: directory.path,
+            standardInput: keepStandardInputOpen ? .pipe : .nullDevice, standardOutput: .descriptor(writing),
+            standardError: .descriptor(writing))
         try? pipe.fileHandleForWriting.close()
         // read(2) on a thread of its own, retried on EINTR: FileHandle's availableData traps when a
         // signal interrupts it (the test runner's children see many).
@@ -77,25 +69,28 @@ public final class BackgroundCommand: @unchecked Sendable {
     /// its exit status, or nil when it did not end in time (it is killed then) or a signal ended it.
     public func terminate(within seconds: Int) -> Int32? {
         guard process.isRunning else { return nil }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         for _ in 0..<(seconds * 10) where process.isRunning { usleep(100_000) }
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            waitForExit()
             return nil
         }
-        process.waitUntilExit()
-        return process.terminationReason == .exit ? process.terminationStatus : nil
+        return process.exitCode
     }
 
-    /// SIGTERM, then SIGKILL after 5 s (a child may inherit a blocked SIGTERM from the test runner).
+    /// SIGTERM, then SIGKILL after 5 s.
     public func stop() {
-        try? input?.fileHandleForWriting.close()
+        try? process.standardInput?.close()
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         for _ in 0..<50 where process.isRunning { usleep(100_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        waitForExit()
+    }
+
+    private func waitForExit() {
+        while process.isRunning { usleep(10_000) }
     }
 }
 
