@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import MobileDevice
 import TestSupport
@@ -140,35 +141,14 @@ enum DebianTool {
     {
         let path = "/usr/bin/\(tool)"
         guard FileManager.default.isExecutableFile(atPath: path) else { throw Missing(path: path) }
-        return try await withCheckedThrowingContinuation { continuation in
-            // Threads of their own: the global queue has as many threads as cores, and blocked
-            // device calls may hold them all, which would hold back the timeout too.
-            Thread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: path)
-                process.arguments = arguments
-                var environment = ProcessInfo.processInfo.environment
-                environment["USBMUXD_SOCKET_ADDRESS"] = socket
-                process.environment = environment
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = pipe
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                Thread {
-                    Thread.sleep(forTimeInterval: timeout)
-                    if process.isRunning { process.terminate() }
-                }.start()
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: Result(
-                        status: process.terminationStatus, output: String(decoding: data, as: UTF8.self)))
-            }.start()
+        // One stream, as a terminal shows it: stdout, then stderr.
+        do {
+            let output = try await TestHost.runner.run(
+                ProcessCommand(path, arguments, environment: ["USBMUXD_SOCKET_ADDRESS": socket]),
+                timeout: .seconds(timeout))
+            return Result(status: output.status, output: output.stdout + output.stderr)
+        } catch let error as ProcessError {
+            return Result(status: -1, output: error.description)
         }
     }
 }

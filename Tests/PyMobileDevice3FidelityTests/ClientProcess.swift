@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,7 @@ import Foundation
 /// read while they run and stopped once they showed what they should.
 final class ClientProcess: @unchecked Sendable {
     let command: [String]
-    let process = Process()
+    let process: ChildProcess
     private let outURL: URL
     private let errURL: URL
     private let started = Date()
@@ -40,32 +41,34 @@ final class ClientProcess: @unchecked Sendable {
         outURL = directory.appendingPathComponent("client-\(stamp).out")
         errURL = directory.appendingPathComponent("client-\(stamp).err")
         for url in [outURL, errURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+        process = try ChildProcess(
+            executable: executable, arguments: arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            directory: directory.path, standardOutput: .descriptor(out.fileDescriptor),
+            standardError: .descriptor(err.fileDescriptor))
     }
 
     var stdoutSoFar: String { (try? String(contentsOf: outURL, encoding: .utf8)) ?? "" }
     var stderrSoFar: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
 
-    /// Waits for the exit; kills the process (SIGKILL: a child of a Swift-concurrency thread may
-    /// have SIGTERM blocked) when `deadline` seconds pass first.
+    /// Waits for the exit; kills the process (SIGKILL) when `deadline` seconds pass first.
     func finish(deadline: Double) async -> Result {
         var timedOut = false
         while process.isRunning {
             if Date().timeIntervalSince(started) > deadline {
                 timedOut = true
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 break
             }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        process.waitUntilExit()
+        _ = await process.exited()
         return result(timedOut: timedOut)
     }
 
@@ -81,8 +84,8 @@ final class ClientProcess: @unchecked Sendable {
             }
             try? await Task.sleep(for: .milliseconds(100))
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        _ = await process.exited()
         if !satisfied { satisfied = condition(stdoutSoFar) }
         return result(timedOut: !satisfied)
     }
@@ -100,7 +103,7 @@ final class ClientProcess: @unchecked Sendable {
 
     private func result(timedOut: Bool) -> Result {
         Result(
-            command: command, status: process.terminationStatus, stdout: stdoutSoFar, stderr: stderrSoFar,
+            command: command, status: process.exitStatus ?? -1, stdout: stdoutSoFar, stderr: stderrSoFar,
             timedOut: timedOut, seconds: Date().timeIntervalSince(started))
     }
 }

@@ -54,13 +54,10 @@ public final class HomeAssistantServer: @unchecked Sendable {
         }
         AtExit.register(directory) {
             // At exit: no async runner, a plain blocking `ha-peer.sh stop`.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = [script, "stop", directory.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try? process.run()
-            process.waitUntilExit()
+            let process = try? ChildProcess(
+                executable: "/bin/bash", arguments: [script, "stop", directory.path],
+                standardOutput: .nullDevice, standardError: .nullDevice)
+            while process?.isRunning == true { usleep(10_000) }
         }
         var lastError: (any Error)?
         // A free port can be taken between the probe and HA's bind: try a few.

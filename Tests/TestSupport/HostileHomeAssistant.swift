@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -16,15 +17,15 @@ public final class HostileHomeAssistant: Sendable {
     }
 
     public let port: Int
-    private let pid: Int32
+    private let process: ChildProcess
     private let directory: URL
 
     /// `http://127.0.0.1:<port>`.
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    private init(port: Int, pid: Int32, directory: URL) {
+    private init(port: Int, process: ChildProcess, directory: URL) {
         self.port = port
-        self.pid = pid
+        self.process = process
         self.directory = directory
     }
 
@@ -33,26 +34,23 @@ public final class HostileHomeAssistant: Sendable {
             "hadeploy-hostile-ha-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let portFile = directory.appendingPathComponent("port").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            HADeployBinary.repositoryRoot.appendingPathComponent("scripts/ha/hostile_ha.py").path,
-            mode.rawValue,
-            "--port-file", portFile,
-        ]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            executable: "/usr/bin/python3",
+            arguments: [
+                HADeployBinary.repositoryRoot.appendingPathComponent("scripts/ha/hostile_ha.py").path,
+                mode.rawValue,
+                "--port-file", portFile,
+            ],
+            standardOutput: .nullDevice, standardError: .nullDevice)
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(30)
         while clock.now < deadline {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) {
-                return HostileHomeAssistant(port: port, pid: process.processIdentifier, directory: directory)
+                return HostileHomeAssistant(port: port, process: process, directory: directory)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         throw Failure(description: "hostile_ha.py did not listen within 30 s")
     }
 
@@ -62,7 +60,7 @@ public final class HostileHomeAssistant: Sendable {
 
     /// SIGKILL: children of Foundation's Process start with SIGTERM blocked.
     public func stop() {
-        kill(pid, SIGKILL)
+        process.signal(SIGKILL)
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -18,7 +18,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     public let password = "mq-\(UUID().uuidString.prefix(12))"
     /// `--tls`: the self-signed certificate (PEM) the broker presents, for 127.0.0.1.
     public let certificate: URL?
-    private let process = Process()
+    private var process: ChildProcess!
     private let lifeline: Lifeline
 
     public static let executable = "/usr/sbin/mosquitto"
@@ -69,15 +69,19 @@ public final class MosquittoBroker: @unchecked Sendable {
 
         lifeline = try Lifeline(at: directory.appendingPathComponent("lifeline").path)
         let guarded = Lifeline.guarded(Self.executable, ["-c", configFile.path])
-        process.executableURL = URL(fileURLWithPath: guarded.executable)
-        process.arguments = guarded.arguments
-        process.standardInput = FileHandle(forReadingAtPath: lifeline.path)
         let log = directory.appendingPathComponent("mosquitto.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)
-        process.standardOutput = logHandle
-        process.standardError = logHandle
-        try process.run()
+        defer { try? logHandle.close() }
+        guard let lifelineEnd = FileHandle(forReadingAtPath: lifeline.path) else {
+            throw Missing(description: "cannot open the broker's lifeline \(lifeline.path)")
+        }
+        defer { try? lifelineEnd.close() }
+        process = try ChildProcess(
+            executable: guarded.executable, arguments: guarded.arguments,
+            standardInput: .descriptor(lifelineEnd.fileDescriptor),
+            standardOutput: .descriptor(logHandle.fileDescriptor),
+            standardError: .descriptor(logHandle.fileDescriptor))
         for _ in 0..<200 {
             if !process.isRunning {
                 throw Missing(description: "mosquitto exited at start: \(self.log)")
@@ -98,20 +102,18 @@ public final class MosquittoBroker: @unchecked Sendable {
         (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
     }
 
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { process?.isRunning ?? false }
 
     /// SIGSTOP: the kernel still completes TCP handshakes on its port, the broker answers nothing
     /// (a stuck broker). ``resume()`` lets it go on.
-    public func pause() { kill(process.processIdentifier, SIGSTOP) }
+    public func pause() { process.signal(SIGSTOP) }
 
-    public func resume() { kill(process.processIdentifier, SIGCONT) }
+    public func resume() { process.signal(SIGCONT) }
 
     public func stop() {
-        // SIGKILL: a child of a test's worker thread inherits its blocked signals, SIGTERM among them.
-        // Not waited for with Process (its exit is not always seen there): the port closing is what
-        // a test needs, and it does as the process dies.
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+        // SIGKILL: the port closing is what a test needs, and it does as the process dies.
+        if let process, process.isRunning {
+            process.signal(SIGKILL)
             for _ in 0..<200 where Self.accepts(port: port) { usleep(10_000) }
         }
         lifeline.cut()
@@ -199,19 +201,16 @@ public final class MosquittoBroker: @unchecked Sendable {
             digest = hashlib.sha512(password + salt).digest()
             sys.stdout.write("$6$" + base64.b64encode(salt).decode() + "$" + base64.b64encode(digest).decode())
             """
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script, salt.map { String(format: "%02x", $0) }.joined()]
-        let input = Pipe()
-        let output = Pipe()
-        python.standardInput = input
-        python.standardOutput = output
-        try python.run()
-        input.fileHandleForWriting.write(Data(password.utf8))
-        try input.fileHandleForWriting.close()
-        let hash = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        python.waitUntilExit()
-        guard python.terminationStatus == 0, hash.hasPrefix("$6$") else {
+        let python = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", "-c", script, salt.map { String(format: "%02x", $0) }.joined()],
+            standardInput: .pipe, standardError: .nullDevice)
+        try python.standardInput?.write(contentsOf: Data(password.utf8))
+        try python.standardInput?.close()
+        let hash = String(
+            decoding: python.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        while python.isRunning { usleep(5_000) }
+        guard python.exitCode == 0, hash.hasPrefix("$6$") else {
             throw Missing(description: "could not hash the broker's password with python3")
         }
         try "\(user):\(hash)\n".write(to: file, atomically: true, encoding: .utf8)

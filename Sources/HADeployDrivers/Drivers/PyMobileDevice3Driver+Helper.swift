@@ -28,8 +28,18 @@ extension PyMobileDevice3Driver {
         helperState = .starting(Task { try await self.startHelper(step: "mount", replacing: nil) })
     }
 
-    /// The running helper, started when there is none yet; nil when the steps go without one.
+    /// The running helper, started when there is none yet; nil when the steps go without one (the
+    /// first such step carries the reason).
     func helper(step: String) async throws -> PyMobileDevice3Helper? {
+        let helper = try await runningHelper(step: step)
+        if helper == nil, let note = helperFallbackNote {
+            helperFallbackNote = nil
+            notes.append(note)
+        }
+        return helper
+    }
+
+    private func runningHelper(step: String) async throws -> PyMobileDevice3Helper? {
         guard configuration.helper else { return nil }
         var replacing: String?
         switch helperState {
@@ -88,9 +98,9 @@ extension PyMobileDevice3Driver {
     /// No helper for the rest of the run: said once, in the step that first goes without it.
     private func fallBack(_ reason: String) -> PyMobileDevice3Helper? {
         helperState = .unavailable(reason)
-        notes.append(
+        helperFallbackNote =
             "pymobiledevice3's helper could not start (\(reason)): one pymobiledevice3 process per step "
-                + "instead, each building its own tunnel (slower)")
+            + "instead, each building its own tunnel (slower)"
         return nil
     }
 

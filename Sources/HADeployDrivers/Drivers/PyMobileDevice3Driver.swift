@@ -60,6 +60,9 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     var installedVersion: String??
     var helperState: HelperState = .untried
     var helperStarts = 0
+    /// Why the helper is not used, said by the first step that goes without it (not by `connect`,
+    /// whose warm-up may be the one that found out).
+    var helperFallbackNote: String?
     /// What the current step will say besides its result (`takeStepNote`).
     var notes: [String] = []
 
