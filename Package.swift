@@ -371,7 +371,7 @@ let package = Package(
         .testTarget(
             name: "PyMobileDevice3FidelityTests",
             dependencies: [
-                "VirtualDevice", "TestSupport",
+                "VirtualDevice", "TestSupport", "HADeployCore",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
