@@ -160,23 +160,9 @@ struct StatusCommand: ContextCommand {
         case .failure(let error): problem = error
         case nil: break
         }
-        let published = publisher
-        @Sendable func cycle(_ round: Round) async -> (StatusReport, StatusPublishing.Problem?)? {
-            let result = await round.session.run(round.plan)
-            // Stopped while asking: what the devices answered then is not what they are.
-            if Task.isCancelled { return nil }
-            guard let publishing = published else { return (result, nil) }
-            do throws(StatusPublishing.Problem) {
-                let summary = try await publishing.publish(
-                    result, plan: round.plan, records: records, configured: round.configured)
-                context.message(publishing.line(summary))
-                return (result, nil)
-            } catch {
-                return (result, error)
-            }
-        }
+        let service = StatusService(context: context, records: records, publishing: publisher)
         guard let interval, problem == nil else {
-            let outcome = await cycle(first)
+            let outcome = await service.cycle(first)
             await twins?.stop()
             guard let (result, failure) = outcome else { throw ExitCode(ExitStatus.interrupted.rawValue) }
             try show(result, context: context)
@@ -187,28 +173,14 @@ struct StatusCommand: ContextCommand {
             if result.exitCode != 0 { throw ExitCode(result.exitCode) }
             return
         }
-        // A service: one status per interval, counted from each start, until SIGINT or SIGTERM.
-        // devices.yaml and .env are read again each time (the twins of --virtual stay as started).
-        let clock = context.clock
+        // A service until SIGINT or SIGTERM; devices.yaml and .env are read again each interval (the
+        // twins of --virtual stay as started).
+        let command = self
+        let reread: (@Sendable () async throws -> StatusService.Round)? =
+            virtual ? nil : { @Sendable in try await command.round(context, records: records).round }
         let task = Task {
-            var current = first
-            var rounds = 0
-            while !Task.isCancelled {
-                let started = clock.instant()
-                if rounds > 0 && !virtual {
-                    do {
-                        current = try await round(context, records: records).round
-                    } catch {
-                        context.message(
-                            "error: \(SystemErrorText.message(error)); the devices of the last good read are asked"
-                        )
-                    }
-                }
-                rounds += 1
-                guard let (result, failure) = await cycle(current) else { break }
+            await service.run(first: first, every: .seconds(interval), reread: reread) { result in
                 try? show(result, context: context)
-                if let failure { context.message("error: \(failure.message)") }
-                try? await clock.sleep(until: started + .seconds(interval))
             }
         }
         let signals = SignalCancellation { task.cancel() }
@@ -217,17 +189,9 @@ struct StatusCommand: ContextCommand {
         await twins?.stop()
     }
 
-    /// One status's inputs: devices.yaml and `.env` read, the plan made.
-    struct Round: Sendable {
-        var session: StatusSession
-        var plan: StatusPlan
-        /// Every device devices.yaml names (a device published before and not in it is removed).
-        var configured: Set<String>
-    }
-
     /// Reads devices.yaml and `.env` and plans the status (with --virtual, the twins are started).
     func round(_ context: HADeployContext, records: DeployRecords) async throws -> (
-        round: Round, inputs: PlanInputs
+        round: StatusService.Round, inputs: PlanInputs
     ) {
         var flags = ["--no-build", "--no-verify", "--state=\(state)"]
         if virtual { flags.append("--virtual") }
@@ -242,7 +206,7 @@ struct StatusCommand: ContextCommand {
             context: context, variables: inputs.variables, deployPlan: inputs.plan, virtual: virtual,
             records: records, deadlineSeconds: timeout)
         do {
-            let round = Round(
+            let round = StatusService.Round(
                 session: session, plan: try session.plan(), configured: Set(inputs.matrix.devices.map(\.id)))
             return (round, inputs)
         } catch {

@@ -64,10 +64,7 @@ extension PyMobileDevice3Driver {
         }
         let launcher: PyMobileDevice3Launcher
         do {
-            launcher =
-                try configuration.launcher
-                ?? PyMobileDevice3Launcher.locate(
-                    configuration.commands.executable, runner: runner, fileSystem: fileSystem)
+            launcher = try locateLauncher()
         } catch {
             let reason = (error as? PyMobileDevice3Launcher.Problem)?.reason ?? "\(error)"
             // No pymobiledevice3 at all: each step says what it lacks, as without a helper.

@@ -352,10 +352,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         }
         let launcher: PyMobileDevice3Launcher
         do {
-            launcher =
-                try configuration.launcher
-                ?? PyMobileDevice3Launcher.locate(
-                    configuration.commands.executable, runner: runner, fileSystem: fileSystem)
+            launcher = try locateLauncher()
         } catch let problem as PyMobileDevice3Launcher.Problem {
             throw AppleDriverError(
                 .unavailable, step: "launch", device: configuration.label, reason: problem.reason,
@@ -375,6 +372,14 @@ public actor PyMobileDevice3Driver: DeviceDriver {
                 .unexpectedOutput, step: "launch", device: configuration.label,
                 reason: "pymobiledevice3 did not report a process id for \(artifact.bundleID)")
         }
+    }
+
+    /// The interpreter and console script that run pymobiledevice3: the configured one, or the one
+    /// found on PATH (the helper and the per-step launch both start from it).
+    nonisolated func locateLauncher() throws -> PyMobileDevice3Launcher {
+        try configuration.launcher
+            ?? PyMobileDevice3Launcher.locate(
+                configuration.commands.executable, runner: runner, fileSystem: fileSystem)
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
