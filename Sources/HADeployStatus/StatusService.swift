@@ -66,7 +66,8 @@ public struct StatusService: Sendable {
                     current = try await reread()
                 } catch {
                     context.message(
-                        "error: \(SystemErrorText.message(error)); the devices of the last good read are asked")
+                        "error: \(SystemErrorText.message(error)); the devices of the last good read are asked"
+                    )
                 }
             }
             rounds += 1
