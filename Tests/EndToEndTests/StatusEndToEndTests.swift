@@ -170,4 +170,20 @@ struct StatusEndToEndTests {
         }
         #expect(status.status == 1, "the apps are not running: \(status.stdout)")
     }
+
+    /// A connection that breaks once (a device re-enumerating on USB, a Wi-Fi hiccup) is tried again
+    /// a moment later: the device is read, not reported unreachable.
+    @Test func aConnectionThatBreaksOnceIsTriedAgainAndTheDeviceIsRead() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        try await world.usbmuxd.inject(.dropNextLockdownConnection, udid: udid)
+        let status = try await world.deploy(["status", "mini4", "--artifacts", "artifacts", "--json"])
+        let mini4 = try #require(
+            try Self.devices(status.stdout)["mini4"], "\(status.stdout)\n\(status.stderr)")
+        #expect(mini4["reachable"] as? Bool == true, "\(mini4)")
+        #expect((Self.value(mini4["battery"]) as? [String: Any])?["level"] as? Int == 100, "\(mini4)")
+        // The twin did drop that connection.
+        #expect(!(try await world.usbmuxd.faults(udid: udid)).contains(.dropNextLockdownConnection))
+    }
 }

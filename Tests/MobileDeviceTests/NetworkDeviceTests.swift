@@ -58,10 +58,11 @@ import VirtualDevice
         let wifi = await emulator.udid(SharedEmulator.Device.wifi)
         let plugged = await emulator.udid(SharedEmulator.Device.install)
 
-        // 3 s: long enough for usbmuxd to answer at least once while the other suites keep it busy.
+        // 5 s: long enough for usbmuxd to answer at least once while the other suites keep it busy
+        // (3 s was not, once, on two loaded cores).
         let usbOnly = await #expect(throws: MobileDeviceError.self) {
             _ = try await USBTransport.connect(
-                udid: wifi, deadline: .now + .seconds(3), options: emulator.options())
+                udid: wifi, deadline: .now + .seconds(5), options: emulator.options())
         }
         #expect(usbOnly?.kind == .notConnected)
         #expect(usbOnly?.description.contains("\(wifi) (Network)") == true, "\(usbOnly?.description ?? "")")
@@ -69,7 +70,7 @@ import VirtualDevice
 
         let networkOnly = await #expect(throws: MobileDeviceError.self) {
             _ = try await USBTransport.connect(
-                udid: plugged, deadline: .now + .seconds(3), options: networkOptions(emulator))
+                udid: plugged, deadline: .now + .seconds(5), options: networkOptions(emulator))
         }
         #expect(networkOnly?.kind == .notConnected)
         let text = networkOnly?.description ?? ""

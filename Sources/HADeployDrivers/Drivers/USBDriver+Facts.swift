@@ -11,7 +11,7 @@ extension USBDriver {
         let device: USBDevice
         let connected: ConnectedDevice
         do {
-            connected = try await connect()
+            connected = try await connectForStatus()
             device = try await current()
         } catch {
             return .unreachable(SystemErrorText.message(error))
@@ -60,5 +60,25 @@ extension USBDriver {
             device: device2, installed: installed, running: running,
             appLog: read.app == nil && query.bundleID != nil ? .known(nil) : await appLog(query),
             battery: battery, storage: storage, boot: boot)
+    }
+}
+
+extension USBDriver {
+    /// How long a status waits before its one second try at a connection that broke.
+    static let statusRetryPause: Duration = .milliseconds(300)
+
+    /// The connection for a status, with one more try after a moment when it broke (usbmuxd or
+    /// lockdownd dropping it, a device re-enumerating on USB, a Wi-Fi hiccup): a status is one read
+    /// per device, and a device that answers a moment later is not unreachable. A device usbmuxd did
+    /// not list in time is not tried again (its deadline is spent, and the reason names what it lists).
+    func connectForStatus() async throws -> ConnectedDevice {
+        do {
+            return try await connect()
+        } catch let error as MobileDeviceError
+            where error.isTransient && error.kind != .cancelled && error.step != "usbmuxd_get_device_list"
+        {
+            try await options.clock.sleep(for: Self.statusRetryPause)
+            return try await connect()
+        }
     }
 }

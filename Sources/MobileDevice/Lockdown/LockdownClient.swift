@@ -22,8 +22,19 @@ final class LockdownClient: ServiceClient, @unchecked Sendable {
         let result = lockdownd_query_type(plain.raw, &type)
         free(type)
         guard result == LOCKDOWN_E_SUCCESS else {
-            throw LockdownErrors.error(
-                result, step: handshake ? step : "lockdownd_query_type", device: identity)
+            let queryStep = handshake ? step : "lockdownd_query_type"
+            // lockdownd always answers QueryType. No answer at all (the library's "unknown error")
+            // is a connection that closed under it: a device re-enumerating on USB, a Wi-Fi hiccup,
+            // usbmuxd dropping it. That is worth another try, not a re-pair.
+            if result == LOCKDOWN_E_UNKNOWN_ERROR {
+                throw MobileDeviceError(
+                    .connectionLost, step: queryStep, device: identity,
+                    reason: "lockdownd gave no answer to QueryType: the connection closed",
+                    nextStep:
+                        "Check the cable (or the usbmuxd host, or the Wi-Fi), unlock the device and try again.",
+                    isTransient: true)
+            }
+            throw LockdownErrors.error(result, step: queryStep, device: identity)
         }
         guard handshake else { return plain }
         if try plain.startSession(step: step) { return plain }

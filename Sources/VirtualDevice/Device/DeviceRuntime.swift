@@ -173,6 +173,16 @@ actor DeviceRuntime {
 
     // MARK: faults
 
+    /// Whether a one-shot fault of `kind` is set, removing it in the same step (two connections
+    /// never both take it).
+    nonisolated func takeFault(_ kind: String) -> Bool {
+        faultBox.withLockedValue { faults in
+            guard let index = faults.firstIndex(where: { $0.kind == kind }) else { return false }
+            faults.remove(at: index)
+            return true
+        }
+    }
+
     nonisolated func hasFault(_ kind: String) -> Bool {
         faultBox.withLockedValue { $0.contains { $0.kind == kind } }
     }

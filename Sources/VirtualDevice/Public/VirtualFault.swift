@@ -31,6 +31,9 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// Once: right after the next DTX launch has been answered, the device's developer tunnels are
     /// cut, as a cable moved to another port between two steps would (the next step finds it gone).
     case dropDeveloperTunnelAfterLaunch
+    /// Once: the next lockdownd connection is closed without a word after its first request, as a
+    /// device re-enumerating on USB or a Wi-Fi hiccup would (the connection after it works).
+    case dropNextLockdownConnection
 
     /// Short stable name, used in logs and for clearing one kind of fault.
     public var kind: String {
@@ -46,6 +49,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .garble: return "garble"
         case .slowVerification: return "slowVerification"
         case .dropDeveloperTunnelAfterLaunch: return "dropDeveloperTunnelAfterLaunch"
+        case .dropNextLockdownConnection: return "dropNextLockdownConnection"
         }
     }
 }

@@ -22,6 +22,11 @@ struct LockdownService {
                 await stallUntilClosed()
                 return
             }
+            if runtime.takeFault("dropNextLockdownConnection") {
+                runtime.logger.info("dropNextLockdownConnection fault: closing this lockdownd connection")
+                stream.close()
+                return
+            }
             if runtime.garbles(at: .lockdown) {
                 runtime.logger.info("garble fault: lockdownd answering with a broken frame")
                 try await stream.write(Self.garbledReply)
