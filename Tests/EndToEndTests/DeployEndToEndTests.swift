@@ -123,12 +123,19 @@ struct DeployEndToEndTests {
         let result = try await world.deploy(["kitchen", "mini4", "--no-build", "--artifacts", "artifacts"])
         #expect(result.status == 1, "\(result.stderr)")
         let after = Set((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
-        // The suites running alongside make their own worlds (hadeploy-e2e-*, hadeploy-fakefs-*,
-        // ReportMergeEndToEndTests' hadeploy-merge-*), and their `hadeploy pair` and `devices` runs
-        // their usbmuxd relay's private folder (mkdtemp, 0700: hadeploy-usbmuxd.XXXXXX).
-        let made = after.subtracting(before).filter {
-            $0.hasPrefix("hadeploy-") && !$0.hasPrefix("hadeploy-fakefs") && !$0.hasPrefix("hadeploy-e2e-")
-                && !$0.hasPrefix("hadeploy-merge-") && !$0.hasPrefix("hadeploy-usbmuxd.")
+        // The suites running alongside make their own folders: their worlds (hadeploy-e2e-*,
+        // hadeploy-fakefs-*, ReportMergeEndToEndTests' hadeploy-merge-*), their peers (Mosquitto's
+        // hadeploy-mosquitto-*, Home Assistant's hadeploy-ha-*, the hostile one's), their git
+        // repositories, and their `hadeploy pair` and `devices` runs their usbmuxd relay's private
+        // folder (mkdtemp, 0700: hadeploy-usbmuxd.XXXXXX).
+        let others = [
+            "hadeploy-fakefs", "hadeploy-e2e-", "hadeploy-merge-", "hadeploy-usbmuxd.", "hadeploy-mosquitto-",
+            "hadeploy-ha-", "hadeploy-hostile-ha-", "hadeploy-git-", "hadeploy-secret-",
+            "hadeploy-under-test-",
+            "hadeploy-twin-missing-",
+        ]
+        let made = after.subtracting(before).filter { name in
+            name.hasPrefix("hadeploy-") && !others.contains { name.hasPrefix($0) }
         }
         #expect(made.isEmpty, "new shared temporary folders: \(made)")
         // The project's state folder: `.hadeploy`, or `.hadeploy/virtual` as here (devices.yaml's state).
