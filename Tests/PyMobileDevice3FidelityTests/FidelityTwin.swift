@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import TestSupport
 import VirtualDevice
@@ -29,12 +30,12 @@ struct FidelityTwin {
     /// Creates `.venv-pmd3` when missing (scripts/pmd3-venv.sh: idempotent, pinned, one process at a
     /// time); the Debian tools come from `make peers`. Either missing fails the test.
     static func provisionClients() throws {
-        let script = Process()
-        script.executableURL = repositoryRoot.appendingPathComponent("scripts/pmd3-venv.sh")
-        script.standardInput = FileHandle.nullDevice
-        try script.run()
-        script.waitUntilExit()
-        guard script.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: pymobiledevice3)
+        // Its output goes where the test's goes.
+        let script = try ChildProcess(
+            executable: repositoryRoot.appendingPathComponent("scripts/pmd3-venv.sh").path, arguments: [],
+            standardOutput: .descriptor(1), standardError: .descriptor(2))
+        while script.isRunning { usleep(10_000) }
+        guard script.exitCode == 0, FileManager.default.isExecutableFile(atPath: pymobiledevice3)
         else {
             throw MissingClient(detail: "scripts/pmd3-venv.sh could not create \(pymobiledevice3)")
         }
