@@ -8,8 +8,8 @@ import Foundation
 /// - It hands the exit over on a dispatch queue that a busy process once left unserved for a minute.
 ///
 /// Here:
-/// - the child's 0, 1 and 2 are pipes (or /dev/null for input), and every other descriptor is
-///   closed in it;
+/// - the child's 0, 1 and 2 are pipes, /dev/null or descriptors the caller gives, and every other
+///   descriptor is closed in it;
 /// - its signals are at their defaults and unblocked;
 /// - a thread of its own waits for its exit.
 ///

@@ -133,7 +133,6 @@ final class JailbreakTwinProcess: @unchecked Sendable {
                 device: "jailbreak twin", transport: "ssh",
                 reason: "cannot make the twin's lifeline \(fifo): \(String(cString: strerror(errno)))")
         }
-        defer { try? readEnd.close() }
         let lifeline = FileHandle(fileDescriptor: writer, closeOnDealloc: true)
         let process: ChildProcess
         do {
@@ -143,10 +142,13 @@ final class JailbreakTwinProcess: @unchecked Sendable {
                 standardOutput: .descriptor(handle.fileDescriptor),
                 standardError: .descriptor(handle.fileDescriptor))
         } catch {
+            try? readEnd.close()
             try? lifeline.close()
             throw TransportUnavailable(
                 device: "jailbreak twin", transport: "ssh", reason: "cannot start \(script): \(error)")
         }
+        // The twin holds the FIFO's read end now; this process keeps only the write end (the lifeline).
+        try? readEnd.close()
         let twin = JailbreakTwinProcess(
             endpoint: JailbrokenTwinEndpoint(
                 port: port, key: key, knownHosts: directory.appendingPathComponent("known_hosts").path),

@@ -64,7 +64,7 @@ extension USBDriver {
 }
 
 extension USBDriver {
-    /// How long a status waits before its one second try at a connection that broke.
+    /// How long a status waits before it tries a connection that broke once more.
     static let statusRetryPause: Duration = .milliseconds(300)
 
     /// The connection for a status, with one more try after a moment when it broke (usbmuxd or
