@@ -22,7 +22,8 @@ package final class SSHPeer: @unchecked Sendable {
     }
 
     package let kind: Kind
-    package let port: Int
+    /// Set before the server starts; another port only when the first was taken meanwhile.
+    package private(set) var port: Int
     package let directory: URL
     private var pid: pid_t?
     private var lifeline: Lifeline?
@@ -46,8 +47,19 @@ package final class SSHPeer: @unchecked Sendable {
         let directory = try TestEnvironment.makeDirectory("hadeploy-sshpeer")
         let peer = SSHPeer(kind: kind, port: try FreePort.pick(), directory: directory)
         try await peer.makeHostKeys()
-        try await peer.launch()
-        return peer
+        // The port was free when picked, but another process (a twin, an outgoing connection: the
+        // kernel hands out ports from the same range) may take it before the server binds it.
+        var attempt = 1
+        while true {
+            do {
+                try await peer.launch()
+                return peer
+            } catch let error as TestEnvironment.SetupMissing {
+                guard attempt < 3, peer.log.contains("Address already in use") else { throw error }
+                attempt += 1
+                peer.port = try FreePort.pick()
+            }
+        }
     }
 
     private func makeHostKeys() async throws {
@@ -168,6 +180,7 @@ package final class SSHPeer: @unchecked Sendable {
                 try await Task.sleep(for: .milliseconds(100))
                 if waitpid(pid, &status, WNOHANG) == pid {
                     self.pid = nil
+                    lifeline.cut()
                     throw TestEnvironment.SetupMissing(
                         description: "\(kind) server exited at start (port \(port) taken?): \(self.log)")
                 }

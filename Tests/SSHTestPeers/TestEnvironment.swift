@@ -114,6 +114,30 @@ package enum TestEnvironment {
         }
     }
 
+    /// Sends `signal` to `pid` the moment `condition` holds (checked every 20 ms for up to `timeout`
+    /// seconds); whether it was sent. The watching runs on a thread of its own: a test that waits on
+    /// Swift's pool beside dozens of others (two threads on two cores) can miss a moment of a few
+    /// seconds, such as an upload in progress.
+    package static func sendSignal(
+        _ number: Int32, to pid: pid_t, when condition: @escaping @Sendable () -> Bool, timeout: Double
+    ) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let watcher = Thread {
+                let deadline = Date().addingTimeInterval(timeout)
+                while Date() < deadline {
+                    if condition() {
+                        kill(pid, number)
+                        continuation.resume(returning: true)
+                        return
+                    }
+                    usleep(20_000)
+                }
+                continuation.resume(returning: false)
+            }
+            watcher.start()
+        }
+    }
+
     /// Runs a short local command, bounded by `timeout`.
     @discardableResult
     package static func run(

@@ -37,11 +37,13 @@ struct AuthenticationTests {
         // ssh-agent makes its socket when it has started: up to 10 s on a loaded machine (2 s was not
         // always enough while other suites built). The file exists from its bind, a moment before the
         // agent listens; ssh-add exits 2 when no agent answers there, so it is asked again meanwhile.
-        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: socket) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         var added = try await TestEnvironment.run(
             "/usr/bin/ssh-add", [TestEnvironment.rsaKey], environment: ["SSH_AUTH_SOCK": socket])
         for _ in 0..<50 where added.status == 2 {
-            usleep(100_000)
+            try await Task.sleep(for: .milliseconds(100))
             added = try await TestEnvironment.run(
                 "/usr/bin/ssh-add", [TestEnvironment.rsaKey], environment: ["SSH_AUTH_SOCK": socket])
         }
@@ -106,7 +108,9 @@ struct AuthenticationTests {
         #expect(!"\(bad)".contains(wrongPassword))
         // Exactly one attempt reached the server: no retry storm.
         let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, !peer.log.contains("Failed password") { usleep(50_000) }
+        while Date() < deadline, !peer.log.contains("Failed password") {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         #expect(
             peer.log.components(separatedBy: "Failed password for \(TestEnvironment.user)").count - 1 == 1)
     }

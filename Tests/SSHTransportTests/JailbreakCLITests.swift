@@ -167,19 +167,17 @@ struct JailbreakCLITests {
         arguments += [try await HADeployBinary.path] + project.deployArguments(v2)
         let output = project.root.appendingPathComponent("killed.log").path
         let pid = try TestEnvironment.spawn("/usr/bin/env", arguments, outputPath: output)
-        var midUpload = false
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !midUpload {
-            let staging = project.twin.url("/Applications/.hadeploy-staging-HADashboard.app/delta")
-            let sent = (try? FileManager.default.attributesOfItem(atPath: staging.path + "/payload.bin"))?[
-                .size]
-            midUpload = ((sent as? NSNumber)?.intValue ?? 0) > 1 << 20
-            if !midUpload { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let staging = project.twin.url("/Applications/.hadeploy-staging-HADashboard.app/delta/payload.bin")
+        // `env` exec'd `sh`, which exec'd hadeploy: same pid.
+        let midUpload = await TestEnvironment.sendSignal(
+            SIGKILL, to: pid,
+            when: {
+                let sent = (try? FileManager.default.attributesOfItem(atPath: staging.path))?[.size]
+                return ((sent as? NSNumber)?.intValue ?? 0) > 1 << 20
+            }, timeout: 60)
+        if !midUpload { kill(pid, SIGKILL) }
         #expect(
             midUpload, "never mid-upload: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
-        // `env` exec'd `sh`, which exec'd hadeploy: same pid.
-        kill(pid, SIGKILL)
         _ = await TestEnvironment.waitAsync(pid, timeout: 10)
         try await Task.sleep(for: .seconds(1))
         #expect(

@@ -17,40 +17,6 @@ import Testing
 /// worker process of its own — and the user still sees one run, one report, one exit code.
 @Suite("several USB hosts in one run", .serialized)
 struct MultiHostDeployTests {
-    /// `hadeploy virtual` as a separate process: the twins a real USB host would have.
-    final class VirtualProcess: @unchecked Sendable {
-        let process = Process()
-        let address: String
-
-        init(binary: String, project: URL, only: String, socket: URL, state: URL, home: URL) async throws {
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["virtual", "--only", only, "--socket", socket.path, "--state", state.path]
-            process.currentDirectoryURL = project
-            process.environment = HADeployBinary.baseEnvironment(home: home)
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            var line = ""
-            let handle = output.fileHandleForReading
-            for _ in 0..<600 where !line.contains("\n") {
-                line += String(decoding: handle.availableData, as: UTF8.self)
-            }
-            guard let value = line.split(separator: "\n").first?.split(separator: "=", maxSplits: 1).last,
-                line.hasPrefix("USBMUXD_SOCKET_ADDRESS=")
-            else {
-                process.terminate()
-                throw TestEnvironment.SetupMissing(description: "hadeploy virtual did not start: \(line)")
-            }
-            address = String(value)
-        }
-
-        func stop() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-
     @Test("a device on this machine and one on a USB host over SSH deploy in one run with one report")
     func twoUSBHostsOneRun() async throws {
         let peer = try await SSHPeer.start(.modern)
@@ -104,13 +70,12 @@ struct MultiHostDeployTests {
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
         try await GitRepository.commitAll(at: project, tag: "v1.2.0")
-        let binary = try await HADeployBinary.path
-        let local = try await VirtualProcess(
-            binary: binary, project: project, only: "mini4", socket: localSocket,
+        let local = try await VirtualTwinsProcess(
+            project: project, only: ["mini4"], socket: localSocket,
             state: root.appendingPathComponent("state-local"), home: home)
         defer { local.stop() }
-        let remote = try await VirtualProcess(
-            binary: binary, project: project, only: "kitchen", socket: nasSocket,
+        let remote = try await VirtualTwinsProcess(
+            project: project, only: ["kitchen"], socket: nasSocket,
             state: root.appendingPathComponent("state-nas"), home: home)
         defer { remote.stop() }
         chmod(nasSocket.path, 0o666)

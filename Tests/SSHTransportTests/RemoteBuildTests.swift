@@ -308,7 +308,7 @@ struct RemoteBuildTests {
 
         // Pulled plug: no goodbye, no cleanup code of hadeploy's runs.
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         var gone = false
         for _ in 0..<200 where !gone {
             gone = kill(remote, 0) != 0
@@ -330,7 +330,7 @@ struct RemoteBuildTests {
         #expect(
             second.stderr.contains("another hadeploy (pid \(process.processIdentifier)) is building in"),
             "\(second.stderr)")
-        process.waitUntilExit()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(process.terminationStatus == 0, "the first build was disturbed")
         // The lock went with the first run: the next build proceeds.
         try FileManager.default.removeItem(at: world.project.appendingPathComponent("STANDIN_SLEEP"))
@@ -428,9 +428,8 @@ struct RemoteBuildTests {
                     "defaults: {ddi_dir: \(world.root.appendingPathComponent("DeviceSupport").path)}\nflavours:\n"
             )
         try yaml.write(to: devicesYAML, atomically: true, encoding: .utf8)
-        let binary = try await HADeployBinary.path
-        let twins = try await MultiHostDeployTests.VirtualProcess(
-            binary: binary, project: world.project, only: "mini4",
+        let twins = try await VirtualTwinsProcess(
+            project: world.project, only: ["mini4"],
             socket: world.root.appendingPathComponent("usbmuxd.sock"),
             state: world.root.appendingPathComponent("twins"), home: world.home)
         defer { twins.stop() }

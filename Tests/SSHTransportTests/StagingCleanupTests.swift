@@ -202,18 +202,17 @@ struct StagingCleanupTests {
         let output = project.root.appendingPathComponent("interrupted.log").path
         let pid = try TestEnvironment.spawn("/usr/bin/env", arguments, outputPath: output)
         let sent = project.twin.url("/Applications/.hadeploy-staging-HADashboard.app/delta/payload.bin")
-        var reached = false
-        let deadline = Date().addingTimeInterval(90)
-        while Date() < deadline, !reached {
-            let size = (try? FileManager.default.attributesOfItem(atPath: sent.path))?[.size] as? NSNumber
-            reached = (size?.intValue ?? 0) > 1 << 20
-            if !reached { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        // `env` exec'd `sh`, which exec'd hadeploy: same pid.
+        let reached = await TestEnvironment.sendSignal(
+            SIGINT, to: pid,
+            when: {
+                let size = (try? FileManager.default.attributesOfItem(atPath: sent.path))?[.size] as? NSNumber
+                return (size?.intValue ?? 0) > 1 << 20
+            }, timeout: 90)
+        if !reached { kill(pid, SIGINT) }
         #expect(
             reached,
             "the upload never got going: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
-        // `env` exec'd `sh`, which exec'd hadeploy: same pid.
-        kill(pid, SIGINT)
         let status = await TestEnvironment.waitAsync(pid, timeout: 60)
         let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         #expect(status != nil && status != 0, "\(log)")
