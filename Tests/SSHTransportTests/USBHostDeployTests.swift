@@ -2,11 +2,9 @@ import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
-import Logging
 import SSHTestPeers
 import TestSupport
 import Testing
-import VirtualDevice
 
 @testable import HADeployBuild
 @testable import SSHTransport
@@ -22,21 +20,29 @@ struct USBHostDeployTests {
         defer { peer.stopAndClean() }
         let root = try TestEnvironment.makeDirectory("hd-usbhost")
         defer { TestEnvironment.remove(root) }
-        let socketPath = root.appendingPathComponent("mux.sock").path
-        var mini4 = VirtualDeviceProfile.preset(productType: "iPad5,1", iOSVersion: "15.8")!
-        mini4.name = "mini4"
-        var other = VirtualDeviceProfile.preset(productType: "iPad5,1", iOSVersion: "15.8")!
-        other.name = "other"
-        let daemon = try VirtualUsbmuxd(
-            profiles: [mini4, other], stateDirectory: root.appendingPathComponent("state"),
-            address: .unixSocket(socketPath),
-            logger: Logger(label: "vdev", factory: { _ in SwiftLogNoOpLogHandler() }),
-            fileSystem: TestHost.fileSystem)
-        _ = try await daemon.start()
+        // The USB host: its twins in `hadeploy virtual` (a process of its own, as a usbmuxd is), one
+        // the matrix names and one it does not.
+        let udid = "00008020-00115C2A0E38002E"
+        let hidden = "00008020-000A1B2C3D4E802E"
+        let host = root.appendingPathComponent("usb-host")
+        try FileManager.default.createDirectory(at: host, withIntermediateDirectories: true)
+        try """
+        version: 1
+        flavours:
+          modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+        devices:
+          mini4: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb,
+                  udid: "\(udid)"}
+          other: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb,
+                  udid: "\(hidden)"}
+        """.write(to: host.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
+        let socket = root.appendingPathComponent("mux.sock")
+        let socketPath = socket.path
+        let twins = try await VirtualTwinsProcess(
+            project: host, only: ["mini4", "other"], socket: socket,
+            state: host.appendingPathComponent("state"), home: host)
+        defer { twins.stop() }
         chmod(socketPath, 0o666)
-        let devices = await daemon.devices()
-        let udid = try #require(devices.first { $0.name == "mini4" }).udid
-        let hidden = try #require(devices.first { $0.name == "other" }).udid
 
         // The user's SSH setup: a key in ~/.ssh and the host trusted in hadeploy's known_hosts.
         let home = root.appendingPathComponent("home")
@@ -87,9 +93,15 @@ struct USBHostDeployTests {
             environment: ["HOME": home.path], timeout: .seconds(180))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("forwarding its usbmuxd over SSH"))
-        let installed = try await daemon.installedApps(udid: udid)
-        #expect(installed.contains { $0.bundleIdentifier == "com.example.hadashboard" })
-        #expect(try await daemon.installedApps(udid: hidden).isEmpty)
+        // What each twin has, asked the way a user would, on the USB host's own usbmuxd.
+        for (device, expected) in [(udid, true), (hidden, false)] {
+            let listed = try await TestEnvironment.run(
+                "/usr/bin/ideviceinstaller", ["-u", device, "-l"],
+                environment: ["USBMUXD_SOCKET_ADDRESS": twins.address], timeout: 60)
+            #expect(listed.status == 0, "\(listed.output)")
+            #expect(
+                listed.output.contains("com.example.hadashboard") == expected, "\(device): \(listed.output)")
+        }
 
         // `hadeploy devices` lists it through the tunnel too, and never the device the matrix leaves out.
         let listed = try await HADeployBinary.run(
@@ -101,6 +113,5 @@ struct USBHostDeployTests {
         let row = try #require(rows.first { $0["id"] as? String == "mini4" })
         #expect(row["connected"] as? Bool == true)
         #expect(!listed.stdout.contains(hidden))
-        await daemon.stop()
     }
 }
