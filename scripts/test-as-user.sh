@@ -32,14 +32,12 @@ fi
 
 # The copy: passable by other users (tests run pymobiledevice3 as `nobody` from its venv), writable
 # only by the account. Its build folders (the release build, brew-gen's) and venvs stay from one run
-# to the next, so a second `make test` builds only what changed; a fresh machine builds everything.
+# to the next, and only files whose content changed are written again (scripts/sync-tree.py), so a
+# second `make test` builds only what changed, also from a fresh clone; a fresh machine builds
+# everything.
 install -d -o "$user" -g "$user" -m 755 "$base"
 [ -d "$tree" ] || as_user mkdir -m 755 "$tree"
-find "$tree" -mindepth 1 -maxdepth 1 ! -name '.build-release' ! -name '.build-brew-gen' ! -name '.build' ! -name '.venv-*' \
-  -exec rm -rf {} +
-tar -cf - --exclude='./.build' --exclude='./.build-*' --exclude='./.build_*' --exclude='./.venv-*' \
-  --exclude='./dist' --exclude='./report' --exclude='./.hadeploy' . \
-  | as_user tar -xf - -C "$tree"
+python3 scripts/sync-tree.py . "$tree" "$user:$user"
 echo "make test: the suites run as $user in $tree"
 
 status=0

@@ -122,7 +122,11 @@ import VirtualDevice
         let before = try await emulator.daemon.lockdownSessions(udid: udid)
 
         // connect, mount, install, launch, crash check: one session (one TLS handshake), not five.
-        let device = try await emulator.connect(name)
+        // The twin shares this process with the suite's other tests on two cores: its answer to the
+        // kept session's check may take longer than a device's 2 s, and a new session is then right.
+        var timeouts = USBTimeouts()
+        timeouts.keptSession = .seconds(30)
+        let device = try await emulator.connect(name, options: emulator.options(timeouts: timeouts))
         #expect(try await device.mountDeveloperImageIfNeeded() == .alreadyMounted)
         try await install("io.hadeploy.test.sessions", on: device)
         let launched = try await device.launch(bundleID: "io.hadeploy.test.sessions", restart: true)

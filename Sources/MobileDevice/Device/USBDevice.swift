@@ -83,9 +83,9 @@ public actor USBDevice {
     }
 
     /// A session with a completed handshake: the kept one while the device still answers on it
-    /// (one GetValue, bounded by `keptSessionCheck`), else a new one, which is kept for the next step.
+    /// (one GetValue, bounded by `timeouts.keptSession`), else a new one, which is kept for the next step.
     func openLockdown() async throws -> (DeviceSession, LockdownClient) {
-        if let kept, await Self.answers(kept, within: min(timeouts.request, Self.keptSessionCheck)) {
+        if let kept, await Self.answers(kept, within: min(timeouts.request, timeouts.keptSession)) {
             return kept
         }
         endSession()
@@ -99,10 +99,6 @@ public actor USBDevice {
     func endSession() {
         kept = nil
     }
-
-    /// How long a kept session may take to answer before a new one is opened instead: a device that
-    /// dropped it answers at once (end of stream); one that stalls costs this much once.
-    static let keptSessionCheck: Duration = .seconds(2)
 
     /// Whether lockdownd still answers on this session (a device closes sessions it considers idle,
     /// and a reboot or replug ends them). Never throws: any failure means "open a new one".

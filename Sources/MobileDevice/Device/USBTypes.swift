@@ -69,6 +69,10 @@ public struct USBTimeouts: Sendable {
     public var launch: Duration = .seconds(60)
     /// How long to wait for a device that disappeared (reboot, replug) to come back before a retry.
     public var reattach: Duration = .seconds(60)
+    /// How long the lockdown session a device's earlier step kept may take to answer before the next
+    /// step opens a new one instead: a device that dropped it answers at once (end of stream), one
+    /// that stalls costs this much once.
+    public var keptSession: Duration = .seconds(2)
 
     public init() {}
 
@@ -83,6 +87,7 @@ public struct USBTimeouts: Sendable {
         timeouts.developerImage = duration
         timeouts.launch = duration
         timeouts.reattach = duration
+        timeouts.keptSession = duration
         return timeouts
     }
 }
