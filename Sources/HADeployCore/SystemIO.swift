@@ -4,14 +4,16 @@
     import Darwin
 #endif
 
-/// The C `read` and `write`, which methods of the same name would otherwise hide.
+/// The C `read`, `write` and `bind`, which methods of the same name would otherwise hide.
 enum SystemIO {
     #if canImport(Glibc)
         static let read = Glibc.read
         static let write = Glibc.write
+        static let bind = Glibc.bind
     #else
         static let read = Darwin.read
         static let write = Darwin.write
+        static let bind = Darwin.bind
     #endif
 }
 

@@ -22,11 +22,7 @@ final class LocalUnixListener: @unchecked Sendable {
         directory = String(cString: made)
         chmod(directory, 0o700)
         path = directory + "/usbmuxd"
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let bytes = Array(path.utf8)
-        guard bytes.count < capacity else {
+        guard OwnerOnlySocket.address(path) != nil else {
             rmdir(directory)
             throw SSHError.localFileFailed(
                 path: path, reason: "path too long for a UNIX socket (TMPDIR is too deep)")
@@ -36,20 +32,12 @@ final class LocalUnixListener: @unchecked Sendable {
             rmdir(directory)
             throw SSHError.localFileFailed(path: path, reason: String(cString: strerror(errno)))
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-        }
-        // Created with 0600 from the start (umask), not chmod'ed afterwards.
-        let previous = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        umask(previous)
-        guard bound == 0, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
+        // 0600 from its first moment, inside a folder of 0700.
+        let code = OwnerOnlySocket.bind(fd, at: path)
+        guard code == 0, listen(fd, 16) == 0 else {
+            let reason = String(cString: strerror(code == 0 ? errno : code))
             close(fd)
+            unlink(path)
             rmdir(directory)
             throw SSHError.localFileFailed(path: path, reason: reason)
         }

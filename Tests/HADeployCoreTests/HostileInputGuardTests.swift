@@ -58,12 +58,13 @@ import Testing
         #expect(!line.contains("topsecret") && !line.contains("alsosecret"), "\(line)")
     }
 
-    @Test func privateFilesAreOwnerOnlyWhateverTheUmask() throws {
+    /// With the usual umask (022) a default mode shows as 0644 and 0755. The umask is not set to 0
+    /// here: it belongs to the whole process, and every test running beside this one would create
+    /// its files and folders open to everyone meanwhile (one found a folder of mode 777 so).
+    @Test func privateFilesAreOwnerOnly() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "private-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let previous = umask(0)
-        defer { umask(previous) }
         let file = root.appendingPathComponent("nested/secret.pem")
         try PrivateFiles.write(Data("key".utf8), to: file)
         try PrivateFiles.write(Data("key2".utf8), to: file)

@@ -58,11 +58,12 @@ import VirtualDevice
         let wifi = await emulator.udid(SharedEmulator.Device.wifi)
         let plugged = await emulator.udid(SharedEmulator.Device.install)
 
-        // 5 s: long enough for usbmuxd to answer at least once while the other suites keep it busy
-        // (3 s was not, once, on two loaded cores).
+        // 10 s: long enough for usbmuxd (the twin, in this process) to answer at least once while the
+        // suite's other tests keep the process busy (3 s and 5 s were not, once each, on two loaded
+        // cores). The wait is the whole deadline: the device never shows up as asked.
         let usbOnly = await #expect(throws: MobileDeviceError.self) {
             _ = try await USBTransport.connect(
-                udid: wifi, deadline: .now + .seconds(5), options: emulator.options())
+                udid: wifi, deadline: .now + .seconds(10), options: emulator.options())
         }
         #expect(usbOnly?.kind == .notConnected)
         #expect(usbOnly?.description.contains("\(wifi) (Network)") == true, "\(usbOnly?.description ?? "")")

@@ -27,6 +27,15 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
         self.connectDeadline = connectDeadline
     }
 
+    /// The device lookup ends a little before the connect step's own deadline, so that a device that
+    /// is not there fails with what usbmuxd and mDNS saw and what to do ("not found on the network…
+    /// wake it"), not with the step's bare "did not finish within 3 s": on a loaded machine the lookup's
+    /// last round ran past a deadline equal to the step's, and the step's came first.
+    static func lookupBudget(within step: Duration) -> Duration {
+        let margin = min(max(step / 6, .milliseconds(500)), .seconds(2))
+        return step > margin * 2 ? step - margin : step
+    }
+
     func current() async throws -> USBDevice {
         if let device = lock.withLock({ device }) { return device }
         _ = try await connect()
@@ -35,7 +44,8 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
 
     public func connect() async throws -> ConnectedDevice {
         let connected = try await USBTransport.connect(
-            udid: udid, deadline: options.clock.deadline(after: connectDeadline), options: options)
+            udid: udid, deadline: options.clock.deadline(after: Self.lookupBudget(within: connectDeadline)),
+            options: options)
         lock.withLock { device = connected }
         let info = await connected.info
         return ConnectedDevice(

@@ -56,8 +56,9 @@ final class UsbmuxRelay: @unchecked Sendable {
         try lock.withLock {
             upstream = target
             if listening == nil {
-                // sun_path holds 104 bytes on Darwin, 108 on Linux; the folder's name adds 24, the socket's 8.
-                let base = folders.first { $0.utf8.count + 32 < 100 } ?? "/tmp"
+                // sun_path holds 104 bytes on Darwin, 108 on Linux; the folder's name adds 24, the
+                // socket's 8, and binding it in a folder beside it first (`OwnerOnlySocket`) 4 more.
+                let base = folders.first { $0.utf8.count + 36 < 100 } ?? "/tmp"
                 listening = try start(in: base)
             }
         }
@@ -267,27 +268,22 @@ final class UsbmuxRelay: @unchecked Sendable {
         thread.start()
     }
 
-    /// A listening UNIX socket at `path`, owner-only from its first moment (umask while binding).
+    /// A listening UNIX socket at `path`, owner-only from its first moment (`OwnerOnlySocket`).
     static func listener(at path: String, what: String) throws -> Int32 {
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { throw failure("\(what)'s socket", errno) }
-        guard var address = ProbeSocket.unixAddress(path) else {
+        let code = OwnerOnlySocket.bind(fd, at: path)
+        guard code == 0 else {
             close(fd)
-            throw failure("\(what)'s socket path (too long: \(path))", ENAMETOOLONG)
-        }
-        let previous = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        umask(previous)
-        guard bound == 0, listen(fd, 64) == 0 else {
-            let code = errno
-            close(fd)
+            if code == ENAMETOOLONG { throw failure("\(what)'s socket path (too long: \(path))", code) }
             throw failure("\(what) at \(path)", code)
         }
-        chmod(path, 0o600)
+        guard listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            unlink(path)
+            throw failure("\(what) at \(path)", code)
+        }
         return fd
     }
 

@@ -39,9 +39,8 @@ final class ControlServer: Sendable {
                     Task { await self.serve(stream) }
                 }
             }
-        let bound = try await bootstrap.bind(unixDomainSocketPath: socketPath).get()
+        let bound = try await bootstrap.withBoundSocket(try SocketFile.listeningSocket(at: socketPath)).get()
         channel.withLockedValue { $0 = bound }
-        SocketFile.restrictToOwner(socketPath)
         file.withLockedValue { $0 = SocketFile.bound(socketPath) }
     }
 

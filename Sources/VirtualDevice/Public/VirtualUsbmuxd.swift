@@ -159,8 +159,7 @@ public actor VirtualUsbmuxd {
             case .unixSocket(let path):
                 // A stale socket file from a previous run would make bind fail; a live one is refused.
                 try SocketFile.prepare(path)
-                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-                SocketFile.restrictToOwner(path)
+                channel = try await bootstrap.withBoundSocket(try SocketFile.listeningSocket(at: path)).get()
                 socketFile = SocketFile.bound(path)
                 result = "UNIX:\(path)"
             case .tcp(let port):

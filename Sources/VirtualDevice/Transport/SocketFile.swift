@@ -28,11 +28,26 @@ struct SocketFile: Sendable, Equatable {
         unlink(path)
     }
 
-    /// Makes a socket just bound at `path` connectable by its owner only (connecting needs write
-    /// permission): the usbmuxd socket hands out pair records, the control socket injects faults.
-    /// Without it the mode would follow the umask, and a umask of 0 would open them to every user.
-    static func restrictToOwner(_ path: String) {
-        chmod(path, 0o600)
+    /// A listening socket at `path` (freed by `prepare`) that only its owner can connect to, from its
+    /// first moment (`OwnerOnlySocket`; connecting needs write permission): the usbmuxd socket hands
+    /// out pair records, the control socket injects faults. Binding and then `chmod`ing would leave it
+    /// open to everyone for a moment under a umask of 0. NIO takes it over (`withBoundSocket`).
+    static func listeningSocket(at path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
+        guard fd >= 0 else { throw VirtualDeviceError.bindFailed(path, String(cString: strerror(errno))) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        let code = OwnerOnlySocket.bind(fd, at: path)
+        guard code == 0 else {
+            close(fd)
+            throw VirtualDeviceError.bindFailed(path, String(cString: strerror(code)))
+        }
+        guard listen(fd, 128) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            unlink(path)
+            throw VirtualDeviceError.bindFailed(path, reason)
+        }
+        return fd
     }
 
     /// The file now at `path` (after binding), to recognise it when stopping.
