@@ -69,7 +69,9 @@ final class ProbeSocket: @unchecked Sendable {
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
-        guard var socketAddress = unixAddress(path) else { return .failure("the socket path is too long") }
+        guard var socketAddress = OwnerOnlySocket.address(path) else {
+            return .failure("the socket path is too long")
+        }
         let result = withUnsafePointer(to: &socketAddress) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
@@ -77,19 +79,6 @@ final class ProbeSocket: @unchecked Sendable {
         }
         guard result == 0 else { return .failure(errnoText(errno)) }
         return .success(socket)
-    }
-
-    /// `path` as a UNIX socket address; nil when it does not fit `sun_path`.
-    static func unixAddress(_ path: String) -> sockaddr_un? {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
     }
 
     /// Sends all of `data`, across partial sends and signals (a signal handler interrupts a blocking

@@ -325,7 +325,7 @@ enum RelayCleanup {
 
     /// Whether connecting to the UNIX socket at `path` is refused: no process listens on it.
     static func refuses(_ path: String) -> Bool {
-        guard var address = ProbeSocket.unixAddress(path) else { return false }
+        guard var address = OwnerOnlySocket.address(path) else { return false }
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
