@@ -23,6 +23,13 @@ PREFIX ?= /usr/local
 # macOS: the system's Swift runtime and Homebrew's libraries, loaded from Homebrew's prefix (the
 # binary needs those formulae where it runs; scripts/link-static.py copies it as it is).
 RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-release
+# Swift Testing starts every test of a suite at once unless told otherwise; the twins, SSH servers and
+# Home Assistant many suites start then share two cores with the suite's own process, and a twin in
+# that process answers only when Swift's two pool threads get to it (libusbmuxd gives up after 5 s).
+# At most 6 tests of a suite run at a time (Swift 6.3's own limit, set by this variable): the suites
+# took as long as without it (EndToEnd 172 s vs 175/184, SSHTransport 94 vs 89–100, VirtualDevice
+# 106 vs 108; BENCHMARKS §14), and each test's deadlines are kept by a less crowded process.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 6
 RELEASE_BIN = .build-release/release/hadeploy-$(if $(filter Darwin,$(UNAME)),dynamic,static)
 
 .PHONY: test-mac test-suites test-root test-brew-gen peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
