@@ -30,7 +30,11 @@ struct TransportTests {
                 server: try ServerAddress(base), token: peer.accessToken, clock: TestHost.clock,
                 caFile: proxy.caFile))
         #expect(try await chunked.apiStatus() == "API running.")
-        // /api/states is many 4 KiB chunks. Other tests add states meanwhile, never remove one.
+        // /api/states is many 4 KiB chunks: over 16 KiB by this test's own state, whichever tests ran
+        // before it. Other tests add states meanwhile, never remove one.
+        _ = try await direct.setState(
+            "sensor.transport_chunk_probe", state: "on",
+            attributes: ["padding": .string(String(repeating: "y", count: 20 << 10))])
         let plain = try await direct.states()
         let viaProxy = try await chunked.states()
         #expect(Set(plain.map(\.entityID)).isSubset(of: Set(viaProxy.map(\.entityID))))
@@ -44,6 +48,13 @@ struct TransportTests {
         let proxy = try await PrefixProxy.start(upstreamPort: peer.port, chunked: true)
         defer { proxy.stop() }
         let cap = 4096
+        // The states answer is over the cap by this test's own state, whichever tests ran before it
+        // (with 6 tests of the suite at a time, it can be among the first).
+        let writer = try HomeAssistantREST(options: try peer.options())
+        _ = try await writer.setState(
+            "sensor.transport_cap_probe", state: "on",
+            attributes: ["padding": .string(String(repeating: "x", count: 2 * cap))])
+        try await writer.shutdown()
         let declared = try HomeAssistantREST(options: try peer.options(), maxResponseBytes: cap)
         let chunked = try HomeAssistantREST(
             options: ClientOptions(
