@@ -38,12 +38,24 @@ public struct StatusService: Sendable {
         let result = await round.session.run(round.plan)
         if Task.isCancelled { return nil }
         guard let publishing else { return (result, nil) }
-        do throws(StatusPublishing.Problem) {
-            let summary = try await publishing.publish(
-                result, plan: round.plan, records: records, configured: round.configured)
+        // A publish that started finishes (within its own deadlines) even when the service is told
+        // to stop meanwhile: cut between a device's discovery configs and its availability, which
+        // comes last, Home Assistant showed a device that answered as unavailable.
+        let records = records
+        let published = await Task { () async -> Result<FleetPublisher.Summary, StatusPublishing.Problem> in
+            do throws(StatusPublishing.Problem) {
+                return .success(
+                    try await publishing.publish(
+                        result, plan: round.plan, records: records, configured: round.configured))
+            } catch {
+                return .failure(error)
+            }
+        }.value
+        switch published {
+        case .success(let summary):
             context.message(publishing.line(summary))
             return (result, nil)
-        } catch {
+        case .failure(let error):
             return (result, error)
         }
     }
