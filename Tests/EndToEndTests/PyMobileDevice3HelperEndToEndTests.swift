@@ -51,13 +51,13 @@ struct PyMobileDevice3HelperEndToEndTests {
     }
 
     /// The device's tunnel is cut after the launch (a cable moved to another port): the next step
-    /// that needs it rebuilds it once, succeeds, and says why in its message.
+    /// that needs it rebuilds it once, succeeds, and says why in its message; the app is launched once.
     @Test func aTunnelThatDropsMidRunIsRebuiltOnceAndTheStepSaysWhy() async throws {
         let pymobiledevice3 = try ModernDeviceEndToEndTests.pymobiledevice3()
         let world = try await DeployWorld(twins: [Self.iphone])
         defer { Task { await world.shutdown() } }
         let udid = try #require(world.udids["iphone"])
-        // The twin cuts the tunnel as soon as it has answered the launch: the screenshot, the next
+        // The twin cuts the tunnel once the launch's answer has been read: the screenshot, the next
         // step that needs it, finds it gone (whatever the machine's load, no race with the test).
         try await world.usbmuxd.inject(.dropDeveloperTunnelAfterLaunch, udid: udid)
         let run = try await world.deploy(
@@ -69,6 +69,9 @@ struct PyMobileDevice3HelperEndToEndTests {
 
         let iphone = try #require(try world.report().results.first)
         #expect(iphone.outcome == .succeeded, "\(iphone.reason ?? "")")
+        let launch = try #require(iphone.steps.first { $0.name == "launch" })
+        #expect(launch.status == "ok" && launch.detail == nil, "\(launch.detail ?? "")")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 1, "the app was launched once")
         let screenshot = try #require(iphone.steps.first { $0.name == "screenshot" })
         #expect(screenshot.status == "ok")
         let detail = screenshot.detail ?? ""

@@ -196,8 +196,22 @@ struct DTXServiceHub {
         nextIdentifier += 1
         var channels: [Int32: String] = [:]
         var partial: [UInt32: (expected: Int, fragments: Int, body: [UInt8])] = [:]
+        // Set once the launch was answered under `dropDeveloperTunnelAfterLaunch`: the tunnel is cut
+        // when the client next sends or closes this connection, so the answer has surely arrived (cut
+        // at once, the answer could still be in the tunnel's TCP stack and be lost with it).
+        var cutAfterLaunch = false
         while true {
-            var header = try await stream.readAfterIdle(exactly: DTXMessage.fragmentHeaderLength)
+            var header: ByteBuffer
+            do {
+                header = try await stream.readAfterIdle(exactly: DTXMessage.fragmentHeaderLength)
+            } catch {
+                if cutAfterLaunch { await cutTunnelsAfterLaunch() }
+                throw error
+            }
+            if cutAfterLaunch {
+                await cutTunnelsAfterLaunch()
+                return
+            }
             guard header.readInteger(endianness: .little, as: UInt32.self) == DTXMessage.magic else {
                 throw TransportError.protocolViolation("DTX: bad fragment magic")
             }
@@ -290,10 +304,14 @@ struct DTXServiceHub {
             try await send(reply)
             if launched, runtime.hasFault("dropDeveloperTunnelAfterLaunch") {
                 await runtime.clearFaults(kind: "dropDeveloperTunnelAfterLaunch")
-                let cut = await runtime.dropTunnels()
-                runtime.logger.info("dtservicehub: the developer tunnel was cut after the launch (\(cut))")
+                cutAfterLaunch = true
             }
         }
+    }
+
+    private func cutTunnelsAfterLaunch() async {
+        let cut = await runtime.dropTunnels()
+        runtime.logger.info("dtservicehub: the developer tunnel was cut after the launch (\(cut))")
     }
 
     private func send(_ message: DTXMessage) async throws {

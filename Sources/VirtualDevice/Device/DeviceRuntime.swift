@@ -41,6 +41,8 @@ actor DeviceRuntime {
     /// The TLS context and the pair record's DeviceCertificate it was made for (nil: none there).
     private var tlsContextCache: (record: Data?, context: NIOSSLContext)?
     private var launchCounter = 0
+    /// How many times an app was launched since the device booted.
+    private(set) var appLaunches = 0
     private(set) var lastUpload: VirtualUploadStatistics?
     /// Until when the user taps "Trust" for a host that asks to pair (`acceptNextPairing`).
     private var trustNextHostUntil: ContinuousClock.Instant?
@@ -449,6 +451,7 @@ actor DeviceRuntime {
     func launch(_ app: VirtualInstalledApp, arguments: [String], environment: [String]) -> VirtualAppContext {
         terminateRunningApp(reason: "replaced")
         launchCounter += 1
+        appLaunches += 1
         let launch = appLaunch(app, arguments: arguments, environment: environment)
         // Launched processes get increasing pids above those of the system daemons.
         let pid = 300 + launchCounter
@@ -547,6 +550,7 @@ actor DeviceRuntime {
         state.bootedAt = EmulatorClock.now()
         sessionsStarted = 0
         tunnelsStarted = 0
+        appLaunches = 0
         tunnelStreams.removeAll()
         services.removeAll()
         for stream in streams.values { stream.close() }

@@ -28,8 +28,9 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// `VerifyingApplication` takes this many seconds with nothing sent meanwhile, as a real device
     /// checking a large app's signature (clients must tell a quiet device from a lost one).
     case slowVerification(seconds: Double)
-    /// Once: right after the next DTX launch has been answered, the device's developer tunnels are
-    /// cut, as a cable moved to another port between two steps would (the next step finds it gone).
+    /// Once: after the next DTX launch has been answered, the device's developer tunnels are cut as
+    /// soon as the client has read the answer (its next message on that connection, or its closing),
+    /// as a cable moved to another port between two steps would (the next step finds it gone).
     case dropDeveloperTunnelAfterLaunch
     /// Once: the next lockdownd connection is closed without a word after its first request, as a
     /// device re-enumerating on USB or a Wi-Fi hiccup would (the connection after it works).

@@ -346,6 +346,12 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).tunnelsStarted
     }
 
+    /// How many times an app was launched on the device since it booted (a launch tried again
+    /// counts twice).
+    public func appLaunches(udid: String) async throws -> Int {
+        try await runtime(udid: udid).appLaunches
+    }
+
     /// How many developer tunnels are open now (a client that ended closed its own).
     public func openDeveloperTunnels(udid: String) async throws -> Int {
         try await runtime(udid: udid).openTunnels
