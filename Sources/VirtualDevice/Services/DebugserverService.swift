@@ -140,12 +140,14 @@ struct DebugserverService {
 
     /// Sends pending app output as one `O` packet, or stays silent when there is none (the client
     /// then waits until it is interrupted, which is how a running app looks to idevicedebug 1.3.0).
+    /// The wait for output ends as soon as the client sends something (an interrupt): debugserver
+    /// answers an interrupt at once, whatever the app prints.
     private func sendOutput(from context: VirtualAppContext?, ackMode: Bool) async throws {
         guard let context else { return }
         let deadline = ContinuousClock.now + Self.outputWait
         var lines = context.takeOutput()
-        while lines.isEmpty && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
+        while lines.isEmpty && ContinuousClock.now < deadline && !stream.hasUnreadBytes {
+            try? await Task.sleep(for: .milliseconds(10))
             lines = context.takeOutput()
         }
         guard !lines.isEmpty else { return }

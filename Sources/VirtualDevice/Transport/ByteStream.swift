@@ -226,6 +226,9 @@ final class ByteStream: Sendable {
     /// True once the peer closed or the connection failed.
     var isClosed: Bool { state.withLockedValue { $0.isClosed } }
 
+    /// Whether the peer has sent bytes not read yet (a client that spoke while the device waited).
+    var hasUnreadBytes: Bool { state.withLockedValue { $0.buffer.readableBytes > 0 } }
+
     /// Closes the connection (idempotent).
     func close() {
         channel.close(promise: nil)
