@@ -66,9 +66,9 @@ for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=b", "-c", "user.em
 # --- the virtual devices, in their own process ---------------------------------------------------------
 sock = os.path.join(work, "usbmuxd.sock")
 virtual = subprocess.Popen([BIN, "virtual", "--socket", sock, "--state", os.path.join(work, "state")],
-                           cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                           cwd=work, env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(work, "virtual.err"), "w"), text=True)
 line = virtual.stdout.readline().strip()
-assert line.startswith("USBMUXD_SOCKET_ADDRESS="), line
+assert line.startswith("USBMUXD_SOCKET_ADDRESS="), (line, virtual.wait(), open(os.path.join(work, "virtual.err")).read()[-2000:])
 env["USBMUXD_SOCKET_ADDRESS"] = line.split("=", 1)[1]
 
 def control(request):

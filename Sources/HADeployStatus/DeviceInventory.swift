@@ -60,8 +60,10 @@ public struct DeviceInventory: Sendable, Encodable {
         let folders = [fileSystem.temporaryDirectory.path]
         // Wi-Fi devices, which Linux's usbmuxd does not list: hadeploy's own usbmuxd lists every one
         // found over multicast DNS (after one browse), the route's devices with them.
-        if let pairRecords, (try? USBTransport.route(to: usbmuxdAddress, folders: folders)) != nil {
-            USBTransport.reachOverWiFi(nil, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)
+        if let pairRecords, (try? USBTransport.route(to: usbmuxdAddress, folders: folders)) != nil,
+            (try? USBTransport.reachOverWiFi(
+                nil, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)) != nil
+        {
             await USBTransport.waitForWiFiDiscovery(limit: wifiWindow, clock: clock)
         }
         do {

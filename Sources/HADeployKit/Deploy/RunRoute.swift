@@ -64,7 +64,7 @@ public final class RunRoute: Sendable {
         case nil:
             break
         }
-        reachWiFiDevices(
+        try reachWiFiDevices(
             devices.filter { $0.backend.usbRoute == route }, route: route, environment: environment,
             stateDirectory: stateDirectory, fileSystem: fileSystem)
         return RunRoute(route: route, tunnel: nil)
@@ -75,7 +75,7 @@ public final class RunRoute: Sendable {
     static func reachWiFiDevices(
         _ devices: [DevicePlan], route: USBRoute?, environment: [String: String], stateDirectory: URL,
         fileSystem: any FileSystem
-    ) {
+    ) throws {
         let wifi = devices.filter { $0.backend.lookup == .network }
         let udids = wifi.compactMap { $0.udid?.value }
         guard !udids.isEmpty else { return }
@@ -92,7 +92,7 @@ public final class RunRoute: Sendable {
         } else {
             folder = PairRecordLocation.folder(environment: environment, fileSystem: fileSystem)
         }
-        USBTransport.reachOverWiFi(
+        try USBTransport.reachOverWiFi(
             Set(udids), addresses: addresses, pairRecords: folder, fileSystem: fileSystem)
     }
 

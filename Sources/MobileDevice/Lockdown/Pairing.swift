@@ -28,7 +28,7 @@ extension USBTransport {
         let relay = UsbmuxRelay.process
         relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
         // Every request read, so the SavePairRecord that lockdownd_pair sends is kept here too.
-        relay.muxAlways()
+        try relay.muxAlways()
         let anonymous = DeviceIdentity(name: nil, udid: udid)
         try await waitUntilListed(
             udid: udid, deadline: clock.deadline(after: timeouts.usbmuxd), timeouts: timeouts,

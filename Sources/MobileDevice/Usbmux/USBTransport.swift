@@ -19,8 +19,9 @@ public enum USBTransport {
     /// the route's usbmuxd. Set the route first.
     public static func reachOverWiFi(
         _ udids: Set<String>?, addresses: [String: String], pairRecords: URL, fileSystem: any FileSystem
-    ) {
+    ) throws {
         let relay = UsbmuxRelay.process
+        try relay.startIfNeeded()
         relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
         relay.discovery.want(udids, addresses: addresses, relay: relay)
     }

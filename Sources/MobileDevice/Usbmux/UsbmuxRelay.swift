@@ -26,6 +26,10 @@ final class UsbmuxRelay: @unchecked Sendable {
     private let lock = NSLock()
     private var upstream = UsbmuxRelay.systemAddress
     private var listening: (fd: Int32, folder: String)?
+    /// Whether a route was set (through the relay, or straight to what libusbmuxd reads anyway).
+    private var routed = false
+    /// Where the relay's private folder goes when it has to start after a direct route.
+    private var relayFolders: [String] = []
     /// The Wi-Fi devices this relay lists itself, by the DeviceID it gave each (from 0x10000).
     private var wifi: [Int: WiFiDevice] = [:]
     private var nextWiFiID = 0x10000
@@ -44,24 +48,47 @@ final class UsbmuxRelay: @unchecked Sendable {
     /// is pointed at, so it sees the Wi-Fi devices hadeploy lists too.
     var ownAddress: String? { lock.withLock { listening.map { "UNIX:" + $0.folder + "/usbmuxd" } } }
 
-    /// The route, once the relay runs (nil: libusbmuxd still reads the environment as it was).
-    var activeRoute: String? { lock.withLock { listening == nil ? nil : upstream } }
+    /// The route, once one is set (nil: libusbmuxd still reads the environment as it was).
+    var activeRoute: String? { lock.withLock { routed ? upstream : nil } }
 
     /// Relays every connection from now on to `address` (`UNIX:/path`, `/path` or `host:port`; nil:
-    /// this machine's usbmuxd). The first call starts the relay and points libusbmuxd at it.
-    /// The relay's private folder is made in the first of `folders` short enough for a socket path
-    /// (the run's state folder, then the temporary folder).
+    /// this machine's usbmuxd). The first call that needs it starts the relay and points libusbmuxd
+    /// at it. A route to the very usbmuxd libusbmuxd reads already (`USBMUXD_SOCKET_ADDRESS` as it
+    /// is, or the default) needs no relay until a Wi-Fi device or another route does
+    /// (`startIfNeeded`): every byte of every connection, uploads included, then goes to the usbmuxd
+    /// straight, not copied once more by this process. The relay's private folder is made in the
+    /// first of `folders` short enough for a socket path (the run's state folder, then the temporary
+    /// folder).
     func route(to address: String?, folders: [String]) throws {
         let target = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
         try lock.withLock {
             upstream = target
-            if listening == nil {
-                // sun_path holds 104 bytes on Darwin, 108 on Linux; the folder's name adds 24, the
-                // socket's 8, and binding it in a folder beside it first (`OwnerOnlySocket`) 4 more.
-                let base = folders.first { $0.utf8.count + 36 < 100 } ?? "/tmp"
-                listening = try start(in: base)
+            routed = true
+            relayFolders = folders
+            if listening == nil && target != Self.libusbmuxdAddress() {
+                listening = try start(in: Self.base(folders))
             }
         }
+    }
+
+    /// Starts the relay if a direct route left it off: a Wi-Fi device or a pairing needs hadeploy's
+    /// own usbmuxd between libusbmuxd and the route's.
+    func startIfNeeded() throws {
+        try lock.withLock {
+            if listening == nil { listening = try start(in: Self.base(relayFolders)) }
+        }
+    }
+
+    /// What libusbmuxd connects to in this process without the relay.
+    private static func libusbmuxdAddress() -> String {
+        let value = getenv("USBMUXD_SOCKET_ADDRESS").map { String(cString: $0) } ?? ""
+        return value.isEmpty ? systemAddress : value
+    }
+
+    /// sun_path holds 104 bytes on Darwin, 108 on Linux; the folder's name adds 24, the socket's 8,
+    /// and binding it in a folder beside it first (`OwnerOnlySocket`) 4 more.
+    private static func base(_ folders: [String]) -> String {
+        folders.first { $0.utf8.count + 36 < 100 } ?? "/tmp"
     }
 
     /// Binds the private socket, starts accepting and sets `USBMUXD_SOCKET_ADDRESS` — once per process.
@@ -235,7 +262,10 @@ final class UsbmuxRelay: @unchecked Sendable {
     }
 
     /// Serves every connection as a muxer from now on, Wi-Fi devices found or not.
-    func muxAlways() { lock.withLock { alwaysMux = true } }
+    func muxAlways() throws {
+        try startIfNeeded()
+        lock.withLock { alwaysMux = true }
+    }
 
     /// Serves hadeploy's usbmuxd at `path` as well (`hadeploy muxer --socket PATH`): owner-only, not
     /// this process's own route. Returns when the socket listens.
