@@ -329,7 +329,7 @@ actor DeviceRuntime {
     /// Made once per pair record, not per session: reading the certificate and setting up
     /// BoringSSL's context cost about as much as the handshake's own RSA (perf, 24 twins).
     func tlsContext() throws -> NIOSSLContext {
-        let recorded = pairRecords.dictionary(udid: udid)?["DeviceCertificate"] as? Data
+        let recorded = pairRecords.deviceCertificate(udid: udid)
         if let cached = tlsContextCache, cached.record == recorded { return cached.context }
         var certificatePEM: String?
         if let data = recorded, let pem = String(data: data, encoding: .utf8),
