@@ -83,6 +83,61 @@ struct ArtifactIntegrityTests {
         }
     }
 
+    /// The copy is made and hashed in one pass: its digest is the original's and the copy's own, and
+    /// it keeps what installs need: an executable's mode, links, read-only files and folders.
+    @Test func thePrivateCopyKeepsModesAndLinksAndHashesAsTheOriginal() throws {
+        let root = try temporaryDirectory("artifact-copy")
+        defer {
+            _ = try? FileManager.default.subpathsOfDirectory(atPath: root.path).map {
+                try? FileManager.default.setAttributes(
+                    [.posixPermissions: 0o755], ofItemAtPath: root.appendingPathComponent($0).path)
+            }
+            try? FileManager.default.removeItem(at: root)
+        }
+        let app = root.appendingPathComponent("given/HADashboard.app")
+        let nested = app.appendingPathComponent("Frameworks/Kit.framework")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })  // 3 MiB: several reads
+        try bytes.write(to: app.appendingPathComponent("HADashboard"))
+        try Data("<plist/>".utf8).write(to: app.appendingPathComponent("Info.plist"))
+        try Data("kit".utf8).write(to: nested.appendingPathComponent("Kit"))
+        try FileManager.default.createSymbolicLink(
+            atPath: nested.appendingPathComponent("Current").path, withDestinationPath: "Kit")
+        let modes = [
+            "HADashboard": 0o755, "Info.plist": 0o444, "Frameworks/Kit.framework/Kit": 0o555,
+            "Frameworks/Kit.framework": 0o555,
+        ]
+        for (relative, mode) in modes {
+            try FileManager.default.setAttributes(
+                [.posixPermissions: mode], ofItemAtPath: app.appendingPathComponent(relative).path)
+        }
+        let folder = root.appendingPathComponent("copies")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+
+        let made = try ArtifactDigest.privateCopy(of: app.path, into: folder, in: TestHost.fileSystem)
+        #expect(made.path == folder.appendingPathComponent("HADashboard.app").path)
+        #expect(made.sha256 == (try ArtifactDigest.sha256(app.path, in: TestHost.fileSystem)))
+        #expect(made.sha256 == (try ArtifactDigest.sha256(made.path, in: TestHost.fileSystem)))
+        let copy = URL(fileURLWithPath: made.path)
+        #expect(try Data(contentsOf: copy.appendingPathComponent("HADashboard")) == bytes)
+        for (relative, mode) in modes {
+            let copied =
+                try FileManager.default.attributesOfItem(atPath: copy.appendingPathComponent(relative).path)[
+                    .posixPermissions] as? Int
+            #expect(copied == mode, "\(relative): \(String(copied ?? 0, radix: 8))")
+        }
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(
+                atPath: copy.appendingPathComponent("Frameworks/Kit.framework/Current").path) == "Kit")
+
+        // An .ipa: one file, copied and hashed the same way.
+        let ipa = root.appendingPathComponent("given/HADashboard.ipa")
+        try bytes.write(to: ipa)
+        let file = try ArtifactDigest.privateCopy(of: ipa.path, into: folder, in: TestHost.fileSystem)
+        #expect(file.sha256 == (try ArtifactDigest.sha256(ipa.path, in: TestHost.fileSystem)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == bytes)
+    }
+
     /// Before: a 10 GB sparse file cost 10.5 GB of memory and ignored SIGTERM while it was read whole.
     @Test func hashingALargeFileTakesBoundedMemoryAndStopsWhenCancelled() async throws {
         let root = try temporaryDirectory("artifact-hash")

@@ -198,7 +198,9 @@ public enum ArtifactDigest {
 
     /// Copies the artifact at `path` into `folder` (a private folder of this run's) and returns the
     /// copy with its hash: what is installed is the copy, which no one else can change after it was
-    /// hashed (the original can be replaced at any moment).
+    /// hashed (the original can be replaced at any moment). One pass: each file is hashed as its bytes
+    /// are written to the copy (the same digest `sha256` gives the copy), a megabyte at a time, so an
+    /// unchanged redeploy reads the app once here instead of copying it and reading the copy back.
     public static func privateCopy(of path: String, into folder: URL, in fileSystem: any FileSystem) throws
         -> (
             path: String, sha256: String
@@ -211,14 +213,72 @@ public enum ArtifactDigest {
         guard fileSystem.fileExists(atPath: path) else {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
-        if !fileSystem.isDirectory(atPath: path) { _ = try fileHash(path, fileSystem) }
         do {
-            try fileSystem.copyItem(at: source, to: copy)
+            guard fileSystem.isDirectory(atPath: path) else {
+                return (copy.path, try copyFile(source.path, to: copy.path, fileSystem))
+            }
+            // Folders are made owner-writable and given their own permissions once filled (a
+            // read-only folder of the bundle still gets its files).
+            var folders = [(copy, try permissions(source.path, fileSystem))]
+            try fileSystem.createDirectory(
+                at: copy, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            var lines = ""
+            for relative in ((try? fileSystem.subpathsOfDirectory(atPath: source.path)) ?? []).sorted() {
+                let from = source.appendingPathComponent(relative)
+                let to = copy.appendingPathComponent(relative)
+                let type = try fileSystem.attributesOfItem(atPath: from.path)[.type] as? FileAttributeType
+                if type == .typeSymbolicLink {
+                    let destination = try fileSystem.destinationOfSymbolicLink(atPath: from.path)
+                    try fileSystem.createSymbolicLink(atPath: to.path, withDestinationPath: destination)
+                    lines += "\(relative) -> \(destination)\n"
+                } else if type == .typeRegular {
+                    lines += "\(relative) \(try copyFile(from.path, to: to.path, fileSystem))\n"
+                } else if type == .typeDirectory {
+                    try fileSystem.createDirectory(
+                        at: to, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                    folders.append((to, try permissions(from.path, fileSystem)))
+                }
+            }
+            for (folder, mode) in folders.reversed() {
+                try fileSystem.setAttributes([.posixPermissions: mode], ofItemAtPath: folder.path)
+            }
+            return (copy.path, SHA256Hasher.hex(of: Data(lines.utf8)))
+        } catch let error as ArtifactError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
         } catch {
             throw ArtifactError(
                 path: path, problem: "cannot be copied for this run (\(SystemErrorText.message(error)))")
         }
-        return (copy.path, try sha256(copy.path, in: fileSystem))
+    }
+
+    /// Copies one regular file (a FIFO or a device is refused, never waited on), keeping its
+    /// permissions; returns the SHA-256 of the bytes written.
+    static func copyFile(_ source: String, to destination: String, _ fileSystem: any FileSystem) throws
+        -> String
+    {
+        let type = (try? fileSystem.attributesOfItem(atPath: source))?[.type] as? FileAttributeType
+        guard type == .typeRegular else {
+            throw ArtifactError(path: source, problem: "not a regular file or an .app folder")
+        }
+        let mode = try permissions(source, fileSystem)
+        let made = fileSystem.createFile(
+            atPath: destination, contents: nil, attributes: [.posixPermissions: 0o600])
+        guard made else {
+            throw ArtifactError(path: source, problem: "cannot be copied for this run (\(destination))")
+        }
+        let hasher = SHA256Hasher()
+        try fileSystem.read(atPath: source, chunkSize: chunkSize) { chunk in
+            hasher.update(chunk)
+            _ = try fileSystem.append(chunk, toFileAtPath: destination)
+        }
+        try fileSystem.setAttributes([.posixPermissions: mode], ofItemAtPath: destination)
+        return hasher.finalizeHex()
+    }
+
+    static func permissions(_ path: String, _ fileSystem: any FileSystem) throws -> Int {
+        (try fileSystem.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? 0o644
     }
 }
 
