@@ -52,9 +52,9 @@ final class DeviceWorker: @unchecked Sendable {
                 DispatchQueue.global().asyncAfter(deadline: .now() + remaining.dispatchInterval) {
                     [weak self] in
                     guard let self else { return }
-                    if once.resume(.failure(self.deadlineError(step, budget: remaining))) {
-                        self.abandon(step)
-                    }
+                    // Marked abandoned before the caller wakes: its next call is refused, never
+                    // queued behind the blocked one.
+                    once.resume(.failure(self.deadlineError(step, budget: remaining))) { self.abandon(step) }
                 }
                 cancellation.set(once: once, step: step, worker: self)
             }
@@ -90,7 +90,7 @@ private final class CancellationLink: @unchecked Sendable {
             let error = MobileDeviceError(
                 .cancelled, step: step, device: worker?.device, reason: "the operation was cancelled",
                 nextStep: "Nothing to do; run it again when needed.")
-            if once.resume(.failure(error)) { worker?.abandon(step) }
+            once.resume(.failure(error)) { worker?.abandon(step) }
         }
         let fireNow: Bool = lock.withLock {
             cancelAction = action

@@ -10,14 +10,16 @@ final class ResumeOnce<T: Sendable>: @unchecked Sendable {
         self.continuation = continuation
     }
 
-    /// Returns false when someone else already resumed.
+    /// Returns false when someone else already resumed. `first` runs only when this call is the one
+    /// that resumes, before the waiting task wakes (what it records is there when the task goes on).
     @discardableResult
-    func resume(_ result: Result<T, any Error>) -> Bool {
+    func resume(_ result: Result<T, any Error>, first: () -> Void = {}) -> Bool {
         let taken: CheckedContinuation<T, any Error>? = lock.withLock {
             defer { continuation = nil }
             return continuation
         }
         guard let taken else { return false }
+        first()
         taken.resume(with: result)
         return true
     }
