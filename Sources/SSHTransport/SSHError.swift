@@ -106,15 +106,20 @@ public enum SSHError: Error, Sendable, CustomStringConvertible, Equatable {
     }
 
     /// A fault worth a retry after probing the device again: the connection was refused, reset or timed
-    /// out while connecting (an iPad 2 on Wi-Fi that is waking up), as the old script retried each target.
+    /// out while connecting (an iPad 2 on Wi-Fi that is waking up), or closed by the server before it
+    /// said a word (libssh's "Socket error: disconnected": an sshd over its MaxStartups, a Wi-Fi hiccup),
+    /// as the old script retried each target.
     public var isTransientConnectFault: Bool {
         switch self {
         case .connectFailed(_, _, let reason, _):
             let text = reason.lowercased()
-            return ["refused", "reset", "timed out", "timeout", "unreachable", "no route", "closed by"]
-                .contains {
-                    text.contains($0)
-                }
+            return [
+                "refused", "reset", "timed out", "timeout", "unreachable", "no route", "closed by",
+                "disconnected",
+            ]
+            .contains {
+                text.contains($0)
+            }
         case .timedOut(_, let step, _):
             return step.contains("connect") || step.contains("handshake") || step.contains("authentication")
         default:

@@ -259,3 +259,51 @@ package enum TestEnvironment {
         fchmod(fd, 0o755)
     }
 }
+
+extension TestEnvironment {
+    /// A TCP server on 127.0.0.1 that accepts each connection and closes it at once, before any
+    /// banner: what a client sees from an sshd over its MaxStartups.
+    package final class ClosingListener: @unchecked Sendable {
+        package let port: Int
+        private let fd: Int32
+
+        init(fd: Int32, port: Int) {
+            self.fd = fd
+            self.port = port
+            let listening = fd
+            Thread {
+                while true {
+                    let client = accept(listening, nil, nil)
+                    if client < 0 { return }
+                    close(client)
+                }
+            }.start()
+        }
+
+        /// Stops accepting (the accept loop ends with the socket).
+        package func stop() {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
+    package static func closingListener() throws -> ClosingListener {
+        let fd = socket(AF_INET, TestPlatform.streamSocket, 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else {
+            close(fd)
+            throw SetupMissing(
+                description: "a closing listener on 127.0.0.1: \(String(cString: strerror(errno)))")
+        }
+        return ClosingListener(fd: fd, port: Int(UInt16(bigEndian: address.sin_port)))
+    }
+}

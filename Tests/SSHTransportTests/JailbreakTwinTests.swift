@@ -1,6 +1,7 @@
 import Foundation
 import HADeployCore
 import HomeAssistant
+import SSHTestPeers
 import TestSupport
 import Testing
 
@@ -322,6 +323,15 @@ struct JailbreakTwinTests {
         let refused = await #expect(throws: SSHError.self) { try await SSHConnection.connect(closed) }
         #expect(refused?.isTransientConnectFault == true)
         #expect((refused as (any Error)?).flatMap { $0 as? any TransientClassifying }?.isTransient == true)
+
+        // A server that closes the connection before its banner (an sshd over MaxStartups): worth a
+        // retry too.
+        let listener = try TestEnvironment.closingListener()
+        defer { listener.stop() }
+        var dropped = config
+        dropped.port = listener.port
+        let closedEarly = await #expect(throws: SSHError.self) { try await SSHConnection.connect(dropped) }
+        #expect(closedEarly?.isTransientConnectFault == true, "\(String(describing: closedEarly))")
     }
 
     @Test("iOS 10: Apple's signature and provisioning profile are removed on the host, not sent")

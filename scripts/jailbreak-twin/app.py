@@ -385,8 +385,12 @@ DEMO_LINES = ["Demo", "3 views, 12 cards", "", "# Home", "  [Living Room Light: 
 def main():
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     os.makedirs(os.path.dirname(LOG), exist_ok=True)
-    with open("/var/run/twin/%s.pid" % NAME, "w") as f:
-        f.write(str(os.getpid()))
+    pid_file = "/var/run/twin/%s.pid" % NAME
+    try:
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    except PermissionError:
+        pass  # `open` recorded this pid already, in a file the app cannot write
     header()
     log("INFO", "startup", "didFinishLaunching START")
     try:

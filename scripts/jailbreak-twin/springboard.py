@@ -6,6 +6,7 @@
                    refuses an app that uicache does not know or whose executable is not signed
   killall NAME     ends the processes of that executable; exit 1 when there were none
 """
+import fcntl
 import hashlib
 import os
 import plistlib
@@ -128,26 +129,41 @@ def open_app(args):
         print("open: %s: Killed: 9 (code signature invalid, run ldid -S)" % executable, file=sys.stderr)
         return 1
     name = app["CFBundleExecutable"]
-    if pids_of(name):
-        return 0  # already running: SpringBoard brings it to the front
     os.makedirs(RUN, exist_ok=True)
-    if os.fork() == 0:
-        os.setsid()
+    # One launch at a time, and the new process's pid recorded before `open` returns: a second
+    # `open` (a retried command) finds the app running however slowly it starts, as SpringBoard
+    # brings a launching app to the front instead of starting another.
+    with open(os.path.join(RUN, name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if pids_of(name):
+            return 0  # already running: SpringBoard brings it to the front
+        started = os.pipe()
         if os.fork() == 0:
-            fd = os.open("/dev/null", os.O_RDWR)
-            for target in (0, 1, 2):
-                os.dup2(fd, target)
-            # The app runs as mobile (501). A twin run without root is 501 already: root and mobile
-            # are one id there (twin.sh), so the switch changes nothing.
-            os.setgid(501)
-            os.setuid(501)
-            os.execv("/usr/libexec/twin/python3",
-                     [name, "/usr/libexec/twin/app.py", args[0], app["Path"], name])
-        os._exit(0)
-    # Wait for the app to record its pid, so an immediate killall finds it.
-    deadline = time.time() + 5
-    while time.time() < deadline and not pids_of(name):
-        time.sleep(0.05)
+            os.setsid()
+            pid = os.fork()
+            if pid == 0:
+                fd = os.open("/dev/null", os.O_RDWR)
+                for target in (0, 1, 2):
+                    os.dup2(fd, target)
+                # The app runs as mobile (501). A twin run without root is 501 already: root and
+                # mobile are one id there (twin.sh), so the switch changes nothing.
+                os.setgid(501)
+                os.setuid(501)
+                os.execv("/usr/libexec/twin/python3",
+                         [name, "/usr/libexec/twin/app.py", args[0], app["Path"], name])
+            os.write(started[1], str(pid).encode())
+            os._exit(0)
+        os.close(started[1])
+        pid = int(os.read(started[0], 32) or b"0")
+        os.close(started[0])
+        if pid > 0:
+            path = os.path.join(RUN, name + ".pid")
+            with open(path, "w") as f:
+                f.write(str(pid))
+            try:
+                os.chown(path, 501, 501)  # the app (mobile) writes it again as it starts
+            except OSError:
+                pass
     return 0
 
 
