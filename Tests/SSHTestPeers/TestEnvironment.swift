@@ -288,22 +288,7 @@ extension TestEnvironment {
     }
 
     package static func closingListener() throws -> ClosingListener {
-        let fd = socket(AF_INET, TestPlatform.streamSocket, 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
-            close(fd)
-            throw SetupMissing(
-                description: "a closing listener on 127.0.0.1: \(String(cString: strerror(errno)))")
-        }
-        return ClosingListener(fd: fd, port: Int(UInt16(bigEndian: address.sin_port)))
+        let (fd, port) = try FreePort.loopbackSocket(listening: true)
+        return ClosingListener(fd: fd, port: port)
     }
 }
