@@ -41,7 +41,6 @@ public struct StatusService: Sendable {
         // A publish that started finishes (within its own deadlines) even when the service is told
         // to stop meanwhile: cut between a device's discovery configs and its availability, which
         // comes last, Home Assistant showed a device that answered as unavailable.
-        let records = records
         let published = await Task { () async -> Result<FleetPublisher.Summary, StatusPublishing.Problem> in
             do throws(StatusPublishing.Problem) {
                 return .success(

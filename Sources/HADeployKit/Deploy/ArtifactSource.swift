@@ -159,15 +159,29 @@ public enum ArtifactDigest {
         // A link to the .app: its content, not the link (listing the link itself gave no files, so
         // any bundle behind it had the same hash).
         let root = URL(fileURLWithPath: path).resolvingSymlinksInPath()
-        let files = ((try? fileSystem.subpathsOfDirectory(atPath: root.path)) ?? []).sorted()
+        return try folderDigest(root, fileSystem) { _, url in try fileHash(url.path, fileSystem) }
+    }
+
+    /// An .app folder's digest: each regular file's relative path and SHA-256 (from `file`, which
+    /// reads or copies it) and each link's target, in path order. `link` and `folder` see the other
+    /// entries (a copy makes them).
+    static func folderDigest(
+        _ root: URL, _ fileSystem: any FileSystem, file: (String, URL) throws -> String,
+        link: (String, String) throws -> Void = { _, _ in },
+        folder: (String, URL) throws -> Void = { _, _ in }
+    ) throws -> String {
         var lines = ""
-        for relative in files {
+        for relative in ((try? fileSystem.subpathsOfDirectory(atPath: root.path)) ?? []).sorted() {
             let url = root.appendingPathComponent(relative)
             let type = try fileSystem.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
             if type == .typeSymbolicLink {
-                lines += "\(relative) -> \(try fileSystem.destinationOfSymbolicLink(atPath: url.path))\n"
+                let destination = try fileSystem.destinationOfSymbolicLink(atPath: url.path)
+                try link(relative, destination)
+                lines += "\(relative) -> \(destination)\n"
             } else if type == .typeRegular {
-                lines += "\(relative) \(try fileHash(url.path, fileSystem))\n"
+                lines += "\(relative) \(try file(relative, url))\n"
+            } else if type == .typeDirectory {
+                try folder(relative, url)
             }
         }
         return SHA256Hasher.hex(of: Data(lines.utf8))
@@ -222,27 +236,25 @@ public enum ArtifactDigest {
             var folders = [(copy, try permissions(source.path, fileSystem))]
             try fileSystem.createDirectory(
                 at: copy, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            var lines = ""
-            for relative in ((try? fileSystem.subpathsOfDirectory(atPath: source.path)) ?? []).sorted() {
-                let from = source.appendingPathComponent(relative)
-                let to = copy.appendingPathComponent(relative)
-                let type = try fileSystem.attributesOfItem(atPath: from.path)[.type] as? FileAttributeType
-                if type == .typeSymbolicLink {
-                    let destination = try fileSystem.destinationOfSymbolicLink(atPath: from.path)
-                    try fileSystem.createSymbolicLink(atPath: to.path, withDestinationPath: destination)
-                    lines += "\(relative) -> \(destination)\n"
-                } else if type == .typeRegular {
-                    lines += "\(relative) \(try copyFile(from.path, to: to.path, fileSystem))\n"
-                } else if type == .typeDirectory {
+            let digest = try folderDigest(
+                source, fileSystem,
+                file: { relative, from in
+                    try copyFile(from.path, to: copy.appendingPathComponent(relative).path, fileSystem)
+                },
+                link: { relative, destination in
+                    try fileSystem.createSymbolicLink(
+                        atPath: copy.appendingPathComponent(relative).path, withDestinationPath: destination)
+                },
+                folder: { relative, from in
+                    let to = copy.appendingPathComponent(relative)
                     try fileSystem.createDirectory(
                         at: to, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                     folders.append((to, try permissions(from.path, fileSystem)))
-                }
-            }
+                })
             for (folder, mode) in folders.reversed() {
                 try fileSystem.setAttributes([.posixPermissions: mode], ofItemAtPath: folder.path)
             }
-            return (copy.path, SHA256Hasher.hex(of: Data(lines.utf8)))
+            return (copy.path, digest)
         } catch let error as ArtifactError {
             throw error
         } catch let error as CancellationError {
