@@ -16,7 +16,7 @@ and after), and each step's wall time from the `--json` events. It ends with the
 Usage: scripts/bench-deploy.py [--devices N] [--app-mb M] [--profile] [path/to/hadeploy]
        (default: 6 devices, 50 MB, the shipped static binary `make release` links in .build-release)
 """
-import argparse, json, os, plistlib, shutil, socket, struct, subprocess, sys, tempfile, time
+import argparse, json, os, plistlib, shutil, socket, struct, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 parser = argparse.ArgumentParser(description="hadeploy deploy benchmarks")
@@ -101,15 +101,50 @@ def profiled(label, cmd):
     cmd = cmd + ["--json"]
     out = tempfile.TemporaryFile(mode="w+")
     emulator_before = emulator_cpu()
+    # BENCH_PERF=DIR: `perf record -a -g` around this run only (not the set-up, not the other runs),
+    # one file per run, to find where the CPU of both processes goes (`perf report --sort pid,dso`).
+    recorder = None
+    if os.environ.get("BENCH_PERF"):
+        name = "".join(c if c.isalnum() else "-" for c in label) + f"-{time.monotonic_ns()}.data"
+        recorder = subprocess.Popen(["perf", "record", "-a", "-g", "-F", "999", "-q", "-o",
+                                     os.path.join(os.environ["BENCH_PERF"], name)], stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
     start = time.monotonic()
-    process = subprocess.Popen(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
-    stderr = process.stderr.read()
+    stamped = []
+    if os.environ.get("BENCH_EVENTS"):
+        # Each event line stamped as it arrives (the events' own time is whole seconds).
+        process = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, bufsize=1)
+        def pump():
+            for line in process.stdout:
+                stamped.append((time.monotonic() - start, line))
+                out.write(line)
+        reader = threading.Thread(target=pump)
+        reader.start()
+        stderr = process.stderr.read()
+        reader.join()
+    else:
+        process = subprocess.Popen(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.PIPE, text=True)
+        stderr = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.monotonic() - start
+    if recorder:
+        recorder.send_signal(2)
+        recorder.wait()
     process.returncode = os.waitstatus_to_exitcode(status)
     emulator = emulator_cpu() - emulator_before
     out.seek(0)
     lines = out.read().splitlines()
+    if os.environ.get("BENCH_EVENTS"):
+        # BENCH_EVENTS=DIR: each run's JSON events, with the wall-clock start, for a timeline.
+        name = "".join(c if c.isalnum() else "-" for c in label) + f"-{time.monotonic_ns()}.jsonl"
+        with open(os.path.join(os.environ["BENCH_EVENTS"], name), "w") as f:
+            for at, line in stamped:
+                if line.startswith("{"):
+                    event = json.loads(line)
+                    event["arrived"] = round(at, 4)
+                    f.write(json.dumps(event) + "\n")
+            f.write(json.dumps({"event": "exited", "arrived": round(elapsed, 4)}) + "\n")
     if process.returncode != 0:
         print("\n".join(lines[-20:]), stderr[-2000:], file=sys.stderr)
         raise SystemExit(f"failed: {' '.join(cmd)}")
