@@ -249,34 +249,55 @@ extension FidelitySuite {
             #expect(Self.failed(query.steps["query type"]), "\(query.result)")
             await daemon.stop()
 
-            // The UNIX sockets (usbmuxd, control) are the owner's alone, whatever the umask says.
-            let folder = directory.appendingPathComponent("unix")
+            // The UNIX sockets (usbmuxd, control) are the owner's alone, whatever the umask says: the
+            // twins as users start them (`hadeploy virtual`), in a process of their own whose umask
+            // is 0 (never this test process's, which other tests share).
+            let project = directory.appendingPathComponent("project")
+            let folder = project.appendingPathComponent("unix")
             let socket = folder.appendingPathComponent("usbmuxd.sock").path
             // As `hadeploy virtual` makes its state folder: open to others to look into.
             try FileManager.default.createDirectory(
                 at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-            let unixDaemon = try VirtualUsbmuxd(
-                profiles: [profile], stateDirectory: folder, address: .unixSocket(socket),
-                logger: Logger(label: "pmd3-confinement", factory: { _ in SwiftLogNoOpLogHandler() }),
-                fileSystem: TestHost.fileSystem)
-            let previous = umask(0)
-            do {
-                _ = try await unixDaemon.start()
-            } catch {
-                umask(previous)
-                throw error
-            }
-            umask(previous)
+            try Self.oneTwin.write(
+                to: project.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
+            let binary = try await HADeployBinary.path
+            let twins = try BackgroundCommand(
+                "/bin/sh",
+                [
+                    "-c", #"umask 0 && exec "$0" "$@""#, binary, "virtual", "--socket", socket, "--state",
+                    folder.path,
+                ], in: project, environment: [:])
+            defer { twins.stop() }
+            let started = try await twins.line(startingWith: "USBMUXD_SOCKET_ADDRESS=", within: 60)
+            try #require(started != nil, "hadeploy virtual did not start: \(twins.output)")
             for path in [socket, folder.appendingPathComponent("control.sock").path] {
                 let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
                 #expect(mode == 0o600, "\(path): \(String(mode ?? 0, radix: 8))")
             }
+            let unixEnvironment = ["USBMUXD_SOCKET_ADDRESS": socket, "HOME": home.path]
+            let ownUnix = try await Self.probe(twin, ["usbmux-list"], environment: unixEnvironment)
+            #expect(
+                ownUnix.steps["list devices"]?["ok"] as? Bool == true, "the owner lists: \(ownUnix.result)")
             let viaUnix = try await Self.probe(
-                twin, ["usbmux-list"], environment: ["USBMUXD_SOCKET_ADDRESS": socket, "HOME": home.path],
-                asUser: 65534)
+                twin, ["usbmux-list"], environment: unixEnvironment, asUser: 65534)
             #expect(Self.failed(viaUnix.steps["list devices"]), "\(viaUnix.result)")
-            await unixDaemon.stop()
         }
+
+        /// One USB twin for `hadeploy virtual` (the shape of the bench's matrix).
+        static let oneTwin = """
+            version: 1
+            flavours:
+              modern: {archs: [arm64], deployment_target: "15.0", sdk: iphoneos}
+            devices:
+              d1:
+                name: d1
+                product_type: iPad5,1
+                ios: "15.8"
+                arch: arm64
+                flavour: modern
+                transport: usb
+
+            """
 
         /// The hostile client: pymobiledevice3's own API, step by step (each step's outcome is kept).
         static let script = #"""
