@@ -37,6 +37,17 @@ public enum OwnerOnlySocket {
         return code
     }
 
+    /// Connects `fd` (an `AF_UNIX` stream socket) to the socket at `path`: connect(2)'s result (`errno`
+    /// set when it is -1), or nil when `path` does not fit a socket address.
+    public static func connect(_ fd: Int32, to path: String) -> Int32? {
+        guard var address = Self.address(path) else { return nil }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                SystemIO.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+    }
+
     /// `path` as a socket address, or nil when it is too long for one (104 bytes on Darwin, 108 on
     /// Linux, the terminating zero included).
     public static func address(_ path: String) -> sockaddr_un? {

@@ -10,10 +10,12 @@ enum SystemIO {
         static let read = Glibc.read
         static let write = Glibc.write
         static let bind = Glibc.bind
+        static let connect = Glibc.connect
     #else
         static let read = Darwin.read
         static let write = Darwin.write
         static let bind = Darwin.bind
+        static let connect = Darwin.connect
     #endif
 }
 

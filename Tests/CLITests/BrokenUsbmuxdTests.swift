@@ -24,18 +24,7 @@ final class BrokenUsbmuxd: @unchecked Sendable {
                 "mux-\(UUID().uuidString.prefix(8)).sock"
             ).path
         listener = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = TestPlatform.bind(listener, toUnixSocket: path)
         guard bound == 0, listen(listener, 16) == 0 else { throw CocoaError(.fileWriteUnknown) }
         let thread = Thread { [listener, behaviour] in
             while true {

@@ -32,13 +32,12 @@ struct OwnerOnlySocketTests {
         // It works under its name: a client connects there.
         let client = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         defer { close(client) }
-        var address = try #require(OwnerOnlySocket.address(path))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(client, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = OwnerOnlySocket.connect(client, to: path)
         #expect(connected == 0, "\(String(cString: strerror(errno)))")
+        // A path too long for a socket address is said as such, not connected to something else.
+        let other = socket(AF_UNIX, SocketCalls.streamSocket, 0)
+        defer { close(other) }
+        #expect(OwnerOnlySocket.connect(other, to: path + String(repeating: "x", count: 200)) == nil)
     }
 
     @Test func whatIsAlreadyThereIsLeftAloneAndATooLongPathIsSaid() throws {

@@ -28,15 +28,7 @@ final class FakeUsbmuxd: @unchecked Sendable {
         self.devices = devices
         path = directory.appendingPathComponent("usbmuxd").path
         listenFD = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listenFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let rc = TestPlatform.bind(listenFD, toUnixSocket: path)
         guard rc == 0, listen(listenFD, 16) == 0 else {
             throw TestEnvironment.SetupMissing(description: "fake usbmuxd cannot listen on \(path)")
         }
@@ -166,15 +158,7 @@ struct UsbmuxTestClient {
 
     init(path: String) throws {
         fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let rc = TestPlatform.connect(fd, toUnixSocket: path)
         guard rc == 0 else { throw TestEnvironment.SetupMissing(description: "cannot connect to \(path)") }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 #if canImport(Glibc)
     import Glibc
@@ -17,6 +18,34 @@ public enum TestPlatform {
     #else
         public static let streamSocket = SOCK_STREAM
     #endif
+
+    /// `connect(2)` of `fd` to the UNIX socket at `path` (the address built where hadeploy builds it,
+    /// `OwnerOnlySocket`); -1 with `errno` set when it fails, `ENAMETOOLONG` for a path too long.
+    public static func connect(_ fd: Int32, toUnixSocket path: String) -> Int32 {
+        guard let result = OwnerOnlySocket.connect(fd, to: path) else {
+            errno = ENAMETOOLONG
+            return -1
+        }
+        return result
+    }
+
+    /// `bind(2)` of `fd` at `path` as it is, with the mode the umask gives (a test's own listener or a
+    /// stale socket file; hadeploy's sockets use `OwnerOnlySocket.bind`).
+    public static func bind(_ fd: Int32, toUnixSocket path: String) -> Int32 {
+        guard var address = OwnerOnlySocket.address(path) else {
+            errno = ENAMETOOLONG
+            return -1
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                #if canImport(Glibc)
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                #else
+                    Darwin.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                #endif
+            }
+        }
+    }
 
     /// `send(2)`, for types whose own `send` methods hide it.
     public static func send(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {

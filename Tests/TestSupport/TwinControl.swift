@@ -8,20 +8,10 @@ public enum TwinControl {
         let fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
         precondition(fd >= 0)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
         let path = directory.appendingPathComponent("control.sock").path
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8) + [0])
-        }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard TestPlatform.connect(fd, toUnixSocket: path) == 0 else { throw POSIXError(.ECONNREFUSED) }
         var replies: [String] = []
         var pending = Data()
         for line in lines {

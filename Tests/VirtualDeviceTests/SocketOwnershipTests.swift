@@ -40,16 +40,7 @@ extension VirtualDeviceSuite {
             let path = directory.appendingPathComponent("usbmuxd.sock").path
             // A socket file nobody listens on, as a SIGKILLed daemon leaves it.
             let fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-                for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
+            let bound = TestPlatform.bind(fd, toUnixSocket: path)
             close(fd)
             #expect(bound == 0)
             let fixture = try await EmulatorFixture.start([Profiles.ipadMini4], directory: directory)

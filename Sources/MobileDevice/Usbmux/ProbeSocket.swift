@@ -69,13 +69,8 @@ final class ProbeSocket: @unchecked Sendable {
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
-        guard var socketAddress = OwnerOnlySocket.address(path) else {
+        guard let result = OwnerOnlySocket.connect(fd, to: path) else {
             return .failure("the socket path is too long")
-        }
-        let result = withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
         }
         guard result == 0 else { return .failure(errnoText(errno)) }
         return .success(socket)

@@ -355,15 +355,10 @@ enum RelayCleanup {
 
     /// Whether connecting to the UNIX socket at `path` is refused: no process listens on it.
     static func refuses(_ path: String) -> Bool {
-        guard var address = OwnerOnlySocket.address(path) else { return false }
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        guard let result = OwnerOnlySocket.connect(fd, to: path) else { return false }
         return result != 0 && errno == ECONNREFUSED
     }
 
