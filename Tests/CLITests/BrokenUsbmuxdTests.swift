@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import TestSupport
 import Testing
 
@@ -24,7 +25,7 @@ final class BrokenUsbmuxd: @unchecked Sendable {
                 "mux-\(UUID().uuidString.prefix(8)).sock"
             ).path
         listener = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-        let bound = TestPlatform.bind(listener, toUnixSocket: path)
+        let bound = OwnerOnlySocket.bind(listener, at: path)
         guard bound == 0, listen(listener, 16) == 0 else { throw CocoaError(.fileWriteUnknown) }
         let thread = Thread { [listener, behaviour] in
             while true {

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import SSHTestPeers
 import TestSupport
 
@@ -28,7 +29,7 @@ final class FakeUsbmuxd: @unchecked Sendable {
         self.devices = devices
         path = directory.appendingPathComponent("usbmuxd").path
         listenFD = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-        let rc = TestPlatform.bind(listenFD, toUnixSocket: path)
+        let rc = OwnerOnlySocket.bind(listenFD, at: path)
         guard rc == 0, listen(listenFD, 16) == 0 else {
             throw TestEnvironment.SetupMissing(description: "fake usbmuxd cannot listen on \(path)")
         }

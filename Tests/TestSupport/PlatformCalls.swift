@@ -29,24 +29,6 @@ public enum TestPlatform {
         return result
     }
 
-    /// `bind(2)` of `fd` at `path` as it is, with the mode the umask gives (a test's own listener or a
-    /// stale socket file; hadeploy's sockets use `OwnerOnlySocket.bind`).
-    public static func bind(_ fd: Int32, toUnixSocket path: String) -> Int32 {
-        guard var address = OwnerOnlySocket.address(path) else {
-            errno = ENAMETOOLONG
-            return -1
-        }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                #if canImport(Glibc)
-                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                #else
-                    Darwin.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                #endif
-            }
-        }
-    }
-
     /// `send(2)`, for types whose own `send` methods hide it.
     public static func send(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
         #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import TestSupport
 import Testing
 import VirtualDevice
@@ -40,7 +41,7 @@ extension VirtualDeviceSuite {
             let path = directory.appendingPathComponent("usbmuxd.sock").path
             // A socket file nobody listens on, as a SIGKILLed daemon leaves it.
             let fd = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-            let bound = TestPlatform.bind(fd, toUnixSocket: path)
+            let bound = OwnerOnlySocket.bind(fd, at: path)
             close(fd)
             #expect(bound == 0)
             let fixture = try await EmulatorFixture.start([Profiles.ipadMini4], directory: directory)
