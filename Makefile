@@ -118,8 +118,10 @@ test-mac:
 #   TwinConfinementTests: another local account (nobody) attacks the iOS 17 twin's tunnel and muxer
 #     socket through pymobiledevice3; becoming that account takes root.
 #   anUnusableReportFolderIsFoundBeforeAnyDevice: fills a disk by mounting a 64 KiB tmpfs (mount).
+#   AnotherUsersUsbmuxdTests: another local account (nobody) serves a usbmuxd socket hadeploy must
+#     refuse; becoming that account takes root.
 ROOT_SUITES = SSHTransportTests SSHSessionTests
-ROOT_TESTS = TwinConfinementTests anUnusableReportFolderIsFoundBeforeAnyDevice
+ROOT_TESTS = TwinConfinementTests anUnusableReportFolderIsFoundBeforeAnyDevice AnotherUsersUsbmuxdTests
 ROOT_SKIPS = $(foreach t,$(ROOT_TESTS),--skip $(t))
 
 # What users install is what is tested, built once: the release build with its tests, then the

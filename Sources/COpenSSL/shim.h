@@ -6,6 +6,7 @@
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -26,4 +27,9 @@ static inline int hadeploy_EVP_PKEY_PUBLIC_KEY(void) {
 
 static inline int hadeploy_EVP_PKEY_RSA(void) {
     return EVP_PKEY_RSA;
+}
+
+// SSL_CTX_set_min_proto_version is a macro over SSL_CTX_ctrl.
+static inline int hadeploy_SSL_CTX_set_min_proto_version(SSL_CTX *context, int version) {
+    return (int)SSL_CTX_set_min_proto_version(context, version);
 }

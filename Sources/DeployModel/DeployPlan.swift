@@ -5,23 +5,33 @@ import Versioning
 /// Whether a device can be driven from this host at all.
 public enum Availability: Sendable, Hashable, Codable {
     case available
+    /// This kind of host cannot drive it at all (a simulator on Linux): skipped, not a failure.
     case notOnThisHost(reason: String)
+    /// This host should drive it and cannot now (its twin refused to start, for a reason of this
+    /// host's): a failure, with its reason, never a quiet skip.
+    case failedHere(reason: String)
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .available: try container.encode("available")
         case .notOnThisHost(let reason): try container.encode("\(Self.prefix)\(reason)")
+        case .failedHere(let reason): try container.encode("\(Self.failedPrefix)\(reason)")
         }
     }
 
     static let prefix = "not available on this host: "
+    static let failedPrefix = "failed on this host: "
 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        self =
-            text.hasPrefix(Self.prefix)
-            ? .notOnThisHost(reason: String(text.dropFirst(Self.prefix.count))) : .available
+        if text.hasPrefix(Self.prefix) {
+            self = .notOnThisHost(reason: String(text.dropFirst(Self.prefix.count)))
+        } else if text.hasPrefix(Self.failedPrefix) {
+            self = .failedHere(reason: String(text.dropFirst(Self.failedPrefix.count)))
+        } else {
+            self = .available
+        }
     }
 }
 

@@ -115,6 +115,29 @@ extension DeployPlan {
         for (index, device) in devices.enumerated() {
             let at = "devices[\(index)]"
             let id = device.id.lowercased()
+            // An id names report files and lock keys: a plain name, as devices.yaml's keys are.
+            if device.id.isEmpty || device.id.hasPrefix(".") || device.id.contains("/")
+                || device.id.contains("\\") || device.id.unicodeScalars.contains(where: { $0.value < 0x20 })
+            {
+                problems.append(
+                    PlanFileProblem(
+                        "\(at).id", "'\(device.id)' is not a device id (a plain name, as in devices.yaml)"))
+            }
+            if device.steps.isEmpty {
+                problems.append(
+                    PlanFileProblem(
+                        "\(at).steps", "no steps: a device's plan connects, installs and launches at least"))
+            }
+            var seenSteps: [String: Int] = [:]
+            for (number, step) in device.steps.enumerated() {
+                if let first = seenSteps["\(step.id)"] {
+                    problems.append(
+                        PlanFileProblem(
+                            "\(at).steps[\(number)]", "step '\(step.id)' is already steps[\(first)]"))
+                } else {
+                    seenSteps["\(step.id)"] = number
+                }
+            }
             if let first = ids[id] {
                 problems.append(
                     PlanFileProblem("\(at).id", "device '\(device.id)' is already devices[\(first)]"))

@@ -7,6 +7,8 @@ public struct VirtualTwins: Sendable, Hashable {
     public var udids: [String: String]
     /// Device id → why it has no twin.
     public var unavailable: [String: String]
+    /// Device id → why its twin, which this host should run, did not start (a failure, not a skip).
+    public var failed: [String: String] = [:]
     /// Device id (`ipad2`) → its jailbroken twin, reached over SSH like the real device.
     public var jailbroken: [String: JailbrokenTwinEndpoint]
 

@@ -13,9 +13,11 @@ struct MuxerCommand: ContextCommand {
             announces itself for Wi-Fi sync over multicast DNS (_apple-mobdev2._tcp), as
             Network entries. The Debian tools (`-n`) and pymobiledevice3 reach them through
             it: no usbmuxd2, netmuxd, tunneld or root. Pair records come from hadeploy's
-            folder (`hadeploy pair`), then from the system usbmuxd. Until interrupted:
-              hadeploy muxer --socket /tmp/hadeploy-usbmuxd
-              export USBMUXD_SOCKET_ADDRESS=UNIX:/tmp/hadeploy-usbmuxd
+            folder (`hadeploy pair`), then from the system usbmuxd. Until interrupted, in a
+            folder only you can change ($XDG_RUNTIME_DIR; on a Mac $TMPDIR), never a fixed
+            name in /tmp, which another user could take first:
+              hadeploy muxer --socket "$XDG_RUNTIME_DIR/hadeploy-usbmuxd"
+              export USBMUXD_SOCKET_ADDRESS="UNIX:$XDG_RUNTIME_DIR/hadeploy-usbmuxd"
               idevice_id -n; pymobiledevice3 usbmux list
             """)
 

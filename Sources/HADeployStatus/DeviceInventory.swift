@@ -119,6 +119,7 @@ public struct DeviceInventory: Sendable, Encodable {
             if case .notOnThisHost(let reason) = availability {
                 note = "not available on this host (\(reason))"
             }
+            if case .failedHere(let reason) = availability { note = reason }
             // The Mac is the machine this runs on: there whenever it is available.
             let thisMac = device.transport == .mac && availability == .available
             if note == nil, device.kind == .device, device.transport != .ssh, !thisMac, live == nil {

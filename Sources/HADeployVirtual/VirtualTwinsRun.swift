@@ -32,11 +32,16 @@ public struct VirtualTwinsRun: Sendable {
         // a USB twin in its place, which would show a path the real deploy does not take.
         var processes: [String: JailbreakTwinProcess] = [:]
         var unavailable: [String: String] = [:]
+        // A twin this host should run and did not (its script refused, it failed to start): those
+        // devices fail with the reason; only a script that is not installed is "not available".
+        var failed: [String: String] = [:]
         let sshDevices = devices.filter { $0.transport == .ssh }
         if !sshDevices.isEmpty {
             switch jailbreakScript(context: context) {
             case .missing(let reason):
                 for device in sshDevices { unavailable[device.id] = reason }
+            case .refused(let reason):
+                for device in sshDevices { failed[device.id] = reason }
             case .found(let script):
                 for device in sshDevices {
                     // The id names the twin's folder (kept between runs, as the device keeps its apps): one
@@ -48,7 +53,7 @@ public struct VirtualTwinsRun: Sendable {
                             script: script, directory: directory, runner: context.runner, fileSystem: files)
                     } catch {
                         logger.warning("the jailbroken twin of \(device.id) did not start: \(error)")
-                        unavailable[device.id] = twinFailure(
+                        failed[device.id] = twinFailure(
                             error, log: directory.appendingPathComponent("twin.log"), context: context)
                     }
                 }
@@ -80,10 +85,11 @@ public struct VirtualTwinsRun: Sendable {
             for process in processes.values { process.stop() }
             throw error
         }
+        var twins = VirtualTwins(
+            address: address, udids: udids, unavailable: unavailable, jailbroken: processes.mapValues(\.endpoint))
+        twins.failed = failed
         return VirtualTwinsRun(
-            twins: VirtualTwins(
-                address: address, udids: udids, unavailable: unavailable,
-                jailbroken: processes.mapValues(\.endpoint)),
+            twins: twins,
             developerImages: images, usbmuxd: usbmuxd, jailbroken: Array(processes.values))
     }
 
@@ -95,6 +101,8 @@ public struct VirtualTwinsRun: Sendable {
     enum JailbreakScript {
         case found(String)
         case missing(reason: String)
+        /// There, but refused for a reason of this host's (a folder others can write).
+        case refused(reason: String)
     }
 
     /// The jailbroken twin's script, or why this host cannot run a twin. Any user may run one: as root
@@ -113,7 +121,7 @@ public struct VirtualTwinsRun: Sendable {
                     + "installed hadeploy, or scripts/jailbreak-twin in a checkout): install hadeploy with "
                     + "make install, run from a hadeploy checkout, or set HADEPLOY_JAILBREAK_TWIN")
         case .failure(.untrusted(let script, let problem)):
-            return .missing(
+            return .refused(
                 reason:
                     "refusing to run the jailbroken twin's script \(script): \(problem); only its owner "
                     + "(this user or root) may be able to change it and the folders above it")

@@ -45,6 +45,25 @@ enum PlatformCalls {
         return names
     }
 
+    /// The user ID of the process at the other end of the connected UNIX socket `fd` (the one that
+    /// bound it): `SO_PEERCRED` on Linux, `getpeereid` on Darwin; nil when it cannot be told.
+    static func peerUserID(_ fd: Int32) -> uid_t? {
+        #if canImport(Glibc)
+            // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc's module hides it behind _GNU_SOURCE).
+            var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+            var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+            guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+                Int(length) == MemoryLayout.size(ofValue: credentials)
+            else { return nil }
+            return uid_t(credentials.uid)
+        #else
+            var user: uid_t = 0
+            var group: gid_t = 0
+            guard getpeereid(fd, &user, &group) == 0 else { return nil }
+            return user
+        #endif
+    }
+
     /// How this system checks and restarts its usbmuxd, for messages: systemd's unit on Linux,
     /// Apple's launchd job on macOS.
     #if os(Linux)

@@ -20,10 +20,13 @@ final class BrokenUsbmuxd: @unchecked Sendable {
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        path =
-            FileManager.default.temporaryDirectory.appendingPathComponent(
-                "mux-\(UUID().uuidString.prefix(8)).sock"
-            ).path
+        // In a folder of its own: a usbmuxd socket in the shared /tmp is refused (another user could
+        // have bound it).
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mux-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(
+            at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        path = folder.appendingPathComponent("mux.sock").path
         listener = socket(AF_UNIX, TestPlatform.streamSocket, 0)
         let bound = OwnerOnlySocket.bind(listener, at: path)
         guard bound == 0, listen(listener, 16) == 0 else { throw CocoaError(.fileWriteUnknown) }
@@ -57,6 +60,7 @@ final class BrokenUsbmuxd: @unchecked Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         unlink(path)
+        rmdir((path as NSString).deletingLastPathComponent)
     }
 }
 

@@ -275,6 +275,26 @@ struct DeployEndToEndTests {
         #expect(try await world.usbmuxd.installedApps(udid: world.udids["mini4"]!).isEmpty)
     }
 
+    /// Before: one device's dashboard that Home Assistant does not have failed the whole preflight,
+    /// and nothing was deployed. Now that device fails, untouched, saying why; the others deploy.
+    @Test func aDashboardOneDeviceNamesThatIsMissingFailsOnlyThatDevice() async throws {
+        var kitchen = DeployWorld.defaultTwins[2]
+        kitchen.extra = ["dashboard: dashboard-nowhere"]
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1], kitchen])
+        defer { Task { await world.shutdown() } }
+        let result = try await world.deploy(Self.arguments)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(!result.stderr.contains("Nothing was deployed"), "\(result.stderr)")
+        let report = try world.report()
+        let byID = Dictionary(uniqueKeysWithValues: report.results.map { ($0.id, $0) })
+        #expect(byID["mini4"]?.outcome == .succeeded, "\(byID["mini4"]?.reason ?? "")")
+        #expect(byID["kitchen"]?.outcome == .failed)
+        #expect(byID["kitchen"]?.failedStep == "preflight")
+        #expect(byID["kitchen"]?.reason?.contains("dashboard-nowhere") == true, "\(byID["kitchen"]?.reason ?? "")")
+        #expect(try await world.usbmuxd.installedApps(udid: world.udids["kitchen"]!).isEmpty)
+        try assertNoSecrets(world, result)
+    }
+
     @Test func homeAssistantStoppedMidRunGivesThatReason() async throws {
         let server = try await HomeAssistantServer.start()
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: server)

@@ -71,6 +71,13 @@ final class JailbreakTwin: @unchecked Sendable {
         return twin
     }
 
+    /// Stops the twin and starts it again on the same root, as its next run does (what its sessions
+    /// left in the root stays).
+    func restart() async throws {
+        stop()
+        try await launch(password: nil)
+    }
+
     private func launch(password: String?) async throws {
         var arguments = [
             Self.script, root.path, String(port), server.rawValue, "--authorized-key",

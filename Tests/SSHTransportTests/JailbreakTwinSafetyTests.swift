@@ -223,6 +223,55 @@ struct JailbreakTwinSafetyTests {
             "\(alpine.output)")
     }
 
+    /// What the twin's own root session leaves in its kept root (links to host paths where twin.sh
+    /// writes, removes or reads at the next start) is never followed from the host side: the host's
+    /// file keeps its content, the host's folder its files, and the twin starts and works again.
+    @Test(
+        "links the twin's sessions leave in its kept root are never followed at its next start",
+        arguments: [false, true])
+    func linksLeftInTheKeptRootAreNotFollowed(unprivileged: Bool) async throws {
+        let twin = try await JailbreakTwin.start(unprivileged: unprivileged)
+        defer { twin.stopAndClean() }
+        // The host's side: a file and a folder twin.sh's user could write (nobody's, for the twin
+        // run as nobody), in a folder of this test.
+        let host = try TestEnvironment.makeDirectory("hadeploy-twin-host")
+        defer { TestEnvironment.remove(host) }
+        chmod(host.path, 0o755)
+        let file = host.appendingPathComponent("file")
+        let folder = host.appendingPathComponent("folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try "the host's own".write(to: file, atomically: false, encoding: .utf8)
+        try "kept".write(to: folder.appendingPathComponent("kept"), atomically: false, encoding: .utf8)
+        if unprivileged {
+            _ = try await TestEnvironment.run("/bin/chown", ["-R", "65534:65534", host.path])
+        }
+        let plant = """
+            set -e
+            ln -sfn \(file.path) /usr/bin/sysctl
+            rm -f /etc/passwd /etc/group /etc/ssh/sshd_config && ln -s \(file.path) /etc/passwd
+            ln -s \(folder.path)/group /etc/group && ln -s \(folder.path)/sshd_config /etc/ssh/sshd_config
+            rm -rf /var/run/twin && ln -s \(folder.path) /var/run/twin
+            rm -rf /usr/libexec/twin.old && mv /usr/libexec/twin /usr/libexec/twin.old
+            ln -s \(folder.path) /usr/libexec/twin
+            rm -f /etc/ssh/ssh_host_rsa_key.pub && ln -s \(file.path) /etc/ssh/ssh_host_rsa_key.pub
+            echo planted
+            """
+        let connection = try await SSHConnection.connect(try await twin.connection())
+        let planted = try await connection.run(plant, timeout: 60)
+        await connection.close()
+        #expect(planted.stdoutText == "planted\n", "\(planted.stdoutText)\(planted.stderrText)")
+
+        try await twin.restart()
+        #expect(try String(contentsOf: file, encoding: .utf8) == "the host's own")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(names == ["kept"], "twin.sh wrote into or emptied a host folder: \(names)")
+        // The twin came back whole: a session works and its tools are its own again.
+        let again = try await SSHConnection.connect(try await twin.connection())
+        let check = try await again.run("sysctl -n kern.boottime >/dev/null && head -n 1 /etc/passwd", timeout: 60)
+        await again.close()
+        #expect(check.stdoutText.hasPrefix("root:x:"), "\(check.stdoutText)\(check.stderrText)")
+    }
+
     @Test(
         "an install_dir holding $(…) and backquotes runs nothing on the device; one with spaces and quotes works"
     )

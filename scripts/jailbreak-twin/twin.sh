@@ -119,9 +119,30 @@ if [ "$PRIVILEGE" = user ]; then
         "left it): remove $ROOT to start this twin afresh" >&2; exit 1; }
 fi
 chmod 0755 .
-mkdir -p Applications var/mobile/Library/Preferences var/mobile/Library/Caches var/mobile/Documents \
-    var/mobile/tmp var/root/.ssh var/run/twin tmp etc/ssh etc/dropbear dev proc run/sshd host/usr \
-    usr/bin usr/sbin usr/libexec/twin
+# ROOT is the twin's: its sessions (root there) may have left a symbolic link anywhere in it, to a host
+# file or folder. Nothing below follows one from the host side: every folder this script makes or
+# writes in, and every file it writes or reads, is first made sure not to be a link (a link, or a
+# file where a folder belongs, is removed: it is the twin's own, never the host's). Each folder's
+# parents come before it, so once a path passes no part of it is a link. The twin's processes are
+# all gone (they died with its namespace), so nothing changes between the check and the use.
+FOLDERS="Applications var var/mobile var/mobile/Library var/mobile/Library/Preferences
+    var/mobile/Library/Caches var/mobile/Documents var/mobile/tmp var/root var/root/.ssh var/run
+    var/run/twin tmp etc etc/ssh etc/dropbear dev proc run run/sshd host host/usr usr usr/bin usr/sbin
+    usr/libexec usr/libexec/twin .host-root"
+FILES="usr/bin/sysctl usr/bin/open usr/bin/uicache usr/bin/ldid usr/bin/killall
+    usr/libexec/twin/springboard.py usr/libexec/twin/app.py usr/libexec/twin/init etc/passwd etc/group
+    etc/shadow etc/nsswitch.conf etc/hosts etc/ld.so.cache etc/twin-device etc/ssh/sshd_config
+    etc/ssh/authorized_keys var/root/.ssh/authorized_keys etc/ssh/ssh_host_rsa_key
+    etc/ssh/ssh_host_rsa_key.pub etc/ssh/ssh_host_ed25519_key etc/ssh/ssh_host_ed25519_key.pub
+    etc/dropbear/dropbear_rsa_host_key etc/dropbear/dropbear_ed25519_host_key run/sshd.pid
+    run/dropbear.pid"
+for folder in $FOLDERS; do
+    if [ -L "$folder" ] || { [ -e "$folder" ] && [ ! -d "$folder" ]; }; then rm -f "$folder"; fi
+    [ "$folder" = .host-root ] || mkdir -p "$folder"
+done
+for file in $FILES; do
+    if [ -L "$file" ]; then rm -f "$file"; elif [ -e "$file" ] && [ ! -f "$file" ]; then rm -rf "$file"; fi
+done
 chmod 0777 tmp   # iOS: /tmp -> /private/var/tmp, drwxrwxrwx without the sticky bit (the app removes root's trigger)
 ln -sfn usr/bin bin
 ln -sfn usr/lib lib
@@ -213,6 +234,11 @@ fi
 # dropbear's are converted from, so the twin has the same identity whichever server runs.
 [ -f etc/ssh/ssh_host_rsa_key ] || ssh-keygen -q -t rsa -b 2048 -N "" -f etc/ssh/ssh_host_rsa_key
 [ -f etc/ssh/ssh_host_ed25519_key ] || ssh-keygen -q -t ed25519 -N "" -f etc/ssh/ssh_host_ed25519_key
+# A public half the twin replaced by a link was removed above: made again from the private one.
+for kind in rsa ed25519; do
+    [ -f "etc/ssh/ssh_host_${kind}_key.pub" ] ||
+        ssh-keygen -y -f "etc/ssh/ssh_host_${kind}_key" > "etc/ssh/ssh_host_${kind}_key.pub"
+done
 if [ "$SERVER" = openssh ]; then
     {
         echo "ListenAddress 127.0.0.1"

@@ -45,9 +45,10 @@ public struct Backends: BackendCatalog {
                 : device.transport == .mac
                     ? "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"
                     : "no virtual twin")
+        let failed = twins?.failed[device.id]
         for backend in all {
             if var choice = backend.choose(device, real) {
-                choice.availability = .notOnThisHost(reason: reason)
+                choice.availability = failed.map { .failedHere(reason: $0) } ?? .notOnThisHost(reason: reason)
                 return (backend, choice)
             }
         }

@@ -13,6 +13,13 @@ public protocol DashboardVerifier: Sendable {
     /// Starts watching the `active_dashboard` sensor of the mobile_app device named `deviceName`;
     /// call before the launch, so that an unchanged value still counts as reported.
     func watchActiveDashboard(deviceName: String, deployID: String) async -> any ActiveDashboardWatch
+    /// Why the preflight found `dashboard` (nil = the default) unusable, or nil: only the devices
+    /// that show it fail; a run stops only for what every device needs (the server, the token).
+    func refusal(forDashboard dashboard: String?) async -> String?
+}
+
+extension DashboardVerifier {
+    public func refusal(forDashboard dashboard: String?) async -> String? { nil }
 }
 
 /// A subscription waiting for one device's loaded event.

@@ -146,7 +146,9 @@ public struct DeploySession: Sendable {
         if plan.verify, let verifier = try makeVerifier() {
             reporter.handle(.message("preflight: checking Home Assistant at \(plan.server) before building…"))
             do {
-                _ = try await verifier.preflight(dashboards: plan.preflight)
+                for note in try await verifier.preflight(dashboards: plan.preflight) {
+                    reporter.handle(.message("preflight: \(note)"))
+                }
             } catch {
                 await verifier.close()
                 throw error
@@ -178,11 +180,14 @@ public struct DeploySession: Sendable {
         var verifier: HomeAssistantVerifier?
         if plan.verify {
             if let candidate = try makeVerifier() {
+                // Checked before the build already: again on this verifier (which dashboards its
+                // devices cannot use), said once.
                 if !preflightDone {
                     reporter.handle(.message("preflight: checking Home Assistant at \(plan.server)…"))
-                    for note in try await candidate.preflight(dashboards: plan.preflight) {
-                        reporter.handle(.message("preflight: \(note)"))
-                    }
+                }
+                let notes = try await candidate.preflight(dashboards: plan.preflight)
+                for note in notes where !preflightDone {
+                    reporter.handle(.message("preflight: \(note)"))
                 }
                 verifier = candidate
             }

@@ -52,6 +52,9 @@ struct DevicePipeline: Sendable {
         if case .notOnThisHost(let reason) = device.availability {
             return result(.notAvailable, reason: reason)
         }
+        if case .failedHere(let reason) = device.availability {
+            return result(.failed, reason: reason + " — nothing was touched", failedStep: "connect")
+        }
         if !device.unsetKeys.isEmpty {
             return result(
                 .failed,
@@ -67,6 +70,16 @@ struct DevicePipeline: Sendable {
                     "needs \(missing.map(\.variable).joined(separator: ", ")) in the environment (the plan "
                     + "names \(missing.map(\.description).joined(separator: ", "))) — nothing was touched",
                 failedStep: "configure")
+        }
+        // Its dashboard is not in Home Assistant (the preflight said why): this device fails, untouched.
+        if plan.verify, let verifier = environment.verifier, case .some(let expected) = device.dashboard.expected,
+            let why = await verifier.refusal(forDashboard: expected)
+        {
+            return result(
+                .failed,
+                reason: "Home Assistant preflight: \(why) — nothing was touched. Fix the dashboard in "
+                    + "devices.yaml (or --dashboard), or create it in Home Assistant",
+                failedStep: "preflight")
         }
         guard let artifact = environment.artifacts[device.flavour] else {
             return result(

@@ -10,6 +10,8 @@ import Logging
 public actor HomeAssistantVerifier: DashboardVerifier {
     let options: ClientOptions
     private var connection: HomeAssistantConnection?
+    /// The dashboards the preflight found unusable, by url_path ("" = the default), with why.
+    private var refusedDashboards: [String: String] = [:]
 
     public init(server: String, token: Secret, caFile: String? = nil, clock: any WallClock) throws {
         options = ClientOptions(
@@ -18,8 +20,9 @@ public actor HomeAssistantVerifier: DashboardVerifier {
             logger: Logger(label: "hadeploy.homeassistant"))
     }
 
-    /// Returns notes for the log; throws when a deploy must not go on (unreachable, token refused,
-    /// dashboard missing). Missing entities are warnings.
+    /// Returns notes for the log; throws when a deploy must not go on (unreachable, token refused:
+    /// what every device needs). A dashboard that cannot be used fails only the devices that show it
+    /// (`refusal(forDashboard:)`). Missing entities are warnings.
     public func preflight(dashboards: [String?]) async throws -> [String] {
         var notes: [String] = []
         var seen = Set<String>()
@@ -27,7 +30,16 @@ public actor HomeAssistantVerifier: DashboardVerifier {
             let report = await Preflight(options: options).run(
                 dashboard: dashboard.map { .named($0) } ?? .defaultDashboard)
             if !report.passed {
-                throw PreflightFailure(report: report)
+                let errors = report.errors
+                guard !errors.isEmpty, errors.allSatisfy({ $0.code.hasPrefix("dashboard_") }) else {
+                    throw PreflightFailure(report: report)
+                }
+                let why = errors.map(\.message).joined(separator: "; ")
+                refusedDashboards[dashboard ?? ""] = why
+                notes.append(
+                    "dashboard \(dashboard ?? "the default dashboard"): \(why) — the devices that show it fail, "
+                        + "the others go on")
+                continue
             }
             if notes.isEmpty, let version = report.homeAssistantVersion {
                 notes.append("Home Assistant \(version) at \(report.server): token accepted")
@@ -42,6 +54,10 @@ public actor HomeAssistantVerifier: DashboardVerifier {
             }
         }
         return notes
+    }
+
+    public func refusal(forDashboard dashboard: String?) -> String? {
+        refusedDashboards[dashboard ?? ""]
     }
 
     func shared() async throws -> HomeAssistantConnection {

@@ -47,6 +47,9 @@ public enum PlanPrinter {
             if case .notOnThisHost(let reason) = device.availability {
                 lines.append("  skipped:   not available on this host (\(reason))")
             }
+            if case .failedHere(let reason) = device.availability {
+                lines.append("  fails:     \(reason)")
+            }
             if !device.unsetKeys.isEmpty {
                 lines.append(
                     "  needs:     \(device.unsetKeys.joined(separator: ", ")) (set in .env or the environment)"

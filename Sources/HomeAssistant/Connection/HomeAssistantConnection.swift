@@ -21,6 +21,13 @@ public actor HomeAssistantConnection {
     public let options: ClientOptions
     /// `ha_version` from `auth_ok`.
     public private(set) var haVersion: String?
+
+    /// What a server says its version is, as it is shown: a real one is short (`2024.3.3`), so at most
+    /// 32 characters of it, control characters dropped (a hostile server's 100,000 digits are not printed).
+    static func shownVersion(_ version: String) -> String {
+        let clean = String(String.UnicodeScalarView(version.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        return clean.count > 32 ? String(clean.prefix(32)) + "…" : clean
+    }
     public private(set) var state: ConnectionState = .idle
     /// How many times the connection came back after losing the server.
     public private(set) var reconnectCount = 0
@@ -126,7 +133,7 @@ public actor HomeAssistantConnection {
                 handshakeWaiter = waiter
             }
         }
-        haVersion = version
+        haVersion = Self.shownVersion(version)
         disconnectedSince = nil
         logger.debug("authenticated", metadata: ["ha.version": "\(version)"])
     }

@@ -26,7 +26,9 @@ extension USBTransport {
         timeouts: USBTimeouts = USBTimeouts(), clock: any WallClock, waiting: @Sendable (String) -> Void
     ) async throws -> PairingResult {
         let relay = UsbmuxRelay.process
-        relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
+        let records = PairRecordFolder(folder: pairRecords, fileSystem: fileSystem)
+        try records.requireUsable(step: "hadeploy pair")
+        relay.setPairRecords(records)
         // Every request read, so the SavePairRecord that lockdownd_pair sends is kept here too.
         try relay.muxAlways()
         let anonymous = DeviceIdentity(name: nil, udid: udid)

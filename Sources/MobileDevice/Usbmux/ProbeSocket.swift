@@ -65,7 +65,10 @@ final class ProbeSocket: @unchecked Sendable {
         return .success(socket)
     }
 
+    /// A usbmuxd socket another local user could have made, or that another user's process serves,
+    /// is never connected to (`UsbmuxdSocketTrust`).
     private static func openUnix(_ path: String, timeout: Double) -> Opening {
+        if let problem = UsbmuxdSocketTrust.pathProblem(path) { return .failure("refused: \(problem)") }
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
@@ -73,6 +76,7 @@ final class ProbeSocket: @unchecked Sendable {
             return .failure("the socket path is too long")
         }
         guard result == 0 else { return .failure(errnoText(errno)) }
+        if let problem = UsbmuxdSocketTrust.peerProblem(fd, path: path) { return .failure("refused: \(problem)") }
         return .success(socket)
     }
 

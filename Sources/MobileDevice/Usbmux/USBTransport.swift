@@ -21,8 +21,10 @@ public enum USBTransport {
         _ udids: Set<String>?, addresses: [String: String], pairRecords: URL, fileSystem: any FileSystem
     ) throws {
         let relay = UsbmuxRelay.process
+        let records = PairRecordFolder(folder: pairRecords, fileSystem: fileSystem)
+        try records.requireUsable(step: "pair records")
         try relay.startIfNeeded()
-        relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
+        relay.setPairRecords(records)
         relay.discovery.want(udids, addresses: addresses, relay: relay)
     }
 
@@ -34,7 +36,9 @@ public enum USBTransport {
         fileSystem: any FileSystem
     ) throws {
         let relay = UsbmuxRelay.process
-        relay.setPairRecords(PairRecordFolder(folder: pairRecords, fileSystem: fileSystem))
+        let records = PairRecordFolder(folder: pairRecords, fileSystem: fileSystem)
+        try records.requireUsable(step: "hadeploy muxer --pair-records")
+        relay.setPairRecords(records)
         try relay.serve(at: path, upstream: upstream)
         relay.discovery.want(nil, addresses: addresses, relay: relay)
     }
@@ -119,6 +123,11 @@ public enum USBTransport {
     /// something other than its protocol: nil when it works or is simply not running, else what it
     /// sent. `hadeploy devices` fails on a broken usbmuxd rather than listing nothing.
     public static func usbmuxdFault() -> String? {
+        for address in [UsbmuxRelay.libusbmuxdAddress(), UsbmuxDirectory.address] {
+            if let problem = UsbmuxdSocketTrust.problem(address) {
+                return UsbmuxdSocketTrust.refusal(address, problem, step: "usbmuxd").reason
+            }
+        }
         if case .broken(let what) = UsbmuxProbe.probe(address: UsbmuxDirectory.address) {
             return "usbmuxd at \(UsbmuxDirectory.address) answered ListDevices wrongly: \(what)"
         }
@@ -164,6 +173,8 @@ public enum USBTransport {
                 if network { UsbmuxRelay.process.discovery.nudge() }
                 failure = nil
                 failingSince = nil
+            } catch let error as MobileDeviceError where error.kind == .usbmuxdUnavailable && !error.isTransient {
+                throw error.on(device)  // A refused usbmuxd (another user's socket) is not waited for.
             } catch let error as MobileDeviceError where error.kind != .cancelled {
                 failure = error
                 // A device may take a while to appear; usbmuxd itself gone or broken will not come

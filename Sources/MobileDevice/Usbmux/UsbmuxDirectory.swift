@@ -20,6 +20,8 @@ enum UsbmuxDirectory {
 
     /// The devices usbmuxd lists right now.
     static func list() throws -> [UsbmuxEntry] {
+        // libusbmuxd connects wherever USBMUXD_SOCKET_ADDRESS says: never to another user's socket.
+        try UsbmuxRelay.checkTrusted(UsbmuxRelay.libusbmuxdAddress(), step: "usbmuxd_get_device_list")
         var list: UnsafeMutablePointer<usbmuxd_device_info_t>?
         let count = usbmuxd_get_device_list(&list)
         guard count >= 0 else {

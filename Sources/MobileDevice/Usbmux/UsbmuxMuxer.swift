@@ -276,13 +276,74 @@ public final class PairRecordFolder: @unchecked Sendable {
         return folder.appendingPathComponent(udid + ".plist")
     }
 
+    /// The largest record read: a real one is a few KiB (three PEM certificates, a key, some IDs).
+    public static let largestRecord = 256 * 1024
+
+    /// The record kept for `udid`: only a regular file (not a link) of this user, at most
+    /// `largestRecord` bytes, that is a plist holding a pairing's HostID, certificates and host key;
+    /// anything else is not a record (nil: the route's usbmuxd is asked instead).
     public func read(udid: String) -> Data? {
-        guard let file = file(udid), let fileSystem else { return nil }
-        return lock.withLock { fileSystem.contents(atPath: file.path) }
+        guard let file = file(udid), let fileSystem, problem() == nil else { return nil }
+        return lock.withLock { () -> Data? in
+            guard let attributes = try? fileSystem.attributesOfItem(atPath: file.path),
+                attributes[.type] as? FileAttributeType == .typeRegular,
+                (attributes[.ownerAccountID] as? NSNumber)?.uint32Value == UInt32(geteuid()),
+                let size = (attributes[.size] as? NSNumber)?.intValue, size <= Self.largestRecord,
+                let data = fileSystem.contents(atPath: file.path), data.count <= Self.largestRecord,
+                Self.isRecord(data)
+            else { return nil }
+            return data
+        }
+    }
+
+    /// Whether `data` is a pair record: a plist with HostID and the PEM certificates and key a
+    /// pairing keeps.
+    static func isRecord(_ data: Data) -> Bool {
+        guard let fields = PlistBridge.parse(data)?.dictionary, fields["HostID"]?.string?.isEmpty == false
+        else { return false }
+        func pem(_ key: String, _ kind: String) -> Bool {
+            fields[key]?.data.map { String(decoding: $0, as: UTF8.self).contains("-----BEGIN \(kind)") } == true
+        }
+        return pem("HostCertificate", "CERTIFICATE") && pem("DeviceCertificate", "CERTIFICATE")
+            && pem("HostPrivateKey", "")
+    }
+
+    /// Why this folder may not be used (nil: it is fine, or not made yet): a records folder another
+    /// user owns or can write could hold records (and keys) of theirs, or take this user's.
+    public func problem() -> String? {
+        guard let folder, let fileSystem else { return nil }
+        guard let resolved = realpath(folder.path, nil) else { return nil }
+        let path = String(cString: resolved)
+        free(resolved)
+        guard let attributes = try? fileSystem.attributesOfItem(atPath: path) else { return nil }
+        guard attributes[.type] as? FileAttributeType == .typeDirectory else {
+            return "the pair records folder \(folder.path) is not a folder"
+        }
+        let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value ?? UInt32.max
+        guard owner == UInt32(geteuid()) else {
+            return "the pair records folder \(folder.path) belongs to another user "
+                + "(\(UsbmuxdSocketTrust.owner(uid_t(owner))))"
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.uint16Value ?? 0o777
+        guard mode & 0o022 == 0 else {
+            return "the pair records folder \(folder.path) can be changed by other users (mode "
+                + String(mode & 0o7777, radix: 8) + ")"
+        }
+        return nil
+    }
+
+    /// Throws when `problem()` has one: a run, the muxer and `hadeploy pair` never use such a folder.
+    public func requireUsable(step: String) throws {
+        if let problem = problem() {
+            throw MobileDeviceError(
+                .hostIO, step: step, device: nil, reason: problem,
+                nextStep: "Use a folder of your own that only you can change (chmod 700), or point "
+                    + "HADEPLOY_PAIR_RECORDS at one.", isTransient: false)
+        }
     }
 
     public func save(udid: String, record: Data) {
-        guard let folder, let file = file(udid), let fileSystem else { return }
+        guard let folder, let file = file(udid), let fileSystem, problem() == nil else { return }
         lock.withLock {
             try? fileSystem.createPrivateDirectory(at: folder)
             try? fileSystem.writePrivately(record, to: file)

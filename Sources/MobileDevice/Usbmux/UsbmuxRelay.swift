@@ -61,6 +61,9 @@ final class UsbmuxRelay: @unchecked Sendable {
     /// folder).
     func route(to address: String?, folders: [String]) throws {
         let target = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
+        try Self.checkTrusted(target, step: "usbmuxd route")
+        // libusbmuxd reads the environment straight while no relay runs (a direct route).
+        try Self.checkTrusted(Self.libusbmuxdAddress(), step: "USBMUXD_SOCKET_ADDRESS")
         try lock.withLock {
             upstream = target
             routed = true
@@ -79,8 +82,17 @@ final class UsbmuxRelay: @unchecked Sendable {
         }
     }
 
+    /// Throws when the usbmuxd at `address` is not one this user may trust (`UsbmuxdSocketTrust`).
+    static func checkTrusted(_ address: String, step: String) throws {
+        // The relay's own socket: made by this process, in a folder of its own.
+        if address == process.ownAddress { return }
+        if let problem = UsbmuxdSocketTrust.problem(address) {
+            throw UsbmuxdSocketTrust.refusal(address, problem, step: step)
+        }
+    }
+
     /// What libusbmuxd connects to in this process without the relay.
-    private static func libusbmuxdAddress() -> String {
+    static func libusbmuxdAddress() -> String {
         let value = getenv("USBMUXD_SOCKET_ADDRESS").map { String(cString: $0) } ?? ""
         return value.isEmpty ? systemAddress : value
     }
@@ -276,8 +288,25 @@ final class UsbmuxRelay: @unchecked Sendable {
         }
         // A stale socket of an earlier muxer is replaced; a live one, or anything that is not a
         // socket, is left alone.
+        try Self.checkTrusted(upstream, step: "hadeploy muxer --usbmuxd")
+        // Clients refuse a socket in a folder another user can change (`UsbmuxdSocketTrust`): so
+        // does the muxer, before it serves one nobody would use.
+        let folder = (path as NSString).deletingLastPathComponent
+        if let problem = UsbmuxdSocketTrust.problem("UNIX:" + folder + "/.hadeploy-probe") {
+            throw MobileDeviceError(
+                .usbmuxdUnavailable, step: "hadeploy muxer", device: nil,
+                reason: "\(path) would be in a folder clients refuse: \(problem)",
+                nextStep: UsbmuxdSocketTrust.nextStep, isTransient: false)
+        }
         var status = stat()
         if lstat(path, &status) == 0 {
+            guard status.st_uid == geteuid() || status.st_uid == 0 else {
+                throw MobileDeviceError(
+                    .usbmuxdUnavailable, step: "hadeploy muxer", device: nil,
+                    reason: "\(path) belongs to another user (\(UsbmuxdSocketTrust.owner(status.st_uid))), "
+                        + "who may serve a usbmuxd there: never use it",
+                    nextStep: UsbmuxdSocketTrust.nextStep, isTransient: false)
+            }
             guard status.st_mode & S_IFMT == S_IFSOCK else {
                 throw MobileDeviceError(
                     .usbmuxdUnavailable, step: "hadeploy muxer", device: nil,
@@ -287,7 +316,7 @@ final class UsbmuxRelay: @unchecked Sendable {
             if case .success = ProbeSocket.open("UNIX:" + path, timeout: 1) {
                 throw MobileDeviceError(
                     .usbmuxdUnavailable, step: "hadeploy muxer", device: nil,
-                    reason: "another usbmuxd already serves \(path)",
+                    reason: "another usbmuxd of yours already serves \(path)",
                     nextStep: "Stop it, or give --socket another path.", isTransient: false)
             }
             unlink(path)

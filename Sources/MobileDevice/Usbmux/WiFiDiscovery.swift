@@ -91,6 +91,10 @@ final class WiFiDiscovery: @unchecked Sendable {
             }
             switch Self.uniqueDeviceID(at: ip) {
             case udid?:
+                if let unproven = Self.unproven(udid: udid, at: ip, relay: relay) {
+                    notes[udid] = "at its address \(host) (\(ip)) \(unproven)"
+                    continue
+                }
                 found.append(
                     WiFiDevice(udid: udid, address: ip, foundBy: "its address \(host) in devices.yaml"))
             case let other?:
@@ -116,6 +120,12 @@ final class WiFiDiscovery: @unchecked Sendable {
             let udid = service.wifiMACAddress.flatMap { byMAC[$0] } ?? Self.uniqueDeviceID(at: address)
             guard let udid, missing?.contains(udid) ?? true, !found.contains(where: { $0.udid == udid })
             else {
+                continue
+            }
+            if let unproven = Self.unproven(udid: udid, at: address, relay: relay) {
+                // A spoofed answer (anyone on the Wi-Fi, or a local user: port 5353 is shared) is
+                // never used, and never replaces the address the device proved.
+                notes[udid] = "over mDNS as \(service.instance) at \(address) \(unproven)"
                 continue
             }
             var foundBy = "mDNS as \(service.instance)"
@@ -166,25 +176,28 @@ final class WiFiDiscovery: @unchecked Sendable {
     }
 
     /// The device's UDID as its lockdownd at `host` gives it before any pairing (`GetValue
-    /// UniqueDeviceID`); nil when nothing answers there in 2 seconds.
+    /// UniqueDeviceID`); nil when nothing answers there in 2 seconds. Anyone can answer this: it
+    /// names a candidate, `WiFiIdentity.prove` decides.
     static func uniqueDeviceID(at host: String) -> String? {
         guard
             case .success(let socket) = ProbeSocket.openTCP(
-                host: host, port: WiFiDevice.lockdownPort, timeout: 2),
-            let request = PlistBridge.xml(
-                .dictionary([
-                    "Label": .string("hadeploy"), "Request": .string("GetValue"),
-                    "Key": .string("UniqueDeviceID"),
-                ]))
+                host: host, port: WiFiDevice.lockdownPort, timeout: 2)
         else { return nil }
-        var length = UInt32(request.count).bigEndian
-        guard socket.sendAll(Data(bytes: &length, count: 4) + request) else { return nil }
-        let header = socket.receive(count: 4)
-        guard header.data.count == 4 else { return nil }
-        let size = header.data.reduce(0) { $0 << 8 | Int($1) }
-        guard size > 0, size < 1 << 20 else { return nil }
-        let body = socket.receive(count: size)
-        return PlistBridge.parse(body.data)?["Value"]?.string
+        return WiFiIdentity.exchange(
+            socket, ["Label": .string("hadeploy"), "Request": .string("GetValue"), "Key": .string("UniqueDeviceID")]
+        )?["Value"]?.string
+    }
+
+    /// Why `udid` is not to be used at `address`, or nil once the device there proved it holds its
+    /// pair record's DeviceCertificate (or the relay already lists it there, proven before).
+    static func unproven(udid: String, at address: String, relay: UsbmuxRelay) -> String? {
+        if relay.wifiDevices.contains(where: { $0.udid == udid && $0.address == address }) { return nil }
+        let record =
+            relay.pairRecords.read(udid: udid) ?? upstreamPairRecord(udid: udid, upstream: relay.route)
+        switch WiFiIdentity.prove(udid: udid, at: address, record: record) {
+        case .proven: return nil
+        case .unproven(let why): return "a device answered as \(udid) but its identity was not proven (\(why)): not used"
+        }
     }
 
     /// The serials the route's usbmuxd lists as `Network` entries.
