@@ -125,7 +125,8 @@ public enum USBTransport {
     public static func usbmuxdFault() -> String? {
         for address in [UsbmuxRelay.libusbmuxdAddress(), UsbmuxDirectory.address] {
             if let problem = UsbmuxdSocketTrust.problem(address) {
-                return UsbmuxdSocketTrust.refusal(address, problem, step: "usbmuxd").reason
+                let refusal = UsbmuxdSocketTrust.refusal(address, problem, step: "usbmuxd")
+                return refusal.reason + ". " + refusal.nextStep
             }
         }
         if case .broken(let what) = UsbmuxProbe.probe(address: UsbmuxDirectory.address) {
