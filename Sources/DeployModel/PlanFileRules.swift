@@ -123,7 +123,7 @@ extension DeployPlan {
                     PlanFileProblem(
                         "\(at).id", "'\(device.id)' is not a device id (a plain name, as in devices.yaml)"))
             }
-            if device.steps.isEmpty {
+            if device.steps.isEmpty && device.availability == .available {
                 problems.append(
                     PlanFileProblem(
                         "\(at).steps", "no steps: a device's plan connects, installs and launches at least"))

@@ -27,9 +27,10 @@ struct DeployCommand: ContextCommand {
             names (env:HA_TOKEN, env:*_SSH_PASS(WORD) only) come from the environment.
             A plan file names tools by name only (pymobiledevice3, rosettasim-ctl,
             resolved here), keeps its files under this run's --state, and is held to
-            devices.yaml's limits. With HADEPLOY_PLAN_KEY set, only a plan signed with
-            that key (plan --json with it set) runs. A plan that builds cannot run
-            from a file: plan with --no-build --artifacts.
+            devices.yaml's limits. Only a signed plan runs: HADEPLOY_PLAN_KEY set where
+            it is made (plan --json) and where it runs; --unsigned runs one without a
+            signature (only a plan you wrote yourself: it decides where the token goes).
+            A plan that builds runs only in the checkout it was planned from.
             With --report, each screenshot is compared with the device's last verified one
             (.hadeploy/baselines): same (99 %+), changed a little (90 %+) or different.
             --publish [URL] sends the devices to Home Assistant once the deploy is done,
@@ -92,6 +93,12 @@ struct DeployCommand: ContextCommand {
     @Flag(name: .customLong("worker"), help: .hidden)
     var worker = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Run a --plan file that is not signed (HADEPLOY_PLAN_KEY unset): only a plan you wrote yourself."))
+    var unsigned = false
+
     func validate() throws {
         if planFile != nil {
             let changesThePlan =
@@ -108,6 +115,7 @@ struct DeployCommand: ContextCommand {
             throw ValidationError("name at least one target, e.g. `hadeploy all` or `hadeploy mini4`")
         }
         if worker && planFile == nil { throw ValidationError("--worker runs a share of a plan: add --plan") }
+        if unsigned && planFile == nil { throw ValidationError("--unsigned goes with --plan FILE") }
         if let jobs, !(1...DeployCommand.maxJobs).contains(jobs) {
             throw ValidationError(
                 "--jobs \(jobs) is out of range: give how many devices may deploy at once, from 1 to "
@@ -329,10 +337,12 @@ struct DeployCommand: ContextCommand {
             build = workspace.builder(matrix: matrix, variables: variables)
         }
         let home = context.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        let loaded = try PlanFileLoader(
+        var loader = PlanFileLoader(
             environment: context.environment, workingDirectory: context.currentDirectory,
-            stateDirectory: context.url(for: arguments.state), home: home, fileSystem: context.fileSystem
-        ).load(data, path: path, project: project, buildCommands: buildCommands)
+            stateDirectory: context.url(for: arguments.state), home: home, fileSystem: context.fileSystem)
+        // A worker's share is written by the run that starts it, in its own private state folder.
+        loader.requireSignature = !unsigned && !worker
+        let loaded = try loader.load(data, path: path, project: project, buildCommands: buildCommands)
         for note in loaded.notes { context.message("note: \(note)") }
         return (loaded.plan, build)
     }

@@ -48,7 +48,8 @@ struct PlanFileCommandTests {
         try JSONSerialization.data(withJSONObject: plan).write(
             to: project.url.appendingPathComponent("plan.json"))
 
-        let run = try await project.run("deploy", "--plan", "plan.json", environment: ["HA_TOKEN": "t0ken"])
+        let run = try await project.run(
+            "deploy", "--plan", "plan.json", "--unsigned", environment: ["HA_TOKEN": "t0ken"])
         #expect(run.status == ExitStatus.config.rawValue, "\(run.stderr)")
         #expect(
             run.stderr.contains("devices[0].backend.settings.executable"), "\(run.stderr)")
@@ -81,5 +82,22 @@ struct PlanFileCommandTests {
             "deploy", "--plan", "plan.json", environment: ["HADEPLOY_PLAN_KEY": key])
         #expect(bare.status == ExitStatus.config.rawValue, "\(bare.stderr)")
         #expect(bare.stderr.contains("not signed, and HADEPLOY_PLAN_KEY is set"), "\(bare.stderr)")
+    }
+
+    /// An unsigned plan decides where the token goes (its `server`): without the key and without
+    /// --unsigned it never runs; --unsigned alone, without a plan, is a usage error.
+    @Test func anUnsignedPlanRunsOnlyWithUnsigned() async throws {
+        let project = try await Project()
+        let made = try await project.run("plan", "--as-host", "linux", "iphone", "--json")
+        #expect(made.status == 0, "\(made.stderr)")
+        try Data(made.stdout.utf8).write(to: project.url.appendingPathComponent("plan.json"))
+        let run = try await project.run(
+            "deploy", "--plan", "plan.json", environment: ["HA_TOKEN": "someone-elses-plan-token"])
+        #expect(run.status == ExitStatus.config.rawValue, "\(run.stderr)")
+        #expect(run.stderr.contains("not signed"), "\(run.stderr)")
+        #expect(run.stderr.contains("--unsigned"), "\(run.stderr)")
+        #expect(!run.stderr.contains("someone-elses-plan-token"))
+        let misuse = try await project.run("deploy", "iphone", "--unsigned")
+        #expect(misuse.status == 64, "\(misuse.stderr)")
     }
 }

@@ -69,7 +69,7 @@ struct PlanFileEndToEndTests {
         // No --report here: the planned screenshot is skipped, and says why.
         let folder = try Self.emptyFolder(world)
         for attempt in 1...2 {
-            let run = try await Self.run(world, ["--plan", planFile.path], in: folder)
+            let run = try await Self.run(world, ["--plan", planFile.path, "--unsigned"], in: folder)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(!run.stdout.contains(world.ha.token) && !run.stderr.contains(world.ha.token))
             let events = PlanEqualsRunTests.events(run.stdout)
@@ -101,7 +101,7 @@ struct PlanFileEndToEndTests {
 
         // Without the token the plan names, nothing is touched, and the run says what it needs.
         let bare = try await HADeployBinary.run(
-            ["deploy", "--plan", planFile.path], in: folder,
+            ["deploy", "--plan", planFile.path, "--unsigned"], in: folder,
             environment: ["XDG_CACHE_HOME": world.root.appendingPathComponent("cache").path])
         #expect(bare.status != 0)
         #expect(bare.stderr.contains("HA_TOKEN"), "\(bare.stderr)")
@@ -120,7 +120,7 @@ struct PlanFileEndToEndTests {
         let original = try Data(contentsOf: yaml)
         try (String(decoding: original, as: UTF8.self) + "# changed after planning\n").write(
             to: yaml, atomically: true, encoding: .utf8)
-        let changed = try await world.deploy(["deploy", "--plan", "plan.json"])
+        let changed = try await world.deploy(["deploy", "--plan", "plan.json", "--unsigned"])
         #expect(changed.status == ExitStatus.config.rawValue, "\(changed.stderr)")
         #expect(changed.stderr.contains("made for another version of this project"), "\(changed.stderr)")
         try original.write(to: yaml)
@@ -132,7 +132,7 @@ struct PlanFileEndToEndTests {
                 .compactMap { $0 as? String }.first { $0.hasSuffix(".app") })
         let marker = world.root.appendingPathComponent("artifacts/modern/\(app)/changed.txt")
         try Data("changed".utf8).write(to: marker)
-        let rebuilt = try await world.deploy(["deploy", "--plan", "plan.json"])
+        let rebuilt = try await world.deploy(["deploy", "--plan", "plan.json", "--unsigned"])
         #expect(rebuilt.status == ExitStatus.config.rawValue, "\(rebuilt.stderr)")
         #expect(rebuilt.stderr.contains("is not the artifact this plan was made with"), "\(rebuilt.stderr)")
         try FileManager.default.removeItem(at: marker)
@@ -142,7 +142,7 @@ struct PlanFileEndToEndTests {
             try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])
         object["format"] = 99
         try JSONSerialization.data(withJSONObject: object).write(to: planFile)
-        let future = try await world.deploy(["deploy", "--plan", "plan.json"])
+        let future = try await world.deploy(["deploy", "--plan", "plan.json", "--unsigned"])
         #expect(future.status == ExitStatus.config.rawValue, "\(future.stderr)")
         #expect(future.stderr.contains("plan format 99"), "\(future.stderr)")
     }

@@ -444,7 +444,7 @@ struct RemoteBuildTests {
         try Data(planned.stdout.utf8).write(to: planFile)
 
         let run = try await HADeployBinary.run(
-            ["deploy", "--plan", planFile.path, "--report", "out", "--json"], in: world.project,
+            ["deploy", "--plan", planFile.path, "--unsigned", "--report", "out", "--json"], in: world.project,
             environment: environment,
             timeout: .seconds(300))
         #expect(run.status == 0, "\(run.stderr)")
@@ -474,7 +474,7 @@ struct RemoteBuildTests {
         let elsewhere = world.root.appendingPathComponent("elsewhere")
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
         let refused = try await HADeployBinary.run(
-            ["deploy", "--plan", planFile.path], in: elsewhere, environment: environment,
+            ["deploy", "--plan", planFile.path, "--unsigned"], in: elsewhere, environment: environment,
             timeout: .seconds(60))
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("only in the checkout it was planned from"), "\(refused.stderr)")

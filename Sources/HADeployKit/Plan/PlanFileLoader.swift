@@ -95,7 +95,9 @@ public enum PlanSignature {
 ///   folder is the run's. A state path outside the plan's state folder is refused. Reports go where
 ///   `--report` says (never the file).
 /// - **Signature**: with `HADEPLOY_PLAN_KEY` set, only a plan signed with that key runs
-///   (`PlanSignature`); without it, a signed plan runs and the run says its signature was not checked.
+///   (`PlanSignature`); without it, `deploy --plan` refuses an unsigned plan unless `--unsigned` says
+///   the user wrote it (`requireSignature`), and a signed plan runs with a note that its signature was
+///   not checked.
 public struct PlanFileLoader {
     /// The run's environment: the key, and what the tools resolve from.
     public var environment: [String: String]
@@ -105,6 +107,9 @@ public struct PlanFileLoader {
     /// The run's home folder.
     public var home: String
     public var fileSystem: any FileSystem
+    /// Whether a plan with no signature is refused when no key is set (`deploy --plan` without
+    /// `--unsigned`): a plan file decides where the token, SSH logins and device connections go.
+    public var requireSignature = false
 
     public init(
         environment: [String: String], workingDirectory: URL, stateDirectory: URL, home: String,
@@ -148,6 +153,14 @@ public struct PlanFileLoader {
                         + "after it was signed, or signed with another key")
             }
             notes.append("\(path): signature checked (\(PlanSignature.keyVariable))")
+        } else if requireSignature {
+            throw PlanFileError(
+                path: path,
+                problem:
+                    "not signed: a plan file decides where the Home Assistant token, SSH logins and device "
+                    + "connections go, so only a signed one runs — set \(PlanSignature.keyVariable) (the same "
+                    + "key) where it is made with `hadeploy plan … --json` and where it runs, or pass --unsigned "
+                    + "for a plan you wrote yourself")
         } else if plan.signature != nil {
             notes.append(
                 "\(path) is signed, but \(PlanSignature.keyVariable) is not set here: its signature was not checked"
