@@ -96,7 +96,8 @@ struct DeployCommand: ContextCommand {
     @Flag(
         name: .long,
         help: ArgumentHelp(
-            "Run a --plan file that is not signed (HADEPLOY_PLAN_KEY unset): only a plan you wrote yourself."))
+            "Run a --plan file that is not signed (HADEPLOY_PLAN_KEY unset): only a plan you wrote yourself.")
+    )
     var unsigned = false
 
     func validate() throws {

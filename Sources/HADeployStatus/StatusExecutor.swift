@@ -42,7 +42,8 @@ public struct StatusExecutor: Sendable {
                 device, facts: .unreachable(reason), notOnThisHost: reason, seconds: 0, plan: plan)
         }
         if case .failedHere(let reason) = device.device.availability {
-            return Self.assess(device, facts: .unreachable(reason), notOnThisHost: nil, seconds: 0, plan: plan)
+            return Self.assess(
+                device, facts: .unreachable(reason), notOnThisHost: nil, seconds: 0, plan: plan)
         }
         let query = StatusQuery(
             bundleID: device.expected.bundleID, executable: device.expected.executable, backend: backend)

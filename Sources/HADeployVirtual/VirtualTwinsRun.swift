@@ -86,7 +86,8 @@ public struct VirtualTwinsRun: Sendable {
             throw error
         }
         var twins = VirtualTwins(
-            address: address, udids: udids, unavailable: unavailable, jailbroken: processes.mapValues(\.endpoint))
+            address: address, udids: udids, unavailable: unavailable,
+            jailbroken: processes.mapValues(\.endpoint))
         twins.failed = failed
         return VirtualTwinsRun(
             twins: twins,

@@ -19,7 +19,8 @@ final class PlantedSocket: @unchecked Sendable {
     init(at path: String) throws {
         self.path = path
         listener = socket(AF_UNIX, TestPlatform.streamSocket, 0)
-        guard OwnerOnlySocket.bind(listener, at: path) == 0, chmod(path, 0o666) == 0, listen(listener, 16) == 0
+        guard OwnerOnlySocket.bind(listener, at: path) == 0, chmod(path, 0o666) == 0,
+            listen(listener, 16) == 0
         else { throw CocoaError(.fileWriteUnknown) }
         let thread = Thread { [self, listener] in
             while true {
@@ -87,7 +88,9 @@ final class PlantedSocket: @unchecked Sendable {
             ],
             secrets: ["HA_TOKEN": "planted-socket-token"], timeout: .seconds(120))
         #expect(deploy.status == 1, "\(deploy.stdout)\(deploy.stderr)")
-        #expect((deploy.stdout + deploy.stderr).contains("refusing the usbmuxd at \(address)"), "\(deploy.stdout)\(deploy.stderr)")
+        #expect(
+            (deploy.stdout + deploy.stderr).contains("refusing the usbmuxd at \(address)"),
+            "\(deploy.stdout)\(deploy.stderr)")
 
         let muxer = try await HADeployBinary.run(
             ["muxer", "--socket", project.url.appendingPathComponent("m.sock").path, "--usbmuxd", address],
@@ -124,7 +127,8 @@ final class PlantedSocket: @unchecked Sendable {
             ], in: project.url, timeout: .seconds(30))
         #expect(muxer.status != 0, "\(muxer.stdout)\(muxer.stderr)")
         #expect(muxer.stderr.contains("in a folder clients refuse"), "\(muxer.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("hadeploy-usbmuxd").path))
+        #expect(
+            !FileManager.default.fileExists(atPath: folder.appendingPathComponent("hadeploy-usbmuxd").path))
     }
 }
 
@@ -149,14 +153,18 @@ final class PlantedSocket: @unchecked Sendable {
             """
         let process = try BackgroundCommand(
             "/usr/bin/setpriv",
-            ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", "/usr/bin/python3", "-c", script, path],
+            [
+                "--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", "/usr/bin/python3", "-c", script,
+                path,
+            ],
             in: directory, environment: [:])
         #expect(try await process.line(startingWith: "ready", within: 30) != nil, "\(process.output)")
         return process
     }
 
     @Test func anotherUsersUsbmuxdIsRefusedByItsOwnerAndGetsNothing() async throws {
-        try #require(geteuid() == 0, "becoming another local account takes root: run it through make test-root")
+        try #require(
+            geteuid() == 0, "becoming another local account takes root: run it through make test-root")
         let project = try await Project(commits: 1, tag: "v1.0.0")
         // The attacker's own folder in the shared /tmp (it may make one), and its socket there.
         let theirs = URL(fileURLWithPath: "/tmp/hadeploy-usbmuxd-\(UUID().uuidString.prefix(8))")
@@ -186,7 +194,8 @@ final class PlantedSocket: @unchecked Sendable {
             ["devices"], in: project.url, environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:" + moved])
         #expect(served.status == 1, "\(served.stdout)\(served.stderr)")
         #expect(
-            served.stderr.contains("is served by another user's process (uid 65534, nobody)"), "\(served.stderr)")
+            served.stderr.contains("is served by another user's process (uid 65534, nobody)"),
+            "\(served.stderr)")
         #expect(!attacker.output.contains("request"), "nobody's usbmuxd got a request: \(attacker.output)")
     }
 }

@@ -290,7 +290,9 @@ struct DeployEndToEndTests {
         #expect(byID["mini4"]?.outcome == .succeeded, "\(byID["mini4"]?.reason ?? "")")
         #expect(byID["kitchen"]?.outcome == .failed)
         #expect(byID["kitchen"]?.failedStep == "preflight")
-        #expect(byID["kitchen"]?.reason?.contains("dashboard-nowhere") == true, "\(byID["kitchen"]?.reason ?? "")")
+        #expect(
+            byID["kitchen"]?.reason?.contains("dashboard-nowhere") == true, "\(byID["kitchen"]?.reason ?? "")"
+        )
         #expect(try await world.usbmuxd.installedApps(udid: world.udids["kitchen"]!).isEmpty)
         try assertNoSecrets(world, result)
     }

@@ -24,8 +24,10 @@ import Testing
         return try PropertyListSerialization.data(
             fromPropertyList: [
                 "HostID": "4E1B0F0A-1C2D-4E5F-8A9B-0C1D2E3F4A5B", "SystemBUID": "BUID",
-                "HostCertificate": Data(pem.utf8), "DeviceCertificate": Data(pem.utf8), "RootCertificate": Data(pem.utf8),
-                "HostPrivateKey": Data("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n".utf8),
+                "HostCertificate": Data(pem.utf8), "DeviceCertificate": Data(pem.utf8),
+                "RootCertificate": Data(pem.utf8),
+                "HostPrivateKey": Data(
+                    "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n".utf8),
             ], format: .xml, options: 0)
     }
 
@@ -46,7 +48,10 @@ import Testing
         let elsewhere = try Self.folder()
         defer { try? FileManager.default.removeItem(at: elsewhere) }
         try record.write(to: elsewhere.appendingPathComponent("target.plist"))
-        #expect(symlink(elsewhere.appendingPathComponent("target.plist").path, folder.appendingPathComponent("link.plist").path) == 0)
+        #expect(
+            symlink(
+                elsewhere.appendingPathComponent("target.plist").path,
+                folder.appendingPathComponent("link.plist").path) == 0)
         #expect(records.read(udid: "link") == nil, "a link is not read")
 
         // A record of 2 GB (sparse: no disk) is refused by its size, never read into memory.
@@ -61,14 +66,18 @@ import Testing
         let open = try Self.folder(0o777)
         defer { try? FileManager.default.removeItem(at: open) }
         let records = PairRecordFolder(folder: open, fileSystem: TestHost.fileSystem)
-        #expect(records.problem()?.contains("can be changed by other users (mode 777)") == true, "\(records.problem() ?? "")")
+        #expect(
+            records.problem()?.contains("can be changed by other users (mode 777)") == true,
+            "\(records.problem() ?? "")")
         #expect(throws: MobileDeviceError.self) { try records.requireUsable(step: "test") }
         records.save(udid: "x", record: try Self.record())
         #expect(!FileManager.default.fileExists(atPath: open.appendingPathComponent("x.plist").path))
         var status = stat()
-        #expect(stat(open.path, &status) == 0 && status.st_mode & 0o777 == 0o777, "its mode is left as it was")
+        #expect(
+            stat(open.path, &status) == 0 && status.st_mode & 0o777 == 0o777, "its mode is left as it was")
 
-        let file = open.deletingLastPathComponent().appendingPathComponent("records-file-\(UUID().uuidString.prefix(8))")
+        let file = open.deletingLastPathComponent().appendingPathComponent(
+            "records-file-\(UUID().uuidString.prefix(8))")
         try Data().write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let notAFolder = PairRecordFolder(folder: file, fileSystem: TestHost.fileSystem)

@@ -55,7 +55,10 @@ import VirtualDevice
         let cert = directory.appendingPathComponent("impostor.pem").path
         let made = try await ToolRun.run(
             "openssl",
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=iPad"])
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                "-subj", "/CN=iPad",
+            ])
         #expect(made.status == 0, "openssl req: \(made.stderr)")
         let address = "127.78.\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
         let process = try BackgroundCommand(

@@ -272,7 +272,8 @@ struct JailbreakTwinSafetyTests {
         }
         // The twin came back whole: a session works and its tools are its own again.
         let again = try await SSHConnection.connect(try await twin.connection())
-        let check = try await again.run("sysctl -n kern.boottime >/dev/null && head -n 1 /etc/passwd", timeout: 60)
+        let check = try await again.run(
+            "sysctl -n kern.boottime >/dev/null && head -n 1 /etc/passwd", timeout: 60)
         await again.close()
         #expect(check.stdoutText.hasPrefix("root:x:"), "\(check.stdoutText)\(check.stderrText)")
     }

@@ -72,7 +72,8 @@ struct DevicePipeline: Sendable {
                 failedStep: "configure")
         }
         // Its dashboard is not in Home Assistant (the preflight said why): this device fails, untouched.
-        if plan.verify, let verifier = environment.verifier, case .some(let expected) = device.dashboard.expected,
+        if plan.verify, let verifier = environment.verifier,
+            case .some(let expected) = device.dashboard.expected,
             let why = await verifier.refusal(forDashboard: expected)
         {
             return result(

@@ -25,7 +25,8 @@ public actor HomeAssistantConnection {
     /// What a server says its version is, as it is shown: a real one is short (`2024.3.3`), so at most
     /// 32 characters of it, control characters dropped (a hostile server's 100,000 digits are not printed).
     static func shownVersion(_ version: String) -> String {
-        let clean = String(String.UnicodeScalarView(version.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        let clean = String(
+            String.UnicodeScalarView(version.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
         return clean.count > 32 ? String(clean.prefix(32)) + "…" : clean
     }
     public private(set) var state: ConnectionState = .idle

@@ -76,7 +76,9 @@ final class ProbeSocket: @unchecked Sendable {
             return .failure("the socket path is too long")
         }
         guard result == 0 else { return .failure(errnoText(errno)) }
-        if let problem = UsbmuxdSocketTrust.peerProblem(fd, path: path) { return .failure("refused: \(problem)") }
+        if let problem = UsbmuxdSocketTrust.peerProblem(fd, path: path) {
+            return .failure("refused: \(problem)")
+        }
         return .success(socket)
     }
 

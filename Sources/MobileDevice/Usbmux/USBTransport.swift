@@ -174,7 +174,9 @@ public enum USBTransport {
                 if network { UsbmuxRelay.process.discovery.nudge() }
                 failure = nil
                 failingSince = nil
-            } catch let error as MobileDeviceError where error.kind == .usbmuxdUnavailable && !error.isTransient {
+            } catch let error as MobileDeviceError
+                where error.kind == .usbmuxdUnavailable && !error.isTransient
+            {
                 throw error.on(device)  // A refused usbmuxd (another user's socket) is not waited for.
             } catch let error as MobileDeviceError where error.kind != .cancelled {
                 failure = error

@@ -302,7 +302,8 @@ public final class PairRecordFolder: @unchecked Sendable {
         guard let fields = PlistBridge.parse(data)?.dictionary, fields["HostID"]?.string?.isEmpty == false
         else { return false }
         func pem(_ key: String, _ kind: String) -> Bool {
-            fields[key]?.data.map { String(decoding: $0, as: UTF8.self).contains("-----BEGIN \(kind)") } == true
+            fields[key]?.data.map { String(decoding: $0, as: UTF8.self).contains("-----BEGIN \(kind)") }
+                == true
         }
         return pem("HostCertificate", "CERTIFICATE") && pem("DeviceCertificate", "CERTIFICATE")
             && pem("HostPrivateKey", "")

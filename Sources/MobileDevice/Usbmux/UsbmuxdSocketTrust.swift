@@ -57,7 +57,8 @@ public enum UsbmuxdSocketTrust {
             return errno == ENOENT ? nil : "\(path) cannot be checked (\(String(cString: strerror(errno))))"
         }
         guard status.st_mode & S_IFMT == S_IFSOCK else {
-            return "\(path) is not a socket" + (status.st_mode & S_IFMT == S_IFLNK ? " (a symbolic link)" : "")
+            return "\(path) is not a socket"
+                + (status.st_mode & S_IFMT == S_IFLNK ? " (a symbolic link)" : "")
         }
         guard status.st_uid == userID || status.st_uid == 0 else {
             return "the socket \(path) belongs to another user (\(owner(status.st_uid)))"

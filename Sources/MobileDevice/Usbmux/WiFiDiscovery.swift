@@ -184,7 +184,8 @@ final class WiFiDiscovery: @unchecked Sendable {
                 host: host, port: WiFiDevice.lockdownPort, timeout: 2)
         else { return nil }
         return WiFiIdentity.exchange(
-            socket, ["Label": .string("hadeploy"), "Request": .string("GetValue"), "Key": .string("UniqueDeviceID")]
+            socket,
+            ["Label": .string("hadeploy"), "Request": .string("GetValue"), "Key": .string("UniqueDeviceID")]
         )?["Value"]?.string
     }
 
@@ -196,7 +197,8 @@ final class WiFiDiscovery: @unchecked Sendable {
             relay.pairRecords.read(udid: udid) ?? upstreamPairRecord(udid: udid, upstream: relay.route)
         switch WiFiIdentity.prove(udid: udid, at: address, record: record) {
         case .proven: return nil
-        case .unproven(let why): return "a device answered as \(udid) but its identity was not proven (\(why)): not used"
+        case .unproven(let why):
+            return "a device answered as \(udid) but its identity was not proven (\(why)): not used"
         }
     }
 

@@ -27,8 +27,12 @@ enum WiFiIdentity {
         }
         guard let fields = PlistBridge.parse(record)?.dictionary,
             let hostID = fields["HostID"]?.string,
-            let deviceCertificate = fields["DeviceCertificate"]?.data.flatMap({ String(data: $0, encoding: .utf8) }),
-            let hostCertificate = fields["HostCertificate"]?.data.flatMap({ String(data: $0, encoding: .utf8) }),
+            let deviceCertificate = fields["DeviceCertificate"]?.data.flatMap({
+                String(data: $0, encoding: .utf8)
+            }),
+            let hostCertificate = fields["HostCertificate"]?.data.flatMap({
+                String(data: $0, encoding: .utf8)
+            }),
             let hostKey = fields["HostPrivateKey"]?.data.flatMap({ String(data: $0, encoding: .utf8) })
         else { return .unproven("its pair record lacks the certificates and keys a pairing keeps") }
         let expected: X509Certificate
