@@ -32,7 +32,7 @@ RELEASE_BUILD = -c release -Xswiftc -enable-testing --scratch-path .build-releas
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 6
 RELEASE_BIN = .build-release/release/hadeploy-$(if $(filter Darwin,$(UNAME)),dynamic,static)
 
-.PHONY: test-mac test-suites test-root test-brew-gen peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
+.PHONY: test-mac test-suites test-root test-root-here test-brew-gen peers-user all deps peers peers-demo build demo check-fresh test lint lint-workflows format bench clean release install dist test-install
 
 all: build
 
@@ -162,10 +162,18 @@ test-suites:
 
 # The tests of ROOT_SUITES and ROOT_TESTS, as root, on the build test-suites made (through sudo, the
 # build folders are given back to the user who ran it).
+# Not root: the same make, through sudo, once — with this user's PATH (sudo's secure_path has no
+# swiftly or swift.org toolchain) and the very swift the user's build used; the recipe below then runs
+# only as root, never again as the user.
 test-root:
-	@if [ "$$(id -u)" -ne 0 ]; then \
-	  if sudo -n true 2> /dev/null; then exec sudo -n $(MAKE) --no-print-directory test-root; fi; \
-	  echo "make test-root: $(ROOT_SUITES) $(ROOT_TESTS) need root (see the Makefile) and sudo asks for a password: run sudo make test-root" >&2; exit 1; fi
+	@if [ "$$(id -u)" -eq 0 ]; then exec $(MAKE) --no-print-directory test-root-here; fi; \
+	  if ! sudo -n true 2> /dev/null; then \
+	    echo "make test-root: $(ROOT_SUITES) $(ROOT_TESTS) need root (see the Makefile) and sudo asks for a password: run sudo make test-root" >&2; exit 1; fi; \
+	  swift="$$(command -v $(SWIFT))" || { echo "make test-root: $(SWIFT) is not on PATH" >&2; exit 1; }; \
+	  exec sudo -n env "PATH=$$PATH" $(MAKE) --no-print-directory test-root-here "SWIFT=$$swift"
+
+test-root-here:
+	@[ "$$(id -u)" -eq 0 ] || { echo "make test-root-here: run as root (make test-root does)" >&2; exit 1; }
 	@archive="$$PWD/$$(tail -1 .build-release/dist.out)"; export HADEPLOY_DIST_ARCHIVE="$$archive"; \
 	  echo "=== as root: $(ROOT_SUITES) $(ROOT_TESTS)"; failed=""; skips=""; \
 	  suites="$(ROOT_SUITES)"; $(RUN_SUITES); \

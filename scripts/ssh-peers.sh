@@ -3,6 +3,9 @@
 # Installs the servers, creates the unprivileged login user the tests use, and its client keys.
 # Run as root, or as a user with sudo. Safe to run again.
 set -eu
+# An ordinary account's PATH on Debian has no /usr/sbin: chpasswd, useradd and sshd live there.
+PATH="$PATH:/usr/sbin:/sbin"
+export PATH
 
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 
@@ -61,8 +64,12 @@ fi
 
 $SUDO mkdir -p "$STATE_DIR"
 $SUDO chmod 0700 "$STATE_DIR"
-[ -f "$STATE_DIR/id_ed25519" ] || $SUDO ssh-keygen -q -t ed25519 -N "" -C hadeploy-test-ed25519 -f "$STATE_DIR/id_ed25519"
-[ -f "$STATE_DIR/id_rsa" ] || $SUDO ssh-keygen -q -t rsa -b 2048 -N "" -C hadeploy-test-rsa -f "$STATE_DIR/id_rsa"
+# The folder is root-only: whether a key is there is asked as root too (an ordinary user's `[ -f ]` says
+# no, and ssh-keygen would then ask to overwrite it on a closed stdin). No key is ever overwritten.
+$SUDO test -f "$STATE_DIR/id_ed25519" ||
+    $SUDO ssh-keygen -q -t ed25519 -N "" -C hadeploy-test-ed25519 -f "$STATE_DIR/id_ed25519" < /dev/null
+$SUDO test -f "$STATE_DIR/id_rsa" ||
+    $SUDO ssh-keygen -q -t rsa -b 2048 -N "" -C hadeploy-test-rsa -f "$STATE_DIR/id_rsa" < /dev/null
 
 home=$(getent passwd "$TEST_USER" | cut -d: -f6)
 $SUDO mkdir -p "$home/.ssh"
