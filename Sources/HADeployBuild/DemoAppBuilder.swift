@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import MobileDevice
 
 /// Makes a small stand-in app bundle per flavour for `--virtual` runs on hosts without Xcode.
 ///
@@ -23,6 +24,21 @@ public struct DemoAppBuilder: Sendable {
         self.bundleID = bundleID
         self.executableName = executableName
         self.displayName = displayName
+    }
+
+    /// The team id the demo bundles are "signed" with.
+    public static let demoTeamID = "HADEPLOYDM"
+
+    /// A development build's entitlements for `bundleID` (application-identifier, keychain group,
+    /// get-task-allow), as an XML plist.
+    public static func entitlements(bundleID: String, team: String = demoTeamID) -> Data {
+        let values: [String: Any] = [
+            "application-identifier": "\(team).\(bundleID)",
+            "com.apple.developer.team-identifier": team,
+            "keychain-access-groups": ["\(team).\(bundleID)"],
+            "get-task-allow": true,
+        ]
+        return (try? PropertyListValue.encode(values, .xml)) ?? Data()
     }
 
     public func build(
@@ -48,9 +64,11 @@ public struct DemoAppBuilder: Sendable {
         ]
         let plist = try PropertyListValue.encode(info, .xml)
         try fileSystem.write(plist, to: app.appendingPathComponent("Info.plist"), options: [])
+        // Signed as a development build is: its entitlements name the app (the keychain of the app on
+        // a jailbroken iPad works only when ldid applies them).
         try fileSystem.write(
-            MachOWriter.executable(archs: flavour.archs), to: app.appendingPathComponent(executableName),
-            options: [])
+            MachOWriter.executable(archs: flavour.archs, entitlements: Self.entitlements(bundleID: bundleID)),
+            to: app.appendingPathComponent(executableName), options: [])
         try fileSystem.write(Data("APPL????".utf8), to: app.appendingPathComponent("PkgInfo"), options: [])
         return Artifact(
             path: app.path, bundleID: bundleID, executable: executableName,
@@ -70,25 +88,35 @@ public enum MachOWriter {
         }
     }
 
-    /// A thin image: mach_header(_64) with no load commands, then padding.
-    static func thin(_ arch: Arch) -> Data {
+    /// A thin image: mach_header(_64), then padding; with `entitlements`, one `LC_CODE_SIGNATURE`
+    /// whose SuperBlob (after the first 4 KiB) holds them, as a signed build's executable does.
+    static func thin(_ arch: Arch, entitlements: Data? = nil) -> Data {
         let (type, subtype, is64) = cpu(arch)
         var data = Data()
         func le(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        let signature = entitlements.map { MachOEntitlements.superBlob(entitlements: $0) }
         le(is64 ? 0xFEED_FACF : 0xFEED_FACE)
         le(type)
         le(subtype)
         le(2)  // MH_EXECUTE
-        le(0)  // ncmds
-        le(0)  // sizeofcmds
+        le(signature == nil ? 0 : 1)  // ncmds
+        le(signature == nil ? 0 : 16)  // sizeofcmds
         le(0x0020_0085)  // MH_NOUNDEFS | MH_DYLDLINK | MH_TWOLEVEL | MH_PIE
         if is64 { le(0) }
+        if let signature {
+            le(MachOEntitlements.codeSignatureCommand)
+            le(16)
+            le(4096)  // dataoff
+            le(UInt32(signature.count))  // datasize
+        }
         data.append(Data(repeating: 0, count: 4096 - data.count))
+        if let signature { data.append(signature) }
         return data
     }
 
-    public static func executable(archs: [Arch]) -> Data {
-        guard archs.count > 1 else { return thin(archs.first ?? .arm64) }
+    /// The demo's executable: `archs`' slices, each signed with `entitlements` when given.
+    public static func executable(archs: [Arch], entitlements: Data? = nil) -> Data {
+        guard archs.count > 1 else { return thin(archs.first ?? .arm64, entitlements: entitlements) }
         let align: UInt32 = 14  // 16 KiB, as ld aligns ARM slices
         var header = Data()
         func be(_ value: UInt32) { withUnsafeBytes(of: value.bigEndian) { header.append(contentsOf: $0) } }
@@ -97,7 +125,7 @@ public enum MachOWriter {
         var offset = UInt32(1 << align)
         var slices: [Data] = []
         for arch in archs {
-            let slice = thin(arch)
+            let slice = thin(arch, entitlements: entitlements)
             let (type, subtype, _) = cpu(arch)
             be(type)
             be(subtype)

@@ -46,6 +46,17 @@ final class SessionHandle: @unchecked Sendable {
 
     var isOpenSSH: Bool { ssh_get_openssh_version(raw) > 0 }
 
+    /// The server took the TCP connection and never said a word (no `SSH-2.0-…` banner): what OpenSSH
+    /// does on an iPad 4 jailbroken with h3lix (iOS 10.3.3), which needs Dropbear.
+    static let silentServerHint =
+        "The SSH server accepted the connection but never sent its banner. On an iPad 4 (iOS 10.3.3, "
+        + "h3lix) OpenSSH does this: install Dropbear from Cydia and point the device's port at it."
+
+    static func isTimeout(_ reason: String) -> Bool {
+        let lowered = reason.lowercased()
+        return lowered.contains("timeout") || lowered.contains("timed out") || lowered.contains("deadline")
+    }
+
     var serverBanner: String {
         guard let banner = ssh_get_serverbanner(raw) else { return "" }
         return String(cString: banner)
@@ -79,10 +90,13 @@ final class SessionHandle: @unchecked Sendable {
         }
         if ssh_connect(raw) != SSH_OK {
             let reason = executor.abortedReason ?? handle.lastError
-            let hint =
+            var hint =
                 reason.contains("no match for method") && !config.legacyAlgorithms
                 ? "The server only offers old algorithms: set legacy_algorithms: true for this device."
                 : ""
+            if handle.serverBanner.isEmpty, Self.isTimeout(reason) {
+                hint = Self.silentServerHint
+            }
             throw SSHError.connectFailed(
                 device: config.name, address: config.address, reason: reason, hint: hint)
         }

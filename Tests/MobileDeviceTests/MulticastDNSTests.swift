@@ -48,18 +48,18 @@ struct MulticastDNSTests {
 
     /// python-zeroconf announces an iPad as iOS does for Wi-Fi sync; hadeploy's one-shot browse finds
     /// its instance (the Wi-Fi MAC address in its name), host, port and address.
-    @Test func theBrowserFindsWhatARealResponderAnnounces() async throws {
+    /// python-zeroconf announcing `<mac>@fe80::1` for Wi-Fi sync at `address`, on 127.0.0.1, until
+    /// stopped.
+    static func responder(mac: String, address: String, server: String) async throws -> BackgroundCommand {
         let root = HADeployBinary.repositoryRoot
         let setup = try await ToolRun.run(root.appendingPathComponent("scripts/zeroconf-venv.sh").path, [])
         #expect(setup.status == 0, "scripts/zeroconf-venv.sh: \(setup.stderr)")
-        let mac =
-            "a4:c3:61:\(String(format: "%02x:%02x:%02x", UInt8.random(in: 0...255), UInt8.random(in: 0...255), UInt8.random(in: 0...255)))"
         let script = """
             import sys, time, socket
             from zeroconf import Zeroconf, ServiceInfo
             zc = Zeroconf(interfaces=["127.0.0.1"])
             info = ServiceInfo("_apple-mobdev2._tcp.local.", "\(mac)@fe80::1._apple-mobdev2._tcp.local.",
-                addresses=[socket.inet_aton("127.0.0.1")], port=32498, server="zc-ipad.local.", properties={})
+                addresses=[socket.inet_aton("\(address)")], port=32498, server="\(server).", properties={})
             zc.register_service(info)
             print("ready", flush=True)
             sys.stdin.read()
@@ -68,10 +68,16 @@ struct MulticastDNSTests {
             """
         let responder = try BackgroundCommand(
             root.appendingPathComponent(".venv-zeroconf/bin/python").path, ["-c", script], in: root,
-            environment: [:],
-            keepStandardInputOpen: true)
-        defer { responder.stop() }
+            environment: [:], keepStandardInputOpen: true)
         #expect(try await responder.line(startingWith: "ready", within: 30) != nil, "\(responder.output)")
+        return responder
+    }
+
+    @Test func theBrowserFindsWhatARealResponderAnnounces() async throws {
+        let mac =
+            "a4:c3:61:\(String(format: "%02x:%02x:%02x", UInt8.random(in: 0...255), UInt8.random(in: 0...255), UInt8.random(in: 0...255)))"
+        let responder = try await Self.responder(mac: mac, address: "127.0.0.1", server: "zc-ipad.local")
+        defer { responder.stop() }
 
         let services = try MDNSBrowser.browse(within: .seconds(3), interfaces: ["127.0.0.1"], enough: 1)
         let found = try #require(services.first { $0.wifiMACAddress == mac }, "\(services)")

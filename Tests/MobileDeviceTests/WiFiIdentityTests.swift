@@ -67,6 +67,31 @@ import VirtualDevice
         return Impostor(address: address, process: process)
     }
 
+    /// The paired Wi-Fi twin (its UDID, its pair record as the route's usbmuxd keeps it, its
+    /// address) and an impostor claiming its UDID, in a private folder.
+    struct Scene {
+        let udid: String
+        let record: Data
+        let real: String
+        let directory: URL
+        let impostor: Impostor
+
+        static func start() async throws -> Scene {
+            let emulator = try await SharedEmulator.shared.context()
+            let udid = await emulator.udid(SharedEmulator.Device.wifi)
+            let record = try #require(WiFiDiscovery.upstreamPairRecord(udid: udid, upstream: emulator.socket))
+            let real = try #require(try await emulator.daemon.networkAddress(udid: udid))
+            let directory = try WiFiIdentityTests.directory()
+            let impostor = try await WiFiIdentityTests.startImpostor(claiming: udid, in: directory)
+            return Scene(udid: udid, record: record, real: real, directory: directory, impostor: impostor)
+        }
+
+        func stop() {
+            impostor.process.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
     static func directory() throws -> URL {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
             "wifi-identity-\(UUID().uuidString.prefix(8))")
@@ -76,14 +101,9 @@ import VirtualDevice
     }
 
     @Test func onlyTheDeviceThatHoldsThePairRecordsCertificateIsProven() async throws {
-        let emulator = try await SharedEmulator.shared.context()
-        let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let record = try #require(WiFiDiscovery.upstreamPairRecord(udid: udid, upstream: emulator.socket))
-        let real = try #require(try await emulator.daemon.networkAddress(udid: udid))
-        let directory = try Self.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let impostor = try await Self.startImpostor(claiming: udid, in: directory)
-        defer { impostor.process.stop() }
+        let scene = try await Scene.start()
+        defer { scene.stop() }
+        let (udid, record, real, impostor) = (scene.udid, scene.record, scene.real, scene.impostor)
 
         // What anyone may answer, the impostor answers as the iPad does.
         #expect(WiFiDiscovery.uniqueDeviceID(at: impostor.address) == udid)
@@ -106,14 +126,11 @@ import VirtualDevice
     /// Discovery as a run and `hadeploy muxer` use it: a spoofed mDNS answer, and an `address:` that
     /// points at the impostor, never become the device's address; the real one does.
     @Test func discoveryNeverListsAnImpostorFoundOverMDNSOrAtAnAddress() async throws {
-        let emulator = try await SharedEmulator.shared.context()
-        let udid = await emulator.udid(SharedEmulator.Device.wifi)
-        let record = try #require(WiFiDiscovery.upstreamPairRecord(udid: udid, upstream: emulator.socket))
-        let real = try #require(try await emulator.daemon.networkAddress(udid: udid))
-        let directory = try Self.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let impostor = try await Self.startImpostor(claiming: udid, in: directory)
-        defer { impostor.process.stop() }
+        let scene = try await Scene.start()
+        defer { scene.stop() }
+        let (udid, record, real, directory, impostor) = (
+            scene.udid, scene.record, scene.real, scene.directory, scene.impostor
+        )
         let records = directory.appendingPathComponent("records")
         let folder = PairRecordFolder(folder: records, fileSystem: TestHost.fileSystem)
         folder.save(udid: udid, record: record)
@@ -127,26 +144,9 @@ import VirtualDevice
         #expect(note.contains("identity was not proven"), "\(note)")
 
         // A real mDNS responder announces the impostor under a name of the iPad's kind.
-        let root = HADeployBinary.repositoryRoot
-        let setup = try await ToolRun.run(root.appendingPathComponent("scripts/zeroconf-venv.sh").path, [])
-        #expect(setup.status == 0, "scripts/zeroconf-venv.sh: \(setup.stderr)")
-        let script = """
-            import sys, socket
-            from zeroconf import Zeroconf, ServiceInfo
-            zc = Zeroconf(interfaces=["127.0.0.1"])
-            info = ServiceInfo("_apple-mobdev2._tcp.local.", "a4:c3:61:66:66:66@fe80::1._apple-mobdev2._tcp.local.",
-                addresses=[socket.inet_aton("\(impostor.address)")], port=32498, server="impostor.local.", properties={})
-            zc.register_service(info)
-            print("ready", flush=True)
-            sys.stdin.read()
-            zc.unregister_service(info)
-            zc.close()
-            """
-        let responder = try BackgroundCommand(
-            root.appendingPathComponent(".venv-zeroconf/bin/python").path, ["-c", script], in: root,
-            environment: [:], keepStandardInputOpen: true)
+        let responder = try await MulticastDNSTests.responder(
+            mac: "a4:c3:61:66:66:66", address: impostor.address, server: "impostor.local")
         defer { responder.stop() }
-        #expect(try await responder.line(startingWith: "ready", within: 30) != nil, "\(responder.output)")
         let overMDNS = discovery.round(missing: [udid], addresses: [:], relay: relay)
         #expect(!overMDNS.contains { $0.address == impostor.address }, "\(overMDNS)")
         let spoofed = discovery.note(for: udid) ?? ""

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployBuild
 import HADeployCore
 import HADeployDrivers
 import SSHTestPeers
@@ -62,7 +63,12 @@ struct TestApp {
     let url: URL
     let directory: URL
 
-    init(name: String = "HADash", version: String = "1", bigFileBytes: Int = 0) throws {
+    /// `entitlements`: the executable is a Mach-O signed with them (a development build's, naming
+    /// io.hadeploy.test, by default); nil: an unsigned executable, as a build without signing gives.
+    init(
+        name: String = "HADash", version: String = "1", bigFileBytes: Int = 0,
+        entitlements: Data? = DemoAppBuilder.entitlements(bundleID: "io.hadeploy.test")
+    ) throws {
         directory = try TestEnvironment.makeDirectory("hadeploy-app")
         url = directory.appendingPathComponent("\(name).app")
         let manager = FileManager.default
@@ -74,7 +80,9 @@ struct TestApp {
         try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
             .write(to: url.appendingPathComponent("Info.plist"))
         let binary = url.appendingPathComponent(name)
-        try Data("#!/bin/sh\necho \(name) \(version)\n".utf8).write(to: binary)
+        var executable = MachOWriter.executable(archs: [.armv7, .arm64], entitlements: entitlements)
+        executable.append(Data("\n\(name) \(version)\n".utf8))
+        try executable.write(to: binary)
         try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: binary.path)
         try Data("storyboard \(version)".utf8).write(
             to: url.appendingPathComponent("Base.lproj/Main.storyboardc/Info.plist"))

@@ -75,6 +75,12 @@ final class JailbreakTwin: @unchecked Sendable {
     /// left in the root stays).
     func restart() async throws {
         stop()
+        // The namespace's server dies just after its holder: until the port is free, "listening"
+        // would be the old server's.
+        let deadline = Date().addingTimeInterval(10)
+        while TestEnvironment.isListening(port: port), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         try await launch(password: nil)
     }
 

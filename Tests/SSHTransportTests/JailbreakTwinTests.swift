@@ -18,6 +18,7 @@ import Testing
 struct JailbreakTwinTests {
     static let bundleID = "io.hadeploy.test"
     static let preferences = "/var/mobile/Library/Preferences/io.hadeploy.test.plist"
+    static let keychain = "/var/mobile/Library/Caches/io.hadeploy.test.twin-keychain.plist"
 
     /// A storage dashboard with 2 views and 3 cards in the real Home Assistant.
     static func seedDashboard(_ ha: HomeAssistantServer) async throws -> String {
@@ -115,22 +116,25 @@ struct JailbreakTwinTests {
         #expect(executable.starts(with: try #require(local["HADash"])))
         #expect(executable.count > local["HADash"]!.count)
 
+        let log = await Self.waitForLoad(twin, sessions: 1)
+        #expect(log.contains("NSUserDefaults read END (url=YES, token=YES)"))
+        // As 1.3 does: the bootstrap keys were applied once and removed; the login is in the keychain
+        // (signed with the build's entitlements), the settings the app applied are its own keys.
+        #expect(first.keychainEntitled, "\(first)")
         let prefsURL = twin.url(Self.preferences)
         let prefsData = try #require(twin.data(Self.preferences))
         #expect(prefsData.starts(with: Data("bplist00".utf8)))
         let prefs = try #require(
             try PropertyListSerialization.propertyList(from: prefsData, format: nil) as? [String: Any])
-        #expect(prefs["HAServerURL"] as? String == ha.url)
-        #expect(prefs["HAAccessToken"] as? String == ha.token)
-        #expect(prefs["HADashboard"] as? String == dashboard)
-        #expect(prefs["HAKioskMode"] as? Bool == true)
+        for key in ["HAServerURL", "HAAccessToken", "HADashboard", "HAKioskMode"] {
+            #expect(prefs[key] == nil, "\(key) is a bootstrap key, used once: \(prefs)")
+        }
+        #expect(prefs["ha_dashboard"] as? String == dashboard)
         #expect(prefs["HAViewIndex"] as? Int == 1)
         #expect(
             Self.fileStatus(prefsURL).mode == 0o600
                 && Self.fileStatus(prefsURL).uid == twin.mobileHostID)
-
-        let log = await Self.waitForLoad(twin, sessions: 1)
-        #expect(log.contains("NSUserDefaults read END (url=YES, token=YES)"))
+        #expect(twin.text(Self.keychain).contains(ha.token), "the login is in the app's keychain")
         #expect(log.contains("[conn] WebSocket authenticated"))
         #expect(log.contains("Lovelace config received: 2 views, 3 cards, strategy=none"))
         #expect(
@@ -163,6 +167,62 @@ struct JailbreakTwinTests {
         #expect(samples > 10)
         #expect(hits.isEmpty, "token on a command line: \(hits)")
         #expect(!"\(first) \(update) \(launch)".contains(ha.token))
+    }
+
+    /// HA Dashboard 1.3 uses its launch keys once and keeps the login only in its keychain, which works
+    /// only when ldid signed it with the build's entitlements. Signed so, a relaunch without hadeploy
+    /// (a reboot, a crash, iOS ending it) finds the login and loads the dashboard; a build without
+    /// them is said to be one that will forget, and the relaunch is logged out.
+    @Test("as 1.3: signed with the build's entitlements, a relaunch without hadeploy stays logged in")
+    func aRelaunchWithoutHadeployKeepsTheLogin() async throws {
+        let ha = try await HomeAssistantServer.shared()
+        let dashboard = try await Self.seedDashboard(ha)
+        let twin = try await JailbreakTwin.start()
+        defer { twin.stopAndClean() }
+        let deployer = JailbreakDeployer(live: try await twin.deployConfig())
+        let launch = try Self.launch(ha, dashboard: dashboard)
+        func relaunch() async throws {
+            let connection = try await SSHConnection.connect(try await twin.connection())
+            defer { Task { await connection.close() } }
+            let stopped = try await connection.execute(
+                "killall HADash >/dev/null 2>&1; open io.hadeploy.test", step: "relaunching")
+            #expect(stopped.succeeded, "\(stopped.stderrText)")
+        }
+
+        let app = try TestApp()
+        defer { app.remove() }
+        let report = try await deployer.deploy(app: app.url, launch: launch)
+        #expect(report.signed && report.keychainEntitled && report.entitlementsProblem == nil, "\(report)")
+        _ = await Self.waitForLoad(twin, sessions: 1)
+        try await relaunch()
+        let log = await Self.waitForLoad(twin, sessions: 2)
+        let second = log.components(separatedBy: "=== HA Dashboard log session ===").last ?? ""
+        #expect(second.contains("NSUserDefaults read END (url=NO, token=NO)"), "\(second)")
+        #expect(second.contains("isConfigured=YES"), "\(second)")
+        #expect(second.contains("Lovelace config received: 2 views, 3 cards"), "\(second)")
+
+        // A build signed without its entitlements: the deploy says what will happen, and it does.
+        let unsigned = try TestApp(version: "2", entitlements: nil)
+        defer { unsigned.remove() }
+        let plain = try await deployer.deploy(app: unsigned.url, launch: launch)
+        #expect(plain.signed && !plain.keychainEntitled)
+        #expect(plain.entitlementsProblem?.contains("forgets its login") == true, "\(plain)")
+        let loaded = await Self.waitForLoad(twin, sessions: 3)
+        #expect(loaded.contains("errSecMissingEntitlement"), "\(loaded)")
+        try await relaunch()
+        // Logged out, the app loads nothing: its session ends at isConfigured.
+        var fourth = ""
+        let deadline = Date().addingTimeInterval(40)
+        while Date() < deadline {
+            let parts = twin.text("/var/mobile/Documents/ha-log.txt").components(
+                separatedBy: "=== HA Dashboard log session ===")
+            if parts.count - 1 >= 4, let last = parts.last, last.contains("isConfigured=") {
+                fourth = last
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(fourth.contains("isConfigured=NO"), "\(fourth)")
     }
 
     @Test("a backup that cannot be written stops the device before any change")
@@ -332,6 +392,17 @@ struct JailbreakTwinTests {
         dropped.port = listener.port
         let closedEarly = await #expect(throws: SSHError.self) { try await SSHConnection.connect(dropped) }
         #expect(closedEarly?.isTransientConnectFault == true, "\(String(describing: closedEarly))")
+
+        // A server that takes the connection and never sends its banner (OpenSSH on an iPad 4 with
+        // h3lix): the error says so, and what the iPad 4 needs.
+        let (silent, silentPort) = try FreePort.loopbackSocket(listening: true)
+        defer { close(silent) }
+        var quiet = config
+        quiet.port = silentPort
+        quiet.timeouts.connect = 2
+        let mute = await #expect(throws: SSHError.self) { try await SSHConnection.connect(quiet) }
+        let said = mute.map { "\($0)" } ?? ""
+        #expect(said.contains("never sent its banner") && said.contains("Dropbear"), "\(said)")
     }
 
     @Test("iOS 10: Apple's signature and provisioning profile are removed on the host, not sent")

@@ -6,6 +6,11 @@ reads its settings from its preferences plist (NSUserDefaults), appends a log se
 the dashboard's Lovelace config and the entities' states, and after each dashboard rebuild takes a
 screenshot to /tmp/screenshot.png 3 s after finding /tmp/take_screenshot (once per launch). Runs until killed.
 
+As 1.3 does: the bootstrap keys (server, token, dashboard, kiosk…) are applied once and removed from its
+preferences; the login is kept only in its keychain, which works only when the executable was signed
+with the app's own entitlements (`ldid -S<entitlements>`, application-identifier among them). Signed
+without them, the login holds for this launch only, and the next launch without hadeploy is logged out.
+
 The screenshot is the dashboard it fetched, drawn as the USB twins draw theirs (VirtualDevice's
 DashboardScreen and ScreenRenderer): a status bar, the app's header, each view's title and a box per card
 with its title band and its entities' states, in a 5x7 bitmap font. Nothing else goes into it (no clock,
@@ -29,6 +34,12 @@ NAME = sys.argv[3]  # the executable name killall matches (argv[0] of the proces
 LOG = "/var/mobile/Documents/ha-log.txt"
 STARTED = time.monotonic()
 KEYCHAIN = "/var/mobile/Library/Caches/%s.twin-keychain.plist" % BUNDLE
+PREFERENCES = "/var/mobile/Library/Preferences/%s.plist" % BUNDLE
+# Applied once, then removed from the defaults (HAAppDelegate.m at a3120aa).
+BOOTSTRAP = ("HAClearCredentials", "HAServerURL", "HAAccessToken", "HADashboard", "HAKioskMode", "HAThemeMode",
+             "HAGradientEnabled", "HADemoMode", "HAAutoRegister")
+# Where the app keeps the settings it applied (its own keys, not the bootstrap ones).
+SAVED = {"HADashboard": "ha_dashboard", "HAKioskMode": "ha_kiosk_mode", "HADemoMode": "ha_demo_mode"}
 
 
 def log(level, tag, message):
@@ -56,10 +67,30 @@ def header():
 
 def defaults():
     try:
-        with open("/var/mobile/Library/Preferences/%s.plist" % BUNDLE, "rb") as f:
+        with open(PREFERENCES, "rb") as f:
             return plistlib.load(f)
     except (OSError, plistlib.InvalidFileException):
         return {}
+
+
+def save_defaults(values):
+    tmp = PREFERENCES + ".app-new"
+    with open(tmp, "wb") as f:
+        plistlib.dump(values, f, fmt=plistlib.FMT_BINARY)
+    os.chmod(tmp, 0o600)
+    os.rename(tmp, PREFERENCES)
+
+
+def entitled():
+    """Whether this executable was signed with entitlements naming the app (the twin's ldid records
+    them): without application-identifier every keychain call fails with errSecMissingEntitlement."""
+    sys.path.insert(0, "/usr/libexec/twin")
+    try:
+        import springboard
+        entitlements = springboard.entitlements_of(os.path.join(APP_PATH, NAME)) or {}
+    except Exception:
+        entitlements = {}
+    return bool(entitlements.get("application-identifier"))
 
 
 def keychain(update=None, clear=False):
@@ -145,7 +176,7 @@ def announce(ws, prefs, dashboard, info):
     ws.send({"id": 3, "type": "fire_event", "event_type": "ha_dashboard_loaded", "event_data": {
         "deploy_id": prefs.get("HADeployID"), "device": prefs.get("HADeviceID", ""), "dashboard": dashboard,
         "version": info.get("CFBundleShortVersionString", ""), "build": info.get("CFBundleVersion", ""),
-        "kiosk": bool(prefs.get("HAKioskMode", False))}})
+        "kiosk": bool(prefs.get("HAKioskMode", prefs.get("ha_kiosk_mode", False)))}})
     ws.receive()
 
 
@@ -400,20 +431,35 @@ def main():
     log("INFO", "startup", "App version: %s (%s)" % (info.get("CFBundleShortVersionString", "?"),
                                                        info.get("CFBundleVersion", "?")))
     prefs = defaults()
+    can_keychain = entitled()
     if prefs.get("HAClearCredentials") is True:
         log("INFO", "startup", "HAClearCredentials=YES — wiping keychain")
-        keychain(clear=True)
+        if can_keychain:
+            keychain(clear=True)
     url, token = prefs.get("HAServerURL") or "", prefs.get("HAAccessToken") or ""
     log("INFO", "startup", "NSUserDefaults read END (url=%s, token=%s)" % ("YES" if url else "NO",
                                                                          "YES" if token else "NO"))
+    login = {}
     if url and token:
-        keychain({"server": url, "token": token})
-    if "HADashboard" in prefs:
-        keychain({"dashboard": prefs["HADashboard"]})
-    if "HAKioskMode" in prefs:
-        keychain({"kiosk": bool(prefs["HAKioskMode"])})
-    saved = keychain()
-    demo = prefs.get("HADemoMode") is True
+        login = {"server": url, "token": token}
+        if can_keychain:
+            keychain(login)
+        else:
+            log("ERROR", "auth", "Keychain write failed: -34018 (errSecMissingEntitlement): the login "
+                "lasts this launch only")
+    # The settings it applied are its own from now on; the bootstrap keys are used once.
+    kept = {key: value for key, value in prefs.items() if key not in BOOTSTRAP}
+    for key, saved_key in SAVED.items():
+        if key in prefs:
+            kept[saved_key] = prefs[key]
+    if kept != prefs:
+        save_defaults(kept)
+        log("INFO", "startup", "Bootstrap keys applied and removed from NSUserDefaults")
+    saved = dict(keychain()) if can_keychain else {}
+    saved.update(login)
+    saved["dashboard"] = kept.get("ha_dashboard")
+    saved["kiosk"] = bool(kept.get("ha_kiosk_mode", False))
+    demo = kept.get("ha_demo_mode") is True
     configured = bool(saved.get("server") and saved.get("token")) or demo
     log("INFO", "startup", "isConfigured=%s" % ("YES" if configured else "NO"))
     built = False

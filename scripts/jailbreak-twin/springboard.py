@@ -1,11 +1,14 @@
 """Twins of the jailbreak tools the deploy relies on, behaving as on an iOS 9 device.
 
-  ldid -S FILE     pseudo-signs FILE in place (a trailer with the SHA-256 of the rest; re-signing replaces it)
+  ldid -S[ENT] FILE  pseudo-signs FILE in place (a trailer with the SHA-256 of the rest; re-signing replaces
+                   it), with the entitlements plist ENT when given (`-S/tmp/e.xml`, as ldid takes it): the
+                   app's keychain works only when they hold its application-identifier
   uicache          rebuilds the installation cache from /Applications/*.app/Info.plist (what SpringBoard reads)
   open BUNDLE_ID   starts the app registered under that id (bundle id only, as the jailbreak's `open`);
                    refuses an app that uicache does not know or whose executable is not signed
   killall NAME     ends the processes of that executable; exit 1 when there were none
 """
+import base64
 import fcntl
 import hashlib
 import os
@@ -17,6 +20,7 @@ import time
 CACHE = "/var/mobile/Library/Caches/com.apple.mobile.installation.plist"
 RUN = "/var/run/twin"
 MARK = b"\n#LDID-PSEUDO-SIGNATURE "
+ENTITLEMENTS = b"\n#LDID-ENTITLEMENTS "
 
 
 def unsigned_part(data):
@@ -26,23 +30,59 @@ def unsigned_part(data):
     return data, None
 
 
+def split(data):
+    """(the executable as it was before signing, the signed part, its digest, its entitlements)"""
+    signed, digest = unsigned_part(data)
+    original, entitlements = signed, None
+    at = signed.rfind(ENTITLEMENTS)
+    if digest is not None and at >= 0:
+        try:
+            entitlements = plistlib.loads(base64.b64decode(signed[at + len(ENTITLEMENTS):]))
+            original = signed[:at]
+        except Exception:
+            entitlements = None
+    return original, signed, digest, entitlements
+
+
 def is_signed(path):
     with open(path, "rb") as f:
-        body, digest = unsigned_part(f.read())
-    return digest == hashlib.sha256(body).hexdigest()
+        _, signed, digest, _ = split(f.read())
+    return digest == hashlib.sha256(signed).hexdigest()
+
+
+def entitlements_of(path):
+    """The entitlements ldid signed `path` with (a dict), or None."""
+    try:
+        with open(path, "rb") as f:
+            _, signed, digest, entitlements = split(f.read())
+    except OSError:
+        return None
+    return entitlements if digest == hashlib.sha256(signed).hexdigest() else None
 
 
 def ldid(args):
     if len(args) != 2 or not args[0].startswith("-S"):
-        print("usage: ldid -S <binary>", file=sys.stderr)
+        print("usage: ldid -S[entitlements.xml] <binary>", file=sys.stderr)
         return 1
-    path = args[1]
+    path, entitlements = args[1], None
+    if len(args[0]) > 2:
+        try:
+            with open(args[0][2:], "rb") as f:
+                raw = f.read()
+            if not isinstance(plistlib.loads(raw), dict):
+                raise ValueError("not a dictionary")
+            entitlements = raw
+        except (OSError, ValueError, plistlib.InvalidFileException) as error:
+            print("ldid: %s: cannot read the entitlements: %s" % (args[0][2:], error), file=sys.stderr)
+            return 1
     try:
         with open(path, "rb") as f:
-            body, _ = unsigned_part(f.read())
+            body, _, _, _ = split(f.read())
     except OSError as error:
         print("ldid: %s: %s" % (path, error.strerror), file=sys.stderr)
         return 1
+    if entitlements is not None:
+        body = body + ENTITLEMENTS + base64.b64encode(entitlements)
     mode = os.stat(path).st_mode
     tmp = path + ".ldid"
     with open(tmp, "wb") as f:
@@ -149,8 +189,10 @@ def open_app(args):
                 # mobile are one id there (twin.sh), so the switch changes nothing.
                 os.setgid(501)
                 os.setuid(501)
+                # argv[0] is the executable's full path, as iOS starts an app: `pgrep -f` on that
+                # exact path finds it (and only it).
                 os.execv("/usr/libexec/twin/python3",
-                         [name, "/usr/libexec/twin/app.py", args[0], app["Path"], name])
+                         [executable, "/usr/libexec/twin/app.py", args[0], app["Path"], name])
             os.write(started[1], str(pid).encode())
             os._exit(0)
         os.close(started[1])

@@ -153,7 +153,7 @@ ln -sfn ../tmp var/tmp
 # Busybox-ish userland of an iOS 9 jailbreak (Cydia bootstrap + OpenSSH's openssl).
 for tool in sh bash tar gzip gunzip find cp mv rm mkdir rmdir chmod chown cat ls sed grep sort head tail \
     sleep date mktemp stat touch test printf ps id kill ln uname dd wc cut tr env true false basename \
-    dirname readlink openssl scp xargs awk expr df; do
+    dirname readlink openssl scp xargs awk expr df pgrep pkill; do
     src=$(command -v "$tool" 2>/dev/null || true)
     case "$src" in /usr/bin/*|/bin/*) ;; *) continue ;; esac
     ln -sfn "/host/usr/bin/$(basename "$src")" "usr/bin/$tool"

@@ -105,9 +105,11 @@ public enum SSHBackend: Backend {
         StepWording(
             install:
                 "back up the installed app and its preferences on the device (a failed backup stops here), "
-                + "send only the files that changed, ldid -S, swap {build} into /Applications, killall, uicache",
+                + "send only the files that changed, ldid -S with the build's entitlements, swap {build} into "
+                + "/Applications, stop the app by its path, uicache",
             launch:
-                "merge the launch settings into the app's preferences plist (token on stdin), then open it")
+                "restart cfprefsd, merge the launch settings into the app's preferences plist (token on stdin), "
+                + "then open it")
     }
 
     public static var takesBundle: Bool { true }

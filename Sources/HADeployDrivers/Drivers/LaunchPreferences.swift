@@ -10,8 +10,10 @@ enum LaunchPreferences {
     /// The app's preferences plist, `Library/Preferences/<bundle id>.plist` (the jailbroken device, a
     /// simulator's data container, the copy devicectl moves): `existing` (absent, empty or unreadable:
     /// then it starts afresh) with `values` set, as a binary plist (the format iOS's cfprefsd writes).
-    static func plist(_ values: [String: PropertyListValue], mergedInto existing: Data?) throws -> Data {
-        try merged(values, into: existing, removing: [], format: .binary)
+    static func plist(
+        _ values: [String: PropertyListValue], mergedInto existing: Data?, removing managed: Set<String> = []
+    ) throws -> Data {
+        try merged(values, into: existing, removing: managed, format: .binary)
     }
 
     /// A preferences domain for `defaults import` (simctl's simulators, the Mac app), from what

@@ -14,6 +14,9 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
     let plan: DevicePlan
     let crashDirectory: String
     let workDirectory: URL
+    private let noteLock = NSLock()
+    /// What the last step has to say besides its outcome (the app signed without its entitlements).
+    private var note: String?
 
     public init(
         deployer: JailbreakDeployer, plan: DevicePlan, workDirectory: URL,
@@ -62,8 +65,9 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             knownHostsPath: ssh.knownHosts, fileSystem: fileSystem, legacyAlgorithms: ssh.legacyAlgorithms,
             timeouts: timeouts)
         var config = JailbreakDeployConfig(connection: connection)
-        // iOS 10's kernel rejects Apple's signature next to ldid's: sent without it, as the old script did.
-        config.stripAppleSignature = (Int(plan.ios.split(separator: ".").first ?? "") ?? 0) >= 10
+        // iOS 9's and 10's kernels reject Apple's signature next to ldid's: sent without it (and without
+        // the provisioning profile), as the app's own script does; ldid applies the build's entitlements.
+        config.stripAppleSignature = (9...10).contains(Int(plan.ios.split(separator: ".").first ?? "") ?? 0)
         try config.apply(commandOverrides: ssh.commands)
         return config
     }
@@ -102,7 +106,17 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
                     bytesDone: update.bytesSent, bytesTotal: update.totalBytes, percent: percent,
                     phase: "uploading"))
         }
+        if let problem = report.entitlementsProblem {
+            noteLock.withLock { note = "warning: \(problem)" }
+        }
         return report.changed ? .installed : .unchanged
+    }
+
+    public func takeStepNote() async -> String? {
+        noteLock.withLock {
+            defer { note = nil }
+            return note
+        }
     }
 
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {

@@ -20,4 +20,10 @@ public struct InstallReport: Sendable, Equatable {
     public var backup: String?
     /// Whether `ldid -S` re-signed the executable (false when the device has no `ldid`).
     public var signed = false
+    /// Whether it was signed with the build's own entitlements (`ldid -S<file>`), application-identifier
+    /// among them: without them the app's keychain fails, and the app forgets its login at its next
+    /// launch without hadeploy (1.3 keeps it only there).
+    public var keychainEntitled = false
+    /// Why the app was signed without its entitlements, when it was.
+    public var entitlementsProblem: String?
 }

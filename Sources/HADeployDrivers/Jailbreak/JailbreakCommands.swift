@@ -20,22 +20,26 @@ public struct JailbreakCommands: Sendable, Equatable {
     /// the same lines are also written to a 0600 file in a private 0700 directory, removed once the
     /// command exits.
     public var launch: String
-    /// Stops the app. Exit status 1 (nothing to kill, as with `killall`) counts as "was not running".
+    /// Stops the app — by its exact executable path (`{executable_pattern}`: a `pgrep -f` pattern of
+    /// it), as the app's own script does, never another app with the same executable name. Exit status
+    /// 1 (nothing to kill) counts as "was not running".
     public var kill: String
     /// Takes a screenshot. Empty (the default): the app's own trigger, `/tmp/take_screenshot` →
     /// `/tmp/screenshot.png`. With `{output}`, the command writes the image to that remote path, which is
     /// read back and removed; otherwise the image is the command's stdout.
     public var screenshot: String
-    /// Re-signs the executable so the jailbroken kernel runs it (`ldid -S`; skipped when `ldid` is missing).
+    /// Re-signs the executable so the jailbroken kernel runs it, with the signed build's entitlements:
+    /// `ldid -S{entitlements} {staged_executable}` (`{entitlements}` is the uploaded plist's path, empty
+    /// when the build carries none; skipped when `ldid` is missing).
     public var sign: String
 
     public init(
         permissions: String = "chown -R {owner} {staged} && chmod -R u+rwX,go+rX,go-w {staged}",
         refreshIcons: String = "uicache",
         launch: String = "open {bundle_id}",
-        kill: String = "killall {executable}",
+        kill: String = Self.stopByPath,
         screenshot: String = "",
-        sign: String = "ldid -S {staged_executable}"
+        sign: String = "ldid -S{entitlements} {staged_executable}"
     ) {
         self.permissions = permissions
         self.refreshIcons = refreshIcons
@@ -45,9 +49,21 @@ public struct JailbreakCommands: Sendable, Equatable {
         self.sign = sign
     }
 
+    /// Ends the processes whose command line starts with the app's executable path (SIGTERM, then
+    /// SIGKILL after 5 s); exit 1 when there was none.
+    public static let stopByPath = """
+        pids=$(pgrep -f {executable_pattern}) || exit 1
+        kill $pids
+        i=0
+        while pgrep -f {executable_pattern} >/dev/null && [ $i -lt 5 ]; do sleep 1; i=$((i + 1)); done
+        pids=$(pgrep -f {executable_pattern}) && kill -9 $pids
+        exit 0
+        """
+
     /// Placeholders every command may use; `launch` and `screenshot` add their own.
     static let commonPlaceholders = [
-        "app", "staged", "name", "executable", "bundle_id", "install_dir", "owner",
+        "app", "staged", "name", "executable", "bundle_id", "install_dir", "owner", "executable_path",
+        "executable_pattern",
     ]
     static let launchPlaceholders = [
         "server_url", "dashboard", "kiosk", "deploy_id", "device_id", "args_file", "HAServerURL",
@@ -65,7 +81,7 @@ public struct JailbreakCommands: Sendable, Equatable {
         try check(launch, "launch", Self.launchPlaceholders)
         try check(kill, "kill", [])
         try check(screenshot, "screenshot", ["output"])
-        try check(sign, "sign", ["staged_executable"])
+        try check(sign, "sign", ["staged_executable", "entitlements"])
     }
 
     /// Replaces `{key}` placeholders with shell-quoted values; refuses unknown ones (typos, `{token}`).

@@ -21,8 +21,8 @@ public struct JailbreakDeployConfig: Sendable, Equatable {
     public var temporaryDirectory: String
     /// How many backups per app stay on the device.
     public var backupsKept: Int
-    /// iOS 10+: remove `_CodeSignature` and `embedded.mobileprovision` on the host before sending, as
-    /// Apple's signature gets in the way of `ldid` there.
+    /// iOS 9 and 10: remove `_CodeSignature` and `embedded.mobileprovision` on the host before sending,
+    /// as Apple's signature gets in the way of `ldid` there (the entitlements are read first).
     public var stripAppleSignature: Bool
     /// Deadline for the app's own screenshot (it writes one ~3 s after its next dashboard rebuild).
     public var screenshotTimeout: Double

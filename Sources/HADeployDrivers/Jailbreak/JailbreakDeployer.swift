@@ -1,6 +1,7 @@
 import DeployModel
 import Foundation
 import HADeployCore
+import MobileDevice
 import SSHTransport
 
 /// Installs, starts, stops and photographs the dashboard app on a jailbroken iOS device over SSH.
@@ -143,14 +144,21 @@ public struct JailbreakDeployer: Sendable {
         return output.stdout
     }
 
-    /// A file of the app's data (`/var/mobile/Documents/ha-log.txt` for an app in /Applications), nil
-    /// when it does not exist.
+    /// A file of the app's data, nil when it does not exist: in the app's data container first
+    /// (`/var/mobile/Containers/Data/Application/*/Documents/ha-log.txt`, the newest), then in the
+    /// mobile user's home (`/var/mobile/Documents/ha-log.txt`, an app in /Applications), as the app's
+    /// own script looks for its log.
     public func mobileFile(_ relativePath: String) async throws -> Data? {
         let path = config.mobileDirectory + "/" + relativePath
+        let containers = config.mobileDirectory + "/Containers/Data/Application"
         return try await withConnection { connection in
-            let q = ShellQuote.quote(path)
+            let q = ShellQuote.quote
             let output = try await connection.run(
-                "if [ -f \(q) ]; then echo present; cat \(q); else echo absent; fi", step: "reading \(path)")
+                """
+                f=$(ls -t \(q(containers))/*/\(q(relativePath)) 2>/dev/null | head -n 1)
+                [ -n "$f" ] && [ -f "$f" ] || f=\(q(path))
+                if [ -f "$f" ]; then echo present; cat "$f"; else echo absent; fi
+                """, step: "reading \(relativePath)")
             guard output.stdout.starts(with: Data("present\n".utf8)) else { return nil }
             return output.stdout.dropFirst(8)
         }
@@ -184,11 +192,24 @@ public struct JailbreakDeployer: Sendable {
 
     func placeholders(_ info: AppBundleInfo) -> [String: String] {
         let (target, staging, _) = paths(info)
+        let executablePath = "\(target)/\(info.executable)"
         return [
             "app": target, "staged": "\(staging)/\(info.directoryName)", "name": info.name,
             "executable": info.executable, "bundle_id": info.bundleID, "install_dir": config.installDirectory,
-            "owner": config.owner,
+            "owner": config.owner, "executable_path": executablePath,
+            "executable_pattern": Self.commandLinePattern(executablePath),
         ]
+    }
+
+    /// A `pgrep -f` pattern (an extended regular expression) matching a command line that starts with
+    /// exactly `path`: how iOS starts an app, argv[0] its executable's full path.
+    static func commandLinePattern(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            if "\\.[]()*+?{}|^$".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return "^" + escaped + "( |$)"
     }
 
     // MARK: install
@@ -280,6 +301,11 @@ public struct JailbreakDeployer: Sendable {
         progress: (@Sendable (UploadProgress) -> Void)?
     ) async throws -> InstallReport {
         let started = clock.now()
+        // The signed build's entitlements, from its executable's code signature (read before the
+        // signature is stripped): ldid applies them, or the app's keychain fails on the device.
+        let entitlements = fileSystem.contents(
+            atPath: original.resolvingSymlinksInPath().appendingPathComponent(info.executable).path
+        ).flatMap { MachOEntitlements.xml(in: $0) }
         // A link to the bundle: the bundle itself is what is copied and sent.
         let (app, cleanup) = try prepared(original.resolvingSymlinksInPath())
         defer { cleanup() }
@@ -360,7 +386,8 @@ public struct JailbreakDeployer: Sendable {
             }
             signedRecord = try await finishStaged(
                 info: info, staged: staged, staging: staging, delta: delta, removed: removed,
-                localHashes: localHashes, permissions: permissions, on: connection)
+                localHashes: localHashes, permissions: permissions, entitlements: entitlements,
+                on: connection)
             try await connection.run(
                 JailbreakScripts.swap(
                     target: target, staged: staged, staging: staging, sidecar: hashFile,
@@ -390,15 +417,35 @@ public struct JailbreakDeployer: Sendable {
         report.filesRemoved = removed
         report.backup = backup
         report.signed = signedRecord != nil
+        let problem = Self.entitlementsProblem(entitlements)
+        report.keychainEntitled = report.signed && problem == nil
+        report.entitlementsProblem = report.signed ? problem : nil
         return report
     }
 
+    /// Why `entitlements` (the build's, nil: none) will not give the app its keychain, or nil.
+    static func entitlementsProblem(_ entitlements: Data?) -> String? {
+        guard let entitlements else {
+            return "the build's executable carries no entitlements (an unsigned build): ldid signed it "
+                + "without them, so the app's keychain fails and it forgets its login at its next launch "
+                + "without hadeploy — install a build signed by Xcode (a development profile)"
+        }
+        let parsed =
+            try? PropertyListSerialization.propertyList(from: entitlements, format: nil) as? [String: Any]
+        guard let identifier = parsed?["application-identifier"] as? String, !identifier.isEmpty else {
+            return "the build's entitlements have no application-identifier: the app's keychain fails and "
+                + "it forgets its login at its next launch without hadeploy"
+        }
+        return nil
+    }
+
     /// Completes the staged app after the upload: a delta assembled with the installed app, ownership
-    /// and modes, `ldid -S` on the executable (the jailbroken kernel only runs pseudo-signed code).
-    /// Returns what the sidecar records of the signing.
+    /// and modes, `ldid -S<entitlements>` on the executable (the jailbroken kernel only runs
+    /// pseudo-signed code; the build's entitlements keep its keychain working). Returns what the
+    /// sidecar records of the signing.
     private func finishStaged(
         info: AppBundleInfo, staged: String, staging: String, delta: Bool, removed: [String],
-        localHashes: [String: String], permissions: String, on connection: SSHConnection
+        localHashes: [String: String], permissions: String, entitlements: Data?, on connection: SSHConnection
     ) async throws -> (path: String, local: String, signed: String)? {
         let (target, _, _) = paths(info)
         let q = ShellQuote.quote
@@ -422,6 +469,15 @@ public struct JailbreakDeployer: Sendable {
             if probe.succeeded {
                 var signValues = values
                 signValues["staged_executable"] = executablePath
+                signValues["entitlements"] = ""
+                if let entitlements {
+                    // Beside the staged app, in the private staging folder that goes with the swap.
+                    let file = staging + "/entitlements.plist"
+                    try await connection.run(
+                        "umask 077 && cat > \(q(file))", stdin: entitlements, step: "sending the entitlements"
+                    )
+                    signValues["entitlements"] = file
+                }
                 let sign = try JailbreakCommands.expand(config.commands.sign, signValues, field: "sign")
                 try await connection.run(sign, step: "signing \(info.executable) with \(signTool)")
                 let rehash = try await connection.run(
@@ -547,9 +603,16 @@ public struct JailbreakDeployer: Sendable {
         guard !parameters.settings.isEmpty, !info.bundleID.isEmpty else { return }
         let path = preferencesPath(bundleID: info.bundleID)
         let q = ShellQuote.quote(path)
+        // cfprefsd caches the domain and writes its copy back over a file replaced behind its back: it
+        // is restarted first, as the app's own script does (launchd starts it again on demand).
+        _ = try await connection.execute(
+            "killall -9 cfprefsd >/dev/null 2>&1; exit 0", step: "restarting cfprefsd")
         let existing = try await connection.run(
             "if [ -f \(q) ]; then cat \(q); fi", step: "reading the app's preferences")
-        let merged = try LaunchPreferences.plist(parameters.preferences, mergedInto: existing.stdout)
+        // A past --reset's HAClearCredentials would wipe the login the app keeps at every start: only
+        // a --reset sends it again.
+        let merged = try LaunchPreferences.plist(
+            parameters.preferences, mergedInto: existing.stdout, removing: ["HAClearCredentials"])
         try await connection.run(
             JailbreakScripts.installPreferences(path: path, owner: config.preferencesOwner), stdin: merged,
             step: "writing the app's preferences")

@@ -40,6 +40,12 @@ final class AppSession: Sendable {
 
     var kiosk: Bool { state.with { defaults, _ in defaults.bool("ha_kiosk_mode") } }
 
+    /// HAAppDelegate.m (a3120aa): applied once, then removed from the defaults.
+    static let bootstrapKeys = [
+        "HAClearCredentials", "HAServerURL", "HAAccessToken", "HADashboard", "HAKioskMode", "HAThemeMode",
+        "HAGradientEnabled", "HADemoMode", "HAAutoRegister",
+    ]
+
     func show(_ lines: [String], error: Bool = false) {
         screen(VirtualScreen(title: launch.displayName, lines: lines, isError: error, kiosk: kiosk))
     }
@@ -86,6 +92,9 @@ final class AppSession: Sendable {
             let autoRegister = defaults.bool("HAAutoRegister")
             if autoRegister { defaults.set(true, for: "HADeviceIntegration_enabled") }
             let demo = defaults.bool("ha_demo_mode")
+            // As 1.3 does: the bootstrap keys are used once and removed from the app's own domain (a
+            // relaunch without them reads the keychain and the settings it saved).
+            for key in Self.bootstrapKeys { defaults.set(nil, for: key) }
             let configured =
                 demo
                 || (!(keychain["ha_server_url"] ?? "").isEmpty
