@@ -238,6 +238,8 @@ struct JailbreakTwinTests {
         _ = try await deployer.deploy(app: v1.url, launch: try Self.launch(ha, dashboard: "one"))
         let installed = twin.url("/Applications/HADash.app")
         let appBefore = Self.snapshot(installed)
+        // Once the app has applied its launch keys (and removed them, as 1.3 does).
+        _ = await Self.waitForLoad(twin, sessions: 1)
         let prefsBefore = try #require(twin.data(Self.preferences))
 
         // The backup directory of this app is a file now: mkdir fails on the device.
@@ -314,8 +316,9 @@ struct JailbreakTwinTests {
         _ = try await deployer.deploy(app: v1.url, launch: try Self.launch(ha, dashboard: dashboard))
         let installed = twin.url("/Applications/HADash.app")
         let v1Snapshot = Self.snapshot(installed)
-        let v1Prefs = try #require(twin.data(Self.preferences))
+        // What the app keeps once it has applied its launch keys (1.3 removes them then).
         _ = await Self.waitForLoad(twin, sessions: 1)
+        let v1Prefs = try #require(twin.data(Self.preferences))
 
         let update = try await deployer.deploy(
             app: v2.url, launch: try Self.launch(ha, dashboard: "other-board"))
