@@ -130,12 +130,64 @@ struct ArtifactIntegrityTests {
             try FileManager.default.destinationOfSymbolicLink(
                 atPath: copy.appendingPathComponent("Frameworks/Kit.framework/Current").path) == "Kit")
 
-        // An .ipa: one file, copied and hashed the same way.
+        // An .ipa: one file, copied and hashed the same way (a zip's end record at its end).
         let ipa = root.appendingPathComponent("given/HADashboard.ipa")
-        try bytes.write(to: ipa)
+        let archive = bytes + Self.endOfCentralDirectory
+        try archive.write(to: ipa)
         let file = try ArtifactDigest.privateCopy(of: ipa.path, into: folder, in: TestHost.fileSystem)
         #expect(file.sha256 == (try ArtifactDigest.sha256(ipa.path, in: TestHost.fileSystem)))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == bytes)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == archive)
+    }
+
+    /// An empty zip's end-of-central-directory record (PKWARE APPNOTE 4.3.16).
+    static let endOfCentralDirectory = Data([0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 18))
+
+    /// Before: a 10 GB sparse `.ipa` was copied as 10 GB of real disk before "not a zip" (119 s), and a
+    /// `.app` holding a 10 GB sparse file was installed. Now both are refused before a byte is copied,
+    /// in a moment, under the path the user gave.
+    @Test func aHugeOrFakeArtifactIsRefusedBeforeAnyCopyUnderTheUsersPath() throws {
+        let root = try temporaryDirectory("artifact-huge")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("copies")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func sparse(_ url: URL, size: UInt64, tail: Data = Data()) throws {
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.truncate(atOffset: size - UInt64(tail.count))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: tail)
+            try handle.close()
+        }
+        let started = ContinuousClock.now
+        let fake = root.appendingPathComponent("Fake.ipa")
+        try sparse(fake, size: 10 << 30)
+        let notZip = #expect(throws: ArtifactError.self) {
+            try ArtifactDigest.privateCopy(of: fake.path, into: folder, in: TestHost.fileSystem)
+        }
+        #expect(notZip?.path == fake.path)
+        #expect(notZip?.problem.contains("not a zip archive") == true, "\(String(describing: notZip))")
+
+        let huge = root.appendingPathComponent("Huge.ipa")
+        try sparse(huge, size: 10 << 30, tail: Self.endOfCentralDirectory)
+        let tooBig = #expect(throws: ArtifactError.self) {
+            try ArtifactDigest.privateCopy(of: huge.path, into: folder, in: TestHost.fileSystem)
+        }
+        #expect(tooBig?.path == huge.path)
+        #expect(tooBig?.problem.contains("more than 4 GiB") == true, "\(String(describing: tooBig))")
+
+        let app = root.appendingPathComponent("Big.app")
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        try Data("<plist/>".utf8).write(to: app.appendingPathComponent("Info.plist"))
+        try sparse(app.appendingPathComponent("Assets.car"), size: 10 << 30)
+        let bigApp = #expect(throws: ArtifactError.self) {
+            try ArtifactDigest.privateCopy(of: app.path, into: folder, in: TestHost.fileSystem)
+        }
+        #expect(bigApp?.path == app.path)
+        #expect(bigApp?.problem.contains("more than 4 GiB") == true, "\(String(describing: bigApp))")
+
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty, "nothing was copied")
+        #expect(ContinuousClock.now - started < .seconds(20))
     }
 
     /// Before: a 10 GB sparse file cost 10.5 GB of memory and ignored SIGTERM while it was read whole.

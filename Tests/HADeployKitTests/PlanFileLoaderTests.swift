@@ -284,6 +284,29 @@ struct PlanFileLoaderTests {
         #expect(refused.contains("refused: 7 things a plan file may not do"), "\(refused)")
     }
 
+    /// Before: `steps: []` ran nothing and said "launch: false in devices.yaml" with exit 0; repeated
+    /// steps and empty or `../` ids were taken.
+    @Test func emptyOrRepeatedStepsAndUnusableIdsAreRefused() throws {
+        var plan = try Self.plan()
+        let running = plan.devices.indices.filter { !plan.devices[$0].steps.isEmpty }
+        try #require(running.count >= 4)
+        let (a, b, c, d) = (running[0], running[1], running[2], running[3])
+        plan.devices[a].steps = []
+        plan.devices[b].steps.append(plan.devices[b].steps[0])
+        let repeated = plan.devices[b].steps.count - 1
+        plan.devices[c].id = ""
+        plan.devices[d].id = "../../etc"
+        let refused = Self.refusal { _ = try Self.load(plan) }
+        for expected in [
+            "devices[\(a)].steps: no steps",
+            "devices[\(b)].steps[\(repeated)]: step '\(plan.devices[b].steps[0].id)' is already steps[0]",
+            "devices[\(c)].id: '' is not a device id",
+            "devices[\(d)].id: '../../etc' is not a device id",
+        ] {
+            #expect(refused.contains(expected), "\(expected)\n\(refused)")
+        }
+    }
+
     @Test func aPlanFileWritesOnlyUnderTheRunsStateFolder() throws {
         var plan = try Self.plan()
         let device = try Self.index(plan) { $0.backend.kind == USBBackend.kind }

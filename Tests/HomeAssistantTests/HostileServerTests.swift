@@ -43,6 +43,20 @@ struct HostileServerTests {
         await connection.close()
     }
 
+    /// Before: a server's 100,000-digit `ha_version` was printed whole. Now at most 32 characters of
+    /// it are shown, and no control character.
+    @Test func aServersHugeVersionIsShownCutAndClean() async throws {
+        let server = try await HostileHomeAssistant.start(.version)
+        defer { server.stop() }
+        let connection = HomeAssistantConnection(options: try options(server))
+        try await connection.connect()
+        let version = try #require(await connection.haVersion)
+        #expect(version.count <= 33, "\(version.count) characters")
+        #expect(version.hasPrefix("9999") && version.hasSuffix("…"))
+        #expect(!version.unicodeScalars.contains { $0.value < 0x20 })
+        await connection.close()
+    }
+
     /// Before: three requests waited their 30 s each and the preflight read as "dashboard not found";
     /// now a ping with the connect deadline says the server is stalled.
     @Test func aServerThatStopsAnsweringIsReportedAsStalled() async throws {

@@ -13,7 +13,7 @@ import HADeployCore
 /// waits for the pong). Kill it with ``stop()``.
 public final class HostileHomeAssistant: Sendable {
     public enum Mode: String, Sendable {
-        case endless, stall, error, ping
+        case endless, stall, error, ping, version
     }
 
     public let port: Int

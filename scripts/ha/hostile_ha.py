@@ -10,6 +10,8 @@ accepted, `ha_version` 2024.3.3), then misbehaves as MODE says:
            whose event loop is stuck)
   error    answers every command with `success: false` and a message full of terminal escape
            sequences and GitHub workflow commands
+  version  says its version is 100,000 digits and a terminal escape in `auth_ok`, then answers as
+           `stall` does
   ping     pings the client before answering each command (as HA's heartbeat does, every 55 s) and
            answers with the pong's payload and whether the client masked its frames; a client that
            does not answer pings gets no answer
@@ -114,9 +116,10 @@ def serve(conn, mode):
                 continue
             message = json.loads(payload)
             if message.get("type") == "auth":
-                send_json(conn, {"type": "auth_ok", "ha_version": "2024.3.3"})
+                version = "9" * 100_000 + "\x1b[2J" if mode == "version" else "2024.3.3"
+                send_json(conn, {"type": "auth_ok", "ha_version": version})
                 continue
-            if mode == "stall":
+            if mode in ("stall", "version"):
                 continue
             if mode == "ping":
                 probe = b"hadeploy-ping-%d" % message.get("id", 0)
@@ -159,7 +162,7 @@ def serve(conn, mode):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["endless", "stall", "error", "ping"])
+    parser.add_argument("mode", choices=["endless", "stall", "error", "ping", "version"])
     parser.add_argument("--port-file", required=True)
     arguments = parser.parse_args()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -5,6 +5,7 @@ import HADeployBuild
 import HADeployCore
 import HADeployDrivers
 import HostCrypto
+import MobileDevice
 import Versioning
 
 /// No Xcode here, and a build is needed: the deploy stops before touching any device.
@@ -121,7 +122,14 @@ extension ArtifactPlan {
                     copy = file.path
                     copied[file.path] = copy
                 }
-                result[flavour] = try inspector.inspect(URL(fileURLWithPath: copy), flavour: flavour)
+                do {
+                    result[flavour] = try inspector.inspect(URL(fileURLWithPath: copy), flavour: flavour)
+                } catch let error as ArtifactError where error.path == copy {
+                    // The run's private copy is no path the user knows: theirs is named.
+                    throw ArtifactError(
+                        path: file.path,
+                        problem: error.problem.replacingOccurrences(of: copy, with: file.path))
+                }
             }
         case .demo(let directory, let bundleID):
             let builder = DemoAppBuilder(bundleID: bundleID)
@@ -227,6 +235,8 @@ public enum ArtifactDigest {
         guard fileSystem.fileExists(atPath: path) else {
             throw ArtifactError(path: path, problem: "no such file or folder")
         }
+        // What would not install anyway is found before a byte is copied, under the user's own path.
+        try checkBeforeCopying(path, source: source, fileSystem)
         do {
             guard fileSystem.isDirectory(atPath: path) else {
                 return (copy.path, try copyFile(source.path, to: copy.path, fileSystem))
@@ -262,6 +272,53 @@ public enum ArtifactDigest {
         } catch {
             throw ArtifactError(
                 path: path, problem: "cannot be copied for this run (\(SystemErrorText.message(error)))")
+        }
+    }
+
+    /// The most an artifact may hold, in bytes (files' sizes as they say, holes included): the App
+    /// Store's own limit for an app's uncompressed size is 4 GB, and HA Dashboard is about 60 MB.
+    public static let largestArtifact: Int64 = 4 << 30
+
+    /// Refuses, naming `path` (the user's), an artifact larger than `largestArtifact` and a file that
+    /// is no zip archive (an `.ipa` is one; its end record is read from the tail only).
+    static func checkBeforeCopying(_ path: String, source: URL, _ fileSystem: any FileSystem) throws {
+        func size(_ item: String) -> Int64 {
+            (try? fileSystem.attributesOfItem(atPath: item))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
+                ?? 0
+        }
+        var total: Int64 = 0
+        if fileSystem.isDirectory(atPath: path) {
+            for relative in (try? fileSystem.subpathsOfDirectory(atPath: source.path)) ?? [] {
+                let item = source.appendingPathComponent(relative).path
+                guard
+                    (try? fileSystem.attributesOfItem(atPath: item))?[.type] as? FileAttributeType
+                        == .typeRegular
+                else { continue }
+                total += size(item)
+                if total > largestArtifact { break }
+            }
+        } else {
+            total = size(source.path)
+            let found: Bool
+            do {
+                found = try IPAArchive.hasEndRecord(source)
+            } catch {
+                throw ArtifactError(path: path, problem: "cannot be read (\(SystemErrorText.message(error)))")
+            }
+            guard found else {
+                throw ArtifactError(
+                    path: path,
+                    problem: "not a zip archive (no end-of-central-directory record in its last 64 KiB): a "
+                        + "truncated download or not an .ipa at all — rebuild or re-export it; nothing was copied"
+                )
+            }
+        }
+        guard total <= largestArtifact else {
+            throw ArtifactError(
+                path: path,
+                problem:
+                    "holds more than \(largestArtifact >> 30) GiB (the App Store's limit for an app): not an "
+                    + "app build to install — nothing was copied")
         }
     }
 

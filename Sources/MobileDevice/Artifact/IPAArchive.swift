@@ -58,8 +58,9 @@ public enum IPAArchive {
         }
     }
 
-    /// Whether the zip end record's signature is in the last 65,557 bytes of the file.
-    static func hasEndRecord(_ url: URL) throws -> Bool {
+    /// Whether the zip end record's signature is in the last 65,557 bytes of the file (read from its
+    /// tail only: a 10 GB file that is no archive is told in a moment).
+    public static func hasEndRecord(_ url: URL) throws -> Bool {
         // O_NONBLOCK: a FIFO put in the file's place since it was checked does not block the open.
         let descriptor = PlatformCalls.openFile(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
