@@ -1,4 +1,5 @@
 #include <openssl/bio.h>
+#include <openssl/cms.h>
 #include <openssl/crypto.h>
 #include <openssl/encoder.h>
 #include <openssl/err.h>

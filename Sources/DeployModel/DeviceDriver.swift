@@ -35,6 +35,9 @@ public struct Artifact: Sendable, Hashable, Codable {
     /// The `.app` unpacked from this `.ipa` for this run (by `ArtifactStaging`, before any device
     /// starts): what installs that take a bundle (SSH) send, the same for every device.
     public var bundlePath: String?
+    /// Its provisioning profile (read when the artifact is inspected, never kept in records): a
+    /// device it does not cover is refused before a byte is sent.
+    public var provisioning: ProvisioningProfile?
 
     public init(
         path: String, bundleID: String, executable: String, marketingVersion: String, buildNumber: String,

@@ -22,9 +22,11 @@ public struct ArtifactInspector: Sendable {
                     : error.reason)
         }
         // The real path: a link to the artifact is followed once, here, and every device gets that.
-        return Artifact(
+        var artifact = Artifact(
             path: app.url.path, bundleID: app.bundleIdentifier, executable: app.executable,
             marketingVersion: app.shortVersion ?? "0.0.0", buildNumber: app.bundleVersion, flavour: flavour,
             archs: app.architectures, platform: app.platform, minimumOSVersion: app.minimumOSVersion)
+        artifact.provisioning = app.provisioning
+        return artifact
     }
 }

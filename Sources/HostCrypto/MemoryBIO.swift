@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// An OpenSSL memory BIO, freed with its owner: PEM text in and out of OpenSSL.
 final class MemoryBIO {
@@ -11,8 +12,12 @@ final class MemoryBIO {
     }
 
     /// A BIO holding a copy of `text`'s UTF-8 bytes, to read from.
-    init(reading text: String) throws {
-        let bytes = Array(text.utf8)
+    convenience init(reading text: String) throws {
+        try self.init(reading: Data(text.utf8))
+    }
+
+    init(reading data: Data) throws {
+        let bytes = [UInt8](data)
         guard let bio = BIO_new(BIO_s_mem()) else { throw HostCryptoError.openSSL("BIO_new") }
         handle = bio
         guard bytes.isEmpty || BIO_write(bio, bytes, Int32(bytes.count)) == Int32(bytes.count) else {

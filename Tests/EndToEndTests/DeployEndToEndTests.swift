@@ -297,6 +297,38 @@ struct DeployEndToEndTests {
         try assertNoSecrets(world, result)
     }
 
+    /// A development build whose profile does not list the iPad: a real one answers
+    /// ApplicationVerificationFailed after the whole upload. Now the device fails before a byte is
+    /// sent, naming the profile and what to do; listed, it deploys.
+    @Test func aBuildWhoseProfileDoesNotListTheDeviceIsRefusedBeforeAnyUpload() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        let profile = world.root.appendingPathComponent(
+            "artifacts/modern/HADashboard.app/embedded.mobileprovision")
+        var options = ProvisioningProfileFixture.Options(
+            applicationIdentifier: "\(DemoAppBuilder.demoTeamID).\(DemoAppBuilder.defaultBundleID)",
+            devices: ["00008030-0000000000000001"])
+        try await ProvisioningProfileFixture.make(options).write(to: profile)
+
+        let refused = try await world.deploy(Self.arguments)
+        #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
+        let mini4 = try #require(try world.report().results.first)
+        #expect(mini4.outcome == .failed && mini4.failedStep == "install")
+        let reason = mini4.reason ?? ""
+        #expect(reason.contains("'HADashboard Development' (\(options.uuid))"), "\(reason)")
+        #expect(reason.contains("does not list this device (UDID \(udid))"), "\(reason)")
+        #expect(reason.contains("nothing was sent"), "\(reason)")
+        #expect(try await world.usbmuxd.installedApps(udid: udid).isEmpty)
+
+        options.devices = [udid]
+        options.uuid = UUID().uuidString
+        try await ProvisioningProfileFixture.make(options).write(to: profile)
+        let listed = try await world.deploy(Self.arguments)
+        #expect(listed.status == 0, "\(listed.stdout)\(listed.stderr)")
+        #expect(try world.report().results.first?.outcome == .succeeded)
+    }
+
     @Test func homeAssistantStoppedMidRunGivesThatReason() async throws {
         let server = try await HomeAssistantServer.start()
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: server)

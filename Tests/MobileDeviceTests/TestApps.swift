@@ -15,6 +15,8 @@ enum TestApps {
         var payloadBytes = 0
         /// Changes the content without changing the versions.
         var salt = ""
+        /// `embedded.mobileprovision` (a signed development build's), when set.
+        var profile: Data?
     }
 
     /// Writes `<directory>/<name>.app`.
@@ -39,6 +41,9 @@ enum TestApps {
             to: app.appendingPathComponent("Base.lproj/Main.strings"))
         if spec.payloadBytes > 0 {
             try writeRandom(bytes: spec.payloadBytes, to: app.appendingPathComponent("payload.bin"))
+        }
+        if let profile = spec.profile {
+            try profile.write(to: app.appendingPathComponent("embedded.mobileprovision"))
         }
         return app
     }

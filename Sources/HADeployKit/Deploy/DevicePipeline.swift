@@ -105,6 +105,11 @@ struct DevicePipeline: Sendable {
         if let reason = tooOld(iOS: device.ios, artifact: artifact) {
             return result(.failed, reason: reason, failedStep: "install")
         }
+        // A profile that does not cover this device: a real one refuses the build after the whole
+        // upload (ApplicationVerificationFailed); here nothing is sent.
+        if let reason = profileRefusal(artifact) {
+            return result(.failed, reason: reason + " — nothing was sent", failedStep: "install")
+        }
 
         let lock: DeviceLock
         do {
@@ -141,6 +146,17 @@ struct DevicePipeline: Sendable {
         case .notLoaded(let reason):
             return result(.failed, reason: reason, failedStep: "verify")
         }
+    }
+
+    /// Why the device refuses `artifact`'s provisioning profile, or nil: a physical iOS device known by
+    /// its hardware UDID checks the profile (a jailbroken one, which runs ldid's signature, and
+    /// simulators do not).
+    func profileRefusal(_ artifact: Artifact) -> String? {
+        guard Backends.platform(of: device) == .iOS, artifact.platform == .iOS,
+            device.backend.kind != SSHBackend.kind, let profile = artifact.provisioning,
+            let udid = device.udid?.value, ProvisioningProfile.isHardwareUDID(udid)
+        else { return nil }
+        return profile.problem(udid: udid, bundleID: artifact.bundleID, now: environment.now())
     }
 
     /// Why `artifact` cannot run on iOS `version` (Info.plist's MinimumOSVersion is newer), or nil.

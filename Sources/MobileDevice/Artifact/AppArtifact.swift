@@ -28,6 +28,8 @@ public struct AppArtifact: Sendable, Equatable {
     public let architectures: [String]
     /// Bytes to upload: the `.ipa` file size, or the sum of the bundle's file sizes.
     public let uploadSize: Int
+    /// Its `embedded.mobileprovision` (a signed development or ad hoc build); nil when it has none.
+    public internal(set) var provisioning: ProvisioningProfile?
     /// Hex SHA-256 of the content (see `ContentHasher`); empty when inspected without hashing.
     public internal(set) var contentHash: String
     /// Size, modification time and inode of an `.ipa` (for an `.app` directory, a digest of every
@@ -151,12 +153,42 @@ public struct AppArtifact: Sendable, Equatable {
             if case .file(let size) = entry.kind { return total + size }
             return total
         }
-        return AppArtifact(
+        var app = AppArtifact(
             url: url, kind: .appDirectory, platform: platform, bundleIdentifier: info.bundleIdentifier,
             shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, minimumOSVersion: info.minimumOSVersion,
             executable: info.executable, architectures: slices,
             uploadSize: size, contentHash: "", fingerprint: directoryFingerprint(entries))
+        if let entry = entries.first(where: { $0.relativePath == profileName }),
+            case .file(let bytes) = entry.kind
+        {
+            guard bytes <= profileLimit,
+                let data = try? Data(contentsOf: url.appendingPathComponent(profileName))
+            else {
+                throw invalid(
+                    shown, "its \(profileName) cannot be read or is larger than 1 MB",
+                    next: "Rebuild the app.")
+            }
+            app.provisioning = try profile(data, shown: shown)
+        }
+        return app
+    }
+
+    static let profileName = "embedded.mobileprovision"
+    /// A real profile is a few dozen KiB (a hundred devices' UDIDs and the certificates).
+    static let profileLimit = 1 << 20
+
+    /// The provisioning profile in `data` (a CMS envelope around a plist).
+    static func profile(_ data: Data, shown: URL) throws -> ProvisioningProfile {
+        guard let content = try? CMSEnvelope.content(of: data),
+            let profile = ProvisioningProfile(plist: content)
+        else {
+            throw invalid(
+                shown,
+                "its \(profileName) is not a provisioning profile (no CMS envelope around a profile plist)",
+                next: "Rebuild the app; a device refuses it as it is.")
+        }
+        return profile
     }
 
     private static func inspectIPA(_ url: URL, shown: URL, in fileSystem: any FileSystem) throws
@@ -179,13 +211,18 @@ public struct AppArtifact: Sendable, Equatable {
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
         let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
-        return AppArtifact(
+        var result = AppArtifact(
             url: url, kind: .ipa, platform: .iOS, bundleIdentifier: info.bundleIdentifier,
             shortVersion: info.shortVersion,
             bundleVersion: info.bundleVersion, minimumOSVersion: info.minimumOSVersion,
             executable: info.executable, architectures: slices,
             uploadSize: size,
             contentHash: "", fingerprint: "\(size)-\(modified)-\(inode)")
+        if let entry = archive[app.folder + profileName] {
+            let data = try extract(entry, from: archive, limit: profileLimit, whole: true, artifact: shown)
+            result.provisioning = try profile(data, shown: shown)
+        }
+        return result
     }
 
     private static func directoryFingerprint(_ entries: [AppDirectoryEntry]) -> String {
