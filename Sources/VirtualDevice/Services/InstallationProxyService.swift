@@ -178,6 +178,14 @@ struct InstallationProxyService {
             if let delay = runtime.verificationDelay {
                 try await Task.sleep(for: .seconds(delay))
             }
+            // Its signature and profile, as installd checks them before anything is placed.
+            let udid = runtime.udid
+            try await Offload.run {
+                try ProfileVerification.check(
+                    bundle: info.bundleURL, bundleID: info.bundleIdentifier, udid: udid,
+                    fileSystem: fileSystem,
+                    now: Date())
+            }
             if let failure = runtime.installFailure {
                 throw InstallError(
                     failure.error, failure.description ?? "Injected failure for \(info.bundleIdentifier)")

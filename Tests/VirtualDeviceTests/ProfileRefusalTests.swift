@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import Testing
+import VirtualDevice
+
+extension VirtualDeviceSuite {
+    /// A twin refuses what a real iPad refuses in a build's provisioning profile, as the Debian tools
+    /// see it: a profile that does not list it, or that has expired, ends installation_proxy with
+    /// ApplicationVerificationFailed and the device keeps the app it had.
+    @Suite("provisioning profiles the twin refuses, against ideviceinstaller")
+    struct ProfileRefusalTests {
+        @Test("a profile that does not list the twin, or has expired, is refused; the installed app stays")
+        func refusedProfiles() async throws {
+            let emulator = try await EmulatorFixture.start([Profiles.ipadMini4])
+            defer { Task { await emulator.stop() } }
+            let udid = await emulator.udid("mini4")
+            let work = emulator.directory.appendingPathComponent("build")
+            let bundleID = "io.hadeploy.signed"
+            func ipa(_ version: String, profile: Data) throws -> URL {
+                let folder = work.appendingPathComponent(version)
+                let app = try TestBundles.makeApp(in: folder, bundleID: bundleID, version: version)
+                try profile.write(to: app.appendingPathComponent("embedded.mobileprovision"))
+                return try TestBundles.makeIPA(from: app, in: folder, name: "Dashboard")
+            }
+            var options = ProvisioningProfileFixture.Options(
+                applicationIdentifier: "HADEPLOYDM.\(bundleID)", devices: [udid])
+            let listed = try await emulator.run(
+                "ideviceinstaller",
+                [
+                    "-u", udid, "-i",
+                    try ipa("41", profile: try await ProvisioningProfileFixture.make(options)).path,
+                ])
+            #expect(listed.status == 0 && listed.stdout.contains("Install: Complete"), "\(listed)")
+
+            options.devices = ["00008030-0000000000000001"]
+            let unlisted = try await emulator.run(
+                "ideviceinstaller",
+                [
+                    "-u", udid, "-i",
+                    try ipa("42", profile: try await ProvisioningProfileFixture.make(options)).path,
+                ])
+            #expect(unlisted.output.contains("ApplicationVerificationFailed"), "\(unlisted)")
+            #expect(
+                unlisted.output.contains("A valid provisioning profile for this executable was not found"),
+                "\(unlisted)")
+
+            options.devices = [udid]
+            options.expires = Date().addingTimeInterval(-86_400)
+            let expired = try await emulator.run(
+                "ideviceinstaller",
+                [
+                    "-u", udid, "-i",
+                    try ipa("43", profile: try await ProvisioningProfileFixture.make(options)).path,
+                ])
+            #expect(expired.output.contains("ApplicationVerificationFailed"), "\(expired)")
+            #expect(expired.output.contains("0xe8008018"), "\(expired)")
+
+            let installed = try await emulator.daemon.installedApps(udid: udid)
+            #expect(installed.map(\.bundleVersion) == ["41"], "the device keeps the app it had")
+        }
+    }
+}
