@@ -184,7 +184,7 @@ struct InstallationProxyService {
                 try ProfileVerification.check(
                     bundle: info.bundleURL, bundleID: info.bundleIdentifier, udid: udid,
                     fileSystem: fileSystem,
-                    now: Date())
+                    now: EmulatorClock.now())
             }
             if let failure = runtime.installFailure {
                 throw InstallError(
