@@ -66,13 +66,14 @@ offending() {
 
 # Rule 1.
 pattern='FileManager\.default|(^|[^A-Za-z0-9_.])Date(\(\)|\.(init|now)([^A-Za-z0-9_]|$))|(^|[^A-Za-z0-9_])ProcessInfo([^A-Za-z0-9_]|$)'
-hits=$(offending "$pattern" "${allowed[@]/%/:}" "${pending[@]/%/:}")
+# ${a[@]+…}: bash 3.2 (macOS's /bin/bash) takes an empty array under `set -u` as unbound.
+hits=$(offending "$pattern" "${allowed[@]/%/:}" ${pending[@]+"${pending[@]/%/:}"})
 if [ -n "$hits" ]; then
     echo "side effects outside the context (use its fileSystem, clock or system):" >&2
     printf '%s\n' "$hits" >&2
     status=1
 fi
-for file in "${pending[@]}"; do
+for file in ${pending[@]+"${pending[@]}"}; do
     if ! grep -qE "$pattern" "$file" 2>/dev/null; then
         echo "$file: no longer needs to be listed as pending in $0" >&2
         status=1
