@@ -30,7 +30,11 @@ import VirtualDevice
         let wifiUDID = await emulator.udid(SharedEmulator.Device.wifi)
         let wifi = try #require(devices.first { $0.udid == wifiUDID })
         #expect(wifi.connection == "Network" && wifi.pairing == .paired, "\(wifi)")
-        #expect(network.output == wifi.udid + "\n", "\(network.output)")
+        let networkListed = Set(network.output.split(separator: "\n").map(String.init))
+        #expect(networkListed.contains(wifi.udid), "\(network.output)")
+        #expect(
+            networkListed == Set(devices.filter { $0.connection == "Network" }.map(\.udid)),
+            "\(network.output)")
     }
 
     @Test func unknownDeviceFailsAtTheDeadlineNamingWhatIsListed() async throws {

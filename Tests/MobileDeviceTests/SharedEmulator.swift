@@ -68,6 +68,9 @@ actor SharedEmulator {
         static let container = "usb-container"
         /// A Wi-Fi-synced iPad mini 4: usbmuxd lists it as a Network device only.
         static let wifi = "usb-wifi"
+        /// Another Wi-Fi-synced iPad, for the identity proofs (NetworkDeviceTests takes `wifi` off the
+        /// network and throttles it).
+        static let wifiIdentity = "usb-wifi-identity"
     }
 
     /// Starts the emulator once; concurrent callers wait for the same start.
@@ -93,10 +96,12 @@ actor SharedEmulator {
         ipad2.screenshotFormat = .tiff  // exercises the TIFF → PNG path
         var wifi = profile(Device.wifi, "iPad5,1")
         wifi.connection = .network
+        var wifiIdentity = profile(Device.wifiIdentity, "iPad5,1")
+        wifiIdentity.connection = .network
         let profiles = [
             profile(Device.install, "iPad5,1"), profile(Device.faults, "iPad5,1"), trust,
             profile(Device.developer, "iPad5,1"), ipad2, profile(Device.iphone18, "iPhone17,2", "18.x"),
-            profile(Device.container, "iPad5,1"), wifi,
+            profile(Device.container, "iPad5,1"), wifi, wifiIdentity,
         ]
         let daemon = try VirtualUsbmuxd(
             profiles: profiles, stateDirectory: directory,

@@ -78,7 +78,7 @@ import VirtualDevice
 
         static func start() async throws -> Scene {
             let emulator = try await SharedEmulator.shared.context()
-            let udid = await emulator.udid(SharedEmulator.Device.wifi)
+            let udid = await emulator.udid(SharedEmulator.Device.wifiIdentity)
             let record = try #require(WiFiDiscovery.upstreamPairRecord(udid: udid, upstream: emulator.socket))
             let real = try #require(try await emulator.daemon.networkAddress(udid: udid))
             let directory = try WiFiIdentityTests.directory()

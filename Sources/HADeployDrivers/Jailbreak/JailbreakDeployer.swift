@@ -244,7 +244,9 @@ public struct JailbreakDeployer: Sendable {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        // Milliseconds too: backups sort by name, newest first, and two deploys within one second
+        // (a quick redeploy) must not sort by their random suffix.
+        formatter.dateFormat = "yyyyMMdd-HHmmss-SSS"
         let parent = backupParent(bundleID: info.bundleID)
         let directory = parent + "/" + formatter.string(from: clock.now()) + "-" + UUID().uuidString.prefix(4)
         let script = JailbreakScripts.backup(
