@@ -57,12 +57,16 @@ struct DeployArguments: ParsableArguments {
     @Flag(name: .customLong("allow-shallow"), help: "Accept a shallow clone's (wrong) build number.")
     var allowShallow = false
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Access token for this launch only, instead of HA_TOKEN (prefer HA_TOKEN: a command line is "
-                + "visible to other users).", valueName: "token"))
+    /// Refused (with the way on): a token on a command line is visible to every local user in `ps`.
+    @Option(name: .long, help: .hidden)
     var token: String?
+
+    @Option(
+        name: .customLong("token-file"),
+        help: ArgumentHelp(
+            "Read the access token from this file (yours, mode 600) instead of HA_TOKEN, for this run.",
+            valueName: "file"))
+    var tokenFile: String?
 
     @Flag(
         name: .long,
@@ -108,9 +112,14 @@ struct DeployArguments: ParsableArguments {
                 "--wifi-only is for the virtual twins (with --virtual); real Wi-Fi devices are found by themselves"
             )
         }
-        if let token, token.isEmpty { throw ValidationError("--token needs a value (or set HA_TOKEN)") }
-        if token != nil && (reset || demo) {
-            throw ValidationError("--token sets the app's token; --reset and --demo send none")
+        if token != nil {
+            throw ValidationError(
+                "--token is refused: a token on a command line is visible to every local user (ps); put it "
+                    + "in a file of mode 600 and pass --token-file FILE, or set HA_TOKEN")
+        }
+        if let tokenFile, tokenFile.isEmpty { throw ValidationError("--token-file needs a path") }
+        if tokenFile != nil && (reset || demo) {
+            throw ValidationError("--token-file sets the app's token; --reset and --demo send none")
         }
         if artifact != nil && artifacts != nil {
             throw ValidationError("--artifact and --artifacts conflict")
@@ -125,13 +134,51 @@ struct DeployArguments: ParsableArguments {
         }
     }
 
-    func options(screenshots: Bool) -> DeployOptions {
+    func options(screenshots: Bool, token: Secret?) -> DeployOptions {
         var choice = DashboardChoice.unspecified
         if let dashboard { choice = .named(dashboard) } else if defaultDashboard { choice = .appDefault }
         return DeployOptions(
             targets: targets, build: !noBuild, dashboard: choice, server: server, kiosk: kiosk,
-            verify: !noVerify, force: force, token: token.map(Secret.init), reset: reset, demo: demo,
+            verify: !noVerify, force: force, token: token, reset: reset, demo: demo,
             screenshots: screenshots)
+    }
+
+    /// The token `--token-file` names: its first line, from a regular file of this user's that no one
+    /// else can read (a token file others can read has leaked already; one they can write, they chose).
+    func fileToken(_ context: HADeployContext) throws -> Secret? {
+        guard let tokenFile else { return nil }
+        let path = context.url(for: tokenFile).path
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try context.fileSystem.attributesOfItem(atPath: path)
+        } catch {
+            throw ValidationError(
+                "--token-file \(tokenFile): cannot be read (\(SystemErrorText.message(error)))")
+        }
+        let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+        let mode = ((attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0o777) & 0o777
+        guard attributes[.type] as? FileAttributeType == .typeRegular,
+            ((attributes[.size] as? NSNumber)?.intValue ?? 0) <= 64 * 1024
+        else {
+            throw ValidationError(
+                "--token-file \(tokenFile): not a token file (a regular file of at most 64 KiB)")
+        }
+        guard owner == context.system.effectiveUserID else {
+            throw ValidationError(
+                "--token-file \(tokenFile): belongs to another user; use a file of your own")
+        }
+        guard mode & 0o077 == 0 else {
+            throw ValidationError(
+                "--token-file \(tokenFile): other users can read or change it (mode \(String(mode, radix: 8))): "
+                    + "chmod 600 it")
+        }
+        let text = context.fileSystem.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let token =
+            text.split(whereSeparator: \.isNewline).first.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            } ?? ""
+        guard !token.isEmpty else { throw ValidationError("--token-file \(tokenFile): it is empty") }
+        return Secret(token)
     }
 }
 

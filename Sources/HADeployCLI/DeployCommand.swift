@@ -159,7 +159,7 @@ struct DeployCommand: ContextCommand {
             plan = made.plan
             secrets = made.variables
         }
-        if let token = arguments.token { secrets["HA_TOKEN"] = token }
+        if let token = try arguments.fileToken(context) { secrets["HA_TOKEN"] = token.reveal() }
         // `--publish`: a broker URL or topic prefix that cannot work stops the run before any device.
         let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
         var publisher: StatusPublishing?

@@ -56,7 +56,7 @@ struct PlanInputs {
             variables: variables)
         // `--as-host macos`: a Mac with the flavours' Xcodes, whatever this machine has.
         if host != nil { paths.installedDeveloperDirectories = nil }
-        var options = arguments.options(screenshots: screenshots)
+        var options = arguments.options(screenshots: screenshots, token: try arguments.fileToken(context))
         if arguments.virtual
             && (arguments.noBuild || (HostPlatform.current == .linux && matrix.buildHost == nil))
             && arguments.artifact == nil && arguments.artifacts == nil

@@ -197,8 +197,11 @@ struct StatusPublishEndToEndTests {
         }
 
         // A deploy stopped before any device (Home Assistant refuses the token): each device says so.
+        let tokenFile = world.root.appendingPathComponent("wrong-token")
+        try Data("not-a-token\n".utf8).write(to: tokenFile)
+        #expect(chmod(tokenFile.path, 0o600) == 0)
         let refused = try await world.deploy([
-            "mini4", "--no-build", "--artifacts", "artifacts", "--publish", "--token", "not-a-token",
+            "mini4", "--no-build", "--artifacts", "artifacts", "--publish", "--token-file", tokenFile.path,
         ])
         #expect(refused.status != 0, "\(refused.stderr)")
         #expect(refused.stderr.contains("published 1 device(s)"), "\(refused.stderr)")
