@@ -117,6 +117,16 @@ import VirtualDevice
         #expect(
             WiFiIdentity.prove(udid: udid, at: impostor.address, record: nil)
                 == .unproven("no pair record for it on this host: pair it over USB first (hadeploy pair)"))
+        // A record whose host the device no longer knows (its trust was reset): said so, with the way on.
+        var fields = try #require(
+            try PropertyListSerialization.propertyList(from: record, format: nil) as? [String: Any])
+        fields["HostID"] = UUID().uuidString.uppercased()
+        let forgotten = try PropertyListSerialization.data(fromPropertyList: fields, format: .xml, options: 0)
+        guard case .unproven(let reset) = WiFiIdentity.prove(udid: udid, at: real, record: forgotten) else {
+            Issue.record("a host the device does not know was proven")
+            return
+        }
+        #expect(reset.contains("InvalidHostID") && reset.contains("hadeploy pair"), "\(reset)")
         // The impostor completed its handshake and was never sent a request inside it.
         try await Task.sleep(for: .milliseconds(300))
         #expect(impostor.process.output.contains("tls"), "\(impostor.process.output)")

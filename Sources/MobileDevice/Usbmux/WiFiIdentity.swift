@@ -59,6 +59,12 @@ enum WiFiIdentity {
             return .unproven("no answer to StartSession")
         }
         if let error = answer["Error"]?.string {
+            if error == "InvalidHostID" {
+                return .unproven(
+                    "StartSession refused: InvalidHostID — it no longer knows this computer's pairing (its trust "
+                        + "was reset, e.g. Reset Location & Privacy): pair it again over USB with hadeploy pair"
+                )
+            }
             return .unproven("StartSession refused: \(error)")
         }
         guard answer["EnableSessionSSL"]?.bool == true else {
