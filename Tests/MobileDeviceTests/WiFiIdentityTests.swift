@@ -143,7 +143,13 @@ import VirtualDevice
         )
         let records = directory.appendingPathComponent("records")
         let folder = PairRecordFolder(folder: records, fileSystem: TestHost.fileSystem)
-        folder.save(udid: udid, record: record)
+        // The record knows the device's own Wi-Fi MAC address (what `hadeploy pair` keeps).
+        var fields = try #require(
+            try PropertyListSerialization.propertyList(from: record, format: nil) as? [String: Any])
+        fields["WiFiMACAddress"] = "a4:c3:61:00:00:01"
+        folder.save(
+            udid: udid,
+            record: try PropertyListSerialization.data(fromPropertyList: fields, format: .xml, options: 0))
         let relay = UsbmuxRelay()
         relay.setPairRecords(folder)
         let discovery = WiFiDiscovery()
@@ -172,5 +178,17 @@ import VirtualDevice
         #expect(!again.contains { $0.address == impostor.address }, "\(again)")
         #expect(relay.wifiDevices.map(\.address) == [real])
         #expect(!impostor.process.output.contains("inside"), "\(impostor.process.output)")
+
+        // The device itself announcing a private Wi-Fi address (not the record's MAC): found by asking
+        // it, and said so.
+        let own = try await MulticastDNSTests.responder(
+            mac: "a4:c3:61:77:77:77", address: real, server: "private.local")
+        defer { own.stop() }
+        let privately = discovery.round(missing: [udid], addresses: [:], relay: relay)
+        let device = try #require(privately.first { $0.address == real }, "\(privately)")
+        #expect(
+            device.foundBy.contains(
+                "a private Wi-Fi address a4:c3:61:77:77:77, not its own a4:c3:61:00:00:01"),
+            "\(device.foundBy)")
     }
 }

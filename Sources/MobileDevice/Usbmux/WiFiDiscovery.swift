@@ -133,6 +133,10 @@ final class WiFiDiscovery: @unchecked Sendable {
                 // Say it: the address in devices.yaml is out of date (or the device moved).
                 foundBy += " at \(address), not at its address \(configured) in devices.yaml"
             }
+            if let announced = service.wifiMACAddress, let recorded = macs[udid], announced != recorded {
+                // iOS 14+ "Private Wi-Fi Address": found by asking the device, not by its name.
+                foundBy += " (a private Wi-Fi address \(announced), not its own \(recorded))"
+            }
             notes[udid] = nil
             found.append(
                 WiFiDevice(
