@@ -308,9 +308,7 @@ public enum ArtifactDigest {
             guard found else {
                 throw ArtifactError(
                     path: path,
-                    problem: "not a zip archive (no end-of-central-directory record in its last 64 KiB): a "
-                        + "truncated download or not an .ipa at all — rebuild or re-export it; nothing was copied"
-                )
+                    problem: IPAArchive.notZip + " — rebuild or re-export it; nothing was copied")
             }
         }
         guard total <= largestArtifact else {

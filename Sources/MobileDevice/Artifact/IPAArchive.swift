@@ -34,6 +34,11 @@ public enum IPAArchive {
     /// byte by byte (48 s for 150 MB).
     static let endRecordSearchBytes = 65_535 + 22
 
+    /// What a file without the end record is, for messages.
+    public static let notZip =
+        "not a zip archive (no end-of-central-directory record in its last 64 KiB): a truncated download "
+        + "or not an .ipa at all"
+
     /// Opens the archive after finding its end record in the file's tail.
     static func open(_ url: URL, shown: URL) throws -> Archive {
         let found: Bool
@@ -46,8 +51,7 @@ public enum IPAArchive {
         guard found else {
             throw AppArtifact.invalid(
                 shown,
-                "it is not a zip archive (no end-of-central-directory record in its last 64 KiB): "
-                    + "a truncated download or not an .ipa at all",
+                "it is " + notZip,
                 next: "Rebuild or re-export the .ipa, or download it again.")
         }
         do {

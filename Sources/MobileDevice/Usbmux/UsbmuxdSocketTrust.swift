@@ -1,5 +1,6 @@
 import Foundation
 import HADeployCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -25,18 +26,29 @@ public enum UsbmuxdSocketTrust {
     }
 
     /// Why the usbmuxd at `address` may not be trusted, or nil: the socket and its folders
-    /// (`pathProblem`), then who serves it (a connection is opened and closed at once; nothing is
-    /// sent). A path where nothing is yet, in a folder only this user or root can change, is fine
-    /// (nothing listens: connecting says so).
+    /// (`pathProblem`, every time), then who serves it (a connection is opened and closed at once;
+    /// nothing is sent) — once per socket file: a device list is polled several times a second while
+    /// a device is awaited, and the file, in a folder no one else can change, can only be replaced by
+    /// this user or root (a new file is a new inode, asked again). A path where nothing is yet, in a
+    /// folder only this user or root can change, is fine (nothing listens: connecting says so).
     public static func problem(_ address: String, userID: uid_t = geteuid()) -> String? {
         guard let path = unixPath(address) else { return nil }
         if let problem = pathProblem(path, userID: userID) { return problem }
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        let key = "\(userID)\u{0}\(path)\u{0}\(status.st_dev)\u{0}\(status.st_ino)"
+        if servedByTrusted.withLock({ $0.contains(key) }) { return nil }
         let fd = socket(AF_UNIX, SocketCalls.streamSocket, 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         guard OwnerOnlySocket.connect(fd, to: path) == 0 else { return nil }
-        return peerProblem(fd, path: path, userID: userID)
+        if let problem = peerProblem(fd, path: path, userID: userID) { return problem }
+        servedByTrusted.withLock { _ = $0.insert(key) }
+        return nil
     }
+
+    /// The socket files whose server was seen to be this user's, root's or the system usbmuxd's.
+    private static let servedByTrusted = Mutex<Set<String>>([])
 
     /// Why the socket at `path` (and the folders it is in) may not be trusted, or nil.
     static func pathProblem(_ path: String, userID: uid_t = geteuid()) -> String? {
