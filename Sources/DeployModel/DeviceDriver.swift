@@ -146,3 +146,11 @@ public protocol TransientClassifying: Error {
 public protocol HostLimitationClassifying: Error {
     var isHostLimitation: Bool { get }
 }
+
+/// Errors that mean "the device is behind its passcode": iOS refused to mount or launch until it is
+/// unlocked (debugserver's and SpringBoard's "not, or could not be, unlocked", devicectl's
+/// `FBSOpenApplicationErrorDomain` 7 "Locked", the image mounter's `DeviceLocked`). After an install
+/// the device ends "installed, not launched: locked" — not a success.
+public protocol DeviceLockClassifying: Error {
+    var isDeviceLocked: Bool { get }
+}

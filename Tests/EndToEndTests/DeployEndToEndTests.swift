@@ -329,6 +329,44 @@ struct DeployEndToEndTests {
         #expect(try world.report().results.first?.outcome == .succeeded)
     }
 
+    /// An iPad behind its passcode: iOS will not mount the developer image, so a first deploy stops
+    /// there with nothing sent; with the image mounted from an earlier deploy it takes the install
+    /// but will not launch the app, and the device ends "installed only — not launched: locked" with
+    /// the way on (not a success, exit 1), the new app on it. Unlocked, the next deploy verifies.
+    @Test func aLockedDeviceEndsInstalledNotLaunchedLocked() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        try await world.usbmuxd.inject(.passcodeLocked, udid: udid)
+        let first = try await world.deploy(Self.arguments)
+        #expect(first.status == 1, "\(first.stdout)\(first.stderr)")
+        let refused = try #require(try world.report().results.first)
+        #expect(refused.outcome == .failed && refused.failedStep == "mount", "\(refused)")
+        #expect(refused.reason?.contains("passcode-locked: unlock it") == true, "\(refused)")
+        #expect(try await world.usbmuxd.installedApps(udid: udid).isEmpty, "nothing sent")
+
+        try await world.usbmuxd.clearFaults(udid: udid, kind: "passcodeLocked")
+        let unlocked = try await world.deploy(Self.arguments)
+        #expect(unlocked.status == 0, "\(unlocked.stdout)\(unlocked.stderr)")
+
+        try await world.usbmuxd.inject(.passcodeLocked, udid: udid)
+        let locked = try await world.deploy(Self.arguments + ["--force"])
+        #expect(locked.status == 1, "\(locked.stdout)\(locked.stderr)")
+        let mini4 = try #require(try world.report().results.first)
+        #expect(
+            mini4.outcome == .installedOnly && !mini4.succeeded && mini4.failedStep == "launch", "\(mini4)")
+        #expect(mini4.install == .installed, "\(mini4)")
+        let reason = mini4.reason ?? ""
+        #expect(reason.hasPrefix("not launched: locked — launch failed: "), "\(reason)")
+        #expect(reason.contains("hadeploy mini4 --no-build"), "\(reason)")
+        #expect((locked.stdout + locked.stderr).contains("not launched: locked"), "\(locked.stderr)")
+
+        try await world.usbmuxd.clearFaults(udid: udid, kind: "passcodeLocked")
+        let again = try await world.deploy(Self.arguments)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(try world.report().results.first?.outcome == .succeeded)
+    }
+
     @Test func homeAssistantStoppedMidRunGivesThatReason() async throws {
         let server = try await HomeAssistantServer.start()
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: server)

@@ -26,7 +26,7 @@ struct DeployExecutorTests {
           c: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: UDID-C}
         """
 
-    func makePlan(verify: Bool = false) throws -> DeployPlan {
+    func makePlan(verify: Bool = false, kiosk: Bool? = nil) throws -> DeployPlan {
         let matrix = try SpecLoader().load(yaml: Self.yaml, file: "devices.yaml")
         let planner = DeployPlanner(
             matrix: matrix, variables: ["HA_SERVER": "http://127.0.0.1:1", "HA_TOKEN": "tok-SECRET-123"],
@@ -35,16 +35,19 @@ struct DeployExecutorTests {
             marketingVersion: "1.2.3", buildNumber: 7, tag: "v1.2.3", commitsSinceTag: 0, dirty: false,
             shallow: false)
         return try planner.plan(
-            options: DeployOptions(targets: ["all"], verify: verify, screenshots: true), version: version,
+            options: DeployOptions(targets: ["all"], kiosk: kiosk, verify: verify, screenshots: true),
+            version: version,
             deployID: "deploy-1")
     }
 
     func environment(
-        drivers: [String: ScriptedDriver], report: URL?, locks: URL, failFast: Bool = false, jobs: Int? = nil
+        drivers: [String: ScriptedDriver], report: URL?, locks: URL, failFast: Bool = false, jobs: Int? = nil,
+        provisioning: ProvisioningProfile? = nil
     ) -> DeployEnvironment {
-        let artifact = Artifact(
+        var artifact = Artifact(
             path: "/nonexistent.app", bundleID: "com.example.hadashboard", executable: "HADashboard",
             marketingVersion: "1.2.3", buildNumber: "7", flavour: "modern", archs: ["arm64"])
+        artifact.provisioning = provisioning
         return DeployEnvironment(
             driver: { plan in drivers[plan.id]! }, verifier: nil,
             verificationSkippedReason: "no Home Assistant configured",
@@ -108,6 +111,60 @@ struct DeployExecutorTests {
         #expect(junit.contains("failures=\"1\""), "\(junit)")
         #expect(
             junit.contains("<failure message=\"installed only: launch failed: pymobiledevice3"), "\(junit)")
+    }
+
+    struct LaunchRefused: Error, CustomStringConvertible {
+        var description: String { "debugserver answered: the request to open the app was denied" }
+    }
+
+    /// Kiosk mode asks iOS 12.2+ for Guided Access, which can keep the app from opening (the app's
+    /// script warns of it): a kiosk launch that iOS refused names it and the way out; a launch
+    /// without kiosk does not.
+    @Test func aRefusedKioskLaunchNamesGuidedAccess() async throws {
+        let root = try temporaryDirectory()
+        for kiosk in [true, false] {
+            let drivers = [
+                "a": ScriptedDriver(launchError: LaunchRefused()), "b": ScriptedDriver(),
+                "c": ScriptedDriver(),
+            ]
+            let report = await DeployExecutor(
+                plan: try makePlan(kiosk: kiosk),
+                environment: environment(drivers: drivers, report: nil, locks: root)
+            ).run()
+            let a = report.results[0]
+            #expect(a.outcome == .failed && a.failedStep == "launch", "\(a)")
+            #expect(
+                (a.reason ?? "").contains("Guided Access") == kiosk
+                    && (a.reason ?? "").contains("--no-kiosk") == kiosk, "\(a.reason ?? "")")
+        }
+    }
+
+    /// A device known by its CoreDevice identifier (devicectl) reports its hardware UDID when it
+    /// connects — the one a profile lists: the build is checked against it there, before the upload.
+    @Test func aCoreDeviceIsCheckedByTheHardwareUDIDItReports() async throws {
+        let root = try temporaryDirectory()
+        let listed = "00008020-000A1B2C3D4E0001"
+        let profile = ProvisioningProfile(
+            name: "HADashboard Development", uuid: "5D1C0F3E-0000-4000-8000-000000000001",
+            expirationDate: Date().addingTimeInterval(86_400 * 30), provisionedDevices: [listed],
+            applicationIdentifier: "ABCDE12345.com.example.hadashboard")
+        let drivers = ["a": ScriptedDriver(), "b": ScriptedDriver(), "c": ScriptedDriver()]
+        drivers["a"]!.reportedUDID = "00008020-000A1B2C3D4E002E"
+        drivers["b"]!.reportedUDID = listed
+        // Not a hardware UDID: nothing to check it against.
+        drivers["c"]!.reportedUDID = "4B2C9F4A-2D1E-4C55-9E0B-6A7F1D2C3B4A"
+        let report = await DeployExecutor(
+            plan: try makePlan(),
+            environment: environment(drivers: drivers, report: nil, locks: root, provisioning: profile)
+        ).run()
+        let a = report.results[0]
+        #expect(a.outcome == .failed && a.failedStep == "install", "\(a)")
+        #expect(
+            (a.reason ?? "").contains("00008020-000A1B2C3D4E002E")
+                && (a.reason ?? "").contains("nothing was sent"), "\(a)")
+        #expect(drivers["a"]!.installs == 0, "nothing sent to a device the build cannot run on")
+        #expect(report.results[1].outcome == .unverified && drivers["b"]!.installs == 1)
+        #expect(report.results[2].outcome == .unverified)
     }
 
     @Test func aStalledInstallHitsItsDeadlineWithTheStepNamed() async throws {

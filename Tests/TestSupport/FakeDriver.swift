@@ -62,6 +62,9 @@ public final class ScriptedDriver: FakeDriver, @unchecked Sendable {
     public let lock = NSLock()
     public var launched: [[String]] = []
     public var connects = 0
+    public var installs = 0
+    /// The UDID the device reports when it connects (devicectl: the hardware UDID).
+    public var reportedUDID = "U"
 
     public init(
         connectFailures: Int = 0, installDelay: Duration = .zero, installError: (any Error)? = nil,
@@ -91,12 +94,13 @@ public final class ScriptedDriver: FakeDriver, @unchecked Sendable {
         }
         if fail { throw Reset() }
         return ConnectedDevice(
-            udid: "U", name: "Virtual", productType: "iPad5,1", iosVersion: "15.8", arch: "arm64")
+            udid: reportedUDID, name: "Virtual", productType: "iPad5,1", iosVersion: "15.8", arch: "arm64")
     }
     public override func prepare() async throws {}
     public override func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome {
+        lock.withLock { installs += 1 }
         progress(TransferProgress(bytesDone: 50, bytesTotal: 100, percent: 50, phase: "upload"))
         try await Task.sleep(for: installDelay)
         if let installError { throw installError }

@@ -41,6 +41,14 @@ public struct AppleDriverError: Error, CustomStringConvertible, TransientClassif
         "\(device): \(step): \(reason)" + (fix.map { " — \($0)" } ?? "")
     }
 
+    /// The device's own words for "behind the passcode", as the tools pass them on: SpringBoard's
+    /// "was not, or could not be, unlocked" (DVT, pymobiledevice3), devicectl's
+    /// `FBSOpenApplicationErrorDomain` 7 ("Locked"), the image mounter's `DeviceLocked`.
+    static func saysLocked(_ text: String) -> Bool {
+        text.contains("could not be, unlocked") || text.contains("FBSOpenApplicationErrorDomain 7)")
+            || text.contains("DeviceLocked")
+    }
+
     /// The error for a macOS-only tool asked for on another host: said before anything runs.
     static func needsMacOS(tool: String, step: String, device: String, host: HostPlatform) -> AppleDriverError
     {
@@ -50,4 +58,8 @@ public struct AppleDriverError: Error, CustomStringConvertible, TransientClassif
                 "\(tool) is part of Xcode and only runs on macOS; this host is \(host == .linux ? "Linux" : "\(host)")",
             fix: "deploy this device from a Mac with Xcode, or leave it out of the targets on this host")
     }
+}
+
+extension AppleDriverError: DeviceLockClassifying {
+    public var isDeviceLocked: Bool { Self.saysLocked(reason) }
 }

@@ -43,15 +43,36 @@ public enum DevicectlOutputParser {
         for key in ["NSLocalizedDescription", "NSLocalizedFailureReason", "NSLocalizedRecoverySuggestion"] {
             if let text = string(info[key]), !parts.contains(text) { parts.append(text) }
         }
-        if parts.isEmpty,
-            let underlying = (info["NSUnderlyingError"] as? [String: Any])?["error"] as? [String: Any]
-        {
+        let underlying = (info["NSUnderlyingError"] as? [String: Any])?["error"] as? [String: Any]
+        if parts.isEmpty, let underlying {
             return failure(underlying)
+        }
+        // SpringBoard's refusal to open an app on a locked device is the underlying error of
+        // CoreDevice's "failed to launch": it is the one named, so the reason says "Locked".
+        if let underlying, error["domain"] as? String != lockedDomain, isLocked(underlying) {
+            var inner = failure(underlying)
+            inner.message = parts.joined(separator: " ") + " " + inner.message
+            return inner
         }
         return Failure(
             message: parts.isEmpty
                 ? "devicectl reported an error without a description" : parts.joined(separator: " "),
             domain: error["domain"] as? String, code: error["code"] as? Int)
+    }
+
+    static let lockedDomain = "FBSOpenApplicationErrorDomain"
+
+    /// `FBSOpenApplicationErrorDomain` 7 (BSErrorCodeDescription "Locked"), at any depth.
+    static func isLocked(_ error: [String: Any]) -> Bool {
+        let info = error["userInfo"] as? [String: Any] ?? [:]
+        if error["domain"] as? String == lockedDomain,
+            error["code"] as? Int == 7 || string(info["BSErrorCodeDescription"]) == "Locked"
+        {
+            return true
+        }
+        guard let underlying = (info["NSUnderlyingError"] as? [String: Any])?["error"] as? [String: Any]
+        else { return false }
+        return isLocked(underlying)
     }
 
     static func string(_ value: Any?) -> String? {

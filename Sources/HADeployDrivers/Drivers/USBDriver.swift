@@ -108,3 +108,7 @@ extension MobileDeviceError: TransientClassifying {}
 extension MobileDeviceError: HostLimitationClassifying {
     public var isHostLimitation: Bool { kind == .unsupportedOnThisIOS }
 }
+
+extension MobileDeviceError: DeviceLockClassifying {
+    public var isDeviceLocked: Bool { kind == .passcodeLocked }
+}

@@ -92,6 +92,8 @@ struct StepFailure: Error {
     var step: String
     var reason: String
     var hostLimited = false
+    /// The device refused because it is locked (`DeviceLockClassifying`).
+    var locked = false
 }
 
 /// Runs a `DeployPlan`: devices in parallel (capped by --jobs), each step under a deadline, transient

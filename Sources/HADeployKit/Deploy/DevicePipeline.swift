@@ -125,6 +125,15 @@ struct DevicePipeline: Sendable {
             try await steps(artifact: artifact, recorder: recorder)
         } catch let failure as StepFailure where failure.hostLimited && recorder.install != nil {
             return result(.installedOnly, reason: failure.reason, failedStep: failure.step)
+        } catch let failure as StepFailure where failure.locked && recorder.install != nil {
+            // The new app is on the device; iOS would not mount or launch it behind the passcode.
+            return result(
+                .installedOnly,
+                reason: "not launched: locked — \(failure.reason); unlock \(device.name) and run "
+                    + "`hadeploy \(device.id) --no-build`",
+                failedStep: failure.step)
+        } catch let failure as StepFailure where failure.step == StepID.launch.rawValue {
+            return result(.failed, reason: guidedAccessNote(failure.reason), failedStep: failure.step)
         } catch let failure as StepFailure {
             return result(.failed, reason: failure.reason, failedStep: failure.step)
         } catch is CancellationError {
@@ -144,19 +153,40 @@ struct DevicePipeline: Sendable {
         case .skipped(let reason):
             return result(.unverified, reason: reason)
         case .notLoaded(let reason):
-            return result(.failed, reason: reason, failedStep: "verify")
+            let opened = !reason.contains(LoadEvidenceVerifier.noSession)
+            return result(.failed, reason: opened ? reason : guidedAccessNote(reason), failedStep: "verify")
         }
+    }
+
+    /// Kiosk mode asks iOS 12.2+ for Guided Access (the app's script says it "can block automatic
+    /// launch"): when the app did not open, or opened no session, the reason names it and the fix.
+    func guidedAccessNote(_ reason: String) -> String {
+        guard device.kiosk == true, Backends.platform(of: device) == .iOS, !device.ios.isEmpty,
+            IOSVersion(device.ios) >= IOSVersion("12.2")
+        else { return reason }
+        return reason + "; kiosk mode asks iOS \(device.ios) for Guided Access, which keeps the app from "
+            + "opening while a Guided Access session holds the screen or waits for its passcode: end it on "
+            + "\(device.name) (triple-click the side or Home button), or deploy with --no-kiosk"
     }
 
     /// Why the device refuses `artifact`'s provisioning profile, or nil: a physical iOS device known by
     /// its hardware UDID checks the profile (a jailbroken one, which runs ldid's signature, and
     /// simulators do not).
-    func profileRefusal(_ artifact: Artifact) -> String? {
+    func profileRefusal(_ artifact: Artifact, udid known: String? = nil) -> String? {
         guard Backends.platform(of: device) == .iOS, artifact.platform == .iOS,
             device.backend.kind != SSHBackend.kind, let profile = artifact.provisioning,
-            let udid = device.udid?.value, ProvisioningProfile.isHardwareUDID(udid)
+            let udid = known ?? device.udid?.value, ProvisioningProfile.isHardwareUDID(udid)
         else { return nil }
         return profile.problem(udid: udid, bundleID: artifact.bundleID, now: environment.now())
+    }
+
+    /// A device named by its CoreDevice identifier (devicectl) reports its hardware UDID when it
+    /// connects: the profile lists that one, so it is checked then, still before the upload.
+    func profileRefusalAfterConnect(_ artifact: Artifact, reported: String?) -> String? {
+        guard let reported, reported != device.udid?.value,
+            !ProvisioningProfile.isHardwareUDID(device.udid?.value ?? "")
+        else { return nil }
+        return profileRefusal(artifact, udid: reported)
     }
 
     /// Why `artifact` cannot run on iOS `version` (Info.plist's MinimumOSVersion is newer), or nil.
@@ -219,7 +249,9 @@ struct DevicePipeline: Sendable {
                     continue
                 }
                 let limited = (error as? any HostLimitationClassifying)?.isHostLimitation ?? false
-                throw StepFailure(step: name, reason: "\(name) failed: \(message)", hostLimited: limited)
+                let locked = (error as? any DeviceLockClassifying)?.isDeviceLocked ?? false
+                throw StepFailure(
+                    step: name, reason: "\(name) failed: \(message)", hostLimited: limited, locked: locked)
             }
         }
     }
@@ -282,6 +314,9 @@ struct DevicePipeline: Sendable {
                         let reason = tooOld(iOS: reported, artifact: artifact)
                     {
                         throw StepFailure(step: "install", reason: reason)
+                    }
+                    if let reason = profileRefusalAfterConnect(artifact, reported: connected?.udid) {
+                        throw StepFailure(step: "install", reason: reason + " — nothing was sent")
                     }
                 case .mount:
                     try await step(planned, recorder: recorder) { try await driver.prepare() }

@@ -176,6 +176,29 @@ import Testing
             try DevicectlOutputParser.devices(AppleFixture.data("devicectl-install-app.json"))
         }
     }
+
+    /// A launch refused behind the passcode: CoreDevice's "failed to launch" wraps SpringBoard's
+    /// `FBSOpenApplicationErrorDomain` 7, which is the error named, so the device reads as locked.
+    @Test func aLaunchRefusedOnALockedDeviceIsSaidLocked() throws {
+        let data = try AppleFixture.data("devicectl-error-launch-locked.json")
+        var text = ""
+        #expect {
+            try DevicectlOutputParser.result(data)
+        } throws: { error in
+            text = "\(error)"
+            return true
+        }
+        #expect(text.hasPrefix("The application failed to launch. The request to open"), "\(text)")
+        #expect(text.hasSuffix("could not be, unlocked. (FBSOpenApplicationErrorDomain 7)"), "\(text)")
+        let error = AppleDriverError(.failed, step: "launch", device: "iPad", reason: "devicectl: \(text)")
+        #expect(error.isDeviceLocked)
+        let other = try AppleFixture.data("devicectl-error-device-not-found.json")
+        #expect {
+            try DevicectlOutputParser.result(other)
+        } throws: { error in
+            !AppleDriverError(.failed, step: "launch", device: "iPad", reason: "\(error)").isDeviceLocked
+        }
+    }
 }
 
 @Suite struct PyMobileDevice3ParserTests {
