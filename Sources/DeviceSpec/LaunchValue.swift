@@ -53,12 +53,13 @@ public enum LaunchValue: Sendable, Hashable, CustomStringConvertible {
     public var description: String { argumentText }
 
     /// Keys the app reads as booleans or integers (github:ha-dashboard/ios-app, HAAppDelegate.m,
-    /// HATheme.m, HALog.m, HADashboardViewController.m, HAAuthManager.m). Every other key is read as
-    /// text (`HAServerURL`, `HADashboard`: a dashboard named "2" is a name).
+    /// HATheme.m, HALog.m, HADashboardViewController.m, HAAuthManager.m; 1.3 adds
+    /// `HAShowUnsupportedCardsEnabled`, absent = YES). Every other key is read as text
+    /// (`HAServerURL`, `HADashboard`: a dashboard named "2" is a name).
     public static let appKinds: [String: Kind] = [
         "HAKioskMode": .bool, "HADemoMode": .bool, "HAClearCredentials": .bool, "HAAutoRegister": .bool,
         "HAGradientEnabled": .bool, "HAPerfMonitorEnabled": .bool, "HADeveloperModeEnabled": .bool,
-        "HABlurDisabled": .bool, "HACameraGlobalMute": .bool,
+        "HABlurDisabled": .bool, "HACameraGlobalMute": .bool, "HAShowUnsupportedCardsEnabled": .bool,
         "HAThemeMode": .integer, "HAViewIndex": .integer, "HALogMinLevel": .integer,
     ]
 

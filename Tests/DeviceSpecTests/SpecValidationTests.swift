@@ -120,7 +120,8 @@ import Testing
         let settings = """
               a:
                 transport: usb
-                app_settings: {HAThemeMode: 2, HAGradientEnabled: on, HADevStreamMode: 2, MyKey: true}
+                app_settings: {HAThemeMode: 2, HAGradientEnabled: on, HADevStreamMode: 2, MyKey: true,
+                  HAShowUnsupportedCardsEnabled: no}
 
             """
         let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  a:\n    transport: usb\n", with: settings)
@@ -128,7 +129,7 @@ import Testing
         #expect(
             matrix.devices[0].appSettings == [
                 "HAThemeMode": .integer(2), "HAGradientEnabled": .bool(true), "HADevStreamMode": .string("2"),
-                "MyKey": .string("YES"),
+                "MyKey": .string("YES"), "HAShowUnsupportedCardsEnabled": .bool(false),
             ])
         let dark = yaml.replacingOccurrences(of: "HAThemeMode: 2", with: "HAThemeMode: dark")
         let found = problems(dark)
@@ -138,6 +139,14 @@ import Testing
                     "error: device 'a' app_settings.HAThemeMode is read by the app as a whole number, not 'dark'"
                 ),
             "\(found)")
+        // 1.3's switch for placeholder cards is a boolean: "hide" would reach the app as text.
+        let hide = yaml.replacingOccurrences(
+            of: "HAShowUnsupportedCardsEnabled: no", with: "HAShowUnsupportedCardsEnabled: hide")
+        #expect(
+            problems(hide).contains {
+                $0.hasSuffix(
+                    "app_settings.HAShowUnsupportedCardsEnabled is read by the app as YES or NO, not 'hide'")
+            }, "\(problems(hide))")
     }
 
     @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {

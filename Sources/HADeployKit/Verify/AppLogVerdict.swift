@@ -50,6 +50,19 @@ public enum AppLogVerdict: Sendable, Hashable {
         return verdict
     }
 
+    /// `[startup] App version: 1.3.0 (284)`, which the app writes at every launch since 1.3: the
+    /// version and build that ran (nil for an older app, or a session without it).
+    public static func appVersion(in session: AppLogSession) -> (version: String, build: String)? {
+        let prefix = "[startup] App version: "
+        guard let entry = session.entries.first(where: { $0.hasPrefix(prefix) }) else { return nil }
+        let text = entry.dropFirst(prefix.count).split(separator: "\n").first ?? ""
+        guard let open = text.lastIndex(of: "("), text.hasSuffix(")") else { return nil }
+        let version = text[..<open].trimmingCharacters(in: .whitespaces)
+        let build = text[text.index(after: open)..<text.index(before: text.endIndex)]
+        guard !version.isEmpty, !build.isEmpty else { return nil }
+        return (version, String(build))
+    }
+
     /// An entry as one line: a multi-line NSDictionary becomes `{code = "x"; message = "y";}`.
     static func words(_ message: Substring) -> String {
         message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")

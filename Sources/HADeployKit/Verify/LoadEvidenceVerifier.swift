@@ -209,7 +209,17 @@ public struct LoadEvidenceVerifier: Sendable {
             return .pending("the app's log could not be read: \(SystemErrorText.message(error))")
         }
         guard let session = prepared.baseline.newestSession(in: text, launchedAt: launchedAt) else {
-            return .pending("no log session started after the launch")
+            return .pending(Self.noSession)
+        }
+        // The app says which build ran (1.3): another build is not the one installed.
+        let artifact = request.artifact
+        if let ran = AppLogVerdict.appVersion(in: session),
+            ran.version != artifact.marketingVersion || ran.build != artifact.buildNumber
+        {
+            return .failed(
+                "[startup] App version: \(ran.version) (\(ran.build)) — the app that ran is not the build "
+                    + "installed, \(artifact.marketingVersion) (\(artifact.buildNumber)); the device kept "
+                    + "another copy of \(artifact.bundleID): deploy again with --force")
         }
         switch AppLogVerdict.of(session) {
         case .failed(let words):
@@ -234,6 +244,9 @@ public struct LoadEvidenceVerifier: Sendable {
             )
         }
     }
+
+    /// The reason when the app wrote nothing after the launch: it may never have opened.
+    static let noSession = "no log session started after the launch"
 
     var dashboardName: String {
         switch request.dashboard {

@@ -105,6 +105,34 @@ struct LoadEvidenceVerifierTests {
         #expect(fresh.evidence == [.appLog])
     }
 
+    /// 1.3 writes `[startup] App version: <version> (<build>)` at every launch: a session of another
+    /// build is not the installed one loading, however well it loads; the installed one verifies.
+    @Test func aSessionOfAnotherBuildIsNotTheInstalledOne() async throws {
+        let driver = Container()
+        let server = Server(shapes: [
+            "dashboard-hall": .shape(LovelaceShape(views: 2, cards: 3, strategy: nil))
+        ])
+        let check = verifier(driver, server, timeout: .seconds(5))
+        let prepared = await check.prepare()
+        func session(_ version: String) -> String {
+            "\n=== HA Dashboard log session ===\nDevice: iPad / iOS 15.8\nDate: 2026-11-23 10:00:00 +0000\n"
+                + "Min level: INFO\n\n+     1.0ms  INFO [startup] App version: \(version)\n"
+                + "+    10.0ms  INFO [conn] Lovelace config received: 2 views, 3 cards, strategy=none\n"
+        }
+        driver.write(AppLogBaseline.current, session("1.2.6 (280)"))
+        let began = ContinuousClock.now
+        let old = await check.wait(prepared, launchedAt: Date())
+        #expect(ContinuousClock.now - began < .seconds(3), "the app's own words end the wait")
+        guard case .notLoaded(let reason) = old.verification else {
+            Issue.record("another build must not verify: \(old.verification)")
+            return
+        }
+        #expect(
+            reason.contains("App version: 1.2.6 (280)") && reason.contains("installed, 1 (1)"), "\(reason)")
+        driver.write(AppLogBaseline.current, session("1 (1)"))
+        #expect(await check.wait(prepared, launchedAt: Date()).evidence == [.appLog])
+    }
+
     @Test func anotherDashboardsShapeIsNotTheAskedOne() async throws {
         let driver = Container()
         let server = Server(shapes: [
