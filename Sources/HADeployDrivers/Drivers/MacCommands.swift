@@ -71,4 +71,11 @@ public struct MacCommands: Sendable, Hashable {
     public func open(_ path: String) -> ProcessCommand {
         command("open", [path])
     }
+
+    /// Starts a new instance of the app at `path` with launch arguments (`open -n APP --args …`), as
+    /// the app's own script starts the sandboxed build: its argument domain, read once. Nothing
+    /// secret goes here — every user can read a command line.
+    public func open(_ path: String, arguments: [String]) -> ProcessCommand {
+        command("open", ["-n", path, "--args"] + arguments)
+    }
 }

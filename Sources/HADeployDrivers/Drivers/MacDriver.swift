@@ -4,11 +4,12 @@ import Foundation
 import HADeployCore
 import MobileDevice
 
-/// Deploys the Mac Catalyst build on this Mac, as the app's `scripts/deploy.sh mac` did — launch
-/// settings in the app's defaults domain, the running app quit, the app opened — with what that
-/// script lacked: the token never on a command line (`defaults import` reads the plist on stdin),
-/// a hadeploy-owned installed copy swapped in by renames with the one it replaced kept, a deadline
-/// on the quit, and the app's own log as evidence.
+/// Deploys the Mac Catalyst build on this Mac, as the app's `scripts/deploy.sh mac` does — the
+/// running app quit, the app opened; launch settings in the app's defaults domain, or for the
+/// sandboxed build (1.3) `open -n APP --args` with the settings that are not secret and the token in
+/// its container's preferences — with what that script lacks: the token never on a command line
+/// (`defaults import` reads the plist on stdin), a hadeploy-owned installed copy swapped in by
+/// renames with the one it replaced kept, a deadline on the quit, and the app's own log as evidence.
 public actor MacDriver: DeviceDriver {
     public struct Configuration: Sendable {
         /// The device's name in devices.yaml, for messages.
@@ -87,9 +88,13 @@ public actor MacDriver: DeviceDriver {
     }
 
     func locations(_ artifact: Artifact) -> MacAppLocations {
-        MacAppLocations(
+        let executable = URL(fileURLWithPath: artifact.path).appendingPathComponent(
+            "Contents/MacOS/\(artifact.executable)")
+        return MacAppLocations(
             home: configuration.home, bundleID: artifact.bundleID,
-            appName: URL(fileURLWithPath: artifact.path).lastPathComponent)
+            appName: URL(fileURLWithPath: artifact.path).lastPathComponent,
+            sandboxedBuild: MacAppLocations.asksForSandbox(
+                executable: fileSystem.contents(atPath: executable.path)))
     }
 
     public func connect() async throws -> ConnectedDevice {
@@ -258,12 +263,54 @@ public actor MacDriver: DeviceDriver {
         let places = locations(artifact)
         // Quit first: a running app may write its own settings back to the domain as it quits.
         try await quit(artifact)
-        try await storeSettings(
-            launch.preferences, domain: places.defaultsDomain(in: fileSystem), secrets: launch.secretValues)
+        guard places.isSandboxed(in: fileSystem) else {
+            try await storeSettings(
+                launch.preferences, domain: places.defaultsDomain(in: fileSystem),
+                secrets: launch.secretValues)
+            return try await open(places, arguments: nil)
+        }
+        // Sandboxed (1.3): started as its script starts it, `open -n APP --args` with the settings
+        // that are not secret; the token goes into the container's preferences, on stdin. macOS
+        // makes the container at the first launch: then the app is opened once to make it, quit,
+        // and opened again with the token in place.
+        if !places.hasContainer(in: fileSystem), !launch.secretPreferences.isEmpty {
+            try await open(places, arguments: launch.publicArguments)
+            try await waitForContainer(places)
+            try await quit(artifact)
+        }
+        if places.hasContainer(in: fileSystem) {
+            try await storeSettings(
+                launch.preferences, domain: places.defaultsDomain(in: fileSystem),
+                secrets: launch.secretValues)
+        }
+        try await open(places, arguments: launch.publicArguments)
+    }
+
+    /// `open` (a double-click) or, with `arguments`, `open -n APP --args …`.
+    func open(_ places: MacAppLocations, arguments: [String]?) async throws {
+        let path = places.installedApp.path
         _ = try await invoker().checked(
-            configuration.commands.open(places.installedApp.path), step: "launch",
-            timeout: configuration.deadlines.limit("launch"),
-            fix: "is \(places.installedApp.path) there (run without --no-build once)?")
+            arguments.map { configuration.commands.open(path, arguments: $0) }
+                ?? configuration.commands.open(path),
+            step: "launch", timeout: configuration.deadlines.limit("launch"),
+            fix: "is \(path) there (run without --no-build once)?")
+    }
+
+    /// Waits, within the launch deadline, for macOS to make the sandboxed app's container.
+    func waitForContainer(_ places: MacAppLocations) async throws {
+        let end = clock.deadline(after: configuration.deadlines.limit("launch"))
+        while !places.hasContainer(in: fileSystem) {
+            if clock.instant() >= end {
+                throw AppleDriverError(
+                    .failed, step: "launch", device: configuration.label,
+                    reason:
+                        "the sandboxed app was opened but macOS made no container at \(places.container.path)",
+                    fix:
+                        "open \(places.installedApp.path) once by hand (allow it if macOS asks), then deploy again"
+                )
+            }
+            try await clock.sleep(for: configuration.pollInterval)
+        }
     }
 
     /// Merges the launch settings into the domain: export (a missing domain is empty), set the keys
