@@ -6,6 +6,11 @@ public enum VersioningError: Error, CustomStringConvertible, ExitStatusProviding
     case noCommits(path: String)
     case shallowClone(commitCount: Int)
     case git(String)
+    /// The build number does not exceed the floor App Store Connect requires (the app's
+    /// `APP_STORE_BUILD_NUMBER_FLOOR`, 162: builds up to it were uploaded before).
+    case belowBuildNumberFloor(build: Int, floor: Int)
+    /// `APP_STORE_BUILD_NUMBER_FLOOR` is not a whole number.
+    case invalidBuildNumberFloor(String)
 
     public var description: String {
         switch self {
@@ -21,6 +26,13 @@ public enum VersioningError: Error, CustomStringConvertible, ExitStatusProviding
                 + "`actions/checkout` with `fetch-depth: 0`), or pass --allow-shallow to accept it."
         case .git(let message):
             return "git failed: \(message)"
+        case .belowBuildNumberFloor(let build, let floor):
+            return
+                "build \(build) does not exceed \(BuildNumberFloor.variable) (\(floor)): App Store Connect "
+                + "refuses a build number it has seen, and the build number is the commit count — release "
+                + "from the full history of main (`git fetch --unshallow`), never from a fresh or squashed repository"
+        case .invalidBuildNumberFloor(let text):
+            return "\(BuildNumberFloor.variable) is '\(text)', not a whole number (the app sets 162)"
         }
     }
 

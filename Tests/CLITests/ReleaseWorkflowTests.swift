@@ -113,13 +113,21 @@ struct ReleaseWorkflowTests {
         let script = steps.compactMap { $0["run"] as? String }.joined(separator: "\n")
         #expect(script.contains("xcodebuild archive"))
         #expect(script.contains("-configuration Release"), "the project's own configuration")
-        #expect(script.components(separatedBy: "xcodebuild -exportArchive").count - 1 == 2)
+        #expect(script.components(separatedBy: "xcodebuild -exportArchive").count - 1 == 1)
         #expect(
             script.contains("method -string app-store-connect")
                 && script.contains("destination -string upload"))
-        #expect(script.contains("method -string release-testing"), "Ad Hoc")
         #expect(script.contains("-authenticationKeyPath \"$ASC_KEY_PATH\""))
-        #expect(script.contains("gh release create") && script.contains("release/*.ipa"))
+        // The app's two products: the App Store archive arm64 only and iOS 15+ (ITMS-90068 refused
+        // build 162 for iOS 9.0), and the universal IPA, armv7 + arm64 for iOS 9.0, on the release.
+        #expect(script.contains("[ \"$archs\" = arm64 ]") && script.contains("-ge 15"))
+        #expect(script.contains("HADashboard-$MARKETING_VERSION-universal-armv7-arm64.ipa"))
+        #expect(script.contains("*\" armv7 \"*\" arm64 \"*") && script.contains("[ \"$minimum\" = 9.0 ]"))
+        #expect(script.contains("gh release create") && !script.contains("release/*.ipa"))
+        let env = try #require(try workflow()["env"] as? [String: Any])
+        #expect(
+            env["APP_STORE_BUILD_NUMBER_FLOOR"] as? String == "162",
+            "the app's floor, checked by `hadeploy version`")
         #expect(script.contains("MARKETING_VERSION=\"$MARKETING_VERSION\""))
     }
 

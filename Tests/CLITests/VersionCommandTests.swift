@@ -31,6 +31,24 @@ import Testing
         #expect(object["shallow"] as? Bool == false)
     }
 
+    /// The app's release rule: the build number (the commit count) must exceed
+    /// APP_STORE_BUILD_NUMBER_FLOOR (162), or App Store Connect refuses the upload.
+    @Test func aBuildNumberNotAboveTheAppsFloorFails() async throws {
+        let project = try await Project(commits: 3, tag: "v1.3.0")
+        try project.write("APP_STORE_BUILD_NUMBER_FLOOR=162\n", to: ".env")
+        let low = try await project.run("version")
+        #expect(low.status != 0)
+        #expect(low.stdout == "1.3.0 (3)\n")
+        #expect(
+            low.stderr.contains("build 3 does not exceed APP_STORE_BUILD_NUMBER_FLOOR (162)"), "\(low.stderr)"
+        )
+        try project.write("APP_STORE_BUILD_NUMBER_FLOOR=2\n", to: ".env")
+        let above = try await project.run("version")
+        #expect(above.status == 0 && above.stderr == "", "\(above.stderr)")
+        try project.write("APP_STORE_BUILD_NUMBER_FLOOR=many\n", to: ".env")
+        #expect(try await project.run("version").stderr.contains("'many', not a whole number"))
+    }
+
     @Test func withoutATagItIsZeroWithAWarningOnStderr() async throws {
         let project = try await Project(commits: 2)
         let result = try await project.run("version")
