@@ -125,4 +125,65 @@ struct ModernDeviceEndToEndTests {
             (run.stdout + run.stderr).contains("connect this host to the internet once per device boot"),
             "\(run.stdout)\n\(run.stderr)")
     }
+
+    /// Developer Mode off after an update (iOS 16+): the twin answers as a real device — amfi's
+    /// DeveloperModeStatus false to ideviceinfo and pymobiledevice3 alike — and hadeploy ends the
+    /// device at connect with where to turn it on, before a byte of the app is sent. On again, it deploys.
+    @Test func developerModeOffEndsTheDeviceAtConnectWithTheFix() async throws {
+        let pymobiledevice3 = try Self.pymobiledevice3()
+        let world = try await DeployWorld(twins: [Self.twins[0]])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["iphone"])
+        try await world.usbmuxd.inject(.developerModeOff, udid: udid)
+
+        // libusbmuxd takes `UNIX:<path>`, pymobiledevice3 the path.
+        func peer(_ executable: String, _ arguments: [String]) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let address =
+                executable.hasPrefix("/usr/bin/")
+                ? world.socket : world.socket.replacingOccurrences(of: "UNIX:", with: "")
+            process.environment = ProcessInfo.processInfo.environment.merging([
+                "USBMUXD_SOCKET_ADDRESS": address
+            ]) {
+                $1
+            }
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(
+            try peer(
+                "/usr/bin/ideviceinfo",
+                ["-u", udid, "-q", "com.apple.security.mac.amfi", "-k", "DeveloperModeStatus"])
+                == "false")
+        #expect(
+            try peer(pymobiledevice3, ["amfi", "developer-mode-status", "--udid", udid]).lowercased()
+                == "false")
+
+        let off = try await world.deploy(
+            DeployEndToEndTests.arguments, environment: ["PYMOBILEDEVICE3": pymobiledevice3],
+            timeout: .seconds(300))
+        #expect(off.status == 1, "\(off.stdout)\(off.stderr)")
+        let iphone = try #require(try world.report().results.first)
+        #expect(iphone.outcome == .failed && iphone.failedStep == "connect", "\(iphone)")
+        let reason = iphone.reason ?? ""
+        #expect(reason.contains("Developer Mode is off") && reason.contains("nothing was sent"), "\(reason)")
+        #expect(reason.contains("Settings > Privacy & Security > Developer Mode"), "\(reason)")
+        #expect(try await world.usbmuxd.installedApps(udid: udid).isEmpty)
+
+        try await world.usbmuxd.clearFaults(udid: udid, kind: "developerModeOff")
+        #expect(
+            try peer(pymobiledevice3, ["amfi", "developer-mode-status", "--udid", udid]).lowercased()
+                == "true")
+        let on = try await world.deploy(
+            DeployEndToEndTests.arguments, environment: ["PYMOBILEDEVICE3": pymobiledevice3],
+            timeout: .seconds(300))
+        #expect(on.status == 0, "\(on.stdout)\(on.stderr)")
+    }
 }

@@ -48,6 +48,14 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
             options: options)
         lock.withLock { device = connected }
         let info = await connected.info
+        // iOS 16+ runs no development build with Developer Mode off: said here, before the upload.
+        if info.productVersion.major >= 16, info.developerModeEnabled == false {
+            throw MobileDeviceError(
+                .serviceUnavailable, step: "connect", device: info.identity,
+                reason: "Developer Mode is off (amfi DeveloperModeStatus: false); iOS \(info.productVersion) "
+                    + "mounts no developer image and opens no development build without it — nothing was sent",
+                nextStep: USBDevice.developerModeStep)
+        }
         return ConnectedDevice(
             udid: udid, name: info.identity.name ?? name, productType: info.productType,
             iosVersion: info.productVersion.description, arch: info.cpuArchitecture)

@@ -35,6 +35,9 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// Once: the next lockdownd connection is closed without a word after its first request, as a
     /// device re-enumerating on USB or a Wi-Fi hiccup would (the connection after it works).
     case dropNextLockdownConnection
+    /// Developer Mode is off (iOS 16+, after an update or a restore): amfi's `DeveloperModeStatus`
+    /// reads false, and the developer services, the image mount and the launch are refused.
+    case developerModeOff
 
     /// Short stable name, used in logs and for clearing one kind of fault.
     public var kind: String {
@@ -51,6 +54,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .slowVerification: return "slowVerification"
         case .dropDeveloperTunnelAfterLaunch: return "dropDeveloperTunnelAfterLaunch"
         case .dropNextLockdownConnection: return "dropNextLockdownConnection"
+        case .developerModeOff: return "developerModeOff"
         }
     }
 }

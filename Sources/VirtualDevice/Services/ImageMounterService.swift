@@ -113,6 +113,13 @@ struct ImageMounterService {
         if runtime.hasFault("passcodeLocked") {
             return try await stream.writePropertyList(["Error": "DeviceLocked", "Status": "Failed"])
         }
+        // iOS 16+ mounts no developer image while Developer Mode is off (pymobiledevice3:
+        // DeveloperModeIsNotEnabledError).
+        if runtime.profile.majorVersion >= 16, runtime.hasFault("developerModeOff") {
+            return try await stream.writePropertyList([
+                "Error": "DeveloperModeIsNotEnabled", "Status": "Failed",
+            ])
+        }
         if await runtime.isDeveloperImageMounted {
             return try await stream.writePropertyList([
                 "Error": "ImageMountFailed",

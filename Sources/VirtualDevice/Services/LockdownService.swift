@@ -237,7 +237,8 @@ struct LockdownService {
             return ["EnableWifiConnections": wifiConnections]
         case "com.apple.security.mac.amfi":
             // Developer Mode exists from iOS 16 (PROTOCOL.md §2.4, §11).
-            return runtime.profile.majorVersion >= 16 ? ["DeveloperModeStatus": true] : nil
+            return runtime.profile.majorVersion >= 16
+                ? ["DeveloperModeStatus": !runtime.hasFault("developerModeOff")] : nil
         default:
             return nil
         }
@@ -321,8 +322,9 @@ struct LockdownService {
         if kind.isDeveloperService {
             // Developer services exist only with the Developer disk image mounted, and iOS 17+
             // moved them behind RemoteXPC, out of reach of lockdown (PROTOCOL.md §6.2, §11).
+            // With Developer Mode off (iOS 16+) they are refused as if there were no image.
             let mounted = await runtime.isDeveloperImageMounted
-            guard mounted, major < 17 else {
+            guard mounted, major < 17, !(major >= 16 && runtime.hasFault("developerModeOff")) else {
                 reply["Error"] = "InvalidService"
                 return
             }

@@ -96,7 +96,7 @@ extension USBDevice {
     private var needsDeveloperMode: Bool {
         info.productVersion.major >= 16 && info.developerModeEnabled != true
     }
-    static let developerModeStep =
+    public static let developerModeStep =
         "Turn on Developer Mode: Settings > Privacy & Security > Developer Mode, restart, confirm."
 
     private func startFirstService(_ names: [String], on open: (DeviceSession, LockdownClient)? = nil)
