@@ -5,9 +5,11 @@
 # fresh machine has once the demo installed them — then checks the demo's report/summary.json:
 #  - `make demo` ended with exit 0 and no device failed;
 #  - mini4 (the Wi-Fi twin) ended succeeded, its dashboard load verified;
-#  - iphone and mini5 (iOS 18 and 26 twins) verified through pymobiledevice3's userspace tunnel;
-#  - ipad2, ipad3 and ipad4 (jailbroken twins over SSH) ended succeeded and verified, in a user
-#    namespace (on a host that allows the account none, their failure saying so is accepted).
+#  - iphone, mini5 and ipadpro (iOS 18 and 26 twins) verified through pymobiledevice3's userspace
+#    tunnel;
+#  - ipad4 (the jailbroken twin over SSH; `all` is the app's fleet, without the iPads 2 and 3) ended
+#    succeeded and verified, in a user namespace (on a host that allows the account none, its failure
+#    saying so is accepted).
 #  - `make demo-wifi`: mini4, iphone and mini5 again as Wi-Fi devices only (listed by no usbmuxd,
 #    found over mDNS), each verified over Wi-Fi.
 # Started as root (CI), the demo runs as the ordinary account hadeploy-test (see below).
@@ -124,9 +126,9 @@ for r in results.values():
     if r["outcome"] in ("failed", "cancelled", "not started") and not no_namespace(r):
         problems.append(f"{r['id']}: {r['outcome']} ({r.get('reason') or ''})")
 verified("mini4")
-for device in ("iphone", "mini5"):
+for device in ("iphone", "mini5", "ipadpro"):
     verified(device, "pymobiledevice3")
-for device in ("ipad2", "ipad3", "ipad4"):
+for device in ("ipad4",):
     r = results.get(device, {})
     if no_namespace(r):
         print(f"check-fresh: {device}: {r['outcome']}, this host allows no user namespace: {r['reason']}")
@@ -164,4 +166,4 @@ for problem in problems:
     print(f"check-fresh: {problem}", file=sys.stderr)
 sys.exit(1 if problems else 0)
 PY
-echo "check-fresh: ok — the Wi-Fi twin (mini4), the iOS 17+ twins (iphone, mini5) through pymobiledevice3 and the jailbroken twins (ipad2, ipad3, ipad4) as $account; mini4, iphone and mini5 again as Wi-Fi devices only, found over mDNS"
+echo "check-fresh: ok — the Wi-Fi twin (mini4), the iOS 17+ twins (iphone, mini5, ipadpro) through pymobiledevice3 and the jailbroken twin (ipad4) as $account; mini4, iphone and mini5 again as Wi-Fi devices only, found over mDNS"

@@ -153,6 +153,10 @@ public struct Device: Sendable, Hashable, Codable {
     /// Simulator device type and runtime names, for finding one without a UDID.
     public var simulatorDeviceType: String?
     public var simulatorRuntime: String?
+    /// The model devicectl lists (`hardwareProperties.marketingName`, `iPad Pro 11-inch (M4)`): with
+    /// no `udid`, the device is the one physical device whose model starts with it (the app's script
+    /// finds its `ipadpro` so).
+    public var model: String? = nil
     public var location: SourceLocation
 
     /// The iOS major version (9 for 9.3.5).

@@ -19,7 +19,7 @@ public struct SpecLoader: Sendable {
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
         "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
-        "ha_integration", "ha_device", "loaded_event", "launch", "network", "address",
+        "ha_integration", "ha_device", "loaded_event", "launch", "network", "address", "model",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -292,6 +292,16 @@ public struct SpecLoader: Sendable {
                     "\(context) address '\(address)' is not a host name or IP address (e.g. 192.168.1.40, ipad.local)"
                 )
             }
+            let model = reader.string(entries["model"]?.value, "\(context) model")
+            if model != nil, let transport, transport != .devicectl {
+                reader.problem(
+                    entries["model"]?.value,
+                    "\(context) model: finds a device by the model devicectl lists (iPad Pro), which only "
+                        + "transport devicectl uses; transport is '\(transport.rawValue)'")
+            }
+            if let model, model.trimmingCharacters(in: .whitespaces).isEmpty {
+                reader.problem(entries["model"]?.value, "\(context) model is empty (e.g. iPad Pro)")
+            }
             var ssh: SSHSettings?
             if let sshNode = entries["ssh"]?.value {
                 ssh = loadSSH(sshNode, reader, context: "\(context) ssh")
@@ -338,6 +348,7 @@ public struct SpecLoader: Sendable {
                     entries["simulator_device_type"]?.value, "\(context) simulator_device_type"),
                 simulatorRuntime: reader.string(
                     entries["simulator_runtime"]?.value, "\(context) simulator_runtime"),
+                model: model,
                 location: reader.location(key))
             devices.append(device)
         }

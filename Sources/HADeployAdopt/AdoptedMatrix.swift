@@ -7,9 +7,11 @@
 enum AdoptedMatrix {
     static let devicesYAML = #"""
         # The device matrix of the HA Dashboard app (written by `hadeploy init`; edit freely).
-        # ${KEY} values come from .env or the environment: the keys the old scripts/deploy.sh read. A step
+        # ${KEY} values come from .env or the environment: the keys the app's scripts/deploy.sh reads. A step
         # that needs an unset value stops before touching the device and names the key (plan and
-        # --dry-run show <unset: KEY>). Target names are the old script's: ipad2, ipad2-usb, sim iphone...
+        # --dry-run show <unset: KEY>). Target names are the script's: ipadpro, ipad2, ipad2-usb, sim iphone...
+        # As the script (1.3) does, every physical device installs the one universal Debug build (armv7 +
+        # arm64, iOS 9.0: the `legacy` flavour), whose development profile must list each of them.
         version: 1
 
         # A Mac with the flavours' Xcodes for builds from Linux (hadeploy sends the source, builds there,
@@ -22,9 +24,9 @@ enum AdoptedMatrix {
 
         # Each flavour builds one of the project's own configurations (Debug, Release) with its Xcode.
         flavours:
-          # armv7 + arm64 for iOS 9/10: the app's own recipe (Xcode 26 clang, Xcode 13.2.1's SDK stubs,
-          # lipo, plist patches, re-sign). The script gets MARKETING_VERSION and CURRENT_PROJECT_VERSION
-          # in its environment and prints the .app's path last.
+          # The universal build (armv7 + arm64, iOS 9.0) every physical device installs: the app's own
+          # recipe (Xcode 26 clang, Xcode 13.2.1's SDK stubs, lipo, plist patches, re-sign). The script gets
+          # MARKETING_VERSION and CURRENT_PROJECT_VERSION in its environment and prints the .app's path last.
           legacy:
             xcode: ${XCODE_MODERN:-/Applications/Xcode.app}
             archs: [armv7, arm64]
@@ -32,7 +34,7 @@ enum AdoptedMatrix {
             sdk: iphoneos
             configuration: Debug
             script: scripts/build.sh device
-          modern:
+          modern:                           # the App Store product (arm64, iOS 15): release.yml's archive
             xcode: ${XCODE_MODERN:-/Applications/Xcode.app}     # Xcode 26
             archs: [arm64]
             deployment_target: "15.0"
@@ -60,10 +62,11 @@ enum AdoptedMatrix {
             configuration: Debug
 
         groups:
-          # The old `deploy.sh all` plus the legacy simulators (the -usb variants reach the same iPads
-          # another way, so they are not in it).
-          all: [sim, sim-iphone, sim-ios93, sim-ios103, iphone, mini5, mini4, ipad2, ipad3, ipad4, mac]
-          ipads: [ipad2, ipad3, ipad4, mini4, mini5]
+          # The script's `all`: the physical fleet, one build for all of it. No simulators, and not the
+          # iPads 2 and 3, so a stale one cannot sink the fleet (deploy them by name, or `jailbroken`).
+          all: [iphone, mini5, mini4, ipad4, ipadpro, mac]
+          ipads: [ipad2, ipad3, ipad4, mini4, mini5, ipadpro]
+          jailbroken: [ipad2, ipad3, ipad4]
           sims: [sim, sim-iphone, sim-ios93, sim-ios103]
 
         devices:
@@ -140,7 +143,7 @@ enum AdoptedMatrix {
             product_type: iPad5,1
             ios: "15.8"
             arch: arm64
-            flavour: modern
+            flavour: legacy
             transport: usb
             network: true                   # Wi-Fi-synced: usbmuxd's network lookup (the old `ideviceinstaller -n`)
             udid: ${IPAD_MINI4_UDID}
@@ -151,7 +154,7 @@ enum AdoptedMatrix {
             product_type: iPad11,1
             ios: "26.0"
             arch: arm64
-            flavour: modern
+            flavour: legacy
             transport: devicectl
             udid: ${IPAD_MINI5_DEVICECTL_ID}
             dashboard: dashboard-landing
@@ -160,9 +163,19 @@ enum AdoptedMatrix {
             product_type: iPhone17,2
             ios: "18.6"
             arch: arm64
-            flavour: modern
+            flavour: legacy
             transport: devicectl
             udid: ${IPHONE_DEVICECTL_ID}
+          ipadpro:
+            name: iPad Pro
+            aliases: [ipad-pro]
+            product_type: iPad16,3
+            ios: "26.0"
+            arch: arm64
+            flavour: legacy
+            transport: devicectl
+            udid: ${IPAD_PRO_DEVICECTL_ID:-}  # unset: the one physical iPad Pro devicectl lists
+            model: iPad Pro
           sim:
             name: iPad simulator
             aliases: [sim ipad, sim-ipad]
@@ -227,6 +240,16 @@ enum AdoptedMatrix {
         ASC_ISSUER_ID=
         # Path to the AuthKey_XXXX.p8 file.
         ASC_KEY_PATH=
+        # App Store Connect has builds up to this number: set, `hadeploy version` fails one not above it
+        # (the app's release workflow sets 162).
+        # APP_STORE_BUILD_NUMBER_FLOOR=162
+        # The app's build.sh reads these (hadeploy's flavours use XCODE_MODERN): Xcode 26 or 27, Xcode
+        # 13.2.1 (or its SDK stubs) for the armv7 slice, and the signing style of the universal build.
+        XCODE_PATH=
+        XCODE13_PATH=
+        XCODE13_SDK_PATH=
+        HADASHBOARD_SIGNING_STYLE=
+        HADASHBOARD_SIGNING_DEVICE_ID=
 
         # --- Home Assistant ---
         # Base URL the app and hadeploy talk to, e.g. http://192.168.1.100:8123
@@ -245,7 +268,10 @@ enum AdoptedMatrix {
         IPAD_MINI5_UDID=
         IPAD_MINI5_DEVICECTL_ID=
         IPAD_MINI4_UDID=
+        # Unset: the one physical iPad Pro `xcrun devicectl list devices` shows (two: set this).
+        IPAD_PRO_DEVICECTL_ID=
         IPAD2_UDID=
+        IPAD3_UDID=
         IPAD4_UDID=
 
         # --- Jailbroken iPads over Wi-Fi SSH ---

@@ -48,7 +48,7 @@ public struct VirtualMatrix: Sendable {
             profile.appSendsLoadedEvent = device.loadedEvent
             // A Wi-Fi device's twin is on the (loopback) network only, reached by the network lookup.
             if device.network { profile.connection = .network }
-            if case .value(let udid)? = device.udid?.resolve(variables) { profile.udid = udid }
+            if case .value(let udid)? = device.udid?.resolve(variables), !udid.isEmpty { profile.udid = udid }
             twins.append(Twin(device: device, profile: profile))
         }
         self.twins = twins

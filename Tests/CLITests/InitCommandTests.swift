@@ -150,7 +150,7 @@ import Testing
         let check = try await project.run("render", "--check")
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
 
-        let result = try await project.run("plan", "all", "--json", "--as-host", "macos")
+        let result = try await project.run("plan", "all", "sims", "--json", "--as-host", "macos")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stdout.contains(Self.token) && !result.stdout.contains("alpine"))
         let plan = try #require(
@@ -170,7 +170,11 @@ import Testing
         func configuration(_ arguments: [String]) -> String? {
             arguments.firstIndex(of: "-configuration").map { arguments[$0 + 1] }
         }
-        #expect(try configuration(build("modern").arguments) == "Release")
+        // As the app's script: one universal build for every physical device, none for the App Store.
+        #expect(
+            builds.compactMap { $0["flavour"] as? String }.sorted() == [
+                "legacy", "mac", "rosettasim", "simulator",
+            ])
         #expect(try configuration(build("simulator").arguments) == "Debug")
         let rosetta = try build("rosettasim")
         #expect(configuration(rosetta.arguments) == "Debug")
@@ -211,6 +215,55 @@ import Testing
         // The old script's `ideviceinstaller -n`: the iPad mini 4 is reached over Wi-Fi.
         let mini4Backend = byID["mini4"]?["backend"] as? [String: Any]
         #expect(mini4Backend?["lookup"] as? String == "network", "\(mini4Backend ?? [:])")
+    }
+
+    /// The app as it is today (1.3; its project.yml at 031bcd1, in this test's own words): the real
+    /// bundle id written literally, the Mac build's entitlements for the macOS SDK only. `init`
+    /// makes the template of it, and the matrix it writes is today's script's: `all` is the fleet
+    /// with the iPad Pro (found by model when IPAD_PRO_DEVICECTL_ID is unset), on one universal build.
+    @Test func initOnTodaysAppGivesTodaysFleet() async throws {
+        let project = try await Project(commits: 1, copyProjectFiles: false)
+        let spec = Self.projectSpec.replacingOccurrences(
+            of: "com.example.hadashboard", with: "com.hadashboard.app"
+        )
+        .replacingOccurrences(
+            of: "        MARKETING_VERSION: \"0.0.0\"\n",
+            with: "        MARKETING_VERSION: \"0.0.0\"\n"
+                + "        \"CODE_SIGN_ENTITLEMENTS[sdk=macosx*]\": HADashboard/HADashboard-Catalyst.entitlements\n"
+        )
+        try project.write(spec, to: "project.yml")
+        try project.write(Self.oldEnvExample, to: ".env.example")
+        try project.write("#!/bin/bash\necho building \"$1\" >&2\n", to: "scripts/build.sh")
+        try await project.shell(
+            "chmod +x scripts/build.sh && git add -A && git commit -qm 'the app' && git tag v1.3.0")
+        let initial = try await project.run("init", "--no-scan")
+        #expect(initial.status == 0, "\(initial.stderr)")
+        let template = try project.read("Templates/project.yml.mustache")
+        #expect(template.contains("        PRODUCT_BUNDLE_IDENTIFIER: {{BUNDLE_ID}}\n"), "\(template)")
+        #expect(template.contains("        PRODUCT_BUNDLE_IDENTIFIER: {{{BUNDLE_ID}}}.tests\n"))
+        #expect(
+            template.contains(
+                "        \"CODE_SIGN_ENTITLEMENTS[sdk=macosx*]\": HADashboard/HADashboard-Catalyst.entitlements\n"
+            ))
+        #expect(try project.read(".env.example").contains("\nIPAD_PRO_DEVICECTL_ID=\n"))
+
+        try project.write("BUNDLE_ID=com.hadashboard.app\nHA_SERVER=http://ha.local:8123\n", to: ".env")
+        let result = try await project.run("plan", "all", "--json", "--as-host", "macos")
+        #expect(result.status == 0, "\(result.stderr)")
+        let plan = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let devices = try #require(plan["devices"] as? [[String: Any]])
+        #expect(
+            devices.compactMap { $0["id"] as? String } == [
+                "iphone", "mini5", "mini4", "ipad4", "ipadpro", "mac",
+            ])
+        let builds = try #require(plan["builds"] as? [[String: Any]])
+        #expect(builds.compactMap { $0["flavour"] as? String }.sorted() == ["legacy", "mac"])
+        let ipadpro = try #require(devices.first { $0["id"] as? String == "ipadpro" })
+        let backend = try #require(ipadpro["backend"] as? [String: Any])
+        #expect("\(backend)".contains("iPad Pro"), "found by its model: \(backend)")
+        let text = try await project.run("plan", "ipadpro", "--as-host", "macos")
+        #expect(text.stdout.contains("the one physical iPad Pro it lists"), "\(text.stdout)")
     }
 
     @Test func initNeverOverwritesWithoutForce() async throws {

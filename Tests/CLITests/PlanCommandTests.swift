@@ -15,11 +15,19 @@ import Testing
     @Test func planAllWorksWithoutADotEnv() async throws {
         let project = try await Project(commits: 3, tag: "v1.0.0")
         #expect(!FileManager.default.fileExists(atPath: project.url.appendingPathComponent(".env").path))
-        let result = try await project.run("plan", "all")
+        // `all` is the app's fleet; the iPads 2 and 3 and the simulators by their groups.
+        let fleet = try await project.run("plan", "all")
+        #expect(fleet.status == 0, "\(fleet.stderr)")
+        for id in ["iphone", "mini5", "mini4", "ipad4", "ipadpro", "mac"] {
+            #expect(fleet.stdout.contains("[\(id)]"), "\(id)")
+        }
+        #expect(!fleet.stdout.contains("[ipad2]") && !fleet.stdout.contains("[sim]"))
+        let result = try await project.run("plan", "all", "jailbroken", "sims")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("version 1.0.0 (3)"))
         for id in [
-            "ipad2", "ipad3", "ipad4", "mini4", "mini5", "iphone", "sim", "sim-iphone", "sim-ios93",
+            "ipad2", "ipad3", "ipad4", "mini4", "mini5", "iphone", "ipadpro", "sim", "sim-iphone",
+            "sim-ios93",
             "sim-ios103",
         ] {
             #expect(result.stdout.contains("[\(id)]"), "\(id)")
@@ -115,8 +123,9 @@ import Testing
             to: ".env")
         for environment in [[:], ["HA_TOKEN": Self.environmentToken]] {
             for arguments in [
-                ["plan", "all"], ["plan", "all", "--json"], ["all", "--dry-run"],
-                ["all", "--dry-run", "--json"],
+                ["plan", "all", "jailbroken", "sims"], ["plan", "all", "jailbroken", "sims", "--json"],
+                ["all", "jailbroken", "sims", "--dry-run"],
+                ["all", "jailbroken", "sims", "--dry-run", "--json"],
                 ["deploy", "mini4", "--dry-run"],
             ] {
                 let result = try await HADeployBinary.run(
@@ -130,7 +139,7 @@ import Testing
                     let plan = try #require(
                         try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
                     let devices = try #require(plan["devices"] as? [[String: Any]])
-                    #expect(devices.count == 11)
+                    #expect(devices.count == 12)
                     for device in devices {
                         let arguments = try #require(device["launchArguments"] as? [String])
                         #expect(
@@ -205,8 +214,9 @@ import Testing
             #expect(unknown.stderr.contains("unknown target 'mini6' — did you mean 'mini4'?"))
             #expect(
                 unknown.stderr.contains(
-                    "Valid targets: ipad2, ipad2-usb, ipad3, ipad4, ipad4-usb, mini4, mini5, iphone, sim, "
-                        + "sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, mac, all, ipads, sims"
+                    "Valid targets: ipad2, ipad2-usb, ipad3, ipad4, ipad4-usb, mini4, mini5, iphone, ipadpro, "
+                        + "ipad-pro, sim, sim ipad, sim-ipad, sim-iphone, sim iphone, sim-ios93, sim-ios103, mac, "
+                        + "all, ipads, jailbroken, sims"
                 ))
         }
         let none = try await project.run("plan")

@@ -16,11 +16,27 @@ import Testing
         let matrix = try Self.load()
         #expect(
             matrix.devices.map(\.id) == [
-                "ipad2", "ipad2-usb", "ipad3", "ipad4", "ipad4-usb", "mini4", "mini5", "iphone", "sim",
-                "sim-iphone", "sim-ios93", "sim-ios103", "mac",
+                "ipad2", "ipad2-usb", "ipad3", "ipad4", "ipad4-usb", "mini4", "mini5", "iphone", "ipadpro",
+                "sim", "sim-iphone", "sim-ios93", "sim-ios103", "mac",
             ])
         #expect(matrix.flavours.map(\.name) == ["legacy", "modern", "simulator", "rosettasim", "mac"])
-        #expect(matrix.groups["ipads"] == ["ipad2", "ipad3", "ipad4", "mini4", "mini5"])
+        #expect(matrix.groups["ipads"] == ["ipad2", "ipad3", "ipad4", "mini4", "mini5", "ipadpro"])
+    }
+
+    /// The app's script (1.3): `all` is the physical fleet (`iphone mini5 mini4 ipad4 ipadpro mac`),
+    /// no simulators nor the iPads 2 and 3, and every physical iOS device installs the one universal
+    /// build (armv7 + arm64, iOS 9.0).
+    @Test func allIsTheAppsFleetOnOneUniversalBuild() throws {
+        let matrix = try Self.load()
+        #expect(matrix.groups["all"] == ["iphone", "mini5", "mini4", "ipad4", "ipadpro", "mac"])
+        #expect(matrix.groups["jailbroken"] == ["ipad2", "ipad3", "ipad4"])
+        let physical = matrix.devices.filter { $0.kind == .device && $0.transport != .mac }
+        #expect(physical.allSatisfy { $0.flavour == "legacy" }, "\(physical.map { ($0.id, $0.flavour) })")
+        let ipadpro = try #require(matrix.device(id: "ipadpro"))
+        #expect((ipadpro.transport, ipadpro.model, ipadpro.aliases) == (.devicectl, "iPad Pro", ["ipad-pro"]))
+        #expect(
+            ipadpro.udid?.raw == "${IPAD_PRO_DEVICECTL_ID:-}",
+            "unset: the one physical iPad Pro devicectl lists")
     }
 
     @Test func flavoursMatchTheBuildMachines() throws {
@@ -71,7 +87,7 @@ import Testing
         #expect(ipad2.kiosk == true)
 
         let mini4 = try #require(matrix.device(id: "mini4"))
-        #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "modern", .usb, 15))
+        #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "legacy", .usb, 15))
         #expect(mini4.verificationTimeout == 30, "from defaults")
         #expect(mini4.network, "the old script's `ideviceinstaller -n`: a Wi-Fi device")
         #expect(mini4.launch, "launched, with only the keys configured (the old script did not launch it)")

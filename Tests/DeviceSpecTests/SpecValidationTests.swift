@@ -149,6 +149,22 @@ import Testing
             }, "\(problems(hide))")
     }
 
+    /// `model:` finds a devicectl device without a UDID (the app's ipadpro); elsewhere it is refused.
+    @Test func aModelIsForDevicectlDevices() throws {
+        let usb = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb\n", with: "  a:\n    transport: usb\n    model: iPad Pro\n")
+        #expect(
+            problems(usb).contains {
+                $0.contains("device 'a' model: finds a device by the model devicectl lists")
+                    && $0.hasSuffix("transport is 'usb'")
+            }, "\(problems(usb))")
+        let devicectl = usb.replacingOccurrences(
+            of: "  a:\n    transport: usb\n    model: iPad Pro\n    ios: \"15.8\"",
+            with: "  a:\n    transport: devicectl\n    model: iPad Pro\n    ios: \"26.0\"")
+        let matrix = try SpecLoader().load(yaml: devicectl, file: "devices.yaml")
+        #expect(matrix.devices.first?.model == "iPad Pro")
+    }
+
     @Test func anUnknownKeyIsPlacedAndGetsASuggestion() {
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    trasport: usb")

@@ -8,13 +8,16 @@ public enum DevicectlBackend: Backend {
     public static let kind = "devicectl"
 
     public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
-        /// The UDID, CoreDevice identifier or name passed to `--device`.
+        /// The UDID, CoreDevice identifier or name passed to `--device`; empty when `model` finds it.
         public var device: String
+        /// With no UDID: the one physical device devicectl lists whose model starts with this.
+        public var model: String?
         public var developerDir: String?
         public var scratchDirectory: String
 
-        public init(device: String, developerDir: String?, scratchDirectory: String) {
+        public init(device: String, model: String? = nil, developerDir: String?, scratchDirectory: String) {
             self.device = device
+            self.model = model
             self.developerDir = developerDir
             self.scratchDirectory = scratchDirectory
         }
@@ -36,13 +39,18 @@ public enum DevicectlBackend: Backend {
     public static func configuration(
         _ device: Device, _ choice: BackendChoice, _ planning: BackendPlanning, udid: String?, host: String?
     ) -> Configuration {
-        Configuration(
-            device: udid ?? device.name, developerDir: planning.developerDir(device.flavour),
+        // No UDID (`${IPAD_PRO_DEVICECTL_ID:-}` unset): found by its model when it has one, as the
+        // app's script finds its iPad Pro, else by its name.
+        let udid = udid.flatMap { $0.isEmpty ? nil : $0 }
+        let model = udid == nil ? device.model : nil
+        return Configuration(
+            device: udid ?? (model == nil ? device.name : ""), model: model,
+            developerDir: planning.developerDir(device.flavour),
             scratchDirectory: planning.state + "/devicectl")
     }
 
     public static func describe(_ configuration: Configuration, _ planned: PlannedBackend) -> String {
-        "xcrun devicectl"
+        "xcrun devicectl" + (configuration.model.map { " (the one physical \($0) it lists)" } ?? "")
     }
 
     public static func wording(_ configuration: Configuration, _ planned: PlannedBackend) -> StepWording {
@@ -62,7 +70,8 @@ public enum DevicectlBackend: Backend {
     {
         DevicectlDriver(
             configuration: DevicectlDriver.Configuration(
-                label: plan.name, device: configuration.device, host: registry.host,
+                label: plan.name, device: configuration.device, model: configuration.model,
+                host: registry.host,
                 commands: DevicectlCommands(developerDir: configuration.developerDir),
                 scratchDirectory: URL(fileURLWithPath: configuration.scratchDirectory),
                 deadlines: DriverDeadlines(overrides: plan.timeouts)),

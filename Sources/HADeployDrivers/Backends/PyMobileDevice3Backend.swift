@@ -86,7 +86,14 @@ public enum PyMobileDevice3Backend: Backend {
         throws
         -> any DeviceDriver
     {
-        ModernLinuxDriver(
+        // `${IPAD_PRO_DEVICECTL_ID:-}` unset: only devicectl (a Mac) finds a device by its model.
+        if configuration.usb.udid?.isEmpty == true {
+            throw TransportUnavailable(
+                device: plan.name, transport: "pymobiledevice3",
+                reason: "it has no UDID here: set the key devices.yaml names in .env (finding the one "
+                    + "device of a model needs devicectl, on a Mac)")
+        }
+        return ModernLinuxDriver(
             usb: try registry.usbDriver(plan, configuration.usb),
             tunnel: PyMobileDevice3Driver.make(
                 label: plan.name, udid: configuration.usb.udid ?? plan.name, route: plan.backend.usbRoute,

@@ -9,8 +9,11 @@ import HADeployCore
 public actor DevicectlDriver: DeviceDriver {
     public struct Configuration: Sendable {
         public var label: String
-        /// The UDID (or CoreDevice identifier, or name) passed to `--device`.
+        /// The UDID (or CoreDevice identifier, or name) passed to `--device`; empty when `model` finds it.
         public var device: String
+        /// With no `device`: the one physical device `devicectl list devices` shows whose model
+        /// (marketing name) starts with this — as the app's script finds its iPad Pro.
+        public var model: String?
         public var host: HostPlatform
         public var commands: DevicectlCommands
         /// Where the JSON output files and pulled crash logs live briefly.
@@ -18,11 +21,12 @@ public actor DevicectlDriver: DeviceDriver {
         public var deadlines: DriverDeadlines
 
         public init(
-            label: String, device: String, host: HostPlatform, commands: DevicectlCommands = .init(),
-            scratchDirectory: URL, deadlines: DriverDeadlines = .init()
+            label: String, device: String, model: String? = nil, host: HostPlatform,
+            commands: DevicectlCommands = .init(), scratchDirectory: URL, deadlines: DriverDeadlines = .init()
         ) {
             self.label = label
             self.device = device
+            self.model = model
             self.host = host
             self.commands = commands
             self.scratchDirectory = scratchDirectory
@@ -35,6 +39,11 @@ public actor DevicectlDriver: DeviceDriver {
     nonisolated let fileSystem: any FileSystem
     /// The app's process id from the last launch, for `terminate`.
     public private(set) var launchedProcessID: Int?
+    /// The CoreDevice identifier `model` found at connect.
+    private var found: String?
+
+    /// What `--device` is given: the configured device, or the one its model found.
+    var target: String { found ?? configuration.device }
 
     public init(configuration: Configuration, runner: any ProcessRunner, fileSystem: any FileSystem) {
         self.configuration = configuration
@@ -94,7 +103,10 @@ public actor DevicectlDriver: DeviceDriver {
     }
 
     public func connect() async throws -> ConnectedDevice {
-        let target = configuration.device
+        if found == nil, configuration.device.isEmpty, let model = configuration.model {
+            found = try await findByModel(model)
+        }
+        let target = self.target
         let data = try await devicectl(
             "connect", limit: configuration.deadlines.limit("connect"),
             fix:
@@ -114,13 +126,41 @@ public actor DevicectlDriver: DeviceDriver {
             iosVersion: device.osVersion ?? "", arch: device.cpuType)
     }
 
+    /// The one physical device `devicectl list devices` shows whose model starts with `model`: none
+    /// or several is said with the key to set, as the app's script says it.
+    func findByModel(_ model: String) async throws -> String {
+        let data = try await devicectl(
+            "connect", limit: configuration.deadlines.limit("connect"),
+            fix: "connect it by USB (or the same network) and check `xcrun devicectl list devices`"
+        ) { json, timeout in
+            configuration.commands.listDevices(jsonOutput: json, timeout: timeout)
+        }
+        let devices = try parsed("connect") { try DevicectlOutputParser.devices(data) }
+        let matches = devices.filter {
+            $0.reality == "physical"
+                && ($0.marketingName ?? "").lowercased().hasPrefix(model.lowercased())
+        }
+        guard matches.count == 1, let only = matches.first else {
+            throw AppleDriverError(
+                .unavailable, step: "connect", device: configuration.label,
+                reason: matches.isEmpty
+                    ? "devicectl lists no physical \(model)"
+                    : "devicectl lists \(matches.count) physical devices of model \(model) ("
+                        + matches.map { "\($0.name): \($0.identifier)" }.joined(separator: ", ") + ")",
+                fix:
+                    "set its CoreDevice identifier as the device's udid in .env (the key devices.yaml names)",
+                isTransient: matches.isEmpty)
+        }
+        return only.identifier
+    }
+
     /// Nothing to do: devicectl mounts the personalized Developer Disk Image itself when needed.
     public func prepare() async throws {}
 
     public func install(
         _ artifact: Artifact, force: Bool, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> InstallOutcome {
-        let target = configuration.device
+        let target = self.target
         let size = DriverDeadlines.size(of: artifact.path, in: fileSystem)
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         // Wi-Fi installs are slow and devicectl adds ~10 s: a minute plus the app at 4 MB/s.
@@ -144,7 +184,7 @@ public actor DevicectlDriver: DeviceDriver {
     }
 
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
-        let target = configuration.device
+        let target = self.target
         // devicectl's argv is visible to every user (`ps`): secret settings go into the app's
         // preferences in its data container first, the rest stay launch arguments.
         let secrets = launch.secretValues
@@ -167,7 +207,7 @@ public actor DevicectlDriver: DeviceDriver {
     /// Pulls `Library/Preferences/<bundle>.plist` (absent on a first launch), merges `values`, and
     /// copies it back from a 0600 file in a 0700 folder that is removed at once.
     func storePreferences(_ values: [String: PropertyListValue], bundleID: String) async throws {
-        let target = configuration.device
+        let target = self.target
         let remote = "Library/Preferences/\(bundleID).plist"
         let folder = try scratch.newFolder("hadeploy-prefs", attributes: [.posixPermissions: 0o700])
         defer { scratch.remove(folder) }
@@ -198,7 +238,7 @@ public actor DevicectlDriver: DeviceDriver {
     /// Sends SIGTERM to the process the last launch started.
     public func terminate() async throws {
         guard let pid = launchedProcessID else { return }
-        let target = configuration.device
+        let target = self.target
         _ = try await devicectl("terminate", limit: configuration.deadlines.limit("terminate")) {
             json, timeout in
             configuration.commands.signal(device: target, pid: pid, jsonOutput: json, timeout: timeout)
@@ -208,7 +248,7 @@ public actor DevicectlDriver: DeviceDriver {
 
     /// Pulls the device's crash logs into a scratch folder and keeps the app's reports newer than `since`.
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
-        let target = configuration.device
+        let target = self.target
         let pulled = try scratch.newFolder("hadeploy-crashes")
         defer { scratch.remove(pulled) }
         _ = try await devicectl("crash_check", limit: configuration.deadlines.limit("crash_check")) {
@@ -224,7 +264,7 @@ public actor DevicectlDriver: DeviceDriver {
     /// `devicectl device copy from --domain-type appDataContainer`; a file devicectl cannot copy is
     /// taken as absent when the container itself answered (the app has not written it yet).
     public func appDataFile(_ artifact: Artifact, relativePath: String) async throws -> Data? {
-        let target = configuration.device
+        let target = self.target
         let file = configuration.scratchDirectory.appendingPathComponent(
             "hadeploy-appdata-\(UUID().uuidString)")
         defer { scratch.remove(file) }

@@ -52,6 +52,10 @@ extension VirtualDeviceProfile {
             marketingName: "iPad mini (5th generation)", hardwareModel: "J210AP", architecture: "arm64",
             chipID: 0x8020, platform: "t8020", width: 1536, height: 2048, defaultVersion: "26.0",
             modelNumber: "MUQW2", hasBaseband: false),
+        "iPad16,3": Model(
+            marketingName: "iPad Pro 11-inch (M4)", hardwareModel: "J717AP", architecture: "arm64",
+            chipID: 0x8132, platform: "t8132", width: 1668, height: 2420, defaultVersion: "26.0",
+            modelNumber: "MVV83", hasBaseband: false),
         "iPhone17,2": Model(
             marketingName: "iPhone 16 Pro Max", hardwareModel: "D94AP", architecture: "arm64", chipID: 0x8140,
             platform: "t8140", width: 1320, height: 2868, defaultVersion: "18.6.2", modelNumber: "MYWW3",

@@ -73,6 +73,49 @@ import Testing
             })
     }
 
+    /// No UDID set (`${IPAD_PRO_DEVICECTL_ID:-}`): found by its model, as the app's script finds its
+    /// iPad Pro — the one physical device devicectl lists of that model; several are said with the
+    /// key to set, and nothing else runs.
+    @Test func withoutAUDIDTheOnePhysicalDeviceOfItsModelIsFound() async throws {
+        let folder = try TemporaryFolder()
+        let list = ScriptedRunner.Step(
+            executable: "xcrun",
+            arguments: ["devicectl", "list", "devices", "--json-output", any, "--timeout", "30"],
+            effect: AppleFixture.writes("devicectl-list-devices.json", at: "--json-output"))
+        func driver(_ model: String, _ runner: ScriptedRunner) -> DevicectlDriver {
+            DevicectlDriver(
+                configuration: .init(
+                    label: "ipadpro", device: "", model: model, host: .macOS,
+                    scratchDirectory: folder.path("scratch")),
+                runner: runner, fileSystem: TestHost.fileSystem)
+        }
+        let one = driver(
+            "iPad mini (5th",
+            ScriptedRunner([
+                list,
+                .init(
+                    executable: "xcrun",
+                    arguments: [
+                        "devicectl", "device", "info", "details", "--device",
+                        "A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF",
+                        "--json-output", any, "--timeout", "30",
+                    ],
+                    effect: AppleFixture.writes("devicectl-info-details.json", at: "--json-output")),
+            ]))
+        #expect(try await one.connect().udid == udid, "the hardware UDID it reports, for the profile check")
+
+        await #expect {
+            try await driver("iPad mini", ScriptedRunner([list])).connect()
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("devicectl lists 2 physical devices of model iPad mini")
+                && text.contains("A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF") && text.contains("udid in .env")
+        }
+        await #expect {
+            try await driver("iPad Pro", ScriptedRunner([list])).connect()
+        } throws: { "\($0)".contains("devicectl lists no physical iPad Pro") }
+    }
+
     @Test func connectInstallLaunchThroughJSONOutputFiles() async throws {
         let folder = try TemporaryFolder()
         let app = "/work/build/modern/HA Dashboard.app"
