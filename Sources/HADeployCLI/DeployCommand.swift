@@ -22,9 +22,10 @@ struct DeployCommand: ContextCommand {
               hadeploy all --no-build --artifacts dist/ --report out/ --json
               hadeploy plan all --no-build --artifacts dist/ --json > plan.json
               hadeploy deploy --plan plan.json        run exactly that plan
-            --plan FILE runs a plan file as it is: no devices.yaml or .env is read
-            (a checkout here must be the one the plan was made for); the secrets it
-            names (env:HA_TOKEN, env:*_SSH_PASS(WORD) only) come from the environment.
+            --plan FILE runs a plan file as it is: the devices are the file's, not
+            devices.yaml's (a checkout here must be the one the plan was made for);
+            the secrets it names (env:HA_TOKEN, env:*_SSH_PASS(WORD) only) come from
+            the environment (a plan that builds also reads .env, for its builds).
             A plan file names tools by name only (pymobiledevice3, rosettasim-ctl,
             resolved here), keeps its files under this run's --state, and is held to
             devices.yaml's limits. Only a signed plan runs: HADEPLOY_PLAN_KEY set where
