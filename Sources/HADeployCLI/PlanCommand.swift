@@ -59,9 +59,20 @@ struct PlanCommand: ContextCommand {
         let inputs = try await PlanInputs.make(
             workspace: workspace, arguments: arguments, screenshots: report != nil, host: try host)
         await inputs.twins?.stop()
-        context.print(
-            json
-                ? try PlanSignature.json(inputs.plan, environment: context.environment)
-                : PlanPrinter.text(inputs.plan))
+        if json {
+            return context.print(try PlanSignature.json(inputs.plan, environment: context.environment))
+        }
+        // Given builds are read where they are (hashes checked), for what their profile says per device.
+        var artifacts: [String: Artifact] = [:]
+        if case .files = inputs.plan.artifacts {
+            do {
+                artifacts = try inputs.plan.artifacts.artifacts(
+                    for: inputs.plan, host: Topology.current(environment: context.environment).host,
+                    copyingInto: nil, in: context.fileSystem)
+            } catch {
+                context.message("warning: the builds could not be read for their profiles: \(error)")
+            }
+        }
+        context.print(PlanPrinter.text(inputs.plan, artifacts: artifacts, now: context.now()))
     }
 }

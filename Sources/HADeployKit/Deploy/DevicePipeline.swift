@@ -173,11 +173,7 @@ struct DevicePipeline: Sendable {
     /// its hardware UDID checks the profile (a jailbroken one, which runs ldid's signature, and
     /// simulators do not).
     func profileRefusal(_ artifact: Artifact, udid known: String? = nil) -> String? {
-        guard Backends.platform(of: device) == .iOS, artifact.platform == .iOS,
-            device.backend.kind != SSHBackend.kind, let profile = artifact.provisioning,
-            let udid = known ?? device.udid?.value, ProvisioningProfile.isHardwareUDID(udid)
-        else { return nil }
-        return profile.problem(udid: udid, bundleID: artifact.bundleID, now: environment.now())
+        ProfileCoverage.refusal(device, artifact, udid: known, now: environment.now())
     }
 
     /// A device named by its CoreDevice identifier (devicectl) reports its hardware UDID when it

@@ -6,7 +6,11 @@ import HADeployDrivers
 
 /// Human and JSON renderings of a plan.
 public enum PlanPrinter {
-    public static func text(_ plan: DeployPlan) -> String {
+    /// `artifacts`: the builds the plan installs, when they exist already (`--artifact`,
+    /// `--artifacts`): each device then shows what the build's provisioning profile says for it.
+    public static func text(_ plan: DeployPlan, artifacts: [String: Artifact] = [:], now: Date = .distantPast)
+        -> String
+    {
         var lines: [String] = []
         lines.append("hadeploy plan — version \(plan.version), deploy id \(plan.deployID)")
         lines.append("Home Assistant: \(plan.server)\(plan.verify ? "" : " (verification skipped)")")
@@ -44,6 +48,11 @@ public enum PlanPrinter {
                 "  kiosk:     \(device.kiosk.map { $0 ? "yes" : "no" } ?? "(unchanged: the device's own)")")
             lines.append("  dashboard: \(device.dashboard)")
             lines.append("  launch:    \(device.launchArguments)")
+            if let artifact = artifacts[device.flavour],
+                let profile = ProfileCoverage.summary(device, artifact, now: now)
+            {
+                lines.append("  profile:   \(profile)")
+            }
             if case .notOnThisHost(let reason) = device.availability {
                 lines.append("  skipped:   not available on this host (\(reason))")
             }
