@@ -89,6 +89,35 @@ public struct StorageState: Sendable, Hashable, Codable {
     }
 }
 
+/// The provisioning profile the installed build runs under, as the device has it installed
+/// (misagent): the one for the app's id that lists the device, the latest to expire.
+public struct ProfileState: Sendable, Hashable, Codable {
+    public var name: String
+    public var uuid: String
+    public var expires: Date?
+
+    public init(name: String, uuid: String, expires: Date?) {
+        self.name = name
+        self.uuid = uuid
+        self.expires = expires
+    }
+
+    /// The profile for `bundleID` on the device `udid` among `installed`, the latest to expire.
+    public static func covering(bundleID: String, udid: String, in installed: [ProvisioningProfile])
+        -> ProfileState?
+    {
+        installed.filter { profile in
+            profile.applicationIdentifier.map { ProvisioningProfile.matches($0, bundleID: bundleID) } ?? false
+                && (profile.provisionsAllDevices
+                    || (profile.provisionedDevices ?? []).contains {
+                        $0.caseInsensitiveCompare(udid) == .orderedSame
+                    })
+        }
+        .max { ($0.expirationDate ?? .distantFuture) < ($1.expirationDate ?? .distantFuture) }
+        .map { ProfileState(name: $0.name, uuid: $0.uuid, expires: $0.expirationDate) }
+    }
+}
+
 /// What tells a reboot apart: a boot time, a boot session id, or the Developer Disk Image a deploy
 /// mounted (it does not survive a reboot), whichever the backend has.
 public struct BootState: Sendable, Hashable, Codable {
@@ -116,12 +145,16 @@ public struct DeviceFacts: Sendable {
     public var battery: Fact<BatteryState>
     public var storage: Fact<StorageState>
     public var boot: Fact<BootState>
+    /// The installed build's provisioning profile; `.known(nil)`: none on the device covers it.
+    public var profile: Fact<ProfileState?>
 
     public init(
         device: ConnectedDevice?, unreachable: String? = nil, installed: Fact<InstalledBuild?>,
         running: Fact<Bool>, appLog: Fact<Data?>, battery: Fact<BatteryState>, storage: Fact<StorageState>,
-        boot: Fact<BootState>
+        boot: Fact<BootState>,
+        profile: Fact<ProfileState?> = .unavailable("the installed profiles: not read by this backend")
     ) {
+        self.profile = profile
         self.device = device
         self.unreachable = unreachable
         self.installed = installed

@@ -79,6 +79,8 @@ public struct DeviceStatus: Sendable, Encodable {
     public var battery: Fact<BatteryState>
     public var storage: Fact<StorageState>
     public var boot: Fact<BootState>
+    /// The installed build's provisioning profile (its expiry), from the device's own list.
+    public var profile: Fact<ProfileState?> = .unavailable("the installed profiles: not read")
     /// Restarted since the last deploy from here (nil in `rebootedReason` when it cannot be told).
     public var rebootedSinceDeploy: Fact<Bool>
     /// What needs attention, one line each; empty: nothing.

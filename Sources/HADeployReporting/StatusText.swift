@@ -9,7 +9,7 @@ public enum StatusText {
         var rows = [
             [
                 "DEVICE", "IOS", "BACKEND", "BUILD", "APP", "DASHBOARD", "HA DASHBOARD", "BATTERY", "FREE",
-                "REBOOTED", "VERIFIED",
+                "REBOOTED", "VERIFIED", "PROFILE UNTIL",
             ]
         ]
         for device in report.devices {
@@ -31,6 +31,7 @@ public enum StatusText {
                 device.storage.value.map { Format.bytes($0.availableBytes) } ?? "?",
                 device.rebootedSinceDeploy.value.map { $0 ? "yes" : "no" } ?? "?",
                 device.lastVerifiedAt.map(day) ?? "never",
+                profile(device),
             ])
         }
         var lines = SummaryTable.aligned(rows)
@@ -66,6 +67,15 @@ public enum StatusText {
     static func homeAssistant(_ device: DeviceStatus) -> String? {
         guard let fact = device.homeAssistantDashboard else { return nil }
         return fact.value ?? "?"
+    }
+
+    /// The installed build's profile expiry (its day), "-" with none on the device, "?" unknown.
+    static func profile(_ device: DeviceStatus) -> String {
+        switch device.profile {
+        case .known(let state?): return state.expires.map { String(day($0).prefix(10)) } ?? "never expires"
+        case .known(nil): return "-"
+        case .unavailable: return "?"
+        }
     }
 
     static func battery(_ state: BatteryState) -> String {
@@ -151,6 +161,13 @@ extension ReportWriter {
                             .rebootedSinceDeploy.reason ?? ""
                     ),
                     ("last verified", device.lastVerifiedAt.map(StatusText.day) ?? "never"),
+                    (
+                        "provisioning profile",
+                        device.profile.value.map { state in
+                            state.map { "'\($0.name)' (\($0.uuid)), until \(StatusText.profile(device))" }
+                                ?? "none on the device for this app"
+                        } ?? device.profile.reason ?? ""
+                    ),
                 ]
             }
             let rows = facts.map { "<tr><td>\(h($0.0))</td><td>\(h($0.1))</td></tr>" }.joined()

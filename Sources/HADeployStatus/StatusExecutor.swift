@@ -39,11 +39,13 @@ public struct StatusExecutor: Sendable {
         let backend = device.device.backend.label
         if case .notOnThisHost(let reason) = device.device.availability {
             return Self.assess(
-                device, facts: .unreachable(reason), notOnThisHost: reason, seconds: 0, plan: plan)
+                device, facts: .unreachable(reason), notOnThisHost: reason, seconds: 0, plan: plan,
+                now: clock.now())
         }
         if case .failedHere(let reason) = device.device.availability {
             return Self.assess(
-                device, facts: .unreachable(reason), notOnThisHost: nil, seconds: 0, plan: plan)
+                device, facts: .unreachable(reason), notOnThisHost: nil, seconds: 0, plan: plan,
+                now: clock.now())
         }
         let query = StatusQuery(
             bundleID: device.expected.bundleID, executable: device.expected.executable, backend: backend)
@@ -60,7 +62,8 @@ public struct StatusExecutor: Sendable {
             facts = .unreachable(SystemErrorText.message(error))
         }
         let seconds = Double(clock.elapsed(since: started).components.seconds)
-        return Self.assess(device, facts: facts, notOnThisHost: nil, seconds: seconds, plan: plan)
+        return Self.assess(
+            device, facts: facts, notOnThisHost: nil, seconds: seconds, plan: plan, now: clock.now())
     }
 
     /// `body`'s answer, or nil when `deadline` passes first. The body is cancelled then and left
@@ -84,7 +87,7 @@ public struct StatusExecutor: Sendable {
     /// The facts against the plan: build state, reboot since the last deploy, what needs attention.
     static func assess(
         _ device: DeviceStatusPlan, facts: DeviceFacts, notOnThisHost: String?, seconds: Double,
-        plan: StatusPlan
+        plan: StatusPlan, now: Date
     ) -> DeviceStatus {
         let record = device.lastDeploy
         let build: BuildState
@@ -131,6 +134,9 @@ public struct StatusExecutor: Sendable {
                     attention.append("storage low: \(Format.bytes(storage.availableBytes)) free")
                 }
                 if rebooted.value == true { attention.append("restarted since the last deploy") }
+                if let line = Self.profileAttention(facts.profile, now: now) {
+                    attention.append(line)
+                }
             }
         }
         var status = DeviceStatus(
@@ -143,6 +149,7 @@ public struct StatusExecutor: Sendable {
             dashboard: dashboard, lastDeployedAt: record?.deployedAt, lastVerifiedAt: record?.verifiedAt,
             battery: facts.battery, storage: facts.storage, boot: facts.boot, rebootedSinceDeploy: rebooted,
             attention: attention, seconds: seconds)
+        status.profile = facts.profile
         if device.device.backend.lookup == .network, let udid = device.device.udid?.value,
             let wifi = WiFiMuxer.found(udid: udid)
         {
@@ -150,6 +157,27 @@ public struct StatusExecutor: Sendable {
             status.foundBy = wifi.foundBy
         }
         return status
+    }
+
+    /// Days before its profile expires that a device needs attention: an expired development profile
+    /// keeps the app from opening at its next launch (a reboot, a crash, iOS killing it).
+    public static let profileWarningDays = 14
+
+    /// The installed build's profile, expired or expiring within ``profileWarningDays``.
+    public static func profileAttention(_ profile: Fact<ProfileState?>, now: Date) -> String? {
+        guard let profile = profile.value ?? nil, let expires = profile.expires else { return nil }
+        let day = ISO8601DateFormatter.string(
+            from: expires, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
+        if expires <= now {
+            return
+                "provisioning profile '\(profile.name)' (\(profile.uuid)) expired on \(day): the app will not "
+                + "open at its next launch — renew the profile, build and deploy"
+        }
+        let days = Int(expires.timeIntervalSince(now) / 86_400)
+        guard days < profileWarningDays else { return nil }
+        return
+            "provisioning profile '\(profile.name)' expires on \(day) (in \(days) day\(days == 1 ? "" : "s")): "
+            + "renew it, build and deploy before then"
     }
 
     /// A boot time after the deploy; else the Developer Disk Image the deploy mounted, gone.

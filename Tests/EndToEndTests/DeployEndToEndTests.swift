@@ -311,6 +311,14 @@ struct DeployEndToEndTests {
             devices: ["00008030-0000000000000001"])
         try await ProvisioningProfileFixture.make(options).write(to: profile)
 
+        // `plan` says it first, per device.
+        let planned = try await world.deploy(["plan", "all", "--no-build", "--artifacts", "artifacts"])
+        #expect(planned.status == 0, "\(planned.stderr)")
+        #expect(
+            planned.stdout.contains(
+                "  profile:   refused — the build's provisioning profile 'HADashboard Development' (\(options.uuid)) "
+                    + "does not list this device (UDID \(udid))"), "\(planned.stdout)")
+
         let refused = try await world.deploy(Self.arguments)
         #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
         let mini4 = try #require(try world.report().results.first)
@@ -323,10 +331,42 @@ struct DeployEndToEndTests {
 
         options.devices = [udid]
         options.uuid = UUID().uuidString
+        options.expires = Date().addingTimeInterval(10 * 86_400 + 3_600)
         try await ProvisioningProfileFixture.make(options).write(to: profile)
+        let covered = try await world.deploy(["plan", "all", "--no-build", "--artifacts", "artifacts"])
+        #expect(
+            covered.stdout.contains(
+                "  profile:   'HADashboard Development' (\(options.uuid)) lists this device, until "),
+            "\(covered.stdout)")
         let listed = try await world.deploy(Self.arguments)
         #expect(listed.status == 0, "\(listed.stdout)\(listed.stderr)")
         #expect(try world.report().results.first?.outcome == .succeeded)
+        // Installed with the app, the profile is the twin's: pymobiledevice3 lists it through misagent.
+        let provision = Process()
+        provision.executableURL = URL(fileURLWithPath: try ModernDeviceEndToEndTests.pymobiledevice3())
+        provision.arguments = ["provision", "list", "--udid", udid]
+        provision.environment = ProcessInfo.processInfo.environment.merging([
+            "USBMUXD_SOCKET_ADDRESS": world.socket.replacingOccurrences(of: "UNIX:", with: "")
+        ]) { $1 }
+        let out = Pipe()
+        provision.standardOutput = out
+        provision.standardError = FileHandle.nullDevice
+        try provision.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        provision.waitUntilExit()
+        #expect(printed.contains(options.uuid), "pymobiledevice3 provision list: \(printed)")
+
+        // `status` reads the installed build's profile from the device (misagent), with attention
+        // 14 days before it expires (this one: in 10).
+        let status = try await world.deploy(["status", "all", "--artifacts", "artifacts", "--json"])
+        let installed = try #require(
+            (StatusEndToEndTests.devices(status.stdout)["mini4"]?["profile"] as? [String: Any])?["value"]
+                as? [String: Any], "\(status.stdout)")
+        #expect(installed["uuid"] as? String == options.uuid)
+        let table = try await world.deploy(["status", "all", "--artifacts", "artifacts"])
+        #expect(
+            table.stdout.contains("provisioning profile 'HADashboard Development' expires on ")
+                && table.stdout.contains("(in 10 days)"), "\(table.stdout)")
     }
 
     /// An iPad behind its passcode: iOS will not mount the developer image, so a first deploy stops

@@ -31,6 +31,11 @@ extension VirtualDeviceSuite {
                     try ipa("41", profile: try await ProvisioningProfileFixture.make(options)).path,
                 ])
             #expect(listed.status == 0 && listed.stdout.contains("Install: Complete"), "\(listed)")
+            // Installed with the app, the profile is the device's: misagent lists it.
+            let listedUUID = options.uuid
+            let profiles = try await emulator.run("ideviceprovision", ["-u", udid, "list"])
+            #expect(profiles.status == 0, "\(profiles)")
+            #expect(profiles.stdout.contains("\(listedUUID) - HADashboard Development"), "\(profiles)")
 
             options.devices = ["00008030-0000000000000001"]
             let unlisted = try await emulator.run(
@@ -57,6 +62,13 @@ extension VirtualDeviceSuite {
 
             let installed = try await emulator.daemon.installedApps(udid: udid)
             #expect(installed.map(\.bundleVersion) == ["41"], "the device keeps the app it had")
+            // A refused build's profile was not installed; a profile is removed by its UUID.
+            let after = try await emulator.run("ideviceprovision", ["-u", udid, "list"])
+            #expect(after.stdout.contains("Device has 1 provisioning profile"), "\(after)")
+            let removed = try await emulator.run("ideviceprovision", ["-u", udid, "remove", listedUUID])
+            #expect(removed.status == 0, "\(removed)")
+            let none = try await emulator.run("ideviceprovision", ["-u", udid, "list"])
+            #expect(none.stdout.contains("Device has 0 provisioning profiles"), "\(none)")
         }
     }
 }

@@ -54,12 +54,18 @@ extension USBDriver {
             ?? .unavailable(
                 "lockdown gives no boot time, and iOS \(read.info.productVersion) has no Developer Disk Image "
                     + "mount to tell a reboot by")
+        let profile: Fact<ProfileState?> =
+            query.bundleID.map { bundleID in
+                read.profiles.map {
+                    .known(ProfileState.covering(bundleID: bundleID, udid: connected.udid, in: $0))
+                } ?? .unavailable(read.profilesUnknown ?? "the device did not list its profiles")
+            } ?? .unavailable("which app is unknown: deploy once, or set BUNDLE_ID")
         var device2 = connected
         device2.iosVersion = read.info.productVersion.description
         return DeviceFacts(
             device: device2, installed: installed, running: running,
             appLog: read.app == nil && query.bundleID != nil ? .known(nil) : await appLog(query),
-            battery: battery, storage: storage, boot: boot)
+            battery: battery, storage: storage, boot: boot, profile: profile)
     }
 }
 

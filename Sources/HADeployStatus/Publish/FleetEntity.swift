@@ -71,6 +71,10 @@ struct FleetEntity: Sendable {
             key: "last_boot", component: "sensor", name: "Last boot", deviceClass: "timestamp",
             entityCategory: "diagnostic", state: { timestamp($0.status.boot.value?.bootedAt) }),
         FleetEntity(
+            key: "profile_expires", component: "sensor", name: "Profile expires", deviceClass: "timestamp",
+            icon: "mdi:certificate", entityCategory: "diagnostic",
+            state: { timestamp($0.status.profile.value??.expires) }),
+        FleetEntity(
             key: "installed_build", component: "sensor", name: "Installed build", icon: "mdi:package-variant",
             state: { device in
                 let status = device.status

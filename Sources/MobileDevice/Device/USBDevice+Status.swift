@@ -1,4 +1,6 @@
 import Foundation
+import HADeployCore
+import HostCrypto
 
 /// What a device says about itself and one app without anything being installed, mounted or
 /// launched: lockdown's battery and disk_usage domains, installation_proxy's record of the app,
@@ -20,6 +22,10 @@ public struct USBStatusFacts: Sendable, Equatable {
     /// nil with the reason in `runningUnknown`.
     public var running: Bool?
     public var runningUnknown: String?
+    /// The provisioning profiles installed on the device (misagent); nil with the reason in
+    /// `profilesUnknown`.
+    public var profiles: [ProvisioningProfile]?
+    public var profilesUnknown: String?
 }
 
 extension USBDevice {
@@ -46,6 +52,16 @@ extension USBDevice {
                 let proxy = try await InstallationProxy.start(session, lockdown: lockdown, timeouts: timeouts)
                 facts.app = try await proxy.lookup([bundleID], timeouts: timeouts)[bundleID].flatMap(
                     USBInstalledApp.init)
+                // The installed build's profile (its expiry) is the device's own: misagent lists it.
+                do {
+                    facts.profiles = try await Misagent.installedProfiles(
+                        session, lockdown: lockdown, iOS: info.productVersion, timeouts: timeouts
+                    ).compactMap { data in
+                        (try? CMSEnvelope.content(of: data)).flatMap { ProvisioningProfile(plist: $0) }
+                    }
+                } catch {
+                    facts.profilesUnknown = "misagent: \(error)"
+                }
             }
             guard info.productVersion.major < 17 else {
                 facts.runningUnknown =

@@ -25,6 +25,9 @@ struct DevicePaths: Sendable {
     /// Data containers, one directory per bundle identifier.
     var containers: URL { root.appendingPathComponent("Containers") }
     var developerImage: URL { root.appendingPathComponent("DeveloperDiskImage.dmg") }
+    /// The provisioning profiles installed on the device (each `<UUID>.mobileprovision`, as signed):
+    /// an app's embedded profile is installed with it; `com.apple.misagent` lists them.
+    var profiles: URL { root.appendingPathComponent("Profiles") }
 
     /// The data container of an app (`Documents/ha-log.txt`, `Library/Preferences/…`).
     func dataContainer(_ bundleIdentifier: String) -> URL {

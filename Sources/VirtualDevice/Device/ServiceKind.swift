@@ -19,6 +19,8 @@ enum ServiceKind: Sendable, Equatable {
     case heartbeat
     /// `com.apple.internal.devicecompute.CoreDeviceProxy` (iOS 17.4+): the developer tunnel.
     case coreDeviceProxy
+    /// `com.apple.misagent`: the installed provisioning profiles.
+    case misagent
 
     /// Whether the service connection starts with a TLS handshake (`EnableServiceSSL`).
     var usesTLS: Bool {
@@ -47,6 +49,7 @@ enum ServiceKind: Sendable, Equatable {
         case "com.apple.mobile.diagnostics_relay": return .diagnosticsRelay
         case "com.apple.springboardservices": return .springBoardServices
         case "com.apple.mobile.heartbeat": return .heartbeat
+        case "com.apple.misagent": return .misagent
         case "com.apple.mobile.mobile_image_mounter": return .imageMounter
         case "com.apple.crashreportmover": return .crashReportMover
         case "com.apple.crashreportcopymobile": return .crashReportCopy

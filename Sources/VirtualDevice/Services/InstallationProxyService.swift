@@ -190,6 +190,8 @@ struct InstallationProxyService {
                 throw InstallError(
                     failure.error, failure.description ?? "Injected failure for \(info.bundleIdentifier)")
             }
+            // Verified, the app's profile is installed with it (misagent lists it from now on).
+            try? MisagentService.installEmbeddedProfile(of: info.bundleURL, runtime: runtime)
             try await progress(50, "CreatingContainer")
             try await progress(60, "InstallingApplication")
             let app = try await place(info, packageType: developer ? "developer" : "ipa")

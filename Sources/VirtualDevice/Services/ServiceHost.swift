@@ -62,6 +62,8 @@ enum ServiceHost {
                 try await SpringBoardService(runtime: runtime, stream: stream).run()
             case .heartbeat:
                 try await HeartbeatService(stream: stream).run()
+            case .misagent:
+                try await MisagentService(runtime: runtime, stream: stream).run()
             case .coreDeviceProxy:
                 try await CoreDeviceProxyService(runtime: runtime, stream: stream).run()
             }
