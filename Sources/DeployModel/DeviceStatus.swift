@@ -79,6 +79,9 @@ public struct DeviceStatus: Sendable, Encodable {
     public var battery: Fact<BatteryState>
     public var storage: Fact<StorageState>
     public var boot: Fact<BootState>
+    /// Restarted and not unlocked since (Before First Unlock): the device opens none of the app's data
+    /// until its passcode is entered once.
+    public var needsUnlock = false
     /// The installed build's provisioning profile (its expiry), from the device's own list.
     public var profile: Fact<ProfileState?> = .unavailable("the installed profiles: not read")
     /// Restarted since the last deploy from here (nil in `rebootedReason` when it cannot be told).

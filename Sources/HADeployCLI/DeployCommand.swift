@@ -83,6 +83,14 @@ struct DeployCommand: ContextCommand {
     var failFast = false
 
     @Option(
+        name: .customLong("wait-unlock"),
+        help: ArgumentHelp(
+            "Wait up to DURATION (30s, 10m, 1h) for a device behind its passcode — locked, or not unlocked "
+                + "since it restarted — asking it every 2 s, and go on once it is unlocked.",
+            valueName: "duration"))
+    var waitUnlock: String?
+
+    @Option(
         name: .customLong("plan"),
         help: ArgumentHelp(
             "Run this plan file (hadeploy plan … --json > FILE) exactly; no targets or plan options.",
@@ -102,6 +110,9 @@ struct DeployCommand: ContextCommand {
     var unsigned = false
 
     func validate() throws {
+        if let waitUnlock, StatusCommand.seconds(waitUnlock) == nil {
+            throw ValidationError("--wait-unlock \(waitUnlock) is not a duration: write 30s, 10m or 1h")
+        }
         if planFile != nil {
             let changesThePlan =
                 !arguments.targets.isEmpty || arguments.noBuild || arguments.dashboard != nil
@@ -207,6 +218,12 @@ struct DeployCommand: ContextCommand {
             build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) }
                 ?? planFileBuild,
             worker: worker ? nil : workerLauncher(context: context))
+        settings.waitUnlock = try waitUnlock.map { text in
+            guard let seconds = StatusCommand.seconds(text) else {
+                throw ValidationError("--wait-unlock \(text) is not a duration: write 30s, 10m or 1h")
+            }
+            return .seconds(seconds)
+        }
         // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
         // records (for `status --virtual`), apart from the real devices'.
         if !worker {
@@ -358,6 +375,7 @@ struct DeployCommand: ContextCommand {
         // The worker's state folder is this run's: a plan file's is always the run's own.
         var options = ["deploy", "--worker", "--state=\(context.url(for: arguments.state).path)"]
         if failFast { options.append("--fail-fast") }
+        if let waitUnlock { options.append("--wait-unlock=\(waitUnlock)") }
         if let report { options.append("--report=\(context.url(for: report).path)") }
         if let jobs { options.append("--jobs=\(jobs)") }
         let fixedOptions = options

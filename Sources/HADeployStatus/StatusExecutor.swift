@@ -107,8 +107,17 @@ public struct StatusExecutor: Sendable {
         }
         let rebooted = Self.rebooted(facts.boot, since: record?.deployedAt)
         var attention: [String] = []
+        let reasons = [
+            facts.unreachable, facts.installed.reason, facts.running.reason, facts.appLog.reason,
+            facts.battery.reason, facts.storage.reason, facts.profile.reason,
+        ]
+        let needsUnlock = reasons.contains { $0?.contains(DeviceLockWords.beforeFirstUnlock) == true }
         if notOnThisHost == nil {
-            if let reason = facts.unreachable {
+            if needsUnlock {
+                attention.append(
+                    "\(DeviceLockWords.beforeFirstUnlock): enter its passcode once — until then nothing on it "
+                        + "can be read, installed or launched")
+            } else if let reason = facts.unreachable {
                 attention.append("not reached: \(reason)")
             } else {
                 switch build {
@@ -150,6 +159,7 @@ public struct StatusExecutor: Sendable {
             battery: facts.battery, storage: facts.storage, boot: facts.boot, rebootedSinceDeploy: rebooted,
             attention: attention, seconds: seconds)
         status.profile = facts.profile
+        status.needsUnlock = needsUnlock
         if device.device.backend.lookup == .network, let udid = device.device.udid?.value,
             let wifi = WiFiMuxer.found(udid: udid)
         {

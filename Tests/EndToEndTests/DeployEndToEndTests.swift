@@ -407,6 +407,51 @@ struct DeployEndToEndTests {
         #expect(try world.report().results.first?.outcome == .succeeded)
     }
 
+    /// Restarted and not unlocked since (Before First Unlock): the twin opens nothing of the user's
+    /// data — ideviceinstaller cannot list its apps — a deploy ends with "rebooted, needs one unlock",
+    /// `status` says it as its own state, and `--wait-unlock` waits for the first unlock and goes on.
+    @Test func beforeFirstUnlockIsSaidAndWaitUnlockWaitsForIt() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        let first = try await world.deploy(Self.arguments)
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        try await world.usbmuxd.inject(.beforeFirstUnlock, udid: udid)
+
+        let apps = try await TestHost.runner.run(
+            ProcessCommand(
+                "/usr/bin/ideviceinstaller", ["-u", udid, "-l"],
+                environment: ["USBMUXD_SOCKET_ADDRESS": world.socket]), timeout: .seconds(30))
+        #expect(
+            apps.status != 0 || !apps.stdout.contains("io.hadeploy"),
+            "ideviceinstaller listed the apps of a device not unlocked since boot: \(apps.stdout)\(apps.stderr)"
+        )
+
+        let refused = try await world.deploy(Self.arguments + ["--force"])
+        #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
+        let mini4 = try #require(try world.report().results.first)
+        #expect(mini4.reason?.contains("rebooted, needs one unlock") == true, "\(mini4)")
+        #expect(mini4.reason?.contains("--wait-unlock") == true, "\(mini4)")
+
+        let status = try await world.deploy(["status", "all", "--artifacts", "artifacts", "--json"])
+        let device = try #require(StatusEndToEndTests.devices(status.stdout)["mini4"], "\(status.stdout)")
+        #expect(device["needsUnlock"] as? Bool == true, "\(device)")
+        #expect((device["attention"] as? [String])?.first?.hasPrefix("rebooted, needs one unlock") == true)
+
+        // Unlocked 4 s into a deploy that waits for it: the deploy goes on and verifies.
+        let unlock = Task {
+            try await Task.sleep(for: .seconds(4))
+            try await world.usbmuxd.clearFaults(udid: udid, kind: "beforeFirstUnlock")
+        }
+        let waited = try await world.deploy(Self.arguments + ["--force", "--wait-unlock", "60s"])
+        try await unlock.value
+        #expect(waited.status == 0, "\(waited.stdout)\(waited.stderr)")
+        #expect(
+            (waited.stdout + waited.stderr).contains("for it to be unlocked (--wait-unlock)"),
+            "\(waited.stderr)")
+        #expect(try world.report().results.first?.outcome == .succeeded)
+    }
+
     @Test func homeAssistantStoppedMidRunGivesThatReason() async throws {
         let server = try await HomeAssistantServer.start()
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: server)

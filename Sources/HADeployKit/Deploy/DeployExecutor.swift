@@ -30,6 +30,9 @@ public struct DeployEnvironment: Sendable {
     public var screenshotReview: ScreenshotReview?
     public var jobs: Int?
     public var failFast: Bool
+    /// `--wait-unlock`: how long a device behind its passcode (locked, or not unlocked since it
+    /// restarted) is waited for, polled every few seconds, before it ends with its reason. nil: not.
+    public var waitUnlock: Duration?
     /// The run's times, every step's deadline and every retry's wait.
     public var clock: any WallClock
     /// The clock's time of day.

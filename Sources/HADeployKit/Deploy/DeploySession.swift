@@ -29,6 +29,8 @@ public struct DeploySession: Sendable {
         public var writeReport: Bool
         public var jobs: Int?
         public var failFast: Bool
+        /// `--wait-unlock`: how long a locked device is waited for (nil: not).
+        public var waitUnlock: Duration?
         /// Runs the builds when the plan builds; nil: a plan that builds is refused.
         public var build: Builder?
         /// Starts a worker for other USB routes; nil deploys every route here (one must suffice).
@@ -203,6 +205,7 @@ public struct DeploySession: Sendable {
             fileSystem: context.fileSystem, workers: workers, runner: context.runner,
             secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
+        environment.waitUnlock = settings.waitUnlock
         let crashes = CrashFolders(
             root: stateDirectory.appendingPathComponent("crashes"), fileSystem: context.fileSystem)
         if settings.reportDirectory == nil {

@@ -23,6 +23,8 @@ struct DevicePipeline: Sendable {
         var evidence: [LoadEvidence] = []
         /// The device's driver once made: what it notes about a step goes into that step's message.
         var driver: (any DeviceDriver)?
+        /// Until when a locked device is waited for (`--wait-unlock`), once it was found locked.
+        var unlockDeadline: ContinuousClock.Instant?
 
         func record(_ step: StepRecord) { lock.withLock { steps.append(step) } }
 
@@ -208,9 +210,10 @@ struct DevicePipeline: Sendable {
         let deadline = planned.deadline.duration(appBytes: appBytes)
         let retries = planned.retries
         var attempt = 0
+        var waitingForUnlock = false
         while true {
             try Task.checkCancellation()
-            environment.reporter.handle(.stepStarted(device: device.id, step: name))
+            if !waitingForUnlock { environment.reporter.handle(.stepStarted(device: device.id, step: name)) }
             let began = environment.now()
             do {
                 let value = try await withDeadline(name, deadline, clock: environment.clock, body)
@@ -225,6 +228,30 @@ struct DevicePipeline: Sendable {
             } catch {
                 let seconds = environment.now().timeIntervalSince(began)
                 if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                // `--wait-unlock`: a device behind its passcode is asked again every few seconds
+                // until it is unlocked or the wait is over; said once, not as a failure each time.
+                let locked = (error as? any DeviceLockClassifying)?.isDeviceLocked ?? false
+                if locked, let wait = environment.waitUnlock {
+                    let clock = environment.clock
+                    let end = recorder.lock.withLock {
+                        if recorder.unlockDeadline == nil {
+                            recorder.unlockDeadline = clock.deadline(after: wait)
+                        }
+                        return recorder.unlockDeadline!
+                    }
+                    if clock.instant() < end {
+                        if !waitingForUnlock {
+                            environment.reporter.handle(
+                                .message(
+                                    "[\(device.id)] \(name): \(redact(SystemErrorText.message(error))) — waiting up to "
+                                        + "\(clock.remaining(until: end).formattedSeconds) for it to be unlocked (--wait-unlock)"
+                                ))
+                        }
+                        waitingForUnlock = true
+                        try await clock.sleep(for: min(Self.unlockPoll, clock.remaining(until: end)))
+                        continue
+                    }
+                }
                 let transient = (error as? any TransientClassifying)?.isTransient ?? false
                 let message = redact(
                     [SystemErrorText.message(error), await recorder.driverNote()].compactMap { $0 }.joined(
@@ -245,12 +272,14 @@ struct DevicePipeline: Sendable {
                     continue
                 }
                 let limited = (error as? any HostLimitationClassifying)?.isHostLimitation ?? false
-                let locked = (error as? any DeviceLockClassifying)?.isDeviceLocked ?? false
                 throw StepFailure(
                     step: name, reason: "\(name) failed: \(message)", hostLimited: limited, locked: locked)
             }
         }
     }
+
+    /// How often a locked device is asked again under `--wait-unlock`.
+    static let unlockPoll: Duration = .seconds(2)
 
     /// A planned step that does nothing on this run, said as an event with its reason (never silent).
     private func skip(_ planned: PlanStep, reason: String, recorder: Recorder) {

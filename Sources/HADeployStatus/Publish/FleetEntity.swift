@@ -55,6 +55,9 @@ struct FleetEntity: Sendable {
             key: "attention", component: "binary_sensor", name: "Needs attention", deviceClass: "problem",
             attributes: true, state: { onOff(!$0.status.attention.isEmpty) }),
         FleetEntity(
+            key: "needs_unlock", component: "binary_sensor", name: "Needs unlock", icon: "mdi:lock-alert",
+            state: { onOff($0.status.reachable ? $0.status.needsUnlock : nil) }),
+        FleetEntity(
             key: "charging", component: "binary_sensor", name: "Charging", deviceClass: "battery_charging",
             state: { onOff($0.status.battery.value?.charging) }),
         FleetEntity(

@@ -1,4 +1,5 @@
 import CIMobileDevice
+import HADeployCore
 
 /// Turns `lockdownd_error_t` values into errors that tell the user what to do.
 enum LockdownErrors {
@@ -21,8 +22,10 @@ enum LockdownErrors {
         case LOCKDOWN_E_ESCROW_LOCKED:
             return MobileDeviceError(
                 .passcodeLocked, step: step, device: device,
-                reason: "escrow locked (-35): the device has not been unlocked since it booted",
-                nextStep: "Unlock it once with its passcode, then run the command again.", isTransient: true)
+                reason:
+                    "\(DeviceLockWords.beforeFirstUnlock) (escrow locked, -35: not unlocked since it booted)",
+                nextStep: "Unlock it once with its passcode (or deploy with --wait-unlock 10m and unlock it "
+                    + "meanwhile), then run the command again.", isTransient: true)
         case LOCKDOWN_E_USER_DENIED_PAIRING:
             return MobileDeviceError(
                 .pairingDenied, step: step, device: device,

@@ -444,7 +444,7 @@ struct DTXServiceHub {
                 "The operation couldn’t be completed. Application info provider (FBSApplicationLibrary) returned nil for \"\(bundle)\""
             )
         }
-        if runtime.hasFault("passcodeLocked") {
+        if runtime.hasFault("passcodeLocked") || runtime.hasFault("beforeFirstUnlock") {
             return .failure(
                 "The request to open \"\(bundle)\" failed. The request was denied by service delegate (SBMainWorkspace) for reason: Security (\"Unable to launch \(bundle) because the device was not, or could not be, unlocked\")."
             )

@@ -35,6 +35,11 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
     /// Once: the next lockdownd connection is closed without a word after its first request, as a
     /// device re-enumerating on USB or a Wi-Fi hiccup would (the connection after it works).
     case dropNextLockdownConnection
+    /// Restarted and not unlocked since (Before First Unlock): the services that reach the user's data
+    /// answer `EscrowLocked` ("Escrow unlock unavailable because user has not unlocked device since
+    /// boot"), pairing `PasswordProtected`, a launch is refused as on a locked device. Clearing it is
+    /// the first unlock.
+    case beforeFirstUnlock
     /// Developer Mode is off (iOS 16+, after an update or a restore): amfi's `DeveloperModeStatus`
     /// reads false, and the developer services, the image mount and the launch are refused.
     case developerModeOff
@@ -55,6 +60,7 @@ public enum VirtualFault: Sendable, Codable, Equatable, Hashable {
         case .dropDeveloperTunnelAfterLaunch: return "dropDeveloperTunnelAfterLaunch"
         case .dropNextLockdownConnection: return "dropNextLockdownConnection"
         case .developerModeOff: return "developerModeOff"
+        case .beforeFirstUnlock: return "beforeFirstUnlock"
         }
     }
 }

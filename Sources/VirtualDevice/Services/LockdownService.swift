@@ -248,7 +248,9 @@ struct LockdownService {
 
     private func pairingRefusal() -> String? {
         // A locked device refuses before showing the dialog (PROTOCOL.md §2.5).
-        if runtime.hasFault("passcodeLocked") { return "PasswordProtected" }
+        if runtime.hasFault("passcodeLocked") || runtime.hasFault("beforeFirstUnlock") {
+            return "PasswordProtected"
+        }
         if runtime.hasFault("pairingDialogPending") { return "PairingDialogResponsePending" }
         return nil
     }
@@ -297,7 +299,7 @@ struct LockdownService {
             reply["Error"] = "InvalidPairRecord"
             return
         }
-        if runtime.hasFault("passcodeLocked") {
+        if runtime.hasFault("passcodeLocked") || runtime.hasFault("beforeFirstUnlock") {
             reply["Error"] = "PasswordProtected"
         } else if !(await runtime.isTrusted(hostID: hostID)) {
             reply["Error"] = "InvalidHostID"
@@ -317,6 +319,11 @@ struct LockdownService {
         let major = runtime.profile.majorVersion
         guard let kind = ServiceKind.named(name, major: major) else {
             reply["Error"] = "InvalidService"
+            return
+        }
+        // Before the first unlock after a restart, nothing that reaches the user's data starts.
+        if runtime.hasFault("beforeFirstUnlock"), kind != .heartbeat {
+            reply["Error"] = "EscrowLocked"
             return
         }
         if kind.isDeveloperService {
