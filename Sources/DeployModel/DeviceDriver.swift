@@ -151,6 +151,12 @@ public protocol HostLimitationClassifying: Error {
 /// unlocked (debugserver's and SpringBoard's "not, or could not be, unlocked", devicectl's
 /// `FBSOpenApplicationErrorDomain` 7 "Locked", the image mounter's `DeviceLocked`). After an install
 /// the device ends "installed, not launched: locked" — not a success.
+public protocol PairingClassifying: Error {
+    /// The device no longer accepts this host's pair record (`InvalidHostID`: its trust was reset,
+    /// or another host's pairing replaced the record): it must be paired again over USB.
+    var isPairingLost: Bool { get }
+}
+
 public protocol DeviceLockClassifying: Error {
     var isDeviceLocked: Bool { get }
 }

@@ -452,6 +452,28 @@ struct DeployEndToEndTests {
         #expect(try world.report().results.first?.outcome == .succeeded)
     }
 
+    /// "Reset Location & Privacy" on the iPad: it trusts no host. The Debian tools get InvalidHostID,
+    /// and the deploy ends that device at connect with hadeploy's own way on, by its name.
+    @Test func aResetTrustSaysPairItAgainByName() async throws {
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await world.shutdown() } }
+        let udid = try #require(world.udids["mini4"])
+        try await world.usbmuxd.resetTrust(udid: udid)
+        let info = try await TestHost.runner.run(
+            ProcessCommand(
+                "/usr/bin/ideviceinfo", ["-u", udid, "-k", "DeviceName"],
+                environment: ["USBMUXD_SOCKET_ADDRESS": world.socket]), timeout: .seconds(30))
+        #expect(
+            info.status != 0 && (info.stdout + info.stderr).contains("-21"), "\(info.stdout)\(info.stderr)")
+
+        let run = try await world.deploy(Self.arguments)
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        let mini4 = try #require(try world.report().results.first)
+        #expect(mini4.outcome == .failed && mini4.failedStep == "connect", "\(mini4)")
+        #expect(mini4.reason?.contains("pair it again: `hadeploy pair mini4`") == true, "\(mini4)")
+        #expect(try await world.usbmuxd.installedApps(udid: udid).isEmpty, "nothing sent")
+    }
+
     @Test func homeAssistantStoppedMidRunGivesThatReason() async throws {
         let server = try await HomeAssistantServer.start()
         let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: server)

@@ -117,6 +117,10 @@ extension MobileDeviceError: HostLimitationClassifying {
     public var isHostLimitation: Bool { kind == .unsupportedOnThisIOS }
 }
 
+extension MobileDeviceError: PairingClassifying {
+    public var isPairingLost: Bool { kind == .pairingInvalid && !isTransient }
+}
+
 extension MobileDeviceError: DeviceLockClassifying {
     public var isDeviceLocked: Bool { kind == .passcodeLocked }
 }

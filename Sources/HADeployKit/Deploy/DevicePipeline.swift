@@ -272,8 +272,13 @@ struct DevicePipeline: Sendable {
                     continue
                 }
                 let limited = (error as? any HostLimitationClassifying)?.isHostLimitation ?? false
+                // A reset trust: the way on is hadeploy's own pairing, by the device's name here.
+                let repair =
+                    (error as? any PairingClassifying)?.isPairingLost == true
+                    ? " — pair it again: `hadeploy pair \(device.id)` (over USB, then tap Trust on it)" : ""
                 throw StepFailure(
-                    step: name, reason: "\(name) failed: \(message)", hostLimited: limited, locked: locked)
+                    step: name, reason: "\(name) failed: \(message)\(repair)", hostLimited: limited,
+                    locked: locked)
             }
         }
     }

@@ -13,6 +13,7 @@ import NIOPosix
 /// {"command":"clearFaults","udid":"…","kind":"throttle"}      (kind optional)
 /// {"command":"reboot","udid":"…"}
 /// {"command":"acceptNextPairing","udid":"…"}   (the user taps "Trust" for the next host, 120 s)
+/// {"command":"resetTrust","udid":"…"}   ("Reset Location & Privacy": no host is trusted any more)
 /// {"command":"installedApps","udid":"…"}  {"command":"runningApp","udid":"…"}
 /// {"command":"setHealth","udid":"…","health":{"batteryLevel":12,"charging":false,"externalConnected":false}}
 ///     (battery and storage as lockdown reports them; `dataAvailable` in bytes, optional)
@@ -104,6 +105,8 @@ final class ControlServer: Sendable {
                 try await daemon.reboot(udid: try udid(request))
             case "acceptNextPairing":
                 try await daemon.acceptNextPairing(udid: try udid(request))
+            case "resetTrust":
+                try await daemon.resetTrust(udid: try udid(request))
             case "setOnNetwork":
                 // A network twin leaves Wi-Fi (false) or comes back (true).
                 guard let onNetwork = request.onNetwork else {

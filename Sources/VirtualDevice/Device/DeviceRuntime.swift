@@ -285,6 +285,13 @@ actor DeviceRuntime {
         logger.info("Wi-Fi connections \(enabled ? "on" : "off")")
     }
 
+    /// Settings › General › Transfer or Reset › Reset Location & Privacy: every host's trust is gone.
+    func resetTrust() {
+        state.trustedHosts.removeAll()
+        persistLogging()
+        logger.info("trust reset: no host is paired")
+    }
+
     func forget(hostID: String) {
         state.trustedHosts.removeAll { $0.hostID == hostID }
         persistLogging()

@@ -259,6 +259,11 @@ public actor VirtualUsbmuxd {
     /// The device's user taps "Trust" for the next host that asks to pair within `window` (one
     /// pairing). Otherwise a twin pairs only with the hosts it trusts already (its pre-made pair
     /// record) unless its profile says `hostPairs`; never over the network.
+    /// "Reset Location & Privacy" on the device: it trusts no host any more (`InvalidHostID`).
+    public func resetTrust(udid: String) async throws {
+        try await runtime(udid: udid).resetTrust()
+    }
+
     public func acceptNextPairing(udid: String, within window: Duration = .seconds(120)) async throws {
         try await runtime(udid: udid).acceptNextPairing(within: window)
     }
