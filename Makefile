@@ -100,12 +100,17 @@ test:
 # ContactSheetTests renders the report with chromium (a Debian package); skipped when it is not there.
 MAC_SUITES = HADeployCoreTests VersioningTests TemplatingTests DeviceSpecTests ImageCodecTests HostCryptoTests \
   HADeployKitTests
+# The C-facing suites (libimobiledevice, libusbmuxd, OpenSSL: Homebrew's generation on a Mac) that need
+# no Debian tool, no sshd and no Python peer: against the in-process twins and files only.
+MAC_C_TESTS = AppArtifactTests|DebugServerLauncherTests|DeveloperImageLocatorTests|DeviceWorkerTests|ErrorMessageTests|GDBPacketTests|HostileArtifactTests|HouseArrestTests|IPAArchiveTests|InstallRecordLimitTests|LockdownProbeTests|MachOEntitlementsTests|MachOSlicesTests|NetworkAddressShimTests|NetworkDeviceTests|PairRecordFolderTests|ProvisioningArtifactTests|RelayFolderTests
 test-mac:
 	$(SWIFT) build --build-tests
 	@scripts/tools-venv.sh
 	@skips=""; command -v chromium > /dev/null || { skips="--skip ContactSheetTests"; echo "no chromium: ContactSheetTests skipped"; }; \
 	  failed=""; for t in $(MAC_SUITES); do echo "=== $$t"; \
 	  $(SWIFT) test --skip-build --filter "^$$t\\." $$skips || failed="$$failed $$t"; done; \
+	  echo "=== MobileDeviceTests (the C-facing suites that need no Linux peer)"; \
+	  $(SWIFT) test --skip-build --filter "^MobileDeviceTests\\.($(MAC_C_TESTS))" || failed="$$failed MobileDeviceTests"; \
 	  scripts/platform-lint.sh || failed="$$failed platform-lint"; \
 	  scripts/side-effects-lint.sh || failed="$$failed side-effects-lint"; \
 	  if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; echo "the Mac suites passed"
@@ -167,6 +172,7 @@ test-suites:
 	  start=$$(date +%s); wait $$peers || { kill $$brewgen 2> /dev/null; cat .build-release/peers.out; echo "make peers failed" >&2; exit 1; }; \
 	  echo "=== waited $$(( $$(date +%s) - start )) s for the peers"; \
 	  failed=""; skips="$(ROOT_SKIPS)"; suites="$(filter-out $(ROOT_SUITES),$(TEST_TARGETS))"; $(RUN_SUITES); \
+	  MAC_SUITES="$(MAC_SUITES)" MAC_C_TESTS="$(MAC_C_TESTS)" SWIFT=$(SWIFT) scripts/mac-tmpdir-suites.sh || failed="$$failed mac-tmpdir"; \
 	  $(MAKE) --no-print-directory lint || failed="$$failed lint"; \
 	  start=$$(date +%s); wait $$brewgen || true; echo "=== waited $$(( $$(date +%s) - start )) s for the brew-gen build ($$(grep -a '=== build against brew-gen' .build-release/brew-gen-build.out || echo 'it failed: built again below'))"; \
 	  SUITES=MobileDeviceTests $(MAKE) --no-print-directory test-brew-gen || failed="$$failed test-brew-gen"; \

@@ -58,25 +58,34 @@ public struct BuildCommandBuilder: Sendable {
             arguments.append("DEVELOPMENT_TEAM=\(team)")
         }
         if !simulator {
-            arguments.append("-allowProvisioningUpdates")
-            // The App Store Connect API key signs when it is configured; with none of its three values
-            // set, xcodebuild signs with the Apple ID in Xcode's settings (never `<unset: …>` as a key).
-            // Part of it set is a mistake the build shows: the missing ones as `<unset: KEY>`.
-            let key = [
-                ("-authenticationKeyPath", "ASC_KEY_PATH"), ("-authenticationKeyID", "ASC_KEY_ID"),
-                ("-authenticationKeyIssuerID", "ASC_ISSUER_ID"),
-            ]
-            if key.contains(where: { !(variables[$0.1] ?? "").isEmpty }) {
-                for (flag, key) in key {
-                    let value = variables[key] ?? ""
-                    arguments += [flag, value.isEmpty ? "<unset: \(key)>" : value]
-                    if Secret.isSecretKey(key), !value.isEmpty { secrets.insert(value) }
-                }
-            }
+            let signing = automaticSigning()
+            arguments += signing.arguments
+            secrets = signing.secrets
         } else {
             arguments.append("CODE_SIGNING_ALLOWED=NO")
         }
         return xcodebuildCommand(flavour, arguments, secrets: secrets)
+    }
+
+    /// `-allowProvisioningUpdates`, and the App Store Connect API key when it is configured; with
+    /// none of its three values set, xcodebuild signs with the Apple ID in Xcode's settings (never
+    /// `<unset: …>` as a key). Part of it set is a mistake the build shows: the missing ones as
+    /// `<unset: KEY>`.
+    func automaticSigning() -> (arguments: [String], secrets: Set<String>) {
+        var arguments = ["-allowProvisioningUpdates"]
+        var secrets: Set<String> = []
+        let key = [
+            ("-authenticationKeyPath", "ASC_KEY_PATH"), ("-authenticationKeyID", "ASC_KEY_ID"),
+            ("-authenticationKeyIssuerID", "ASC_ISSUER_ID"),
+        ]
+        if key.contains(where: { !(variables[$0.1] ?? "").isEmpty }) {
+            for (flag, key) in key {
+                let value = variables[key] ?? ""
+                arguments += [flag, value.isEmpty ? "<unset: \(key)>" : value]
+                if Secret.isSecretKey(key), !value.isEmpty { secrets.insert(value) }
+            }
+        }
+        return (arguments, secrets)
     }
 
     /// How every xcodebuild of a flavour starts: the project, scheme and configuration, the
@@ -105,10 +114,11 @@ public struct BuildCommandBuilder: Sendable {
             environment: environment, secretValues: secrets)
     }
 
-    /// The Mac Catalyst build as the app's `scripts/build.sh mac` makes it: the iOS target's Mac
-    /// variant chosen by destination (no `-sdk`, no iOS deployment target), only the active arch, and
-    /// development signing with the team (`Apple Development`, automatic) — a Mac runs no
-    /// provisioning-profile check for a development build of its own team.
+    /// The Mac Catalyst build as the app's `scripts/build.sh mac` makes it (1.3): the iOS target's Mac
+    /// variant chosen by destination (no `-sdk`, no iOS deployment target), only the active arch, no
+    /// debug dylib and no merged binary, and automatic development signing with the team (`Apple
+    /// Development`; `-allowProvisioningUpdates` and the App Store Connect key, which the sandboxed
+    /// app's entitlements need — keychain access groups).
     func macCatalyst(_ flavour: Flavour) -> ProcessCommand {
         var arguments =
             xcodebuildArguments(flavour, platform: ["-destination", "platform=macOS,variant=Mac Catalyst"])
@@ -118,11 +128,13 @@ public struct BuildCommandBuilder: Sendable {
                 "CURRENT_PROJECT_VERSION=\(version.buildNumber)",
                 "CODE_SIGN_IDENTITY=Apple Development",
                 "CODE_SIGN_STYLE=Automatic",
+                "ENABLE_DEBUG_DYLIB=NO", "MERGED_BINARY_TYPE=none",
             ]
         if let team = variables["APPLE_TEAM_ID"], !team.isEmpty {
             arguments.append("DEVELOPMENT_TEAM=\(team)")
         }
-        return xcodebuildCommand(flavour, arguments)
+        let signing = automaticSigning()
+        return xcodebuildCommand(flavour, arguments + signing.arguments, secrets: signing.secrets)
     }
 
     /// What a flavour's build runs, in order: XcodeGen, then xcodebuild or the flavour's own script.

@@ -153,7 +153,10 @@ public struct BuildExecutor: Sendable {
                 reason: "\(tool) exited with status \(output.status) on \(machine.name)",
                 errors: Self.firstErrors(output.stdout + "\n" + output.stderr), logPath: logURL.path)
             // Compilers print resolved paths (/private/tmp on macOS): offer both spellings.
-            let here = [root.standardizedFileURL.path, root.resolvingSymlinksInPath().path]
+            let here = [
+                root.standardizedFileURL.path, root.resolvingSymlinksInPath().path, RealPath.of(root.path),
+            ]
+            .compactMap { $0 }
             failure.sourceRoots = here + [await machine.sourcePath()].compactMap { $0 }
             throw failure
         }
@@ -254,6 +257,7 @@ public struct BuildExecutor: Sendable {
         guard path.hasPrefix("/") else { return path }
         let roots = [
             await machine.sourcePath(), root.standardizedFileURL.path, root.resolvingSymlinksInPath().path,
+            RealPath.of(root.path),
         ]
         .compactMap { $0 }
         for base in roots where path.hasPrefix(base + "/") {

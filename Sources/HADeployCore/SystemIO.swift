@@ -72,6 +72,40 @@ public enum SocketCalls {
         public static let noSignalSendFlags: Int32 = 0
     #endif
 
+    /// Connects `fd` to `address` within `timeout` seconds: 0, or the errno (`ETIMEDOUT` when the
+    /// time ran out). Non-blocking, then `poll`: a blocking `connect` bounded by `SO_SNDTIMEO` is
+    /// bounded on Linux only — Darwin ignores it and waits out the kernel's ~75 s for an address that
+    /// drops SYNs (a sleeping iPad's old address). `fd` is blocking again afterwards.
+    public static func connect(
+        _ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t, timeout: Double
+    ) -> Int32 {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        #if canImport(Glibc)
+            let started = Glibc.connect(fd, address, length)
+        #else
+            let started = Darwin.connect(fd, address, length)
+        #endif
+        if started == 0 { return 0 }
+        guard errno == EINPROGRESS else { return errno }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, timeout) * 1000))
+        while true {
+            let left = deadline - ContinuousClock.now
+            let milliseconds = Int32(
+                clamping: max(
+                    0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&pfd, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            guard ready == 1 else { return ready == 0 ? ETIMEDOUT : errno }
+            var soError: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &size)
+            return soError
+        }
+    }
+
     /// Darwin: a write to a socket whose peer closed fails with EPIPE instead of killing the process
     /// (Linux passes `noSignalSendFlags` with each send instead).
     public static func ignoreBrokenPipe(_ fd: Int32) {
@@ -87,8 +121,18 @@ enum ChildStatus {
     /// Blocks until the child has ended, leaving it unreaped (`WNOWAIT`); false when waiting failed
     /// (errno says why: EINTR, or ECHILD when it is not this process's child).
     static func waitUntilEnded(_ pid: Int32) -> Bool {
-        var info = siginfo_t()
-        return waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0
+        while true {
+            var info = siginfo_t()
+            guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0 else { return false }
+            // Darwin also answers for a child that was only stopped (SIGTSTP, SIGTTIN: a backgrounded
+            // run), and answers again at once while it stays stopped: only an end counts, and a stopped
+            // child is asked again a moment later, so its reaper never blocks under the lock.
+            let code = Int32(info.si_code)
+            if code == Int32(CLD_EXITED) || code == Int32(CLD_KILLED) || code == Int32(CLD_DUMPED) {
+                return true
+            }
+            usleep(50_000)
+        }
     }
 
     /// Reaps an ended child: its exit code, or the signal that ended it (`signalled`); -1 when it was

@@ -13,7 +13,10 @@ public enum TrustedFiles {
     /// Why one of `paths` may not be trusted, or nil when only `userID` or root could have written them.
     public static func problem(paths: [String], userID: UInt32, fileSystem: any FileSystem) -> String? {
         for path in paths {
-            let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL
+            // The physical path (Darwin's resolvingSymlinksInPath leaves /var, itself a link).
+            let resolved =
+                RealPath.of(URL(fileURLWithPath: path))
+                ?? URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL
             if let problem = check(resolved.path, userID: userID, fileSystem: fileSystem, isAncestor: false) {
                 return problem
             }

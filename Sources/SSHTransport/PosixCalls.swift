@@ -12,15 +12,6 @@ func closeDescriptor(_ fd: Int32) {
     _ = close(fd)
 }
 
-/// `connect(2)`, for scopes where a method of the same name hides it.
-func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
-    #if canImport(Glibc)
-        Glibc.connect(fd, address, length)
-    #else
-        Darwin.connect(fd, address, length)
-    #endif
-}
-
 /// `accept(2)` without the peer's address, for scopes where a method of the same name hides it.
 func systemAccept(_ fd: Int32) -> Int32 {
     #if canImport(Glibc)

@@ -36,28 +36,12 @@ enum TCPConnector {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             // A server that drops the connection mid-write must not kill hadeploy (Darwin).
             SocketCalls.ignoreBrokenPipe(fd)
-            let flags = fcntl(fd, F_GETFL)
-            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-            var result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
-            if result != 0 && errno == EINPROGRESS {
-                let left = (deadline - ContinuousClock.now).components
-                let remaining = Int32(
-                    clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
-                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                let ready = poll(&pfd, 1, remaining)
-                if ready == 1 {
-                    var soError: Int32 = 0
-                    var length = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length)
-                    result = soError == 0 ? 0 : -1
-                    errno = soError
-                } else {
-                    result = -1
-                    errno = ETIMEDOUT
-                }
-            }
-            if result == 0 {
-                _ = fcntl(fd, F_SETFL, flags)
+            let left = deadline - ContinuousClock.now
+            let code = SocketCalls.connect(
+                fd, info.pointee.ai_addr, info.pointee.ai_addrlen,
+                timeout: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+            errno = code
+            if code == 0 {
                 var one: Int32 = 1
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return fd

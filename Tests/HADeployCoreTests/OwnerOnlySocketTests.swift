@@ -17,7 +17,7 @@ struct OwnerOnlySocketTests {
     }
 
     @Test func aSocketIsOwnerOnlyWhereItAppearsAndNothingIsLeftBeside() throws {
-        let root = try temporaryDirectory("owner-socket")
+        let root = try shortTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         // A folder everyone may look into, as /tmp or a shared state folder.
         #expect(chmod(root.path, 0o755) == 0)
@@ -41,7 +41,7 @@ struct OwnerOnlySocketTests {
     }
 
     @Test func whatIsAlreadyThereIsLeftAloneAndATooLongPathIsSaid() throws {
-        let root = try temporaryDirectory("owner-socket")
+        let root = try shortTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let path = root.appendingPathComponent("taken").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data("mine".utf8)))

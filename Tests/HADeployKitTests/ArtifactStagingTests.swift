@@ -53,7 +53,9 @@ struct ArtifactStagingTests {
         #expect(staging.artifacts["modern"]?.bundlePath == bundle)
         #expect(staging.artifacts["usb-only"]?.bundlePath == nil)
         let runFolder = base.appendingPathComponent("run-1-\(getpid())")
-        #expect(bundle.hasPrefix(runFolder.path + "/"))
+        // Known by its physical path (/private/var/… on a Mac).
+        let runPath = RealPath.of(runFolder.path) ?? runFolder.path
+        #expect(bundle.hasPrefix(runPath + "/"), "\(bundle) is not under \(runPath)")
         #expect(FileManager.default.fileExists(atPath: bundle + "/Info.plist"))
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: runFolder.path).sorted()

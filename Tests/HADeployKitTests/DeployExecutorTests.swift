@@ -211,12 +211,18 @@ struct DeployExecutorTests {
 
     @Test func aLiveLockBlocksASecondRunAndAStaleOneIsRecovered() async throws {
         let root = try temporaryDirectory()
-        // Held by another live process (a shell holding an flock(1) on the file through descriptor 9,
-        // then writing its pid as hadeploy does): the device is busy.
+        // Held by another live process (Python holding an flock(2) on the file, then writing its pid
+        // as hadeploy does — Python, not util-linux's flock(1), which a Mac lacks): the device is busy.
         let lockFile = root.appendingPathComponent("UDID-A.lock")
+        let python = try #require(TestHost.runner.locate("python3"), "python3 is needed for this test")
         let other = Process()
-        other.executableURL = URL(fileURLWithPath: "/bin/sh")
-        other.arguments = ["-c", "exec 9>>\"$0\"; flock 9; echo $$ > \"$0\"; exec sleep 30", lockFile.path]
+        other.executableURL = URL(fileURLWithPath: python)
+        other.arguments = [
+            "-c",
+            "import fcntl, os, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+                + "f.write('%d\\n' % os.getpid()); f.flush()\ntime.sleep(30)\n",
+            lockFile.path,
+        ]
         try other.run()
         defer { if other.isRunning { kill(other.processIdentifier, SIGKILL) } }
         try waitUntilLocked(lockFile.path)

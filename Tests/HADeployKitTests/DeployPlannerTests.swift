@@ -347,7 +347,7 @@ import Testing
     @Test func theTokenNeverAppearsInPrintedPlans() throws {
         var variables = configured
         variables["IPAD2_SSH_PASS"] = "hunter2-password"
-        let everything = try plan(["all"], variables: variables, host: .macOS)
+        let everything = try plan(["all", "jailbroken", "sims"], variables: variables, host: .macOS)
         let text = PlanPrinter.text(everything)
         let json = try PlanPrinter.json(everything)
         for output in [text, json] {
@@ -358,22 +358,26 @@ import Testing
         let decoded = try #require(
             try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let devices = try #require(decoded["devices"] as? [[String: Any]])
-        #expect(devices.count == 11)
+        #expect(devices.count == 12)
         let arguments = try #require(devices.first?["launchArguments"] as? [String])
         #expect(arguments[2...3] == ["-HAAccessToken", "***"])
     }
 
     @Test func oneBuildPerFlavourForTheDevicesThisHostCanDrive() throws {
-        let linux = try plan(["all"], variables: configured, host: .linux)
-        #expect(linux.builds.map(\.flavour) == ["legacy", "modern"])
-        #expect(linux.builds.map(\.devices) == [["ipad2", "ipad3", "ipad4"], ["iphone", "mini5", "mini4"]])
+        // The app's fleet (1.3): one universal build for every physical iOS device.
+        let linux = try plan(["all", "jailbroken", "sims"], variables: configured, host: .linux)
+        #expect(linux.builds.map(\.flavour) == ["legacy"])
+        #expect(
+            linux.builds.map(\.devices) == [
+                ["iphone", "mini5", "mini4", "ipad4", "ipadpro", "ipad2", "ipad3"]
+            ])
         #expect(linux.builds[0].archs == ["armv7", "arm64"])
         #expect(linux.builds[0].deploymentTarget == "9.0")
         let skipped = linux.devices.filter { $0.availability != .available }.map(\.id)
-        #expect(skipped == ["sim", "sim-iphone", "sim-ios93", "sim-ios103", "mac"])
+        #expect(skipped == ["mac", "sim", "sim-iphone", "sim-ios93", "sim-ios103"])
 
-        let mac = try plan(["all"], variables: configured, host: .macOS)
-        #expect(mac.builds.map(\.flavour) == ["legacy", "modern", "simulator", "rosettasim", "mac"])
+        let mac = try plan(["all", "jailbroken", "sims"], variables: configured, host: .macOS)
+        #expect(mac.builds.map(\.flavour) == ["legacy", "simulator", "rosettasim", "mac"])
         #expect(mac.devices.allSatisfy { $0.availability == .available })
 
         let noBuild = try plan(["mini4"], variables: configured) { $0.build = false }

@@ -16,12 +16,13 @@ struct PlanFileLoaderTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Every device of the committed devices.yaml, planned as `plan all --no-build --json` would on `host`,
+    /// Every device of the committed devices.yaml but the -usb routes, planned as `plan all jailbroken sims
+    /// --no-build --json` would on `host`,
     /// its state folder where the planning job had it.
     static func plan(host: HostPlatform = .linux, build: Bool = false) throws -> DeployPlan {
         let matrix = try SpecLoader().load(
             contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
-        var options = DeployOptions(targets: ["all"], build: build)
+        var options = DeployOptions(targets: ["all", "jailbroken", "sims"], build: build)
         options.artifacts = .nothing
         return try DeployPlanner(
             matrix: matrix, variables: variables, topology: Topology(host: host),
@@ -207,7 +208,7 @@ struct PlanFileLoaderTests {
         }
         #expect(
             loaded.plan.builds.contains { $0.commands.contains { $0.arguments.contains("KEY123SECRET") } },
-            "the device builds sign with the App Store Connect key")
+            "the builds that sign (the Mac's, as the app's build.sh mac) use the App Store Connect key")
 
         // A command this checkout would not run: refused at its JSON path.
         var evil = plan
@@ -258,7 +259,7 @@ struct PlanFileLoaderTests {
     /// Duplicates, a billion retries and a negative timeout: each refused, all in one error.
     @Test func valuesAreHeldToDevicesYamlsBoundsAndEveryProblemIsReportedAtOnce() throws {
         var plan = try Self.plan()
-        let first = try Self.index(plan) { $0.udid?.value != nil && !$0.steps.isEmpty }
+        let first = try Self.index(plan) { $0.udid?.value?.isEmpty == false && !$0.steps.isEmpty }
         plan.devices.append(plan.devices[first])
         let duplicate = plan.devices.count - 1
         let running = plan.devices.indices.filter { !plan.devices[$0].steps.isEmpty }

@@ -59,9 +59,9 @@ final class ProbeSocket: @unchecked Sendable {
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
         guard fd >= 0 else { return .failure(errnoText(errno)) }
         let socket = ProbeSocket(fd: fd, timeout: timeout)
-        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            return .failure(errnoText(errno))
-        }
+        // Bounded on every system (SO_SNDTIMEO bounds a connect on Linux only).
+        let code = SocketCalls.connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen, timeout: timeout)
+        guard code == 0 else { return .failure(errnoText(code)) }
         return .success(socket)
     }
 

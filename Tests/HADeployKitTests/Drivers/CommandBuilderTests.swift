@@ -55,7 +55,11 @@ import Testing
                 "ARCHS=arm64", "ONLY_ACTIVE_ARCH=YES", "MARKETING_VERSION=1.2.5",
                 "CURRENT_PROJECT_VERSION=158",
                 "CODE_SIGN_IDENTITY=Apple Development", "CODE_SIGN_STYLE=Automatic",
-                "DEVELOPMENT_TEAM=ABCDE12345",
+                "ENABLE_DEBUG_DYLIB=NO", "MERGED_BINARY_TYPE=none", "DEVELOPMENT_TEAM=ABCDE12345",
+                // As the app's build.sh mac (1.3): provisioning updates, with the App Store Connect key.
+                "-allowProvisioningUpdates", "-authenticationKeyPath", "/secret/AuthKey.p8",
+                "-authenticationKeyID", "<unset: ASC_KEY_ID>", "-authenticationKeyIssuerID",
+                "<unset: ASC_ISSUER_ID>",
             ])
         #expect(command.environment == ["DEVELOPER_DIR": "/Applications/Xcode.app/Contents/Developer"])
         #expect(builder.commands(flavour).map(\.executable) == ["xcodegen", "xcodebuild"])
