@@ -194,7 +194,7 @@ struct StatusPublishHomeAssistantTests {
         let ours = states.filter {
             $0.key.contains(".hadeploy_mini4_") || $0.key.contains(".hadeploy_iphone_")
         }
-        #expect(ours.count == 2 * 15, "\(ours.keys.sorted())")
+        #expect(ours.count == 2 * 17, "\(ours.keys.sorted())")
         for (entity, value) in ours { #expect(value["state"]?.stringValue != "None", "\(entity)") }
         let log = try String(
             contentsOf: ha.directory.appendingPathComponent("home-assistant.log"), encoding: .utf8)

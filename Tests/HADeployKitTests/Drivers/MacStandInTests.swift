@@ -161,6 +161,15 @@ import Testing
         return Mac(tools: tools, home: home, state: state, build: build)
     }
 
+    /// The Mac driver on the stand-in tools, with short waits.
+    static func driver(_ mac: Mac) -> MacDriver {
+        MacDriver(
+            configuration: .init(
+                label: "Mac", host: .macOS, home: mac.home, commands: MacCommands(tools: mac.tools),
+                quitGrace: .seconds(3), pollInterval: .milliseconds(50)),
+            runner: TestHost.runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
+    }
+
     /// Stops the stand-in app this test started.
     func stopApp(_ mac: Mac) {
         guard
@@ -193,11 +202,7 @@ import Testing
         let folder = try TemporaryFolder()
         let mac = try makeMac(in: folder)
         defer { stopApp(mac) }
-        let driver = MacDriver(
-            configuration: .init(
-                label: "Mac", host: .macOS, home: mac.home, commands: MacCommands(tools: mac.tools),
-                quitGrace: .seconds(3), pollInterval: .milliseconds(50)),
-            runner: TestHost.runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
+        let driver = Self.driver(mac)
         let artifact = MacDriverTests.artifact(mac.build)
 
         let sampler = ProcessListSampler(secrets: [token])
@@ -253,11 +258,7 @@ import Testing
         let folder = try TemporaryFolder()
         let mac = try makeMac(in: folder, sandboxed: true)
         defer { stopApp(mac) }
-        let driver = MacDriver(
-            configuration: .init(
-                label: "Mac", host: .macOS, home: mac.home, commands: MacCommands(tools: mac.tools),
-                quitGrace: .seconds(3), pollInterval: .milliseconds(50)),
-            runner: TestHost.runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
+        let driver = Self.driver(mac)
         let artifact = MacDriverTests.artifact(mac.build)
         let container = mac.home.appendingPathComponent("Library/Containers/\(Self.bundleID)/Data")
 

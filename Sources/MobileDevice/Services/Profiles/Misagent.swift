@@ -18,15 +18,16 @@ enum Misagent {
                 device: session.handle, descriptor: descriptor, identity: session.identity)
             try connection.send(
                 .dictionary([
-                    "MessageType": .string(copyAll ? "CopyAll" : "Copy"), "ProfileType": .string("Provisioning"),
+                    "MessageType": .string(copyAll ? "CopyAll" : "Copy"),
+                    "ProfileType": .string("Provisioning"),
                 ]), step: step)
             let seconds = max(1, Int(timeouts.request.components.seconds))
             guard let reply = try connection.receive(timeoutMilliseconds: UInt32(seconds * 1000), step: step)
             else {
                 throw MobileDeviceError(
                     .deadlineExceeded, step: step, device: session.identity,
-                    reason: "misagent did not answer within \(seconds) s", nextStep: "Replug the device and retry.",
-                    isTransient: true)
+                    reason: "misagent did not answer within \(seconds) s",
+                    nextStep: "Replug the device and retry.", isTransient: true)
             }
             if let status = reply["Status"]?.integer, status != 0 {
                 throw MobileDeviceError(
