@@ -264,6 +264,7 @@ import Testing
         #expect("\(backend)".contains("iPad Pro"), "found by its model: \(backend)")
         let text = try await project.run("plan", "ipadpro", "--as-host", "macos")
         #expect(text.stdout.contains("the one physical iPad Pro it lists"), "\(text.stdout)")
+        #expect(text.stdout.contains("udid:      (none set: found when it connects)"), "\(text.stdout)")
     }
 
     @Test func initNeverOverwritesWithoutForce() async throws {

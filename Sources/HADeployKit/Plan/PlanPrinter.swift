@@ -41,7 +41,11 @@ public enum PlanPrinter {
                     + " \(device.arch), \(device.kind.rawValue)")
             lines.append("  flavour:   \(device.flavour)")
             lines.append("  backend:   \(Backends.describe(device.backend))")
-            if let udid = device.udid { lines.append("  udid:      \(udid)") }
+            if let udid = device.udid {
+                // `${IPAD_PRO_DEVICECTL_ID:-}` unset: the backend line says how it is found.
+                let empty = udid.value?.isEmpty == true
+                lines.append("  udid:      " + (empty ? "(none set: found when it connects)" : "\(udid)"))
+            }
             if let host = device.host { lines.append("  host:      \(host)") }
             lines.append("  version:   \(plan.version)")
             lines.append(
