@@ -28,7 +28,7 @@ public actor RemoteBuildMachine: BuildMachine {
 
     private var idle: [SSHConnection] = []
     private var preparation: Task<String, any Error>?
-    private var uploadedKeys: [String: String] = [:]
+    private var uploadedKeys: [String: Task<String, any Error>] = [:]
 
     public init(
         address: String, authentication: SSHAuthentication, knownHostsPath: String, localRoot: URL,
@@ -313,8 +313,17 @@ public actor RemoteBuildMachine: BuildMachine {
         return command
     }
 
+    /// One upload per key, however many flavours ask at once: an actor's method resumes others while
+    /// it awaits, so a second flavour would otherwise send the key again (`cat >` truncating it) while
+    /// the first one's xcodebuild reads it.
     private func uploadKey(_ local: String) async throws -> String {
-        if let remote = uploadedKeys[local] { return remote }
+        if let upload = uploadedKeys[local] { return try await upload.value }
+        let upload = Task { try await self.sendKey(local) }
+        uploadedKeys[local] = upload
+        return try await upload.value
+    }
+
+    private func sendKey(_ local: String) async throws -> String {
         let root = try await sourceRoot()
         let secrets = (root as NSString).deletingLastPathComponent + "/secrets"
         let remote = secrets + "/" + (local as NSString).lastPathComponent
@@ -323,7 +332,6 @@ public actor RemoteBuildMachine: BuildMachine {
         try await checked(
             "umask 077 && mkdir -p \(ProcessCommand.quote(secrets)) && cat > \(ProcessCommand.quote(remote))",
             stdin: data, timeout: 60, step: "sending the App Store Connect key")
-        uploadedKeys[local] = remote
         return remote
     }
 
