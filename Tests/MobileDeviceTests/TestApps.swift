@@ -74,17 +74,21 @@ enum TestApps {
             default: return (0x0100_000C, 0)
             }
         }
-        var bytes: [UInt8]
-        if slices.count == 1 {
-            let (type, sub) = cpu(slices[0])
-            let magic: UInt32 = type == 12 ? 0xFEED_FACE : 0xFEED_FACF
-            bytes =
-                MachOFixtures.littleEndian(magic) + MachOFixtures.littleEndian(type)
-                + MachOFixtures.littleEndian(sub) + MachOFixtures.littleEndian(2)
-        } else {
-            bytes = MachOFixtures.fat(slices.map(cpu))
+        // A signed slice (installd takes no executable without `LC_CODE_SIGNATURE`), 4 KiB.
+        func thin(_ slice: String) -> [UInt8] {
+            let (type, sub) = cpu(slice)
+            let is64 = type != 12
+            let le = MachOFixtures.littleEndian
+            var bytes =
+                le(is64 ? 0xFEED_FACF : 0xFEED_FACE) + le(type) + le(sub) + le(2) + le(1) + le(16) + le(0)
+            if is64 { bytes += le(0) }
+            bytes += le(0x1D) + le(16) + le(4032) + le(0)
+            return bytes + [UInt8](repeating: 0, count: 4096 - bytes.count)
         }
+        guard slices.count > 1 else { return Data(thin(slices[0])) }
+        var bytes = MachOFixtures.fat(slices.map(cpu))
         bytes += [UInt8](repeating: 0, count: 4096 - bytes.count)
+        for slice in slices { bytes += thin(slice) }
         return Data(bytes)
     }
 

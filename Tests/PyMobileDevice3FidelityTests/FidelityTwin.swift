@@ -152,7 +152,8 @@ struct FidelityTwin {
         return ipa
     }
 
-    /// A thin little-endian Mach-O header (MH_EXECUTE) for armv7 or arm64, padded to 4 KiB.
+    /// A thin little-endian Mach-O header (MH_EXECUTE) for armv7 or arm64 with a code signature load
+    /// command (installd takes no unsigned executable), padded to 4 KiB.
     static func machOHeader(arm64: Bool) -> Data {
         var data = Data()
         func le(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
@@ -160,7 +161,11 @@ struct FidelityTwin {
         le(arm64 ? 0x0100_000C : 12)
         le(arm64 ? 0 : 9)
         le(2)
-        for _ in 0..<(arm64 ? 4 : 3) { le(0) }
+        le(1)  // ncmds
+        le(16)  // sizeofcmds
+        le(0)
+        if arm64 { le(0) }
+        for word: UInt32 in [0x1D, 16, 4032, 0] { le(word) }  // LC_CODE_SIGNATURE, empty blob
         data.append(Data(count: 4096 - data.count))
         return data
     }

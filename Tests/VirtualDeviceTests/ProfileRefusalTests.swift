@@ -60,6 +60,20 @@ extension VirtualDeviceSuite {
             #expect(expired.output.contains("ApplicationVerificationFailed"), "\(expired)")
             #expect(expired.output.contains("0xe8008018"), "\(expired)")
 
+            // No code signature at all: refused as installd refuses it.
+            let unsignedFolder = work.appendingPathComponent("44")
+            let unsignedApp = try TestBundles.makeApp(
+                in: unsignedFolder, bundleID: bundleID, version: "44",
+                executable: TestBundles.machO(.arm64, signed: false))
+            let unsigned = try await emulator.run(
+                "ideviceinstaller",
+                [
+                    "-u", udid, "-i",
+                    try TestBundles.makeIPA(from: unsignedApp, in: unsignedFolder, name: "Dashboard").path,
+                ])
+            #expect(unsigned.output.contains("ApplicationVerificationFailed"), "\(unsigned)")
+            #expect(unsigned.output.contains("0xe800801c (No code signature found.)"), "\(unsigned)")
+
             let installed = try await emulator.daemon.installedApps(udid: udid)
             #expect(installed.map(\.bundleVersion) == ["41"], "the device keeps the app it had")
             // A refused build's profile was not installed; a profile is removed by its UUID.

@@ -13,18 +13,25 @@ enum TestBundles {
         var is64Bit: Bool { self == .arm64 }
     }
 
-    /// A thin Mach-O header (little-endian) padded to `size` bytes.
-    static func machO(_ slice: Slice, size: Int = 4096) -> Data {
+    /// A thin Mach-O header (little-endian) padded to `size` bytes; `signed`: with a code signature
+    /// load command (`LC_CODE_SIGNATURE`, its blob empty), as installd requires.
+    static func machO(_ slice: Slice, size: Int = 4096, signed: Bool = true) -> Data {
         var data = Data()
         func le(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
         le(slice.is64Bit ? 0xFEED_FACF : 0xFEED_FACE)
         le(slice.cpuType)
         le(slice.cpuSubtype)
         le(2)  // MH_EXECUTE
-        le(0)
-        le(0)
+        le(signed ? 1 : 0)  // ncmds
+        le(signed ? 16 : 0)  // sizeofcmds
         le(0)
         if slice.is64Bit { le(0) }
+        if signed {
+            le(0x1D)  // LC_CODE_SIGNATURE
+            le(16)
+            le(UInt32(max(size, 256) - 64))  // dataoff
+            le(0)  // datasize
+        }
         data.append(Data(count: max(0, size - data.count)))
         return data
     }

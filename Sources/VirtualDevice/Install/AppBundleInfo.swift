@@ -98,6 +98,15 @@ struct AppBundleInfo {
                     + "/private/var/installd/Library/Caches/com.apple.mobile.installd.staging/"
                     + "\(bundleURL.lastPathComponent)/\(executable)")
         }
+        // installd installs no executable without a code signature (a development, ad hoc or App Store
+        // one; a jailbroken iPad's ldid adds one on the device itself).
+        guard MachOInspector.isSigned(executableURL) else {
+            throw InstallError(
+                "ApplicationVerificationFailed",
+                "Failed to verify code signature of /private/var/installd/Library/Caches/"
+                    + "com.apple.mobile.installd.staging/\(bundleURL.lastPathComponent)/\(executable) : "
+                    + "0xe800801c (No code signature found.)", detail: 0xE800_801C)
+        }
         let name =
             info["CFBundleDisplayName"] as? String ?? info["CFBundleName"] as? String ?? executable
         return AppBundleInfo(

@@ -32,6 +32,43 @@ enum MachOInspector {
         }
     }
 
+    /// Whether every slice of the executable carries a code signature (`LC_CODE_SIGNATURE`), as
+    /// installd requires of any app it installs; false for a file that is no Mach-O.
+    static func isSigned(_ url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        // Executables of the twins' apps are small; a larger one is read up to 64 MiB.
+        guard let data = try? handle.read(upToCount: 64 << 20), data.count >= 28 else { return false }
+        let bytes = [UInt8](data)
+        func be(_ offset: Int) -> UInt32 {
+            guard offset >= 0, offset + 4 <= bytes.count else { return 0 }
+            return bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        func le(_ offset: Int) -> UInt32 { be(offset).byteSwapped }
+        func signedSlice(at start: Int) -> Bool {
+            let magic = be(start)
+            guard magic == 0xCEFA_EDFE || magic == 0xCFFA_EDFE else { return false }
+            let count = Int(le(start + 16))
+            var command = start + (magic == 0xCFFA_EDFE ? 32 : 28)
+            for _ in 0..<min(count, 4096) {
+                let kind = le(command)
+                let size = Int(le(command + 4))
+                if kind == 0x1D { return true }  // LC_CODE_SIGNATURE
+                guard size >= 8 else { return false }
+                command += size
+            }
+            return false
+        }
+        switch be(0) {
+        case 0xCAFE_BABE:
+            let count = Int(be(4))
+            guard count > 0, count < 32 else { return false }
+            return (0..<count).allSatisfy { signedSlice(at: Int(be(8 + $0 * 20 + 8))) }
+        default:
+            return signedSlice(at: 0)
+        }
+    }
+
     /// <mach/machine.h> names.
     static func name(cpuType: UInt32, subtype rawSubtype: UInt32) -> String {
         let subtype = rawSubtype & 0x00FF_FFFF
