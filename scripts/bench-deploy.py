@@ -51,7 +51,9 @@ open(os.path.join(ddi, "DeveloperDiskImage.dmg"), "wb").write(b"virtual ddi")
 open(os.path.join(ddi, "DeveloperDiskImage.dmg.signature"), "wb").write(b"\x01" * 64)
 app = os.path.join(work, "artifacts/modern/HADashboard.app")
 os.makedirs(app)
-header = struct.pack("<IIIIIIII", 0xFEEDFACF, 0x0100000C, 0, 2, 0, 0, 0, 0).ljust(4096, b"\0")
+# Signed as installd requires: one LC_CODE_SIGNATURE load command (an empty blob).
+header = (struct.pack("<IIIIIIII", 0xFEEDFACF, 0x0100000C, 0, 2, 1, 16, 0, 0)
+          + struct.pack("<IIII", 0x1D, 16, 4032, 0)).ljust(4096, b"\0")
 open(os.path.join(app, "HADashboard"), "wb").write(header)
 with open(os.path.join(app, "payload.bin"), "wb") as f:
     f.write(os.urandom(APP_MB * 1_000_000))

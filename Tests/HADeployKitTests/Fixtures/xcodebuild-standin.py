@@ -65,9 +65,11 @@ if os.path.exists("STANDIN_REQUIRE_KEY"):
 archs = (open("STANDIN_ARCHS").read() if os.path.exists("STANDIN_ARCHS") else settings.get("ARCHS", "arm64")).split()
 cpu = {"armv7": (12, 9, False), "arm64": (0x0100000C, 0, True), "x86_64": (0x01000007, 3, True)}
 def thin(arch):
+    # Signed, as xcodebuild's products are: one LC_CODE_SIGNATURE load command (an empty blob here).
     t, s, is64 = cpu[arch]
-    h = struct.pack("<IIIIIII", 0xFEEDFACF if is64 else 0xFEEDFACE, t, s, 2, 0, 0, 0)
-    return (h + (b"\0\0\0\0" if is64 else b"")).ljust(4096, b"\0")
+    h = struct.pack("<IIIIIII", 0xFEEDFACF if is64 else 0xFEEDFACE, t, s, 2, 1, 16, 0)
+    h += (b"\0\0\0\0" if is64 else b"") + struct.pack("<IIII", 0x1D, 16, 4032, 0)
+    return h.ljust(4096, b"\0")
 if len(archs) == 1:
     binary = thin(archs[0])
 else:
