@@ -88,11 +88,10 @@ public struct AppArtifact: Sendable, Equatable {
                 url, "it is not a regular file or a folder (a device or a socket)",
                 next: "Pass the .ipa or .app the build produced.")
         }
-        guard let real = realpath(url.path, nil) else {
+        guard let real = RealPath.of(url.path) else {
             throw invalid(url, "its real path cannot be resolved", next: "Check the path.")
         }
-        defer { free(real) }
-        return (URL(fileURLWithPath: String(cString: real), isDirectory: isDirectory), isDirectory)
+        return (URL(fileURLWithPath: real, isDirectory: isDirectory), isDirectory)
     }
 
     private static func inspectAppDirectory(_ url: URL, shown: URL, in fileSystem: any FileSystem) throws

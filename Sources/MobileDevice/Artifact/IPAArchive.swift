@@ -333,11 +333,7 @@ enum BundleLinks {
         return nil
     }
 
-    static func realPath(_ path: String) -> String? {
-        guard let real = realpath(path, nil) else { return nil }
-        defer { free(real) }
-        return String(cString: real)
-    }
+    static func realPath(_ path: String) -> String? { RealPath.of(path) }
 
     /// Whether `destination`, read from the folder holding `link`, stays below the bundle's root.
     static func lexicallyInside(_ link: String, _ destination: String) -> Bool {

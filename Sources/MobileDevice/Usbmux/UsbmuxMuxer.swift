@@ -313,9 +313,7 @@ public final class PairRecordFolder: @unchecked Sendable {
     /// user owns or can write could hold records (and keys) of theirs, or take this user's.
     public func problem() -> String? {
         guard let folder, let fileSystem else { return nil }
-        guard let resolved = realpath(folder.path, nil) else { return nil }
-        let path = String(cString: resolved)
-        free(resolved)
+        guard let path = RealPath.of(folder.path) else { return nil }
         guard let attributes = try? fileSystem.attributesOfItem(atPath: path) else { return nil }
         guard attributes[.type] as? FileAttributeType == .typeDirectory else {
             return "the pair records folder \(folder.path) is not a folder"

@@ -53,11 +53,9 @@ public enum UsbmuxdSocketTrust {
     /// Why the socket at `path` (and the folders it is in) may not be trusted, or nil.
     static func pathProblem(_ path: String, userID: uid_t = geteuid()) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
-        guard let resolved = realpath(folder.isEmpty ? "/" : folder, nil) else {
+        guard let parent = RealPath.of(folder.isEmpty ? "/" : folder) else {
             return nil  // No folder: nothing can listen there, and connecting says so.
         }
-        let parent = String(cString: resolved)
-        free(resolved)
         if let problem = folderProblem(parent, userID: userID, strict: true) { return problem }
         var ancestor = parent
         while ancestor != "/" && !ancestor.isEmpty {
