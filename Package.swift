@@ -267,7 +267,7 @@ let package = Package(
             name: "hadeploy-bench",
             dependencies: [
                 "HomeAssistant", "MobileDevice", "VirtualDevice", "SSHTransport", "HADeployDrivers",
-                "HADeployCore", "DeployModel", "ImageCodec",
+                "HADeployCore", "DeployModel", "ImageCodec", "HADeployBuild", "DeviceSpec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -282,7 +282,8 @@ let package = Package(
             name: "hadeploy-lock-racer", dependencies: ["HADeployKit"], path: "Tests/LockRacer",
             swiftSettings: strict),
         .target(
-            name: "TestSupport", dependencies: ["HADeployCore", "DeployModel"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["HADeployCore", "DeployModel", "HADeployBuild"],
+            path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

@@ -1,8 +1,10 @@
+import DeviceSpec
 import Foundation
+import HADeployBuild
 import ZIPFoundation
 
-/// A synthetic app for install benchmarks: Info.plist, an executable that is only a Mach-O header
-/// (enough for the device's architecture check; it contains no code) and an incompressible payload,
+/// A synthetic app for install benchmarks: Info.plist, an executable that is only a signed Mach-O
+/// header (enough for the device's checks; it contains no code), a profile and an incompressible payload,
 /// zipped stored (`zip -0`) as `Payload/<name>.app` so the upload size is the payload size.
 enum BenchApp {
     enum Executable {
@@ -28,56 +30,23 @@ enum BenchApp {
         ]
         try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
             .write(to: app.appendingPathComponent("Info.plist"))
-        let binary =
+        // Signed (a code signature load command) and with an in-house profile that covers every
+        // twin: the twins refuse an app without either, as real devices do.
+        let archs: [Arch] =
             switch executable {
-            case .arm64: machO(cpuType: arm64CPU, cpuSubtype: 0, is64Bit: true)
-            case .armv7AndArm64: fat()
+            case .arm64: [.arm64]
+            case .armv7AndArm64: [.armv7, .arm64]
             }
-        try binary.write(to: app.appendingPathComponent(name))
+        try MachOWriter.executable(
+            archs: archs, entitlements: DemoAppBuilder.entitlements(bundleID: bundleID)
+        )
+        .write(to: app.appendingPathComponent(name))
+        try DemoAppBuilder.developmentProfile(bundleID: "*", devices: nil, now: Date())
+            .write(to: app.appendingPathComponent("embedded.mobileprovision"))
         try writeRandomFile(app.appendingPathComponent(payloadName), bytes: payloadBytes)
         try? FileManager.default.removeItem(at: ipa)
         try FileManager.default.zipItem(
             at: payload, to: ipa, shouldKeepParent: true, compressionMethod: .none)
-    }
-
-    private static let arm64CPU: UInt32 = 0x0100_000C
-    private static let armv7CPU: UInt32 = 12
-    private static let armv7Subtype: UInt32 = 9
-
-    /// A thin little-endian Mach-O header (MH_EXECUTE) padded to 4 KiB.
-    private static func machO(cpuType: UInt32, cpuSubtype: UInt32, is64Bit: Bool) -> Data {
-        var data = Data()
-        func le(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-        le(is64Bit ? 0xFEED_FACF : 0xFEED_FACE)
-        le(cpuType)
-        le(cpuSubtype)
-        le(2)
-        for _ in 0..<(is64Bit ? 4 : 3) { le(0) }
-        data.append(Data(count: 4096 - data.count))
-        return data
-    }
-
-    /// A big-endian fat header, then one 4 KiB thin header per slice.
-    private static func fat() -> Data {
-        let slices: [(cpu: UInt32, subtype: UInt32, is64Bit: Bool)] = [
-            (armv7CPU, armv7Subtype, false), (arm64CPU, 0, true),
-        ]
-        var data = Data()
-        func be(_ value: UInt32) { withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) } }
-        be(0xCAFE_BABE)
-        be(UInt32(slices.count))
-        for (index, slice) in slices.enumerated() {
-            be(slice.cpu)
-            be(slice.subtype)
-            be(UInt32(4096 * (index + 1)))
-            be(4096)
-            be(12)
-        }
-        data.append(Data(count: 4096 - data.count))
-        for slice in slices {
-            data.append(machO(cpuType: slice.cpu, cpuSubtype: slice.subtype, is64Bit: slice.is64Bit))
-        }
-        return data
     }
 
     /// Random bytes written 1 MiB at a time, so a large payload never sits in memory whole.

@@ -57,6 +57,8 @@ header = (struct.pack("<IIIIIIII", 0xFEEDFACF, 0x0100000C, 0, 2, 1, 16, 0, 0)
 open(os.path.join(app, "HADashboard"), "wb").write(header)
 with open(os.path.join(app, "payload.bin"), "wb") as f:
     f.write(os.urandom(APP_MB * 1_000_000))
+# With a profile that covers every twin (they refuse an app without one, as real devices do).
+run([sys.executable, os.path.join(ROOT, "scripts/inhouse-profile.py"), os.path.join(app, "embedded.mobileprovision")])
 plistlib.dump({"CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "HADashboard",
                "CFBundleShortVersionString": "1.0.0", "CFBundleVersion": "1"}, open(os.path.join(app, "Info.plist"), "wb"))
 ipa = os.path.join(work, "HADashboard.ipa")

@@ -38,8 +38,15 @@ cat >"$app/Info.plist" <<PLIST
 <key>MinimumOSVersion</key><string>9.0</string>
 </dict></plist>
 PLIST
-printf '\xcf\xfa\xed\xfe\x0c\x00\x00\x01\x00\x00\x00\x00\x02\x00\x00\x00' >"$app/Bench"
-head -c 4080 /dev/zero >>"$app/Bench"
+# Signed as installd requires: one LC_CODE_SIGNATURE load command (an empty blob), and a profile that
+# covers the twin.
+python3 - "$app/Bench" <<'PY'
+import struct, sys
+header = (struct.pack("<IIIIIIII", 0xFEEDFACF, 0x0100000C, 0, 2, 1, 16, 0, 0)
+          + struct.pack("<IIII", 0x1D, 16, 4032, 0)).ljust(4096, b"\0")
+open(sys.argv[1], "wb").write(header)
+PY
+python3 scripts/inhouse-profile.py "$app/embedded.mobileprovision"
 head -c "$((SIZE_MB * 1000 * 1000))" /dev/urandom >"$app/Assets.bin"
 (cd "$work" && python3 -c 'import shutil; shutil.make_archive("Bench", "zip", ".", "Payload")' && mv Bench.zip Bench.ipa)
 ipa="$work/Bench.ipa"

@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HostCrypto
 import MobileDevice
 
 /// Makes a small stand-in app bundle per flavour for `--virtual` runs on hosts without Xcode.
@@ -41,9 +42,31 @@ public struct DemoAppBuilder: Sendable {
         return (try? PropertyListValue.encode(values, .xml)) ?? Data()
     }
 
+    /// The development profile a device build carries, as Xcode's automatic signing makes one: the
+    /// demo team's app id for `bundleID` (`*`: every app of the team), the `devices` it runs on
+    /// (hardware UDIDs; nil: an in-house profile, every device), valid for a year from `now`. The same
+    /// bundle id and devices give the same profile UUID (a rebuild replaces the profile a device holds,
+    /// as Xcode's do).
+    public static func developmentProfile(bundleID: String, devices: [String]?, now: Date) throws -> Data {
+        let devices = devices.map { Array(Set($0)).sorted() }
+        let key = ([bundleID] + (devices ?? ["*"])).joined(separator: "\n")
+        let digest = Array(SHA256Hasher.hex(of: Data(key.utf8)))
+        let uuid = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digest[$0]).uppercased() }
+            .joined(separator: "-")
+        let profile = ProvisioningProfile(
+            name: devices == nil ? "hadeploy demo (in-house)" : "iOS Team Provisioning Profile: \(bundleID)",
+            uuid: uuid, teamIdentifiers: [demoTeamID], expirationDate: now.addingTimeInterval(365 * 86_400),
+            provisionedDevices: devices, provisionsAllDevices: devices == nil,
+            applicationIdentifier: "\(demoTeamID).\(bundleID)")
+        return try CMSEnvelope.signedByThrowawayIdentity(profile.plist(creationDate: now), now: now)
+    }
+
+    /// The flavour's bundle in `directory`/<flavour>/; a device build (iphoneos) carries a development
+    /// profile listing `devices`, as a real one does (a device refuses a build whose profile does not
+    /// list it).
     public func build(
         flavour: Flavour, marketingVersion: String, buildNumber: Int, into directory: URL,
-        in fileSystem: any FileSystem
+        devices: [String] = [], now: Date, in fileSystem: any FileSystem
     ) throws -> Artifact {
         let app = directory.appendingPathComponent(flavour.name).appendingPathComponent(
             "\(executableName).app")
@@ -70,6 +93,11 @@ public struct DemoAppBuilder: Sendable {
             MachOWriter.executable(archs: flavour.archs, entitlements: Self.entitlements(bundleID: bundleID)),
             to: app.appendingPathComponent(executableName), options: [])
         try fileSystem.write(Data("APPL????".utf8), to: app.appendingPathComponent("PkgInfo"), options: [])
+        if flavour.sdk == "iphoneos" {
+            try fileSystem.write(
+                Self.developmentProfile(bundleID: bundleID, devices: devices, now: now),
+                to: app.appendingPathComponent("embedded.mobileprovision"), options: [])
+        }
         return Artifact(
             path: app.path, bundleID: bundleID, executable: executableName,
             marketingVersion: marketingVersion,

@@ -68,7 +68,7 @@ struct PlanCommand: ContextCommand {
             do {
                 artifacts = try inputs.plan.artifacts.artifacts(
                     for: inputs.plan, host: Topology.current(environment: context.environment).host,
-                    copyingInto: nil, in: context.fileSystem)
+                    copyingInto: nil, now: context.clock.now(), in: context.fileSystem)
             } catch {
                 context.message("warning: the builds could not be read for their profiles: \(error)")
             }

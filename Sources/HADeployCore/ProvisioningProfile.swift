@@ -48,6 +48,29 @@ public struct ProvisioningProfile: Sendable, Hashable {
             applicationIdentifier: entitlements?["application-identifier"] as? String)
     }
 
+    /// The profile as the developer portal writes its plist (the CMS envelope's content), made on
+    /// `creationDate`: a development profile when it lists devices, `get-task-allow` with it.
+    public func plist(creationDate: Date) throws -> Data {
+        var entitlements: [String: Any] = ["get-task-allow": provisionedDevices != nil]
+        if let applicationIdentifier {
+            entitlements["application-identifier"] = applicationIdentifier
+            entitlements["keychain-access-groups"] = [applicationIdentifier]
+        }
+        if let team = teamIdentifiers.first { entitlements["com.apple.developer.team-identifier"] = team }
+        var values: [String: Any] = [
+            "Name": name, "UUID": uuid, "TeamIdentifier": teamIdentifiers,
+            "ApplicationIdentifierPrefix": teamIdentifiers, "CreationDate": creationDate, "Platform": ["iOS"],
+            "Entitlements": entitlements, "Version": 1,
+        ]
+        if let expirationDate {
+            values["ExpirationDate"] = expirationDate
+            values["TimeToLive"] = max(0, Int(expirationDate.timeIntervalSince(creationDate) / 86_400))
+        }
+        if let provisionedDevices { values["ProvisionedDevices"] = provisionedDevices }
+        if provisionsAllDevices { values["ProvisionsAllDevices"] = true }
+        return try PropertyListValue.encode(values, .xml)
+    }
+
     /// `'Name' (UUID)`, as messages name it.
     public var label: String { "'\(name)' (\(uuid))" }
 

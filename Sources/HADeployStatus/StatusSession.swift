@@ -40,7 +40,8 @@ public struct StatusSession: Sendable {
         if case .files = deployPlan.artifacts {
             // Read where they are: status installs nothing, it only compares.
             artifacts = try deployPlan.artifacts.artifacts(
-                for: deployPlan, host: .current, copyingInto: nil, in: context.fileSystem)
+                for: deployPlan, host: .current, copyingInto: nil, now: context.clock.now(),
+                in: context.fileSystem)
         }
         let bundleID =
             variables["BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 }

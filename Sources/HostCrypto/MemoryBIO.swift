@@ -34,6 +34,14 @@ final class MemoryBIO {
         return bio.text
     }
 
+    /// Everything written so far, as bytes (DER).
+    var data: Data {
+        var pointer: UnsafeMutablePointer<CChar>?
+        let count = hadeploy_BIO_get_mem_data(handle, &pointer)
+        guard let pointer, count > 0 else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+
     /// Everything written so far, as text (PEM is ASCII).
     var text: String {
         var pointer: UnsafeMutablePointer<CChar>?

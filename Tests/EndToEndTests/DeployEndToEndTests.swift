@@ -591,6 +591,16 @@ struct PlanEqualsRunTests {
         let report = try world.report("report-virtual")
         #expect(report.results.allSatisfy { $0.outcome == .succeeded || $0.outcome == .unverified })
         #expect(report.results.allSatisfy { $0.steps.map(\.name) == planned.steps[$0.id] })
+        // The twins took the demo build because it is signed for them, as a real build is: its
+        // development profile lists each twin of its flavour (read by ideviceprovision, not hadeploy).
+        let profile = world.root.appendingPathComponent(
+            ".hadeploy/virtual/demo-apps/modern/HADashboard.app/embedded.mobileprovision")
+        let dump = try await ToolRun.run("ideviceprovision", ["dump", profile.path])
+        let text = String(decoding: dump.standardOutput, as: UTF8.self)
+        let udid = try #require(planned.udids["mini4"])
+        #expect(dump.status == 0, "\(String(decoding: dump.standardError, as: UTF8.self))")
+        #expect(text.contains("ProvisionedDevices") && text.contains(udid), "\(text)")
+        #expect(text.contains("application-identifier: HADEPLOYDM.com.example.hadashboard"), "\(text)")
     }
 
     @Test func aUSBRunExecutesThePrintedPlan() async throws {

@@ -128,7 +128,8 @@ final class DeployWorld: Sendable {
                 scheme: nil, settings: [:], location: SourceLocation(file: "devices.yaml", line: 1))
             _ = try builder.build(
                 flavour: flavour, marketingVersion: "1.2.0", buildNumber: 2,
-                into: root.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
+                into: root.appendingPathComponent("artifacts"), devices: Array(udids.values), now: Date(),
+                in: TestHost.fileSystem)
         }
 
         try ".env\nartifacts/\nvirtual/\nreport*/\nusbmuxd.sock\n*.sock\nDeviceSupport/\n".write(

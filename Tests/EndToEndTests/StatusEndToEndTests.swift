@@ -32,7 +32,8 @@ struct StatusEndToEndTests {
         // iPad 2 restarts (which unmounts the Developer Disk Image the deploy mounted).
         let older = try DemoAppBuilder().build(
             flavour: DeployWorld.modernFlavour, marketingVersion: "1.1.0", buildNumber: 1,
-            into: world.root.appendingPathComponent("older"), in: TestHost.fileSystem)
+            into: world.root.appendingPathComponent("older"), devices: Array(world.udids.values),
+            now: Date(), in: TestHost.fileSystem)
         let downgrade = try await world.deploy([
             "kitchen", "--no-build", "--artifact", older.path, "--no-verify",
         ])

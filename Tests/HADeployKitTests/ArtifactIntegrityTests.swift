@@ -25,7 +25,7 @@ struct ArtifactIntegrityTests {
         let flavour = try #require(matrix.flavours.first { $0.name == device.flavour })
         let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
             flavour: flavour, marketingVersion: "1.0.1", buildNumber: 1,
-            into: root.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
+            into: root.appendingPathComponent("artifacts"), now: Date(), in: TestHost.fileSystem)
         var plan = DeployPlan(
             version: GitVersion(
                 marketingVersion: "1.0.1", buildNumber: 1, tag: "v1.0.1", commitsSinceTag: 0, dirty: false,
@@ -46,7 +46,7 @@ struct ArtifactIntegrityTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         let artifacts = try plan.artifacts.artifacts(
-            for: plan, host: .linux, copyingInto: copies, in: TestHost.fileSystem)
+            for: plan, host: .linux, copyingInto: copies, now: Date(), in: TestHost.fileSystem)
         let installed = try #require(artifacts.values.first)
         // Known by its physical path (/private/var/… on a Mac, whose /var is a link).
         let copiesPath = RealPath.of(copies.path) ?? copies.path
@@ -81,7 +81,7 @@ struct ArtifactIntegrityTests {
         let copies = root.appendingPathComponent("state/artifacts/given-d-1")
         #expect(throws: ArtifactChanged.self) {
             try plan.artifacts.artifacts(
-                for: plan, host: .linux, copyingInto: copies, in: TestHost.fileSystem)
+                for: plan, host: .linux, copyingInto: copies, now: Date(), in: TestHost.fileSystem)
         }
     }
 

@@ -20,7 +20,7 @@ struct ArtifactStagingTests {
             location: .init(file: "devices.yaml", line: 1))
         let built = try DemoAppBuilder().build(
             flavour: flavour, marketingVersion: "2.0", buildNumber: 3,
-            into: root.appendingPathComponent("build"), in: TestHost.fileSystem)
+            into: root.appendingPathComponent("build"), now: Date(), in: TestHost.fileSystem)
         let payload = root.appendingPathComponent("ipa/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
@@ -99,7 +99,8 @@ struct ArtifactStagingTests {
             configuration: "Release", scheme: nil, settings: [:],
             location: .init(file: "devices.yaml", line: 1))
         let app = try DemoAppBuilder().build(
-            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root, in: TestHost.fileSystem)
+            flavour: flavour, marketingVersion: "1", buildNumber: 1, into: root, now: Date(),
+            in: TestHost.fileSystem)
         let staging = try ArtifactStaging.prepare(
             ["legacy": app], needingBundles: ["legacy"], under: root.appendingPathComponent("artifacts"),
             runID: "r", in: TestHost.fileSystem)

@@ -21,7 +21,7 @@ struct ArtifactTests {
         let root = try temporaryDirectory()
         let built = try DemoAppBuilder().build(
             flavour: flavour("f", archs), marketingVersion: "1.4.0", buildNumber: 42, into: root,
-            in: TestHost.fileSystem)
+            now: Date(), in: TestHost.fileSystem)
         let inspected = try ArtifactInspector(fileSystem: TestHost.fileSystem).inspect(
             URL(fileURLWithPath: built.path), flavour: "f")
         #expect(inspected.archs == archs.map(\.rawValue))
@@ -34,7 +34,7 @@ struct ArtifactTests {
         let root = try temporaryDirectory()
         let built = try DemoAppBuilder().build(
             flavour: flavour("legacy", [.armv7, .arm64]), marketingVersion: "2.0", buildNumber: 3, into: root,
-            in: TestHost.fileSystem)
+            now: Date(), in: TestHost.fileSystem)
         let payload = root.appendingPathComponent("ipa/Payload")
         try FileManager.default.createDirectory(at: payload, withIntermediateDirectories: true)
         try FileManager.default.copyItem(

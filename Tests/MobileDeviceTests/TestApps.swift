@@ -15,8 +15,9 @@ enum TestApps {
         var payloadBytes = 0
         /// Changes the content without changing the versions.
         var salt = ""
-        /// `embedded.mobileprovision` (a signed development build's), when set.
-        var profile: Data?
+        /// `embedded.mobileprovision`: the tests' in-house profile unless set (nil: none, which a twin
+        /// refuses as a real device does).
+        var profile: Data? = TestProfiles.anyDevice
     }
 
     /// Writes `<directory>/<name>.app`.

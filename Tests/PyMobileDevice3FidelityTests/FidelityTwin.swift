@@ -143,6 +143,7 @@ struct FidelityTwin {
         var generator = SystemRandomNumberGenerator()
         try Data((0..<payloadBytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
             .write(to: app.appendingPathComponent("Assets.bin"))
+        try TestProfiles.embed(in: app)
         let ipa = directory.appendingPathComponent("\(name).ipa")
         try? FileManager.default.removeItem(at: ipa)
         try FileManager.default.zipItem(

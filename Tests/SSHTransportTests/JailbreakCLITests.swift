@@ -84,7 +84,7 @@ struct JailbreakCLITests {
             let directory = root.appendingPathComponent("artifacts/\(build)")
             let artifact = try DemoAppBuilder(bundleID: "io.hadeploy.demo").build(
                 flavour: flavour, marketingVersion: "1.0.\(build)", buildNumber: build, into: directory,
-                in: TestHost.fileSystem)
+                now: Date(), in: TestHost.fileSystem)
             let app = URL(fileURLWithPath: artifact.path)
             if extraBytes > 0 {
                 var generator = SystemRandomNumberGenerator()

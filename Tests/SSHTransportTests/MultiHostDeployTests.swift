@@ -65,7 +65,7 @@ struct MultiHostDeployTests {
                 configuration: "Release", scheme: nil, settings: [:],
                 location: SourceLocation(file: "devices.yaml", line: 1)),
             marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"),
-            in: TestHost.fileSystem)
+            devices: [udids["mini4"]!, udids["kitchen"]!], now: Date(), in: TestHost.fileSystem)
 
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)

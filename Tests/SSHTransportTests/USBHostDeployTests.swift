@@ -80,7 +80,8 @@ struct USBHostDeployTests {
             location: SourceLocation(file: "devices.yaml", line: 1))
         _ = try DemoAppBuilder().build(
             flavour: flavour, marketingVersion: "1.0", buildNumber: 1,
-            into: project.appendingPathComponent("artifacts"), in: TestHost.fileSystem)
+            into: project.appendingPathComponent("artifacts"), devices: [udid], now: Date(),
+            in: TestHost.fileSystem)
         _ = try await TestHost.runner.checked(
             ProcessCommand(
                 "/bin/sh",

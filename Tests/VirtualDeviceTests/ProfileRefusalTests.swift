@@ -5,8 +5,9 @@ import VirtualDevice
 
 extension VirtualDeviceSuite {
     /// A twin refuses what a real iPad refuses in a build's provisioning profile, as the Debian tools
-    /// see it: a profile that does not list it, or that has expired, ends installation_proxy with
-    /// ApplicationVerificationFailed and the device keeps the app it had.
+    /// see it: a profile that does not list it, or that has expired, or no profile at all while none
+    /// installed covers the app, ends installation_proxy with ApplicationVerificationFailed and the
+    /// device keeps the app it had.
     @Suite("provisioning profiles the twin refuses, against ideviceinstaller")
     struct ProfileRefusalTests {
         @Test("a profile that does not list the twin, or has expired, is refused; the installed app stays")
@@ -83,6 +84,26 @@ extension VirtualDeviceSuite {
             #expect(removed.status == 0, "\(removed)")
             let none = try await emulator.run("ideviceprovision", ["-u", udid, "list"])
             #expect(none.stdout.contains("Device has 0 provisioning profiles"), "\(none)")
+
+            // A build with no profile of its own is refused while no installed profile covers it, and
+            // runs once one is installed (ideviceprovision install), as on a real device.
+            let bare = work.appendingPathComponent("45")
+            let bareIPA = try TestBundles.makeIPA(
+                from: try TestBundles.makeApp(in: bare, bundleID: bundleID, version: "45", profile: nil),
+                in: bare,
+                name: "Dashboard")
+            let refused = try await emulator.run("ideviceinstaller", ["-u", udid, "-i", bareIPA.path])
+            #expect(refused.output.contains("ApplicationVerificationFailed"), "\(refused)")
+            #expect(refused.output.contains("0xe8008015"), "\(refused)")
+            options.expires = Date().addingTimeInterval(86_400)
+            let profileFile = work.appendingPathComponent("covering.mobileprovision")
+            try await ProvisioningProfileFixture.make(options).write(to: profileFile)
+            let added = try await emulator.run("ideviceprovision", ["-u", udid, "install", profileFile.path])
+            #expect(added.status == 0, "\(added)")
+            let taken = try await emulator.run("ideviceinstaller", ["-u", udid, "-i", bareIPA.path])
+            #expect(taken.status == 0 && taken.stdout.contains("Install: Complete"), "\(taken)")
+            let now = try await emulator.daemon.installedApps(udid: udid)
+            #expect(now.map(\.bundleVersion) == ["45"], "\(now)")
         }
     }
 }

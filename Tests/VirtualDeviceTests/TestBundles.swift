@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import ZIPFoundation
 
 /// Builds test app bundles. The executables are SYNTHETIC: only a Mach-O (or fat) header with the
@@ -59,7 +60,7 @@ enum TestBundles {
     static func makeApp(
         in directory: URL, name: String = "Dashboard", bundleID: String, version: String = "42",
         shortVersion: String = "1.2.3", executable: Data? = nil, infoPlist: Bool = true,
-        executableKey: Bool = true, payloadBytes: Int = 0
+        executableKey: Bool = true, payloadBytes: Int = 0, profile: Data? = TestProfiles.anyDevice
     ) throws -> URL {
         let app = directory.appendingPathComponent("\(name).app")
         try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
@@ -77,6 +78,7 @@ enum TestBundles {
         if payloadBytes > 0 {
             try writeRandomFile(app.appendingPathComponent("Assets.bin"), bytes: payloadBytes)
         }
+        try profile?.write(to: app.appendingPathComponent("embedded.mobileprovision"))
         return app
     }
 

@@ -89,7 +89,7 @@ extension ArtifactPlan {
     /// and the copies are checked and installed: the file hashed is the file installed. nil (`status`,
     /// which installs nothing and only compares): the files are read where they are.
     public func artifacts(
-        for plan: DeployPlan, host: HostPlatform, copyingInto copies: URL?,
+        for plan: DeployPlan, host: HostPlatform, copyingInto copies: URL?, now: Date,
         in fileSystem: any FileSystem
     ) throws -> [String: Artifact] {
         let flavours = Array(Set(plan.devices.filter { $0.availability == .available }.map(\.flavour)))
@@ -139,10 +139,15 @@ extension ArtifactPlan {
                     deploymentTarget: build.deploymentTarget, sdk: build.sdk,
                     configuration: build.configuration,
                     scheme: nil, settings: [:], location: SourceLocation(file: "plan", line: 0))
+                // Its profile lists the devices that take this flavour, as a build signed for them.
+                let devices = plan.devices.filter {
+                    $0.availability == .available && $0.flavour == build.flavour
+                }
+                .compactMap { $0.udid?.value }.filter(ProvisioningProfile.isHardwareUDID)
                 result[build.flavour] = try builder.build(
                     flavour: flavour, marketingVersion: plan.version.marketingVersion,
                     buildNumber: plan.version.buildNumber, into: URL(fileURLWithPath: directory),
-                    in: fileSystem)
+                    devices: devices, now: now, in: fileSystem)
             }
         case .build:
             throw NoXcodeError(flavours: flavours, host: host)

@@ -136,7 +136,8 @@ public struct DeploySession: Sendable {
         let host = HostPlatform.current
         guard case .build = plan.artifacts else {
             let artifacts = try plan.artifacts.artifacts(
-                for: plan, host: host, copyingInto: copyFolder, in: context.fileSystem)
+                for: plan, host: host, copyingInto: copyFolder, now: context.clock.now(),
+                in: context.fileSystem)
             if case .demo = plan.artifacts {
                 reporter.handle(.message("using generated demo app bundles (virtual devices only)"))
             }

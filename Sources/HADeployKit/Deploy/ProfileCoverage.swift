@@ -38,8 +38,9 @@ public enum ProfileCoverage {
             return "not checked (ldid signs the app on the jailbroken device)"
         }
         guard let profile = artifact.provisioning else {
-            return "the build has no embedded.mobileprovision: a real device refuses it unless it is signed "
-                + "for it (App Store, or Ad Hoc with a profile)"
+            return
+                "the build has no embedded.mobileprovision: a device refuses it unless a profile installed "
+                + "on it covers the app (sign it for Development or Ad Hoc with this device's UDID)"
         }
         guard checkedUDID(device, artifact) != nil else {
             return "\(profile.label), checked when the device connects (by the hardware UDID it reports)"

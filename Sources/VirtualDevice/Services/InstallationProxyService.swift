@@ -179,10 +179,10 @@ struct InstallationProxyService {
                 try await Task.sleep(for: .seconds(delay))
             }
             // Its signature and profile, as installd checks them before anything is placed.
-            let udid = runtime.udid
+            let (udid, installed) = (runtime.udid, MisagentService.installed(runtime))
             try await Offload.run {
                 try ProfileVerification.check(
-                    bundle: info.bundleURL, bundleID: info.bundleIdentifier, udid: udid,
+                    bundle: info.bundleURL, bundleID: info.bundleIdentifier, udid: udid, installed: installed,
                     fileSystem: fileSystem,
                     now: EmulatorClock.now())
             }

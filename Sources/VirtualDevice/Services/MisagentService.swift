@@ -48,8 +48,7 @@ struct MisagentService {
     /// Keeps a signed profile under its UUID; false when it is not one.
     @discardableResult
     static func store(_ data: Data, runtime: DeviceRuntime) -> Bool {
-        guard data.count <= 1 << 20, let content = try? CMSEnvelope.content(of: data),
-            let profile = ProvisioningProfile(plist: content),
+        guard let profile = ProfileVerification.profile(in: data),
             profile.uuid.allSatisfy({ $0.isHexDigit || $0 == "-" }), !profile.uuid.isEmpty
         else { return false }
         let folder = runtime.paths.profiles

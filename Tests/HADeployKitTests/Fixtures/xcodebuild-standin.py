@@ -2,8 +2,8 @@
 # A STAND-IN for xcodebuild on Linux (Xcode cannot run here). It honours the arguments hadeploy
 # passes that decide the output: -derivedDataPath, -configuration, -sdk (or the Mac Catalyst
 # -destination) and ARCHS=..., and writes an
-# .app whose executable has a Mach-O header per architecture. STANDIN_FAIL=1 makes it fail like a
-# compile error.
+# .app whose executable has a signed Mach-O header per architecture and, for devices, a provisioning
+# profile (openssl makes it). STANDIN_FAIL=1 makes it fail like a compile error.
 # Control files in the working directory (the app repo): STANDIN_FAIL makes it fail
 # like a compile error; STANDIN_ARCHS overrides the slices it writes (to test the slice check);
 # STANDIN_REQUIRE_KEY makes it fail unless -authenticationKeyPath names a readable .p8 key;
@@ -98,6 +98,24 @@ with open(os.path.join(contents, "Info.plist"), "wb") as f:
     plistlib.dump({"CFBundleIdentifier": "com.example.hadashboard", "CFBundleExecutable": "HADashboard",
                    "CFBundleShortVersionString": settings.get("MARKETING_VERSION", "0.0.0"),
                    "CFBundleVersion": settings.get("CURRENT_PROJECT_VERSION", "0")}, f)
+if platform == "iphoneos":
+    # Signed for devices as Xcode's automatic signing signs: a provisioning profile in the bundle (here
+    # an in-house one, every device and app id of the team, in a CMS envelope made by openssl).
+    import datetime, subprocess, tempfile
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0, tzinfo=None)
+    profile = {"Name": "HADashboard (stand-in)", "UUID": "57A4D100-0000-4000-8000-00000000A11D",
+               "TeamIdentifier": ["STANDIN000"], "CreationDate": now, "Version": 1,
+               "ExpirationDate": now + datetime.timedelta(days=365), "ProvisionsAllDevices": True,
+               "Entitlements": {"application-identifier": "STANDIN000.*"}}
+    with tempfile.TemporaryDirectory() as work:
+        plist, key, cert = (os.path.join(work, n) for n in ("p.plist", "k.pem", "c.pem"))
+        with open(plist, "wb") as f:
+            plistlib.dump(profile, f)
+        for command in (["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                         "-days", "366", "-subj", "/CN=Apple Development: stand-in"],
+                        ["cms", "-sign", "-nodetach", "-binary", "-outform", "DER", "-in", plist,
+                         "-signer", cert, "-inkey", key, "-out", os.path.join(app, "embedded.mobileprovision")]):
+            subprocess.run(["openssl"] + command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 sources = os.path.join(app, "Sources")
 os.makedirs(sources, exist_ok=True)
 for name in sorted(os.listdir(".")):
