@@ -6,7 +6,7 @@ public enum DeployEvent: Sendable {
     case message(String)
     case stepStarted(device: String, step: String)
     case progress(device: String, TransferProgress, bytesPerSecond: Double)
-    case stepFinished(device: String, step: String, seconds: Double, status: String, detail: String?)
+    case stepFinished(device: String, step: String, seconds: Double, status: StepStatus, detail: String?)
     case deviceFinished(DeviceResult)
     case runFinished(DeployReport)
 }

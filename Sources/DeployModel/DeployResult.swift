@@ -29,14 +29,22 @@ public enum DeviceOutcome: String, Sendable, Codable {
     case notStarted = "not started"
 }
 
+/// How a step ended (`ok`, `failed`, `skipped` in the `--json` events and the report).
+public enum StepStatus: String, Sendable, Hashable, Codable {
+    case ok
+    case failed
+    /// Not run (its reason in the detail): an earlier step decided it, or nothing was to do.
+    case skipped
+}
+
 public struct StepRecord: Sendable, Hashable, Codable {
     public var name: String
     public var seconds: Double
-    public var status: String
+    public var status: StepStatus
     public var detail: String?
 
     public init(
-        name: String, seconds: Double, status: String, detail: String? = nil
+        name: String, seconds: Double, status: StepStatus, detail: String? = nil
     ) {
         self.name = name
         self.seconds = seconds

@@ -8,6 +8,10 @@ public enum StepDeadlines {
         // A driver-internal step (stopping a simulator app before relaunching it).
         "terminate": 20,
     ]
+    /// Stopping the app before it is started again (a driver-internal step, devices.yaml
+    /// `timeouts.terminate`), in seconds.
+    public static var terminate: Double { defaults[terminateKey] ?? 20 }
+    public static let terminateKey = "terminate"
     /// A minute plus the upload at a pessimistic 4 MB/s (Wi-Fi, USB 2 under load).
     public static let install = StepDeadline.sizedToApp(base: 60, bytesPerSecond: 4_000_000)
 

@@ -59,7 +59,7 @@ public struct DriverRegistry: Sendable {
             simulatorDevices: home.appendingPathComponent("Library/Developer/CoreSimulator/Devices"),
             diagnosticReports: home.appendingPathComponent("Library/Logs/DiagnosticReports"),
             scratchDirectory: URL(fileURLWithPath: simulator.scratchDirectory),
-            deadlines: DriverDeadlines(overrides: plan.timeouts))
+            deadlines: DriverDeadlines(plan: plan))
     }
 
     func sshDriver(_ plan: DevicePlan, _ ssh: SSHBackend.Configuration) throws -> any DeviceDriver {
@@ -77,8 +77,9 @@ public struct DriverRegistry: Sendable {
         }
         // The driver's own limits are the plan's: the install deadline sized to the app, the launch's.
         var timeouts = USBTimeouts()
-        if let install = plan.timeouts["install"] { timeouts.install = .checkedSeconds(install) }
-        if let launch = plan.step(.launch) { timeouts.launch = launch.deadline.duration(appBytes: 0) }
+        let deadlines = DriverDeadlines(plan: plan)
+        if let install = deadlines.override(.install) { timeouts.install = .checkedSeconds(install) }
+        if plan.step(.launch) != nil { timeouts.launch = deadlines.limit(.launch) }
         let options = USBDeviceOptions(
             fileSystem: fileSystem, clock: clock,
             stateDirectory: URL(fileURLWithPath: usb.installRecords),
@@ -88,6 +89,6 @@ public struct DriverRegistry: Sendable {
             launchSettle: .milliseconds(300), network: usb.network)
         return USBDriver(
             udid: udid, name: plan.name, options: options,
-            connectDeadline: (plan.step(.connect)?.deadline ?? .seconds(30)).duration(appBytes: 0))
+            connectDeadline: deadlines.limit(.connect))
     }
 }

@@ -150,7 +150,7 @@ public struct ReportWriter: Sendable {
 
     func stepLog(_ result: DeviceResult) -> String {
         result.steps.map { step in
-            "\(step.name): \(step.status) (\(String(format: "%.2f", step.seconds)) s)\(step.detail.map { " — \($0)" } ?? "")"
+            "\(step.name): \(step.status.rawValue) (\(String(format: "%.2f", step.seconds)) s)\(step.detail.map { " — \($0)" } ?? "")"
         }.joined(separator: "\n")
     }
 
@@ -259,7 +259,7 @@ public struct ReportWriter: Sendable {
             case .notRun: verification = "verification not run"
             }
             let steps = result.steps.map {
-                "<tr><td>\(h($0.name))</td><td>\(h($0.status))</td><td>\(String(format: "%.2f s", $0.seconds))</td><td>\(h($0.detail ?? ""))</td></tr>"
+                "<tr><td>\(h($0.name))</td><td>\(h($0.status.rawValue))</td><td>\(String(format: "%.2f s", $0.seconds))</td><td>\(h($0.detail ?? ""))</td></tr>"
             }.joined()
             let crashes = result.crashReports.map { "<li>\(h($0))</li>" }.joined()
             // The reason once, short, under the badge; the whole text only in the folded details.

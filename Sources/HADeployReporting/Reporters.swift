@@ -46,7 +46,7 @@ public final class PlainReporter: DeployReporter, @unchecked Sendable {
             }
         case .stepFinished(let device, let step, let seconds, let status, let detail):
             line(
-                "[\(device)] \(step) \(status) in \(Format.seconds(seconds))\(detail.map { ": \($0)" } ?? "")"
+                "[\(device)] \(step) \(status.rawValue) in \(Format.seconds(seconds))\(detail.map { ": \($0)" } ?? "")"
             )
         case .deviceFinished(let result):
             line("[\(result.id)] \(result.outcome.rawValue)\(result.reason.map { ": \($0)" } ?? "")")
@@ -156,7 +156,7 @@ public final class JSONLinesReporter: DeployReporter, @unchecked Sendable {
         public var device: String?
         public var step: String?
         public var seconds: Double?
-        public var status: String?
+        public var status: StepStatus?
         public var detail: String?
         public var progress: TransferProgress?
         public var bytesPerSecond: Double?

@@ -18,8 +18,6 @@ public struct StatusPlanner: Sendable {
             // Reaching the device gets part of the whole answer's deadline: a device that is not
             // there says why (not listed, refused) before the status gives up on it.
             var device = planned
-            device.timeouts["connect"] = min(
-                device.timeouts["connect"] ?? .infinity, max(1, deadlineSeconds / 2))
             for index in device.steps.indices where device.steps[index].id == .connect {
                 device.steps[index].deadline = .seconds(max(1, deadlineSeconds / 2))
             }

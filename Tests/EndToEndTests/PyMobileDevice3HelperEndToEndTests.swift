@@ -32,7 +32,7 @@ struct PyMobileDevice3HelperEndToEndTests {
         #expect(iphone.outcome == .succeeded, "\(iphone.reason ?? "")")
         let steps = Dictionary(iphone.steps.map { ($0.name, $0) }) { first, _ in first }
         for name in ["mount", "launch", "screenshot"] {
-            #expect(steps[name]?.status == "ok", "\(name): \(String(describing: steps[name]))")
+            #expect(steps[name]?.status == .ok, "\(name): \(String(describing: steps[name]))")
             // Neither a fallback to one process per step nor a rebuilt tunnel was needed.
             #expect(steps[name]?.detail == nil, "\(name): \(steps[name]?.detail ?? "")")
         }
@@ -70,10 +70,10 @@ struct PyMobileDevice3HelperEndToEndTests {
         let iphone = try #require(try world.report().results.first)
         #expect(iphone.outcome == .succeeded, "\(iphone.reason ?? "")")
         let launch = try #require(iphone.steps.first { $0.name == "launch" })
-        #expect(launch.status == "ok" && launch.detail == nil, "\(launch.detail ?? "")")
+        #expect(launch.status == .ok && launch.detail == nil, "\(launch.detail ?? "")")
         #expect(try await world.usbmuxd.appLaunches(udid: udid) == 1, "the app was launched once")
         let screenshot = try #require(iphone.steps.first { $0.name == "screenshot" })
-        #expect(screenshot.status == "ok")
+        #expect(screenshot.status == .ok)
         let detail = screenshot.detail ?? ""
         #expect(
             detail.contains("the developer tunnel dropped") || detail.contains("the tunnel had closed"),
@@ -127,7 +127,7 @@ struct PyMobileDevice3HelperEndToEndTests {
         #expect(said.first?.0 == "mount", "\(said)")
         #expect(said.first?.1.contains("No module named 'pymobiledevice3'") == true, "\(said)")
         #expect(said.first?.1.contains("one pymobiledevice3 process per step") == true, "\(said)")
-        #expect(iphone.steps.first { $0.name == "screenshot" }?.status == "ok")
+        #expect(iphone.steps.first { $0.name == "screenshot" }?.status == .ok)
         // Without the helper, the launch and the screenshot each built a tunnel of their own.
         #expect(try await world.usbmuxd.developerTunnels(udid: udid) == 2)
     }

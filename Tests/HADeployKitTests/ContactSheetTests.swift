@@ -24,7 +24,7 @@ struct ContactSheetTests {
             id: id, name: "iPad \(id)", ios: "15.8", transport: "usb", version: "1.2.5 (158)",
             outcome: outcome, reason: reason, failedStep: outcome == .failed ? "launch" : nil,
             install: .installed, verification: verification,
-            steps: [StepRecord(name: "install", seconds: 3.2, status: "ok", detail: "12 MB")],
+            steps: [StepRecord(name: "install", seconds: 3.2, status: .ok, detail: "12 MB")],
             screenshot: nil, crashReports: [], seconds: 12.5)
     }
 

@@ -159,7 +159,7 @@ import Testing
         let driver = MacDriver(
             configuration: .init(
                 label: device.name, host: .macOS, home: home,
-                deadlines: DriverDeadlines(overrides: device.timeouts)),
+                deadlines: DriverDeadlines(plan: device)),
             runner: runner, fileSystem: TestHost.fileSystem, clock: TestHost.clock)
         let server = LoadEvidenceVerifierTests.Server(shapes: [
             "living-room": .shape(LovelaceShape(views: 2, cards: 5, strategy: nil))

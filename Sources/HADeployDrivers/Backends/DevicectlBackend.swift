@@ -74,7 +74,7 @@ public enum DevicectlBackend: Backend {
                 host: registry.host,
                 commands: DevicectlCommands(developerDir: configuration.developerDir),
                 scratchDirectory: URL(fileURLWithPath: configuration.scratchDirectory),
-                deadlines: DriverDeadlines(overrides: plan.timeouts)),
+                deadlines: DriverDeadlines(plan: plan)),
             runner: registry.runner, fileSystem: registry.fileSystem)
     }
 }

@@ -62,7 +62,7 @@ public enum MacBackend: Backend {
         MacDriver(
             configuration: MacDriver.Configuration(
                 label: plan.name, host: registry.host, home: URL(fileURLWithPath: configuration.home),
-                deadlines: DriverDeadlines(overrides: plan.timeouts)),
+                deadlines: DriverDeadlines(plan: plan)),
             runner: registry.runner, fileSystem: registry.fileSystem, clock: registry.clock)
     }
 }

@@ -100,6 +100,6 @@ public enum PyMobileDevice3Backend: Backend {
                 executable: registry.tool(configuration.executable), runner: registry.runner,
                 fileSystem: registry.fileSystem,
                 scratchDirectory: URL(fileURLWithPath: configuration.scratchDirectory),
-                deadlines: DriverDeadlines(overrides: plan.timeouts)))
+                deadlines: DriverDeadlines(plan: plan)))
     }
 }

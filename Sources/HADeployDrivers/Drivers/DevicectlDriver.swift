@@ -108,7 +108,7 @@ public actor DevicectlDriver: DeviceDriver {
         }
         let target = self.target
         let data = try await devicectl(
-            "connect", limit: configuration.deadlines.limit("connect"),
+            "connect", limit: configuration.deadlines.limit(.connect),
             fix:
                 "connect it by USB (or the same network), unlock it, and check `xcrun devicectl list devices`"
         ) { json, timeout in
@@ -130,7 +130,7 @@ public actor DevicectlDriver: DeviceDriver {
     /// or several is said with the key to set, as the app's script says it.
     func findByModel(_ model: String) async throws -> String {
         let data = try await devicectl(
-            "connect", limit: configuration.deadlines.limit("connect"),
+            "connect", limit: configuration.deadlines.limit(.connect),
             fix: "connect it by USB (or the same network) and check `xcrun devicectl list devices`"
         ) { json, timeout in
             configuration.commands.listDevices(jsonOutput: json, timeout: timeout)
@@ -165,7 +165,7 @@ public actor DevicectlDriver: DeviceDriver {
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         // Wi-Fi installs are slow and devicectl adds ~10 s: a minute plus the app at 4 MB/s.
         let data = try await devicectl(
-            "install", limit: configuration.deadlines.install(bytes: size, bytesPerSecond: 4_000_000),
+            "install", limit: configuration.deadlines.install(bytes: size),
             fix: "check the app is signed for this device (provisioning profile) and the device is unlocked"
         ) { json, timeout in
             configuration.commands.installApp(
@@ -193,7 +193,7 @@ public actor DevicectlDriver: DeviceDriver {
         }
         let arguments = launch.publicArguments
         let data = try await devicectl(
-            "launch", limit: configuration.deadlines.limit("launch"), secrets: secrets,
+            "launch", limit: configuration.deadlines.limit(.launch), secrets: secrets,
             fix:
                 "unlock the device; a first launch of a newly trusted developer needs Settings › General › VPN & Device Management"
         ) { json, timeout in
@@ -212,7 +212,7 @@ public actor DevicectlDriver: DeviceDriver {
         let folder = try scratch.newFolder("hadeploy-prefs", attributes: [.posixPermissions: 0o700])
         defer { scratch.remove(folder) }
         let local = folder.appendingPathComponent("\(bundleID).plist")
-        let limit = configuration.deadlines.limit("launch")
+        let limit = configuration.deadlines.limit(.launch)
         let pulled =
             (try? await devicectl("launch", limit: limit) { json, timeout in
                 configuration.commands.copyAppContainer(
@@ -239,7 +239,7 @@ public actor DevicectlDriver: DeviceDriver {
     public func terminate() async throws {
         guard let pid = launchedProcessID else { return }
         let target = self.target
-        _ = try await devicectl("terminate", limit: configuration.deadlines.limit("terminate")) {
+        _ = try await devicectl("terminate", limit: configuration.deadlines.terminate) {
             json, timeout in
             configuration.commands.signal(device: target, pid: pid, jsonOutput: json, timeout: timeout)
         }
@@ -251,7 +251,7 @@ public actor DevicectlDriver: DeviceDriver {
         let target = self.target
         let pulled = try scratch.newFolder("hadeploy-crashes")
         defer { scratch.remove(pulled) }
-        _ = try await devicectl("crash_check", limit: configuration.deadlines.limit("crash_check")) {
+        _ = try await devicectl("crash_check", limit: configuration.deadlines.limit(.crashCheck)) {
             json, timeout in
             configuration.commands.copyCrashLogs(
                 device: target, destination: pulled.path, jsonOutput: json, timeout: timeout)
@@ -269,7 +269,7 @@ public actor DevicectlDriver: DeviceDriver {
             "hadeploy-appdata-\(UUID().uuidString)")
         defer { scratch.remove(file) }
         do {
-            _ = try await devicectl("verify", limit: configuration.deadlines.limit("crash_check")) {
+            _ = try await devicectl("verify", limit: configuration.deadlines.limit(.crashCheck)) {
                 json, timeout in
                 configuration.commands.copyAppContainer(
                     .from, device: target, bundleID: artifact.bundleID, source: relativePath,

@@ -100,7 +100,7 @@ public actor MacDriver: DeviceDriver {
     public func connect() async throws -> ConnectedDevice {
         try requireMacOS("connect")
         let tool = invoker()
-        let limit = configuration.deadlines.limit("connect")
+        let limit = configuration.deadlines.limit(.connect)
         let version = try await tool.checked(
             configuration.commands.productVersion(), step: "connect", timeout: limit
         )
@@ -139,7 +139,7 @@ public actor MacDriver: DeviceDriver {
         // A local copy on one disk: 50 MB/s is pessimistic.
         _ = try await invoker().checked(
             configuration.commands.copy(artifact.path, to: staged.path), step: "install",
-            timeout: configuration.deadlines.install(bytes: size, bytesPerSecond: 50_000_000),
+            timeout: configuration.deadlines.install(bytes: size),
             fix: "is there room in \(MacAppLocations.installRootDisplay)?")
         try swap(staged, into: places)
         progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
@@ -252,7 +252,7 @@ public actor MacDriver: DeviceDriver {
         try await quit(previous)
         _ = try await invoker().checked(
             configuration.commands.open(places.installedApp.path), step: "rollback",
-            timeout: configuration.deadlines.limit("launch"))
+            timeout: configuration.deadlines.limit(.launch))
         var restored = previous
         restored.path = places.installedApp.path
         return restored
@@ -292,13 +292,13 @@ public actor MacDriver: DeviceDriver {
         _ = try await invoker().checked(
             arguments.map { configuration.commands.open(path, arguments: $0) }
                 ?? configuration.commands.open(path),
-            step: "launch", timeout: configuration.deadlines.limit("launch"),
+            step: "launch", timeout: configuration.deadlines.limit(.launch),
             fix: "is \(path) there (run without --no-build once)?")
     }
 
     /// Waits, within the launch deadline, for macOS to make the sandboxed app's container.
     func waitForContainer(_ places: MacAppLocations) async throws {
-        let end = clock.deadline(after: configuration.deadlines.limit("launch"))
+        let end = clock.deadline(after: configuration.deadlines.limit(.launch))
         while !places.hasContainer(in: fileSystem) {
             if clock.instant() >= end {
                 throw AppleDriverError(
@@ -318,7 +318,7 @@ public actor MacDriver: DeviceDriver {
     func storeSettings(
         _ preferences: [String: PropertyListValue], domain: String, secrets: Set<String>
     ) async throws {
-        let limit = configuration.deadlines.limit("terminate")
+        let limit = configuration.deadlines.terminate
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(domain), step: "launch", timeout: limit)
         let plist = try LaunchPreferences.defaultsDomain(
@@ -331,7 +331,7 @@ public actor MacDriver: DeviceDriver {
     /// Asks the app to quit, waits up to `quitGrace`, then kills it; fails only when it survives that.
     func quit(_ artifact: Artifact) async throws {
         let tool = invoker()
-        let limit = configuration.deadlines.limit("terminate")
+        let limit = configuration.deadlines.terminate
         // An app showing a dialog does not answer the quit event: osascript then waits for its own
         // timeout, so it is stopped at the grace period and the app killed.
         _ = try? await tool.run(
@@ -360,7 +360,7 @@ public actor MacDriver: DeviceDriver {
         while true {
             let output = try await invoker().run(
                 configuration.commands.isRunning(artifact.bundleID), step: "launch",
-                timeout: configuration.deadlines.limit("terminate"))
+                timeout: configuration.deadlines.terminate)
             if output.status == 0, output.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "false" {
                 return true
             }

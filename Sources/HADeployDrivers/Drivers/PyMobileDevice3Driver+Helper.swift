@@ -1,3 +1,4 @@
+import DeployModel
 import Foundation
 import HADeployCore
 
@@ -25,12 +26,12 @@ extension PyMobileDevice3Driver {
     /// take about a second, which the steps before the first that needs it can hide.
     public func warmUp() {
         guard configuration.helper, case .untried = helperState else { return }
-        helperState = .starting(Task { try await self.startHelper(step: "mount", replacing: nil) })
+        helperState = .starting(Task { try await self.startHelper(step: .mount, replacing: nil) })
     }
 
     /// The running helper, started when there is none yet; nil when the steps go without one (the
     /// first such step carries the reason).
-    func helper(step: String) async throws -> PyMobileDevice3Helper? {
+    func helper(step: StepID) async throws -> PyMobileDevice3Helper? {
         let helper = try await runningHelper(step: step)
         if helper == nil, let note = helperFallbackNote {
             helperFallbackNote = nil
@@ -39,7 +40,7 @@ extension PyMobileDevice3Driver {
         return helper
     }
 
-    private func runningHelper(step: String) async throws -> PyMobileDevice3Helper? {
+    private func runningHelper(step: StepID) async throws -> PyMobileDevice3Helper? {
         guard configuration.helper else { return nil }
         var replacing: String?
         switch helperState {
@@ -58,7 +59,7 @@ extension PyMobileDevice3Driver {
     }
 
     /// Starts a helper and records the outcome in `helperState`.
-    private func startHelper(step: String, replacing: String?) async throws -> PyMobileDevice3Helper? {
+    private func startHelper(step: StepID, replacing: String?) async throws -> PyMobileDevice3Helper? {
         guard helperStarts < Self.maximumHelperStarts else {
             return fallBack("it stopped \(helperStarts) times this run")
         }
@@ -105,7 +106,7 @@ extension PyMobileDevice3Driver {
     /// request needs: the caller then runs the step's own command. A helper that does not answer in
     /// time, or whose request is given up on, is stopped (a new one may serve the next step).
     func call(
-        _ helper: PyMobileDevice3Helper, _ operation: String, _ fields: [String: Any] = [:], step: String,
+        _ helper: PyMobileDevice3Helper, _ operation: String, _ fields: [String: Any] = [:], step: StepID,
         secrets: Set<String> = []
     ) async throws -> PyMobileDevice3Helper.Reply? {
         let deadline = configuration.deadlines.limit(step)
@@ -125,21 +126,22 @@ extension PyMobileDevice3Driver {
             }
             if let rebuilt = refusal.rebuilt { notes.append(Secret.scrub(rebuilt, of: secrets)) }
             throw AppleDriverError(
-                .failed, step: step, device: configuration.label,
+                .failed, step: step.rawValue, device: configuration.label,
                 reason: "pymobiledevice3: \(Secret.scrub(refusal.reason, of: secrets))",
                 fix: refusal.timedOut
-                    ? "raise `timeouts.\(step)` in devices.yaml if the device is slow"
-                    : step == "launch"
+                    ? "raise `timeouts.\(step.rawValue)` in devices.yaml if the device is slow"
+                    : step == .launch
                         ? "run `pymobiledevice3 mounter auto-mount` if the Developer Disk Image is not mounted"
                         : nil)
         } catch let broken as PyMobileDevice3Helper.Broken {
             await helper.stop(grace: .zero)
             helperState = .untried
             throw AppleDriverError(
-                .failed, step: step, device: configuration.label,
+                .failed, step: step.rawValue, device: configuration.label,
                 reason:
                     "pymobiledevice3's helper \(Secret.scrub(broken.reason, of: secrets)) and was stopped",
-                fix: broken.timedOut ? "raise `timeouts.\(step)` in devices.yaml if the device is slow" : nil)
+                fix: broken.timedOut
+                    ? "raise `timeouts.\(step.rawValue)` in devices.yaml if the device is slow" : nil)
         } catch {
             // Given up on mid-request (the step's deadline): its answer would come to the next request.
             await helper.stop(grace: .zero)

@@ -110,7 +110,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         guard let version = try? await version(), !version.isEmpty else {
             return "missing: pymobiledevice3 (\(Self.installHint); no root, no tunneld needed)"
         }
-        let limit = configuration.deadlines.limit("connect")
+        let limit = configuration.deadlines.limit(.connect)
         var parts: [String] = []
         if let launcher = try? configuration.launcher
             ?? PyMobileDevice3Launcher.locate(
@@ -174,7 +174,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     func version() async throws -> String? {
         if let installedVersion { return installedVersion }
         // The helper says its pymobiledevice3's version when it is up: no process of its own for it.
-        if let helper = try await helper(step: "mount") {
+        if let helper = try await helper(step: .mount) {
             installedVersion = .some(helper.hello.version)
             return helper.hello.version
         }
@@ -182,7 +182,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         do {
             let output = try await invoker().run(
                 configuration.commands.version(), step: "connect",
-                timeout: configuration.deadlines.limit("connect"))
+                timeout: configuration.deadlines.limit(.connect))
             answer = output.status == 0 ? output.stdout.trimmingCharacters(in: .whitespacesAndNewlines) : nil
         } catch let error as AppleDriverError where error.kind == .toolMissing {
             answer = nil
@@ -228,7 +228,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     public func connect() async throws -> ConnectedDevice {
         let output = try await invoker().checked(
             configuration.commands.listDevices(), step: "connect",
-            timeout: configuration.deadlines.limit("connect"),
+            timeout: configuration.deadlines.limit(.connect),
             missing: Self.missing("connect", tunnel: false))
         let devices: [UsbmuxDevice]
         do {
@@ -255,15 +255,15 @@ public actor PyMobileDevice3Driver: DeviceDriver {
     /// Whether the personalized Developer Disk Image is mounted (`mounter lookup Personalized`).
     /// `warm`: the helper builds the developer tunnel meanwhile when it is, for the launch to come.
     public func imageMounted(warm: Bool = false) async throws -> Bool {
-        if let helper = try await helper(step: "mount"),
+        if let helper = try await helper(step: .mount),
             let reply = try await call(
-                helper, "lookup", ["imageType": "Personalized", "warm": warm], step: "mount")
+                helper, "lookup", ["imageType": "Personalized", "warm": warm], step: .mount)
         {
             return reply.result["mounted"] as? Bool ?? false
         }
         let output = try await invoker().checked(
             configuration.commands.lookupPersonalized(udid: configuration.udid), step: "mount",
-            timeout: configuration.deadlines.limit("mount"),
+            timeout: configuration.deadlines.limit(.mount),
             missing: Self.missing("mounting the Developer Disk Image", tunnel: false))
         let printed = output.stdout + output.stderr
         return !output.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
@@ -277,7 +277,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         if try await imageMounted(warm: true) { return }
         let output = try await invoker().run(
             configuration.commands.autoMount(udid: configuration.udid), step: "mount",
-            timeout: configuration.deadlines.limit("mount"),
+            timeout: configuration.deadlines.limit(.mount),
             missing: Self.missing("mounting the Developer Disk Image", tunnel: false))
         guard output.status == 0 else {
             let said =
@@ -293,7 +293,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         }
         // The device lists its developer services anew now: a tunnel built before would not have them.
         if case .running(let helper) = helperState {
-            _ = try await call(helper, "forgetTunnel", step: "mount")
+            _ = try await call(helper, "forgetTunnel", step: .mount)
         }
     }
 
@@ -305,12 +305,12 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let tool = invoker()
         _ = try await tool.checked(
             configuration.commands.install(udid: configuration.udid, app: artifact.path), step: "install",
-            timeout: configuration.deadlines.install(bytes: size, bytesPerSecond: 4_000_000),
+            timeout: configuration.deadlines.install(bytes: size),
             missing: Self.missing("install", tunnel: false))
         // Check the build really landed: installers that exit 0 on failure are a known plague.
         let listed = try await tool.checked(
             configuration.commands.listApps(udid: configuration.udid), step: "install",
-            timeout: configuration.deadlines.limit("connect"))
+            timeout: configuration.deadlines.limit(.connect))
         let apps: [String: InstalledApp]
         do {
             apps = try PyMobileDevice3Parser.apps(listed.standardOutput)
@@ -335,13 +335,13 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let (arguments, secrets) = (launch.arguments, launch.secretValues)
         // The helper's own tunnel unless a tunneld already keeps one to the device. The argument
         // list, the access token in it, goes over the helper's stdin.
-        if route == .userspace, let helper = try await helper(step: "launch"),
+        if route == .userspace, let helper = try await helper(step: .launch),
             let reply = try await call(
                 helper, "launch",
                 [
                     "bundleID": artifact.bundleID, "arguments": arguments, "environment": [String: String](),
                     "killExisting": true,
-                ], step: "launch", secrets: secrets)
+                ], step: .launch, secrets: secrets)
         {
             guard reply.result["pid"] as? Int != nil else {
                 throw AppleDriverError(
@@ -364,7 +364,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
             configuration.commands.launch(
                 udid: configuration.udid, bundleID: artifact.bundleID, arguments: arguments, secrets: secrets,
                 interpreter: launcher.interpreter, script: launcher.script, route: route),
-            step: "launch", timeout: configuration.deadlines.limit("launch"),
+            step: "launch", timeout: configuration.deadlines.limit(.launch),
             missing: Self.missing("launch", tunnel: true),
             fix: "run `pymobiledevice3 mounter auto-mount` if the Developer Disk Image is not mounted")
         guard PyMobileDevice3Parser.launchedProcessID(output.stdout) != nil else {
@@ -388,7 +388,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         _ = try await invoker().checked(
             configuration.commands.pullCrashReports(udid: configuration.udid, into: pulled.path),
             step: "crash_check",
-            timeout: configuration.deadlines.limit("crash_check"),
+            timeout: configuration.deadlines.limit(.crashCheck),
             missing: Self.missing("the crash check", tunnel: false))
         let scanner = CrashReportScanner(
             executable: artifact.executable, since: since, simulatorUDID: nil, fileSystem: fileSystem)
@@ -397,8 +397,8 @@ public actor PyMobileDevice3Driver: DeviceDriver {
 
     public func screenshot() async throws -> Data {
         let route = try await requireTunnel("screenshot")
-        if route == .userspace, let helper = try await helper(step: "screenshot"),
-            let reply = try await call(helper, "screenshot", step: "screenshot")
+        if route == .userspace, let helper = try await helper(step: .screenshot),
+            let reply = try await call(helper, "screenshot", step: .screenshot)
         {
             return try ScreenshotFile.check(
                 Data(base64Encoded: reply.result["png"] as? String ?? "") ?? Data(), step: "screenshot",
@@ -407,7 +407,7 @@ public actor PyMobileDevice3Driver: DeviceDriver {
         let commands = configuration.commands
         let udid = configuration.udid
         return try await scratch.screenshot(
-            invoker(), timeout: configuration.deadlines.limit("screenshot"),
+            invoker(), timeout: configuration.deadlines.limit(.screenshot),
             missing: Self.missing("screenshot", tunnel: true)
         ) { commands.screenshot(udid: udid, to: $0, route: route) }
     }

@@ -51,7 +51,7 @@ public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
         let sim = try await resolved()
         guard !sim.isBooted else { return }
         _ = try await invoker.checked(
-            commands.boot(sim.udid), step: "boot", timeout: configuration.deadlines.limit("mount"),
+            commands.boot(sim.udid), step: "boot", timeout: configuration.deadlines.limit(.mount),
             fix: "open Simulator.app to see why the legacy runtime does not boot")
         device?.state = "Booted"
     }
@@ -65,7 +65,7 @@ public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
         progress(TransferProgress(bytesDone: 0, bytesTotal: size, percent: 0, phase: "installing"))
         _ = try await invoker.checked(
             commands.install(sim.udid, app: artifact.path), step: "install",
-            timeout: configuration.deadlines.install(bytes: size, bytesPerSecond: 20_000_000),
+            timeout: configuration.deadlines.install(bytes: size),
             fix: "legacy simulators need an x86_64 .app from the rosettasim flavour")
         progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
         return .installed
@@ -75,7 +75,7 @@ public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
     public func launch(_ artifact: Artifact, settings launch: ResolvedLaunch) async throws {
         let (commands, invoker) = try tool("launch", secrets: launch.secretValues)
         let sim = try await resolved()
-        let limit = configuration.deadlines.limit("launch")
+        let limit = configuration.deadlines.limit(.launch)
         let writer = LaunchDefaultsWriter(
             simulatorData: configuration.simulatorDevices.appendingPathComponent(sim.udid)
                 .appendingPathComponent("data"),
@@ -124,7 +124,7 @@ public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
         let sim = try await resolved()
         let output = try await invoker.checked(
             commands.appInfo(sim.udid, bundleID: artifact.bundleID), step: "verify",
-            timeout: configuration.deadlines.limit("terminate"),
+            timeout: configuration.deadlines.terminate,
             fix: "is \(artifact.bundleID) installed on \(sim.name)?")
         guard let container = Self.dataContainer(inAppInfo: output.stdout) else {
             throw AppDataUnavailable("rosettasim-ctl appinfo named no DataContainer for \(artifact.bundleID)")
@@ -152,7 +152,7 @@ public actor RosettaSimDriver: DeviceDriver, SimulatorDriving {
     public func screenshot() async throws -> Data {
         let (commands, invoker) = try tool("screenshot")
         let sim = try await resolved()
-        return try await scratch.screenshot(invoker, timeout: configuration.deadlines.limit("screenshot")) {
+        return try await scratch.screenshot(invoker, timeout: configuration.deadlines.limit(.screenshot)) {
             commands.screenshot(sim.udid, to: $0)
         }
     }

@@ -57,8 +57,11 @@ public final class SSHDriver: DeviceDriver, @unchecked Sendable {
             authentication = agent
         }
         var timeouts = SSHTimeouts()
-        if let connect = plan.timeouts["connect"] { timeouts.connect = connect }
-        if let install = plan.timeouts["install"] { timeouts.transfer = install }
+        let deadlines = DriverDeadlines(plan: plan)
+        // Within the plan's connect deadline (a status gives it only part of its own).
+        timeouts.connect = min(
+            deadlines.override(.connect) ?? timeouts.connect, deadlines.limit(.connect).seconds)
+        if let install = deadlines.override(.install) { timeouts.transfer = install }
         let connection = SSHConnectionConfig(
             name: plan.name, host: ssh.host, port: ssh.port, user: ssh.user,
             authentication: authentication,

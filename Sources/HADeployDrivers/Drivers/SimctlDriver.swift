@@ -43,7 +43,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         try requireMacOS("mount")
         let sim = try await resolved()
         let tool = invoker()
-        let limit = configuration.deadlines.limit("mount")
+        let limit = configuration.deadlines.limit(.mount)
         if !sim.isBooted {
             let boot = configuration.commands.boot(sim.udid)
             let output = try await tool.run(boot, step: "boot", timeout: limit)
@@ -71,7 +71,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         // A local copy into the simulator's container: fast, so 20 MB/s is pessimistic.
         _ = try await invoker().checked(
             configuration.commands.install(sim.udid, app: artifact.path), step: "install",
-            timeout: configuration.deadlines.install(bytes: size, bytesPerSecond: 20_000_000),
+            timeout: configuration.deadlines.install(bytes: size),
             fix: "a simulator needs an .app built for the simulator SDK (flavour \(artifact.flavour))")
         progress(TransferProgress(bytesDone: size, bytesTotal: size, percent: 100, phase: "installed"))
         return .installed
@@ -84,7 +84,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         guard artifact.path.hasSuffix(".app") else { return false }
         let output = try await invoker().run(
             configuration.commands.appContainer(sim.udid, bundleID: artifact.bundleID), step: "install",
-            timeout: configuration.deadlines.limit("terminate"))
+            timeout: configuration.deadlines.terminate)
         let installed = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard output.status == 0, installed.hasPrefix("/"),
             let current = try? ContentHasher.hash(
@@ -108,7 +108,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
             sim.udid, bundleID: artifact.bundleID, arguments: launch.publicArguments,
             environment: configuration.launchEnvironment, secrets: secrets)
         _ = try await invoker(secrets: secrets).checked(
-            command, step: "launch", timeout: configuration.deadlines.limit("launch"),
+            command, step: "launch", timeout: configuration.deadlines.limit(.launch),
             fix: "is \(artifact.bundleID) installed on \(sim.name) (\(sim.runtimeName))?")
     }
 
@@ -119,12 +119,12 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
     ) async throws {
         let exported = try await invoker().run(
             configuration.commands.exportDefaults(sim.udid, bundleID: bundleID), step: "launch",
-            timeout: configuration.deadlines.limit("terminate"))
+            timeout: configuration.deadlines.terminate)
         let plist = try LaunchPreferences.defaultsDomain(values, mergedInto: exported)
         _ = try await invoker(secrets: secrets).checked(
             configuration.commands.importDefaults(
                 sim.udid, bundleID: bundleID, plist: plist, secrets: secrets),
-            step: "launch", timeout: configuration.deadlines.limit("terminate"),
+            step: "launch", timeout: configuration.deadlines.terminate,
             fix: "is \(sim.name) (\(sim.runtimeName)) booted?")
     }
 
@@ -134,7 +134,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         let sim = try await resolved()
         _ = try await invoker().run(
             configuration.commands.terminate(sim.udid, bundleID: artifact.bundleID), step: "terminate",
-            timeout: configuration.deadlines.limit("terminate"))
+            timeout: configuration.deadlines.terminate)
     }
 
     public func crashReports(of artifact: Artifact, since: Date, into directory: URL) async throws -> [URL] {
@@ -147,7 +147,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         let sim = try await resolved()
         let output = try await invoker().checked(
             configuration.commands.dataContainer(sim.udid, bundleID: artifact.bundleID), step: "verify",
-            timeout: configuration.deadlines.limit("terminate"),
+            timeout: configuration.deadlines.terminate,
             fix: "is \(artifact.bundleID) installed on \(sim.name)?")
         let container = output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard container.hasPrefix("/") else {
@@ -160,7 +160,7 @@ public actor SimctlDriver: DeviceDriver, SimulatorDriving {
         try requireMacOS("screenshot")
         let sim = try await resolved()
         let commands = configuration.commands
-        return try await scratch.screenshot(invoker(), timeout: configuration.deadlines.limit("screenshot")) {
+        return try await scratch.screenshot(invoker(), timeout: configuration.deadlines.limit(.screenshot)) {
             commands.screenshot(sim.udid, to: $0)
         }
     }

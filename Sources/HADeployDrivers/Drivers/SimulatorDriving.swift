@@ -37,7 +37,7 @@ extension SimulatorDriving {
     /// Finds the configured simulator with the tool's `list` and keeps it for the later steps.
     func locate(_ invoker: ToolInvoker, list: ProcessCommand, arch: String?) async throws -> ConnectedDevice {
         let found = try await SimulatorLocator(invoker: invoker, selector: configuration.selector)
-            .locate(list: list, timeout: configuration.deadlines.limit("connect"))
+            .locate(list: list, timeout: configuration.deadlines.limit(.connect))
         device = found
         return ConnectedDevice(
             udid: found.udid, name: found.name, productType: found.deviceType, iosVersion: found.version,

@@ -220,9 +220,9 @@ struct DevicePipeline: Sendable {
                 let seconds = environment.now().timeIntervalSince(began)
                 let notes = [detail(value), await recorder.driverNote()].compactMap { $0 }
                 let text = notes.isEmpty ? nil : notes.joined(separator: "; ")
-                recorder.record(StepRecord(name: name, seconds: seconds, status: "ok", detail: text))
+                recorder.record(StepRecord(name: name, seconds: seconds, status: .ok, detail: text))
                 environment.reporter.handle(
-                    .stepFinished(device: device.id, step: name, seconds: seconds, status: "ok", detail: text)
+                    .stepFinished(device: device.id, step: name, seconds: seconds, status: .ok, detail: text)
                 )
                 return value
             } catch {
@@ -256,10 +256,10 @@ struct DevicePipeline: Sendable {
                 let message = redact(
                     [SystemErrorText.message(error), await recorder.driverNote()].compactMap { $0 }.joined(
                         separator: "; "))
-                recorder.record(StepRecord(name: name, seconds: seconds, status: "failed", detail: message))
+                recorder.record(StepRecord(name: name, seconds: seconds, status: .failed, detail: message))
                 environment.reporter.handle(
                     .stepFinished(
-                        device: device.id, step: name, seconds: seconds, status: "failed", detail: message))
+                        device: device.id, step: name, seconds: seconds, status: .failed, detail: message))
                 if transient && attempt < retries {
                     attempt += 1
                     let backoff = Duration.milliseconds(500 * (1 << attempt))
@@ -290,9 +290,9 @@ struct DevicePipeline: Sendable {
     private func skip(_ planned: PlanStep, reason: String, recorder: Recorder) {
         let name = planned.id.rawValue
         environment.reporter.handle(.stepStarted(device: device.id, step: name))
-        recorder.record(StepRecord(name: name, seconds: 0, status: "skipped", detail: reason))
+        recorder.record(StepRecord(name: name, seconds: 0, status: .skipped, detail: reason))
         environment.reporter.handle(
-            .stepFinished(device: device.id, step: name, seconds: 0, status: "skipped", detail: reason))
+            .stepFinished(device: device.id, step: name, seconds: 0, status: .skipped, detail: reason))
     }
 
     private func redact(_ text: String) -> String {
@@ -438,18 +438,18 @@ struct DevicePipeline: Sendable {
             verification = .skipped(reason: environment.verificationSkippedReason)
         }
         let seconds = environment.now().timeIntervalSince(launchedAt)
-        let (status, detail): (String, String?) = {
+        let (status, detail): (StepStatus, String?) = {
             switch verification {
             case .loaded(let s):
                 let proof = recorder.evidence.map(\.rawValue).joined(separator: ", ")
                 return (
-                    "ok",
+                    .ok,
                     String(format: "dashboard loaded %.1f s after launch", s)
                         + (proof.isEmpty ? "" : " (\(proof))")
                 )
-            case .notLoaded(let reason): return ("failed", reason)
-            case .skipped(let reason): return ("skipped", reason)
-            case .notRun: return ("skipped", nil)
+            case .notLoaded(let reason): return (.failed, reason)
+            case .skipped(let reason): return (.skipped, reason)
+            case .notRun: return (.skipped, nil)
             }
         }()
         recorder.record(

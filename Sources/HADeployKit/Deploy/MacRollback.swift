@@ -42,7 +42,7 @@ public struct MacRollback: Sendable {
         self.driver = MacDriver(
             configuration: .init(
                 label: target.name, host: host, home: home,
-                deadlines: DriverDeadlines(overrides: target.timeouts)),
+                deadlines: DriverDeadlines(timeouts: target.timeouts)),
             runner: runner, fileSystem: fileSystem, clock: clock)
         self.bundleID = bundle
         self.verificationTimeout = target.verificationTimeout

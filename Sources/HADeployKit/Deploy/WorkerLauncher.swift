@@ -47,7 +47,7 @@ struct WorkerGroup: Sendable {
                         reporter.handle(
                             .stepFinished(
                                 device: device, step: step, seconds: event.seconds ?? 0,
-                                status: event.status ?? "", detail: event.detail))
+                                status: event.status ?? .failed, detail: event.detail))
                     }
                 case "progress":
                     if let device = event.device, let progress = event.progress {

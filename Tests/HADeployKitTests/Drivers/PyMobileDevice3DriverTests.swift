@@ -241,7 +241,8 @@ struct FakeTunneld: TunneldProbing {
             configuration: .init(
                 label: "iPhone 16 Pro Max", udid: udid,
                 commands: PyMobileDevice3Commands(executable: interpreter.path),
-                scratchDirectory: folder.path("scratch"), deadlines: DriverDeadlines(overrides: ["mount": 2]),
+                scratchDirectory: folder.path("scratch"),
+                deadlines: DriverDeadlines(steps: [.mount: .seconds(2)]),
                 launcher: PyMobileDevice3Launcher(interpreter: [interpreter.path], script: interpreter.path)),
             runner: TestHost.runner, fileSystem: TestHost.fileSystem,
             tunneld: FakeTunneld(state: .notRunning(reason: "refused")))
