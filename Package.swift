@@ -111,6 +111,7 @@ let package = Package(
             name: "HADeployVirtual",
             dependencies: [
                 "HADeployKit", "DeployModel", "HADeployCore", "DeviceSpec", "VirtualDevice",
+                "HADeployDrivers",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -302,7 +303,8 @@ let package = Package(
             dependencies: ["HADeployCore", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .testTarget(
-            name: "DeviceSpecTests", dependencies: ["DeviceSpec", "HADeployCore", "TestSupport"],
+            name: "DeviceSpecTests",
+            dependencies: ["DeviceSpec", "HADeployCore", "HADeployDrivers", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "VersioningTests", dependencies: ["Versioning", "HADeployCore", "TestSupport"],

@@ -176,7 +176,7 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     public var id: String
     public var name: String
     public var kind: DeviceKind
-    public var transport: TransportKind
+    public var transport: Transport
     /// How the device is driven, and everything its driver is built from (`Backends` in HADeployDrivers).
     public var backend: PlannedBackend
     public var productType: String?
@@ -244,7 +244,7 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         id = try container.decode(String.self, forKey: .id)
         name = try container.decode(String.self, forKey: .name)
         kind = try container.decode(DeviceKind.self, forKey: .kind)
-        transport = try container.decode(TransportKind.self, forKey: .transport)
+        transport = try container.decode(Transport.self, forKey: .transport)
         backend = try container.decode(PlannedBackend.self, forKey: .backend)
         productType = try container.decodeIfPresent(String.self, forKey: .productType)
         ios = try container.decode(String.self, forKey: .ios)
@@ -264,7 +264,7 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     }
 
     public init(
-        id: String, name: String, kind: DeviceKind, transport: TransportKind, backend: PlannedBackend,
+        id: String, name: String, kind: DeviceKind, transport: Transport, backend: PlannedBackend,
         productType: String? = nil, ios: String, arch: String, flavour: String,
         udid: ConfigValue.Resolution? = nil, host: ConfigValue.Resolution? = nil, kiosk: Bool? = nil,
         dashboard: DashboardTarget, verification: VerificationPlan, timeouts: [String: Double],

@@ -9,29 +9,6 @@ public enum DeviceKind: String, Sendable, Codable, CaseIterable {
     case device, simulator
 }
 
-/// How hadeploy reaches a device.
-public enum TransportKind: String, Sendable, Codable, CaseIterable {
-    /// usbmuxd + lockdownd through libimobiledevice (local USB, or a remote host's usbmuxd over SSH).
-    case usb
-    /// A jailbroken device over SSH (libssh).
-    case ssh
-    /// `xcrun devicectl` (iOS 17+ on macOS).
-    case devicectl
-    /// `xcrun simctl` (macOS).
-    case simctl
-    /// `rosettasim-ctl` for x86_64 legacy simulator runtimes (macOS).
-    case rosettasim
-    /// This Mac itself, running the Mac Catalyst build (`defaults`, `osascript`, `open`; macOS).
-    case mac
-
-    public var kind: DeviceKind {
-        switch self {
-        case .usb, .ssh, .devicectl, .mac: return .device
-        case .simctl, .rosettasim: return .simulator
-        }
-    }
-}
-
 /// One way of building the app: which Xcode, which architectures, which deployment target.
 public struct Flavour: Sendable, Hashable, Codable {
     public var name: String
@@ -109,9 +86,9 @@ public struct Device: Sendable, Hashable, Codable {
     public var name: String
     public var aliases: [String]
     public var kind: DeviceKind
-    public var transport: TransportKind
+    public var transport: Transport
     /// Used when the primary transport cannot reach the device (the iPad 2: SSH, else USB).
-    public var fallbackTransport: TransportKind?
+    public var fallbackTransport: Transport?
     public var udid: ConfigValue?
     public var host: ConfigValue?
     /// `ssh://user@host` of a machine whose usbmuxd this USB device is plugged into.

@@ -141,6 +141,20 @@ final class NodeReader {
     }
 }
 
+extension NodeReader {
+    /// A `transport:` word `vocabulary` knows, or nil with the problem (and the closest word).
+    func word(_ node: Node?, _ what: String, in vocabulary: TransportVocabulary) -> TransportWord? {
+        guard let node, let text = string(node, what) else { return nil }
+        if let word = vocabulary.word(Transport(rawValue: text)) { return word }
+        var message = "\(what) '\(text)' is not one of \(vocabulary.names.joined(separator: ", "))"
+        if let suggestion = Suggestion.closest(to: text, in: vocabulary.names) {
+            message += " (did you mean '\(suggestion)'?)"
+        }
+        problem(node, message)
+        return nil
+    }
+}
+
 /// The deadlines devices.yaml accepts (`timeouts:`, `verification_timeout:`): a plan file's are held to
 /// the same bounds (`DeployPlan.fileProblems`).
 public enum DeadlineLimits {

@@ -27,7 +27,12 @@ public struct SpecLoader: Sendable {
         "connect", "build", "install", "launch", "verify", "screenshot", "crash_check", "mount",
     ]
 
-    public init() {}
+    /// The `transport:` words devices.yaml may use: the backends' (HADeployDrivers' `Backends`).
+    public var transports: TransportVocabulary
+
+    public init(transports: TransportVocabulary) {
+        self.transports = transports
+    }
 
     public func load(contentsOf url: URL, displayName: String? = nil) throws -> DeviceMatrix {
         let name = displayName ?? url.path
@@ -94,7 +99,8 @@ public struct SpecLoader: Sendable {
             buildHost: buildHost)
 
         var problems = reader.problems
-        problems += SpecValidator().validate(matrix, groupNodes: top["groups"]?.value, reader: reader)
+        problems += SpecValidator(transports: transports).validate(
+            matrix, groupNodes: top["groups"]?.value, reader: reader)
         guard problems.isEmpty else { throw SpecValidationError(problems: problems) }
         return matrix
     }
@@ -252,14 +258,14 @@ public struct SpecLoader: Sendable {
                 return nil
             }
             let transport = required("transport", "usb").flatMap {
-                reader.choice($0, "\(context) transport", as: TransportKind.self)
+                reader.word($0, "\(context) transport", in: transports)
             }
             let kind =
                 entries["kind"].flatMap { reader.choice($0.value, "\(context) kind", as: DeviceKind.self) }
-                ?? transport?.kind ?? .device
+                ?? transport?.drives ?? .device
             // A Mac has no iOS version to promise: it reports its macOS version when reached.
             let ios =
-                transport == .mac && entries["ios"] == nil
+                transport?.thisMac == true && entries["ios"] == nil
                 ? nil
                 : required("ios", "\"15.8\"").flatMap { reader.string($0, "\(context) ios") }
             if let ios, !Self.isVersion(ios) {
@@ -273,11 +279,11 @@ public struct SpecLoader: Sendable {
             let address = reader.string(entries["address"]?.value, "\(context) address")
             // An address is where a Wi-Fi device is: it means `network: true`.
             let network = explicitNetwork ?? (address != nil)
-            if network, let transport, transport != .usb, transport != .devicectl {
+            if network, let transport, !transport.wifi {
                 reader.problem(
                     entries["network"]?.value ?? entries["address"]?.value,
                     "\(context) network: true reaches a device through usbmuxd's network lookup (Wi-Fi sync), "
-                        + "which only transports usb and devicectl (pymobiledevice3 on Linux) use; transport is '\(transport.rawValue)'"
+                        + "which only transports \(transports.listing(\.wifi)) use; transport is '\(transport.word)'"
                 )
             }
             if address != nil, explicitNetwork == false {
@@ -293,11 +299,12 @@ public struct SpecLoader: Sendable {
                 )
             }
             let model = reader.string(entries["model"]?.value, "\(context) model")
-            if model != nil, let transport, transport != .devicectl {
+            if model != nil, let transport, !transport.findsByModel {
                 reader.problem(
                     entries["model"]?.value,
                     "\(context) model: finds a device by the model devicectl lists (iPad Pro), which only "
-                        + "transport devicectl uses; transport is '\(transport.rawValue)'")
+                        + "transport \(transports.listing(\.findsByModel)) uses; transport is '\(transport.word)'"
+                )
             }
             if let model, model.trimmingCharacters(in: .whitespaces).isEmpty {
                 reader.problem(entries["model"]?.value, "\(context) model is empty (e.g. iPad Pro)")
@@ -311,16 +318,16 @@ public struct SpecLoader: Sendable {
                 name: reader.string(entries["name"]?.value, "\(context) name") ?? id,
                 aliases: reader.strings(entries["aliases"]?.value, "\(context) aliases") ?? [],
                 kind: kind,
-                transport: transport ?? .usb,
+                transport: transport?.word ?? "usb",
                 fallbackTransport: entries["fallback_transport"].flatMap {
-                    reader.choice($0.value, "\(context) fallback_transport", as: TransportKind.self)
+                    reader.word($0.value, "\(context) fallback_transport", in: transports)?.word
                 },
                 udid: reader.string(entries["udid"]?.value, "\(context) udid").map(ConfigValue.init),
                 host: reader.string(entries["host"]?.value, "\(context) host").map(ConfigValue.init),
                 usbHost: reader.string(entries["usb_host"]?.value, "\(context) usb_host").map(
                     ConfigValue.init),
                 productType: reader.string(entries["product_type"]?.value, "\(context) product_type"),
-                iosVersion: ios ?? (transport == .mac ? "" : "0"),
+                iosVersion: ios ?? (transport?.thisMac == true ? "" : "0"),
                 arch: arch ?? .arm64,
                 flavour: flavour ?? "",
                 kiosk: reader.bool(entries["kiosk"]?.value, "\(context) kiosk") ?? defaults.kiosk,

@@ -4,6 +4,8 @@ import Yams
 /// Cross-field rules over a loaded matrix: references resolve, architectures fit flavours, names are
 /// unambiguous.
 struct SpecValidator {
+    let transports: TransportVocabulary
+
     func validate(_ matrix: DeviceMatrix, groupNodes: Node?, reader: NodeReader) -> [SpecProblem] {
         var problems: [SpecProblem] = []
         let flavourNames = matrix.flavours.map(\.name)
@@ -30,6 +32,8 @@ struct SpecValidator {
 
         for device in matrix.devices {
             let context = "device '\(device.id)'"
+            // Words the loader took: an unknown one was said there.
+            guard let transport = transports.word(device.transport) else { continue }
             if !flavourNames.isEmpty || !device.flavour.isEmpty {
                 if let flavour = matrix.flavour(named: device.flavour) {
                     if !flavour.archs.contains(device.arch) {
@@ -46,16 +50,17 @@ struct SpecValidator {
                         problems.append(SpecProblem(device.location, message))
                     }
                     let wantsSimulator = device.kind == .simulator
-                    if (device.transport == .mac) != flavour.isMacCatalyst {
+                    if transport.thisMac != flavour.isMacCatalyst {
                         // An iOS .app cannot run on the Mac, nor a Mac Catalyst one on an iPad.
                         problems.append(
                             SpecProblem(
                                 device.location,
-                                device.transport == .mac
-                                    ? "\(context) is this Mac (transport mac) but flavour '\(flavour.name)' builds "
+                                transport.thisMac
+                                    ? "\(context) is this Mac (transport \(transport.word)) but flavour '\(flavour.name)' builds "
                                         + "for \(flavour.sdk); use a flavour with `sdk: maccatalyst`"
                                     : "\(context) uses flavour '\(flavour.name)', which builds the Mac Catalyst "
-                                        + "app; only a `transport: mac` device runs it"))
+                                        + "app; only a `transport: \(transports.listing(\.thisMac))` device runs it"
+                            ))
                     } else if wantsSimulator != (flavour.sdk == "iphonesimulator") {
                         problems.append(
                             SpecProblem(
@@ -73,15 +78,16 @@ struct SpecValidator {
                     problems.append(SpecProblem(device.location, message))
                 }
             }
-            if device.transport.kind != device.kind {
+            if transport.drives != device.kind {
                 problems.append(
                     SpecProblem(
                         device.location,
                         "\(context) is a \(device.kind.rawValue) but transport '\(device.transport.rawValue)' "
-                            + "drives \(device.transport.kind.rawValue)s"))
+                            + "drives \(transport.drives.rawValue)s"))
             }
+            let fallbackWord = device.fallbackTransport.flatMap { transports.word($0) }
             if let fallback = device.fallbackTransport,
-                fallback.kind != device.kind || fallback == device.transport
+                fallbackWord?.drives != device.kind || fallback == device.transport
             {
                 problems.append(
                     SpecProblem(
@@ -89,17 +95,20 @@ struct SpecValidator {
                         "\(context) fallback_transport '\(fallback.rawValue)' cannot stand in for '\(device.transport.rawValue)'"
                     ))
             }
-            if device.transport == .ssh || device.fallbackTransport == .ssh, device.host == nil {
+            for word in [transport, fallbackWord].compactMap({ $0 })
+            where word.needsHost && device.host == nil {
                 problems.append(
-                    SpecProblem(device.location, "\(context) uses ssh and needs `host:` (e.g. ${IPAD2_HOST})")
-                )
+                    SpecProblem(
+                        device.location, "\(context) uses \(word.word) and needs `host:` (e.g. ${IPAD2_HOST})"
+                    ))
+                break
             }
-            if device.transport == .devicectl && device.iosMajor > 0 && device.iosMajor < 17 {
+            if let oldest = transport.oldestIOS, device.iosMajor > 0 && device.iosMajor < oldest {
                 problems.append(
                     SpecProblem(
                         device.location,
-                        "\(context): devicectl drives iOS 17 and later; iOS \(device.iosVersion) uses transport usb"
-                    ))
+                        "\(context): \(transport.word) drives iOS \(oldest) and later; iOS \(device.iosVersion) uses "
+                            + "transport \(transport.olderIOSWord?.rawValue ?? "usb")"))
             }
             for word in [device.id] + device.aliases {
                 let normalized = TargetResolver.normalize(word)

@@ -2,6 +2,7 @@ import DeviceSpec
 import Foundation
 import HADeployBuild
 import HADeployCore
+import HADeployDrivers
 import Templating
 
 /// `hadeploy init`: plans the files that adopt hadeploy in an app repository (devices.yaml, the
@@ -53,7 +54,8 @@ public struct ProjectAdopter: Sendable {
         if let ignore = gitignore() { files.append(ignore) }
 
         var notes = scanNotes
-        let matrix = try SpecLoader().load(yaml: AdoptedMatrix.devicesYAML, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
+            yaml: AdoptedMatrix.devicesYAML, file: "devices.yaml")
         for flavour in matrix.flavours where !template.configurations.contains(flavour.configuration) {
             notes.append(
                 "flavour \(flavour.name) builds configuration \(flavour.configuration), which project.yml "

@@ -67,7 +67,8 @@ struct DevicesCommand: ContextCommand {
             var logger = Logger(label: "hadeploy.virtual")
             logger.logLevel = context.environment["HADEPLOY_DEBUG"] == nil ? .critical : .debug
             let run = try await VirtualTwinsRun.start(
-                matrix: matrix, devices: matrix.devices.filter { $0.transport != .ssh }, variables: variables,
+                matrix: matrix, devices: matrix.devices.filter { !BackendQuestions.hasJailbrokenTwin($0) },
+                variables: variables,
                 stateDirectory: stateDirectory,
                 logger: logger, context: context, wifiOnly: wifiOnly)
             // The twins stand in for the devices: their UDIDs, behind their usbmuxd.

@@ -43,7 +43,7 @@ struct PairCommand: ContextCommand {
         guard devices.count == 1, let target = devices.first else {
             throw ValidationError("`\(device)` names \(devices.count) devices: pair one device at a time")
         }
-        guard [.usb, .devicectl].contains(target.transport) else {
+        guard BackendQuestions.pairs(target) else {
             throw ValidationError(
                 "\(target.id) is reached over \(target.transport.rawValue), not through usbmuxd: nothing to pair"
             )

@@ -56,7 +56,9 @@ struct RollbackCommand: ContextCommand {
         let workspace = project.workspace(context)
         let (variables, _) = try workspace.loadVariables()
         let matrix = try workspace.loadMatrix()
-        if try TargetResolver(matrix: matrix).resolve([device]).first?.transport == .mac {
+        if let target = try TargetResolver(matrix: matrix).resolve([device]).first,
+            BackendQuestions.rollsBackTheMacApp(target)
+        {
             try await rollbackMac(matrix: matrix, variables: variables, context: context)
             return
         }

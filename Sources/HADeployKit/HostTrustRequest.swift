@@ -35,7 +35,7 @@ public struct HostTrustRequest: Sendable {
             return
         }
         guard let device = try TargetResolver(matrix: matrix).resolve([target]).first,
-            device.ssh != nil || device.transport == .ssh
+            device.ssh != nil || Backends.word(of: device)?.needsHost == true
         else { throw TrustTargetError(message: "\(target) is not reached over SSH in \(configPath)") }
         let plan = try DeployPlanner(matrix: matrix, variables: variables, topology: topology)
             .plan(

@@ -24,7 +24,8 @@ public struct Workspace: Sendable {
         guard !configPath.isEmpty else {
             throw TextFileError(path: "", reason: "--config is an empty path; give the path of devices.yaml")
         }
-        return try SpecLoader().load(contentsOf: context.url(for: configPath), displayName: configPath)
+        return try SpecLoader(transports: Backends.vocabulary).load(
+            contentsOf: context.url(for: configPath), displayName: configPath)
     }
 
     /// `.env` merged with the process environment (the environment wins). A missing `.env` is fine.

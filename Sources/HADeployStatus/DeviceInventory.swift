@@ -76,7 +76,7 @@ public struct DeviceInventory: Sendable, Encodable {
         var remoteNotes: [String] = []
         let remotes = Set(
             matrix.devices.compactMap { device -> String? in
-                guard device.transport == .usb, let host = device.usbHost?.resolve(variables).value,
+                guard USBBackend.takes(device), let host = device.usbHost?.resolve(variables).value,
                     !host.isEmpty
                 else { return nil }
                 return host
@@ -109,7 +109,7 @@ public struct DeviceInventory: Sendable, Encodable {
             let live = connected.first { $0.udid == udid && $0.connection == wanted }
             let otherEntry = connected.first { $0.udid == udid && $0.connection != wanted }
             if let live { matched.insert(live.udid + live.connection) }
-            if live == nil, let otherEntry, device.transport == .usb {
+            if live == nil, let otherEntry, USBBackend.takes(device) {
                 matched.insert(otherEntry.udid + otherEntry.connection)
             }
             // The same decision the deploy makes (DeployPlanner.backend), in words.
@@ -121,12 +121,13 @@ public struct DeviceInventory: Sendable, Encodable {
             }
             if case .failedHere(let reason) = availability { note = reason }
             // The Mac is the machine this runs on: there whenever it is available.
-            let thisMac = device.transport == .mac && availability == .available
-            if note == nil, device.kind == .device, device.transport != .ssh, !thisMac, live == nil {
+            let thisMac = Backends.word(of: device)?.thisMac == true && availability == .available
+            // A usbmuxd lists it (not the Mac, nor an SSH device): not listed, not there.
+            if note == nil, Backends.throughUsbmuxd(device), live == nil {
                 let unset = device.udid?.resolve(variables).unsetNames ?? []
                 note = "not connected" + (unset.isEmpty ? "" : " (\(udid ?? ""))")
             }
-            if live == nil, otherEntry != nil, device.transport == .usb {
+            if live == nil, otherEntry != nil, USBBackend.takes(device) {
                 note =
                     device.network
                     ? "listed on USB only, not on Wi-Fi: turn on Wi-Fi sync for this computer, or set network: false"

@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import Logging
 import VirtualDevice
 
@@ -21,13 +22,16 @@ public struct VirtualMatrix: Sendable {
         var twins: [Twin] = []
         var skipped: [(Device, String)] = []
         for device in devices {
-            guard device.transport != .mac else {
+            guard Backends.twin(for: device) == .lockdown else {
                 skipped.append(
-                    (device, "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"))
-                continue
-            }
-            guard device.kind == .device else {
-                skipped.append((device, "a simulator has no virtual twin (simulators need macOS)"))
+                    (
+                        device,
+                        device.kind == .simulator
+                            ? "a simulator has no virtual twin (simulators need macOS)"
+                            : Backends.word(of: device)?.thisMac == true
+                                ? "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"
+                                : "no virtual twin for transport \(device.transport)"
+                    ))
                 continue
             }
             guard let productType = device.productType,
@@ -60,9 +64,7 @@ public struct VirtualMatrix: Sendable {
     public static func wifiOnly(_ matrix: DeviceMatrix) -> DeviceMatrix {
         var matrix = matrix
         for index in matrix.devices.indices
-        where [.usb, .devicectl].contains(matrix.devices[index].transport)
-            && matrix.devices[index].usbHost == nil
-        {
+        where Backends.word(of: matrix.devices[index])?.wifi == true && matrix.devices[index].usbHost == nil {
             matrix.devices[index].network = true
         }
         return matrix

@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import HADeployKit
 import Logging
 import VirtualDevice
@@ -35,7 +36,7 @@ public struct VirtualTwinsRun: Sendable {
         // A twin this host should run and did not (its script refused, it failed to start): those
         // devices fail with the reason; only a script that is not installed is "not available".
         var failed: [String: String] = [:]
-        let sshDevices = devices.filter { $0.transport == .ssh }
+        let sshDevices = devices.filter { Backends.twin(for: $0) == .jailbroken }
         if !sshDevices.isEmpty {
             switch jailbreakScript(context: context) {
             case .missing(let reason):
@@ -60,7 +61,8 @@ public struct VirtualTwinsRun: Sendable {
             }
         }
         let virtual = VirtualMatrix(
-            matrix: matrix, devices: devices.filter { $0.transport != .ssh }, variables: variables)
+            matrix: matrix, devices: devices.filter { Backends.twin(for: $0) != .jailbroken },
+            variables: variables)
         let usbmuxd: VirtualUsbmuxd
         let address: String
         do {

@@ -1,5 +1,6 @@
 import DeviceSpec
 import Foundation
+import HADeployDrivers
 import TestSupport
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
     static let root = repositoryRoot
 
     static func load() throws -> DeviceMatrix {
-        try SpecLoader().load(
+        try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
     }
 
@@ -30,10 +31,11 @@ import Testing
         let matrix = try Self.load()
         #expect(matrix.groups["all"] == ["iphone", "mini5", "mini4", "ipad4", "ipadpro", "mac"])
         #expect(matrix.groups["jailbroken"] == ["ipad2", "ipad3", "ipad4"])
-        let physical = matrix.devices.filter { $0.kind == .device && $0.transport != .mac }
+        let physical = matrix.devices.filter { $0.kind == .device && $0.transport != "mac" }
         #expect(physical.allSatisfy { $0.flavour == "legacy" }, "\(physical.map { ($0.id, $0.flavour) })")
         let ipadpro = try #require(matrix.device(id: "ipadpro"))
-        #expect((ipadpro.transport, ipadpro.model, ipadpro.aliases) == (.devicectl, "iPad Pro", ["ipad-pro"]))
+        #expect(
+            (ipadpro.transport, ipadpro.model, ipadpro.aliases) == ("devicectl", "iPad Pro", ["ipad-pro"]))
         #expect(
             ipadpro.udid?.raw == "${IPAD_PRO_DEVICECTL_ID:-}",
             "unset: the one physical iPad Pro devicectl lists")
@@ -72,8 +74,8 @@ import Testing
         #expect(ipad2.arch == .armv7)
         #expect(ipad2.iosVersion == "9.3.5")
         #expect(ipad2.flavour == "legacy")
-        #expect(ipad2.transport == .ssh)
-        #expect(ipad2.fallbackTransport == .usb)
+        #expect(ipad2.transport == "ssh")
+        #expect(ipad2.fallbackTransport == "usb")
         #expect(ipad2.kind == .device)
         #expect(ipad2.udid?.raw == "${IPAD2_UDID}")
         #expect(ipad2.host?.references == ["IPAD2_IP"])
@@ -81,40 +83,42 @@ import Testing
         #expect(ipad2.ssh?.passwordEnv == "IPAD2_SSH_PASS")
         #expect(ipad2.dashboard == "dashboard-office")
         let usb = try #require(matrix.device(id: "ipad2-usb"))
-        #expect((usb.transport, usb.udid?.raw) == (.usb, "${IPAD2_UDID}"))
+        #expect((usb.transport, usb.udid?.raw) == ("usb", "${IPAD2_UDID}"))
         #expect(usb.usbHost?.display(["UNRAID_HOST": "nas"]) == "ssh://root@nas")
         #expect(ipad2.verificationTimeout == 90)
         #expect(ipad2.kiosk == true)
 
         let mini4 = try #require(matrix.device(id: "mini4"))
-        #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "legacy", .usb, 15))
+        #expect((mini4.arch, mini4.flavour, mini4.transport, mini4.iosMajor) == (.arm64, "legacy", "usb", 15))
         #expect(mini4.verificationTimeout == 30, "from defaults")
         #expect(mini4.network, "the old script's `ideviceinstaller -n`: a Wi-Fi device")
         #expect(mini4.launch, "launched, with only the keys configured (the old script did not launch it)")
         let mini5 = try #require(matrix.device(id: "mini5"))
-        #expect((mini5.transport, mini5.iosMajor) == (.devicectl, 26))
+        #expect((mini5.transport, mini5.iosMajor) == ("devicectl", 26))
         #expect(mini5.udid?.references == ["IPAD_MINI5_DEVICECTL_ID"])
         #expect(mini5.dashboard == "dashboard-landing")
         #expect(mini4.udid?.references == ["IPAD_MINI4_UDID"])
         let mac = try #require(matrix.device(id: "mac"))
         #expect(
             (mac.kind, mac.transport, mac.arch, mac.flavour, mac.iosVersion) == (
-                .device, .mac, .arm64, "mac", ""
+                .device, "mac", .arm64, "mac", ""
             ))
         let iphone = try #require(matrix.device(id: "iphone"))
-        #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == (.devicectl, 18, nil))
+        #expect((iphone.transport, iphone.iosMajor, iphone.kiosk) == ("devicectl", 18, nil))
 
         for id in ["sim", "sim-iphone"] {
             let sim = try #require(matrix.device(id: id))
             #expect(
-                (sim.kind, sim.transport, sim.arch, sim.flavour) == (.simulator, .simctl, .arm64, "simulator")
+                (sim.kind, sim.transport, sim.arch, sim.flavour) == (
+                    .simulator, "simctl", .arm64, "simulator"
+                )
             )
         }
         for id in ["sim-ios93", "sim-ios103"] {
             let sim = try #require(matrix.device(id: id))
             #expect(
                 (sim.kind, sim.transport, sim.arch, sim.flavour) == (
-                    .simulator, .rosettasim, .x86_64, "rosettasim"
+                    .simulator, "rosettasim", .x86_64, "rosettasim"
                 ))
         }
         #expect(matrix.device(id: "sim-ios93")?.iosVersion == "9.3")

@@ -1,12 +1,13 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import Testing
 
 @Suite struct SpecValidationTests {
     func problems(_ yaml: String, file: String = "devices.yaml") -> [String] {
         do {
-            _ = try SpecLoader().load(yaml: yaml, file: file)
+            _ = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: file)
             return []
         } catch let error as SpecValidationError {
             return error.problems.map(\.description)
@@ -16,7 +17,8 @@ import Testing
     }
 
     @Test func theMinimalFixtureIsValid() throws {
-        let matrix = try SpecLoader().load(yaml: SpecFixtures.minimal, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
+            yaml: SpecFixtures.minimal, file: "devices.yaml")
         #expect(matrix.devices.map(\.id) == ["a", "b"])
         #expect(
             matrix.devices[0].kiosk == nil, "no kiosk: -HAKioskMode is not sent, the device keeps its own")
@@ -26,7 +28,7 @@ import Testing
     @Test func networkIsAUSBLookupAndPlacedWhenElsewhere() throws {
         let wifi = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: true")
-        let matrix = try SpecLoader().load(yaml: wifi, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: wifi, file: "devices.yaml")
         #expect(matrix.devices.map(\.network) == [true, false])
 
         // An iOS 17+ device on Wi-Fi: devicectl on a Mac, pymobiledevice3 through usbmuxd on Linux.
@@ -39,8 +41,8 @@ import Testing
         #expect(
             problems(ssh).contains(
                 "devices.yaml:13:14: error: device 'a' network: true reaches a device through usbmuxd's "
-                    + "network lookup (Wi-Fi sync), which only transports usb and devicectl (pymobiledevice3 on "
-                    + "Linux) use; transport is 'ssh'"),
+                    + "network lookup (Wi-Fi sync), which only transports devicectl and usb use; transport is 'ssh'"
+            ),
             "\(problems(ssh))")
         let notBool = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: wifi")
@@ -55,7 +57,8 @@ import Testing
     @Test func anAddressMakesAWiFiDeviceAndContradictsNetworkFalse() throws {
         let wifi = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    address: ${MINI4_IP}")
-        let device = try SpecLoader().load(yaml: wifi, file: "devices.yaml").devices[0]
+        let device = try SpecLoader(transports: Backends.vocabulary).load(yaml: wifi, file: "devices.yaml")
+            .devices[0]
         #expect(device.network)
         #expect(device.address?.resolve(["MINI4_IP": "192.168.1.40"]).value == "192.168.1.40")
 
@@ -110,7 +113,8 @@ import Testing
     @Test func plainNamesStayValid() throws {
         let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  a:\n", with: "  iPad_2.kitchen-1:\n")
         #expect(
-            try SpecLoader().load(yaml: yaml, file: "devices.yaml").devices.first?.id == "iPad_2.kitchen-1")
+            try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml").devices
+                .first?.id == "iPad_2.kitchen-1")
     }
 
     /// `app_settings:` values take the type the app reads the key with (HAAppDelegate.m): the theme a
@@ -125,7 +129,7 @@ import Testing
 
             """
         let yaml = SpecFixtures.minimal.replacingOccurrences(of: "  a:\n    transport: usb\n", with: settings)
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         #expect(
             matrix.devices[0].appSettings == [
                 "HAThemeMode": .integer(2), "HAGradientEnabled": .bool(true), "HADevStreamMode": .string("2"),
@@ -161,7 +165,8 @@ import Testing
         let devicectl = usb.replacingOccurrences(
             of: "  a:\n    transport: usb\n    model: iPad Pro\n    ios: \"15.8\"",
             with: "  a:\n    transport: devicectl\n    model: iPad Pro\n    ios: \"26.0\"")
-        let matrix = try SpecLoader().load(yaml: devicectl, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
+            yaml: devicectl, file: "devices.yaml")
         #expect(matrix.devices.first?.model == "iPad Pro")
     }
 
@@ -220,7 +225,7 @@ import Testing
 
             """
         let error = #expect(throws: SpecValidationError.self) {
-            try SpecLoader().load(yaml: yaml, file: "conf/devices.yaml")
+            try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "conf/devices.yaml")
         }
         let found = try #require(error?.problems.map(\.description))
         let expected = [
@@ -232,7 +237,7 @@ import Testing
             "conf/devices.yaml:20:3: error: device 'plan': 'plan' is a hadeploy command word and cannot name a device",
             "conf/devices.yaml:25:3: error: device 'one': 'all' is a hadeploy command word and cannot name a device",
             "conf/devices.yaml:31:3: error: device 'two': name 'Tablet' is already used by device 'one'",
-            "conf/devices.yaml:33:16: error: device 'two' transport 'usbb' is not one of usb, ssh, devicectl, "
+            "conf/devices.yaml:33:16: error: device 'two' transport 'usbb' is not one of ssh, devicectl, usb, "
                 + "simctl, rosettasim, mac (did you mean 'usb'?)",
             "conf/devices.yaml:37:27: error: device 'two' verification_timeout must be a positive number of "
                 + "seconds, not '-3'",
@@ -315,7 +320,7 @@ import Testing
         let yaml = SpecFixtures.minimal.replacingOccurrences(
             of: "    deployment_target: \"9.0\"\n",
             with: "    deployment_target: \"9.0\"\n    script: scripts/build.sh device\n")
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         #expect(matrix.flavour(named: "legacy")?.script == "scripts/build.sh device")
         #expect(matrix.flavour(named: "modern")?.script == nil)
         let empty = SpecFixtures.minimal.replacingOccurrences(
@@ -404,7 +409,7 @@ import Testing
                 "devices.yaml:1:1: error: missing `devices:`",
             ])
         let error = #expect(throws: SpecValidationError.self) {
-            try SpecLoader().load(
+            try SpecLoader(transports: Backends.vocabulary).load(
                 contentsOf: URL(fileURLWithPath: "/nonexistent/devices.yaml"), displayName: "x.yaml")
         }
         #expect(error?.description.contains("x.yaml:1:1: error: file not found; pass --config PATH") == true)

@@ -1,4 +1,5 @@
 import DeviceSpec
+import HADeployDrivers
 import Testing
 
 @Suite struct TargetResolverTests {
@@ -63,7 +64,7 @@ import Testing
 
     @Test func aGroupNamedAllReplacesEveryDevice() throws {
         let yaml = SpecFixtures.minimal + "groups:\n  all: [b]\n"
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         #expect(try TargetResolver(matrix: matrix).resolve(["all"]).map(\.id) == ["b"])
     }
 }

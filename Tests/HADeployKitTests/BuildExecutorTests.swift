@@ -2,6 +2,7 @@ import DeployModel
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import Synchronization
 import TestSupport
 import Testing
@@ -121,7 +122,7 @@ struct BuildExecutorTests {
     @Test func theRunnerBuildsWhereThePlanSays() async throws {
         let root = try await makeRepository()
         let base = executor(root: root)
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             yaml: """
                 version: 1
                 flavours:

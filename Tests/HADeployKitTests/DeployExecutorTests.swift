@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import TestSupport
 import Testing
 
@@ -27,7 +28,8 @@ struct DeployExecutorTests {
         """
 
     func makePlan(verify: Bool = false, kiosk: Bool? = nil) throws -> DeployPlan {
-        let matrix = try SpecLoader().load(yaml: Self.yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
+            yaml: Self.yaml, file: "devices.yaml")
         let planner = DeployPlanner(
             matrix: matrix, variables: ["HA_SERVER": "http://127.0.0.1:1", "HA_TOKEN": "tok-SECRET-123"],
             topology: Topology(host: .linux))
@@ -337,7 +339,7 @@ final class StepLog: DeployReporter, @unchecked Sendable {
               sim: {transport: simctl, kind: simulator, ios: "17.5", arch: arm64, flavour: simulator}
               modern17: {transport: devicectl, ios: "18.6", arch: arm64, flavour: modern, udid: U18}
             """
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         let version = GitVersion(
             marketingVersion: "1.2.3", buildNumber: 7, tag: "v1.2.3", commitsSinceTag: 0, dirty: false,
             shallow: false)

@@ -25,7 +25,7 @@ import Testing
         _ targets: [String], variables: [String: String] = [:], host: HostPlatform = .linux,
         configure: (inout DeployOptions) -> Void = { _ in }
     ) throws -> DeployPlan {
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: Self.root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
         var options = DeployOptions(targets: targets)
         configure(&options)
@@ -73,7 +73,7 @@ import Testing
             devices:
               mini4: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb, udid: U1, ddi_dir: /ddi}
             """
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         func images(_ host: HostPlatform) throws -> [String] {
             let plan = try DeployPlanner(matrix: matrix, variables: [:], topology: Topology(host: host))
                 .plan(options: DeployOptions(targets: ["mini4"]), version: Self.version, deployID: "d")
@@ -100,7 +100,7 @@ import Testing
             devices:
               mini4: {product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern, transport: usb, udid: U1}
             """
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         func location(
             _ host: HostPlatform, _ variables: [String: String], installed: Set<String>? = nil
         ) throws -> BuildLocation? {
@@ -152,7 +152,8 @@ import Testing
               wall: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: U, dashboard: ""}
             """
         let emptyPlan = try DeployPlanner(
-            matrix: try SpecLoader().load(yaml: yaml, file: "devices.yaml"), variables: variables,
+            matrix: try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml"),
+            variables: variables,
             topology: Topology(host: .linux)
         ).plan(options: DeployOptions(targets: ["wall"]), version: Self.version, deployID: "d")
         #expect(emptyPlan.devices[0].dashboard == .appDefault)
@@ -204,7 +205,7 @@ import Testing
                  ha_device: Kitchen iPad, app_settings: {HAThemeMode: 2, HAGradientEnabled: true}}
               old-build: {transport: usb, ios: "15.8", arch: arm64, flavour: modern, udid: U2, loaded_event: true}
             """
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         let plan = try DeployPlanner(matrix: matrix, variables: configured, topology: Topology(host: .linux))
             .plan(options: DeployOptions(targets: ["all"]), version: Self.version, deployID: "deploy-1")
         #expect(
@@ -286,7 +287,7 @@ import Testing
                 transport: usb
                 udid: ${IPAD_MINI4_UDID}
             """
-        let matrix = try SpecLoader().load(yaml: yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: yaml, file: "devices.yaml")
         let plan = try DeployPlanner(matrix: matrix, variables: configured, topology: Topology(host: .linux))
             .plan(
                 options: DeployOptions(targets: ["mini4", "plugged"]), version: Self.version, deployID: "d")
@@ -299,7 +300,7 @@ import Testing
     }
 
     @Test func virtualTwinsArePartOfThePlan() throws {
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: Self.root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
         let twins = VirtualTwins(
             address: "UNIX:/tmp/v/usbmuxd.sock", udids: ["mini4": "twin-mini4", "ipad2": "twin-ipad2"],

@@ -22,7 +22,7 @@ import Testing
     static func plan(host: HostPlatform, targets: [String] = ["mac"], verify: Bool = true) throws
         -> DeployPlan
     {
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: DriverTestPlans.root.appendingPathComponent("devices.yaml"),
             displayName: "devices.yaml")
         let version = GitVersion(
@@ -61,7 +61,7 @@ import Testing
 
     /// On virtual twins the Mac has none: its row says what it is (mac), not the twins' usbmuxd.
     @Test func aMacWithoutATwinIsReportedAsTheMacNotAsUSB() async throws {
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: DriverTestPlans.root.appendingPathComponent("devices.yaml"),
             displayName: "devices.yaml")
         let twins = VirtualTwins(

@@ -20,7 +20,7 @@ struct PlanFileLoaderTests {
     /// --no-build --json` would on `host`,
     /// its state folder where the planning job had it.
     static func plan(host: HostPlatform = .linux, build: Bool = false) throws -> DeployPlan {
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
         var options = DeployOptions(targets: ["all", "jailbroken", "sims"], build: build)
         options.artifacts = .nothing
@@ -31,7 +31,7 @@ struct PlanFileLoaderTests {
     }
 
     static func matrix() throws -> DeviceMatrix {
-        try SpecLoader().load(
+        try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
     }
     static let version = GitVersion(

@@ -1,6 +1,7 @@
 import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import ImageCodec
 import TestSupport
 import Testing
@@ -35,7 +36,8 @@ struct ScreenshotReviewTests {
         root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hadeploy-visual-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        let matrix = try SpecLoader().load(yaml: Self.yaml, file: "devices.yaml")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
+            yaml: Self.yaml, file: "devices.yaml")
         plan = try DeployPlanner(matrix: matrix, variables: [:], topology: Topology(host: .linux)).plan(
             options: DeployOptions(targets: ["all"], verify: true, screenshots: true),
             version: GitVersion(

@@ -14,6 +14,21 @@ public protocol Backend: Sendable {
     /// The name plans and results use (`usb`, `ssh`, …).
     static var kind: String { get }
 
+    /// The devices.yaml `transport:` words this backend takes, and what each means there (the loader
+    /// checks devices.yaml against every backend's words). Two backends may take one word on
+    /// different hosts (devicectl: the Mac's devicectl, pymobiledevice3 on Linux); they declare it alike.
+    static var words: [TransportWord] { get }
+
+    /// The twin `--virtual` gives a device of this backend (nil: none).
+    static var twin: TwinKind? { get }
+
+    /// Whether the backend reaches devices through usbmuxd and lockdownd: a usbmuxd lists them,
+    /// `hadeploy pair` pairs them.
+    static var throughUsbmuxd: Bool { get }
+
+    /// The rollback the backend offers (`hadeploy rollback`), or nil.
+    static var rollback: RollbackKind? { get }
+
     /// How this backend would drive `device` here (its usbmuxd, its lookup, whether this host can),
     /// or nil when the device is not this backend's. `Backends.all` is asked in order.
     static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice?
@@ -62,6 +77,10 @@ public protocol Backend: Sendable {
 /// configuration read from a plan's settings.
 public struct AnyBackend: Sendable {
     public let kind: String
+    public let words: [TransportWord]
+    public let twin: TwinKind?
+    public let throughUsbmuxd: Bool
+    public let rollback: RollbackKind?
     public let mounts: @Sendable (Device) -> Bool
     public let screenshots: Bool
     public let connectRetries: Int
@@ -81,6 +100,10 @@ public struct AnyBackend: Sendable {
             try planned.settings.decode(B.Configuration.self)
         }
         kind = B.kind
+        words = B.words
+        twin = B.twin
+        throughUsbmuxd = B.throughUsbmuxd
+        rollback = B.rollback
         mounts = { B.mounts($0) }
         screenshots = B.screenshots
         connectRetries = B.connectRetries
@@ -108,7 +131,15 @@ public struct AnyBackend: Sendable {
 }
 
 extension Backend {
+    /// Whether devices.yaml's `transport:` for `device` is one of this backend's words.
+    public static func takes(_ device: Device) -> Bool {
+        words.contains { $0.word == device.transport }
+    }
+
     public static func mounts(_ device: Device) -> Bool { false }
+    public static var twin: TwinKind? { nil }
+    public static var throughUsbmuxd: Bool { false }
+    public static var rollback: RollbackKind? { nil }
     public static var screenshots: Bool { true }
     public static var connectRetries: Int { PlanStep.maximumRetries }
     public static var platform: AppPlatform { .iOS }
@@ -118,6 +149,22 @@ extension Backend {
         async
         -> String?
     { nil }
+}
+
+/// The twin a backend's devices get under `--virtual`.
+public enum TwinKind: Sendable, Hashable {
+    /// An in-process usbmuxd and lockdownd twin (iOS 9 → 26), reached as USB or Wi-Fi devices are.
+    case lockdown
+    /// A jailbroken iPad twin reached over SSH (its own sshd, a user namespace).
+    case jailbroken
+}
+
+/// What `hadeploy rollback` puts back on a backend's devices.
+public enum RollbackKind: Sendable, Hashable {
+    /// The jailbroken iPad's backup of the app (on the device).
+    case jailbroken
+    /// The Mac app's backup (in ~/Applications).
+    case mac
 }
 
 /// What `readiness` may use: this host's processes and files, and the run's variables.

@@ -17,6 +17,35 @@ public struct Backends: BackendCatalog {
 
     public init() {}
 
+    /// Every `transport:` word devices.yaml may use: the backends' own.
+    public static let vocabulary = TransportVocabulary(all.flatMap(\.words))
+
+    /// What `device`'s `transport:` word means (nil: a word no backend takes).
+    public static func word(of device: Device) -> TransportWord? {
+        vocabulary.word(device.transport)
+    }
+
+    /// The backends that take `device`'s word (on some host).
+    static func taking(_ device: Device) -> [AnyBackend] {
+        all.filter { backend in backend.words.contains { $0.word == device.transport } }
+    }
+
+    /// The twin `--virtual` gives `device`, or nil when it has none (the Mac, simulators).
+    public static func twin(for device: Device) -> TwinKind? {
+        taking(device).lazy.compactMap(\.twin).first
+    }
+
+    /// Whether `device` is reached through a usbmuxd and lockdownd: a usbmuxd lists it, `hadeploy
+    /// pair` pairs it.
+    public static func throughUsbmuxd(_ device: Device) -> Bool {
+        taking(device).contains { $0.throughUsbmuxd }
+    }
+
+    /// The rollback `device`'s backend offers, or nil.
+    public static func rollback(for device: Device) -> RollbackKind? {
+        taking(device).lazy.compactMap(\.rollback).first
+    }
+
     /// The backend a plan names.
     public static func named(_ kind: String) -> AnyBackend? {
         all.first { $0.kind == kind }
@@ -42,7 +71,7 @@ public struct Backends: BackendCatalog {
             twins?.unavailable[device.id]
             ?? (device.kind == .simulator
                 ? "a simulator has no virtual twin (simulators need macOS)"
-                : device.transport == .mac
+                : word(of: device)?.thisMac == true
                     ? "the Mac has no virtual twin (the Mac Catalyst app runs on a macOS host)"
                     : "no virtual twin")
         let failed = twins?.failed[device.id]

@@ -6,6 +6,12 @@ import HADeployCore
 /// `xcrun devicectl` (iOS 17+, macOS).
 public enum DevicectlBackend: Backend {
     public static let kind = "devicectl"
+    /// iOS 17 and later, also found by model; over Wi-Fi too (pymobiledevice3 on Linux).
+    public static let word = TransportWord(
+        "devicectl", drives: .device, wifi: true, findsByModel: true, oldestIOS: 17, olderIOSWord: "usb")
+    public static let words = [word]
+    public static let twin: TwinKind? = .lockdown
+    public static let throughUsbmuxd = true
 
     public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
         /// The UDID, CoreDevice identifier or name passed to `--device`; empty when `model` finds it.
@@ -30,7 +36,7 @@ public enum DevicectlBackend: Backend {
 
     public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
         // On Linux an iOS 17+ device is the pymobiledevice3 backend's.
-        guard planning.twins == nil, device.transport == .devicectl, planning.host == .macOS else {
+        guard planning.twins == nil, takes(device), planning.host == .macOS else {
             return nil
         }
         return BackendChoice()

@@ -6,6 +6,8 @@ import HADeployCore
 /// This Mac running the Mac Catalyst build: `defaults`, `osascript`, `killall`, `open` (macOS).
 public enum MacBackend: Backend {
     public static let kind = "mac"
+    public static let words = [TransportWord("mac", drives: .device, thisMac: true)]
+    public static let rollback: RollbackKind? = .mac
 
     public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
         /// The user's home folder: the app's preferences, Documents and hadeploy's installed copy.
@@ -19,7 +21,7 @@ public enum MacBackend: Backend {
     }
 
     public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
-        guard planning.twins == nil, device.transport == .mac else { return nil }
+        guard planning.twins == nil, takes(device) else { return nil }
         return .macOnly(planning, reason: "the Mac Catalyst app runs on this machine only when it is a Mac")
     }
 

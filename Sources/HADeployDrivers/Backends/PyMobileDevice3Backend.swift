@@ -7,6 +7,10 @@ import HADeployCore
 /// pymobiledevice3's userspace tunnel (the iOS 17.4 developer path).
 public enum PyMobileDevice3Backend: Backend {
     public static let kind = "pymobiledevice3"
+    /// devicectl's devices, on Linux.
+    public static let words = [DevicectlBackend.word]
+    public static let twin: TwinKind? = .lockdown
+    public static let throughUsbmuxd = true
 
     public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
         /// `pymobiledevice3`: a name, resolved by the run (`PlanTools`: `PYMOBILEDEVICE3` of its
@@ -30,7 +34,7 @@ public enum PyMobileDevice3Backend: Backend {
     }
 
     public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
-        guard device.transport == .devicectl else { return nil }
+        guard takes(device) else { return nil }
         if let twins = planning.twins {
             // An iOS 17+ device's twin speaks the iOS 17.4 developer path: it is driven as the real
             // device is from Linux.

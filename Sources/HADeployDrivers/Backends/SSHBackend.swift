@@ -6,6 +6,9 @@ import HADeployCore
 /// the fallback when it may also be plugged in (`fallback_transport: usb`).
 public enum SSHBackend: Backend {
     public static let kind = "ssh"
+    public static let words = [TransportWord("ssh", drives: .device, needsHost: true)]
+    public static let twin: TwinKind? = .jailbroken
+    public static let rollback: RollbackKind? = .jailbroken
 
     public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
         public var host: String
@@ -61,9 +64,11 @@ public enum SSHBackend: Backend {
         if let twins = planning.twins {
             return twins.jailbroken[device.id] == nil ? nil : BackendChoice()
         }
-        guard device.transport == .ssh else { return nil }
+        guard takes(device) else { return nil }
         let udid = device.udid?.resolve(planning.variables).value
-        let fallback = device.fallbackTransport == .usb && udid != nil ? planning.route(device) : nil
+        // `fallback_transport: usb` when it is plugged in here: libimobiledevice through usbmuxd.
+        let overUSB = USBBackend.words.contains { $0.word == device.fallbackTransport }
+        let fallback = overUSB && udid != nil ? planning.route(device) : nil
         return BackendChoice(usbRoute: fallback)
     }
 

@@ -41,10 +41,11 @@ public struct SimulatorConfiguration: Sendable, Hashable, Codable, PlanFileCheck
 /// `xcrun simctl` (macOS).
 public enum SimctlBackend: Backend {
     public static let kind = "simctl"
+    public static let words = [TransportWord("simctl", drives: .simulator)]
     public typealias Configuration = SimulatorConfiguration
 
     public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
-        guard planning.twins == nil, device.transport == .simctl else { return nil }
+        guard planning.twins == nil, takes(device) else { return nil }
         return .macOnly(planning, reason: "xcrun simctl needs macOS")
     }
 
@@ -80,10 +81,11 @@ public enum SimctlBackend: Backend {
 /// `rosettasim-ctl` (macOS, x86_64 legacy runtimes).
 public enum RosettaSimBackend: Backend {
     public static let kind = "rosettasim"
+    public static let words = [TransportWord("rosettasim", drives: .simulator)]
     public typealias Configuration = SimulatorConfiguration
 
     public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
-        guard planning.twins == nil, device.transport == .rosettasim else { return nil }
+        guard planning.twins == nil, takes(device) else { return nil }
         return .macOnly(planning, reason: "rosettasim-ctl needs macOS")
     }
 

@@ -6,6 +6,9 @@ import HADeployCore
 /// device's USB entry, or (Wi-Fi) its Network one.
 public enum USBBackend: Backend {
     public static let kind = "usb"
+    public static let words = [TransportWord("usb", drives: .device, wifi: true)]
+    public static let twin: TwinKind? = .lockdown
+    public static let throughUsbmuxd = true
 
     /// libimobiledevice's settings (the route is the plan's `usbRoute`).
     public struct Configuration: Sendable, Hashable, Codable, PlanFileChecked {
@@ -33,10 +36,13 @@ public enum USBBackend: Backend {
     public static func choose(_ device: Device, _ planning: BackendPlanning) -> BackendChoice? {
         if let twins = planning.twins {
             // A network device's twin is a network twin: the same lookup reaches it.
-            guard twins.udids[device.id] != nil, device.transport != .devicectl else { return nil }
+            // A device whose `fallback_transport:` is usb (the iPad 2 plugged in here) too, when its twin
+            // is a usbmuxd one.
+            let word = takes(device) || words.contains { $0.word == device.fallbackTransport }
+            guard word, twins.udids[device.id] != nil else { return nil }
             return BackendChoice(usbRoute: .virtual(address: twins.address), lookup: planning.lookup(device))
         }
-        guard device.transport == .usb else { return nil }
+        guard takes(device) else { return nil }
         return BackendChoice(usbRoute: planning.route(device), lookup: planning.lookup(device))
     }
 

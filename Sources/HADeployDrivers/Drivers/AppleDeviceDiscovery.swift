@@ -97,7 +97,7 @@ public struct AppleDeviceDiscovery: Sendable {
                     DiscoveredAppleDevice(
                         udid: sim.udid, name: sim.name, kind: .simulator, os: sim.runtimeName,
                         state: sim.state,
-                        backend: legacy ? TransportKind.rosettasim.rawValue : TransportKind.simctl.rawValue,
+                        backend: legacy ? RosettaSimBackend.kind : SimctlBackend.kind,
                         note: legacy && !rosettaSimConfigured ? "set ROSETTASIM_CTL in .env" : nil))
             }
         } catch {
@@ -131,7 +131,7 @@ public struct AppleDeviceDiscovery: Sendable {
                         udid: device.udid ?? device.identifier, name: device.name, kind: .device,
                         os: "iOS \(device.osVersion ?? "?")",
                         state: device.tunnelState ?? device.transportType,
-                        backend: major >= 17 ? TransportKind.devicectl.rawValue : TransportKind.usb.rawValue,
+                        backend: major >= 17 ? DevicectlBackend.kind : USBBackend.kind,
                         note: device.developerModeStatus == "disabled" ? "turn on Developer Mode" : nil))
             }
         } catch {

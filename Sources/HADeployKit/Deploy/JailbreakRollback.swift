@@ -35,7 +35,7 @@ public struct JailbreakRollback: Sendable {
         let resolved = try RollbackTarget(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
             transport: "ssh", rejection: "not reached over SSH"
-        ) { $0.ssh != nil || $0.transport == .ssh }
+        ) { $0.ssh != nil || Backends.rollback(for: $0) == .jailbroken }
         let plan = try DeployPlanner(
             matrix: matrix, variables: variables, topology: .current(environment: environment)
         ).plan(

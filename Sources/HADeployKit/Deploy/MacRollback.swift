@@ -31,7 +31,7 @@ public struct MacRollback: Sendable {
         let resolved = try RollbackTarget(
             matrix: matrix, variables: variables, device: device, bundleID: bundleID, records: records,
             transport: "mac", rejection: "not the Mac"
-        ) { $0.transport == .mac }
+        ) { Backends.rollback(for: $0) == .mac }
         guard let bundle = resolved.bundleID else {
             throw RollbackTarget.noBundleID(device, transport: "mac")
         }

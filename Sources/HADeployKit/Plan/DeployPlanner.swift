@@ -179,7 +179,7 @@ public struct DeployPlanner: Sendable {
         var unset: [String] = []
         let options = context.options
         var udid = device.udid?.resolve(variables)
-        var host = device.transport == .ssh ? device.host?.resolve(variables) : nil
+        var host = Backends.word(of: device)?.needsHost == true ? device.host?.resolve(variables) : nil
         let planning = self.planning
         let (backend, choice) = Backends.choose(device, planning)
         let availability = choice.availability

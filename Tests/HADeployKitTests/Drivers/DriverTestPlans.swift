@@ -1,6 +1,7 @@
 import DeployModel
 import DeviceSpec
 import Foundation
+import HADeployDrivers
 import HADeployKit
 import Testing
 
@@ -14,7 +15,7 @@ enum DriverTestPlans {
     static func plan(_ id: String, variables: [String: String] = [:], host: HostPlatform = .macOS) throws
         -> (plan: DevicePlan, device: Device, matrix: DeviceMatrix)
     {
-        let matrix = try SpecLoader().load(
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(
             contentsOf: root.appendingPathComponent("devices.yaml"), displayName: "devices.yaml")
         let version = GitVersion(
             marketingVersion: "1.4.0", buildNumber: 212, tag: "v1.4.0", commitsSinceTag: 0, dirty: false,
