@@ -207,8 +207,9 @@ struct ArtifactIntegrityTests {
         let grown = Self.peakResidentBytes() - before
         #expect(digest.count == 64)
         // The peak is the whole test process's, and the other suites run beside this one (145 MiB was
-        // seen from them once): the bound catches a whole-file read (1 GiB and more), not their noise.
-        #expect(grown < 512 << 20, "hashing 1 GiB grew the peak memory by \(grown >> 20) MiB")
+        // seen from them once, 518 MiB on a fresh machine's first run): the bound catches a whole-file
+        // read (1 GiB and more), not their noise.
+        #expect(grown < 900 << 20, "hashing 1 GiB grew the peak memory by \(grown >> 20) MiB")
 
         let huge = root.appendingPathComponent("Huge.ipa")
         #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
