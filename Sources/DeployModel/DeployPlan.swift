@@ -186,9 +186,10 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     public var udid: ConfigValue.Resolution?
     /// The SSH host (jailbroken devices).
     public var host: ConfigValue.Resolution?
-    /// nil: not sent (the device keeps its own kiosk setting).
-    public var kiosk: Bool?
-    public var dashboard: DashboardTarget
+    /// nil: not sent (the device keeps its own kiosk setting). The launch settings' own, kept once.
+    public var kiosk: Bool? { launch.kiosk }
+    /// The dashboard the app is told to show (the launch settings' own).
+    public var dashboard: DashboardTarget { launch.dashboard }
     public var verification: VerificationPlan
     /// Per-step deadline overrides in seconds, from devices.yaml (drivers size their commands by them).
     public var timeouts: [String: Double]
@@ -208,7 +209,7 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     public var launchArguments: LaunchArguments { launch.arguments(unset: Set(unsetKeys)) }
 
     enum CodingKeys: String, CodingKey {
-        case id, name, kind, transport, backend, productType, ios, arch, flavour, udid, host, kiosk, dashboard
+        case id, name, kind, transport, backend, productType, ios, arch, flavour, udid, host
         case verification, timeouts, launch, force, steps, unsetKeys, availability
         /// Written for people and tools reading the plan; read back from `launch`.
         case launchArguments
@@ -227,8 +228,6 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         try container.encode(flavour, forKey: .flavour)
         try container.encodeIfPresent(udid, forKey: .udid)
         try container.encodeIfPresent(host, forKey: .host)
-        try container.encodeIfPresent(kiosk, forKey: .kiosk)
-        try container.encode(dashboard, forKey: .dashboard)
         try container.encode(verification, forKey: .verification)
         try container.encode(timeouts, forKey: .timeouts)
         try container.encode(launch, forKey: .launch)
@@ -252,8 +251,6 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         flavour = try container.decode(String.self, forKey: .flavour)
         udid = try container.decodeIfPresent(ConfigValue.Resolution.self, forKey: .udid)
         host = try container.decodeIfPresent(ConfigValue.Resolution.self, forKey: .host)
-        kiosk = try container.decodeIfPresent(Bool.self, forKey: .kiosk)
-        dashboard = try container.decodeIfPresent(DashboardTarget.self, forKey: .dashboard) ?? .unchanged
         verification = try container.decode(VerificationPlan.self, forKey: .verification)
         timeouts = try container.decode([String: Double].self, forKey: .timeouts)
         launch = try container.decode(LaunchSettings.self, forKey: .launch)
@@ -266,8 +263,8 @@ public struct DevicePlan: Sendable, Hashable, Codable {
     public init(
         id: String, name: String, kind: DeviceKind, transport: Transport, backend: PlannedBackend,
         productType: String? = nil, ios: String, arch: String, flavour: String,
-        udid: ConfigValue.Resolution? = nil, host: ConfigValue.Resolution? = nil, kiosk: Bool? = nil,
-        dashboard: DashboardTarget, verification: VerificationPlan, timeouts: [String: Double],
+        udid: ConfigValue.Resolution? = nil, host: ConfigValue.Resolution? = nil,
+        verification: VerificationPlan, timeouts: [String: Double],
         launch: LaunchSettings, force: Bool = false,
         steps: [PlanStep], unsetKeys: [String], availability: Availability
     ) {
@@ -282,8 +279,6 @@ public struct DevicePlan: Sendable, Hashable, Codable {
         self.flavour = flavour
         self.udid = udid
         self.host = host
-        self.kiosk = kiosk
-        self.dashboard = dashboard
         self.verification = verification
         self.timeouts = timeouts
         self.launch = launch
@@ -344,8 +339,9 @@ public struct HostLogin: Sendable, Hashable, Codable {
 /// (`hadeploy plan --json > plan.json`) holds all of it: `hadeploy deploy --plan plan.json` runs it.
 public struct DeployPlan: Sendable, Codable {
     /// The plan file format this hadeploy reads and writes (2: each build says where it builds,
-    /// `location`, instead of a `buildHost` that the build could overrule).
-    public static let currentFormat = 3
+    /// `location`, instead of a `buildHost` that the build could overrule; 4: a device's kiosk and
+    /// dashboard only in its launch settings, where the drivers read them).
+    public static let currentFormat = 4
 
     /// `format` of the file; a plan of another format is refused.
     public var format: Int = DeployPlan.currentFormat

@@ -22,7 +22,9 @@ public struct VirtualMatrix: Sendable {
         var twins: [Twin] = []
         var skipped: [(Device, String)] = []
         for device in devices {
-            guard Backends.twin(for: device) == .lockdown else {
+            // `hadeploy virtual` gives a jailbroken device (the iPad 2 plugged in here) a usbmuxd twin too;
+            // a --virtual run gives it its jailbroken twin instead (VirtualTwinsRun).
+            guard Backends.twin(for: device) != nil else {
                 skipped.append(
                     (
                         device,

@@ -203,15 +203,16 @@ import Testing
                 "ipad2", "ipad2-usb", "mini5", "mini4", "sim-iphone", "sim-ios93", "sim-ios103",
             ])
         let byID = Dictionary(uniqueKeysWithValues: devices.map { ($0["id"] as? String ?? "", $0) })
-        #expect(byID["mini5"]?["dashboard"] as? String == "dashboard-landing")
-        #expect(byID["ipad2"]?["dashboard"] as? String == "dashboard-office")
-        #expect(byID["mini4"]?["dashboard"] as? String == "living-room")
+        func launch(_ id: String) -> [String: Any]? { byID[id]?["launch"] as? [String: Any] }
+        #expect(launch("mini5")?["dashboard"] as? String == "dashboard-landing")
+        #expect(launch("ipad2")?["dashboard"] as? String == "dashboard-office")
+        #expect(launch("mini4")?["dashboard"] as? String == "living-room")
         #expect(byID["ipad2"]?["host"] as? String == "192.168.1.20")
         #expect(byID["mini5"]?["udid"] as? String == "5A5A5A5A-0005")
         let usbBackend = byID["ipad2-usb"]?["backend"] as? [String: Any]
         #expect(usbBackend?["usbmuxd"] as? String == "ssh://root@nas.local", "the Unraid server's usbmuxd")
-        #expect(byID["ipad2"]?["kiosk"] as? Bool == true, "as the old scripts sent to the jailbroken iPads")
-        #expect(byID["mini4"]?["kiosk"] == nil, "absent: the app keeps the device's own setting")
+        #expect(launch("ipad2")?["kiosk"] as? Bool == true, "as the old scripts sent to the jailbroken iPads")
+        #expect(launch("mini4")?["kiosk"] == nil, "absent: the app keeps the device's own setting")
         // The old script's `ideviceinstaller -n`: the iPad mini 4 is reached over Wi-Fi.
         let mini4Backend = byID["mini4"]?["backend"] as? [String: Any]
         #expect(mini4Backend?["lookup"] as? String == "network", "\(mini4Backend ?? [:])")

@@ -78,6 +78,31 @@ struct PlanFileLoaderTests {
 
     struct NoSuchDevice: Error {}
 
+    /// Format 4 keeps a device's kiosk and dashboard once, in its launch settings: a format-3 plan
+    /// (with them twice) is refused with the way out, and the plan written has them only there.
+    @Test func aDevicesLaunchFactsAreKeptOnceAndAnOlderPlanIsRefused() throws {
+        let plan = try Self.plan()
+        let json = try PlanPrinter.json(plan)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["format"] as? Int == 4)
+        let devices = try #require(object["devices"] as? [[String: Any]])
+        let ipad2 = try #require(devices.first { $0["id"] as? String == "ipad2" })
+        #expect(ipad2["kiosk"] == nil && ipad2["dashboard"] == nil, "\(ipad2.keys.sorted())")
+        let launch = try #require(ipad2["launch"] as? [String: Any])
+        #expect(launch["kiosk"] as? Bool == true && launch["dashboard"] as? String == "dashboard-office")
+        #expect(try Self.load(plan).plan.devices.first { $0.id == "ipad2" }?.kiosk == true)
+
+        var older = object
+        older["format"] = 3
+        let data = try JSONSerialization.data(withJSONObject: older)
+        let refused = Self.refusal {
+            _ = try Self.load(json: String(decoding: data, as: UTF8.self), environment: [:])
+        }
+        #expect(
+            refused.contains("plan format 3 — this hadeploy reads format 4: make the plan again"),
+            "\(refused)")
+    }
+
     static func index(_ plan: DeployPlan, where test: (DevicePlan) -> Bool) throws -> Int {
         guard let index = plan.devices.firstIndex(where: test) else { throw NoSuchDevice() }
         return index

@@ -243,7 +243,7 @@ public struct DeployPlanner: Sendable {
             backend: try Backends.planned(
                 backend, choice, device, planning, udid: udid?.value, host: host?.value),
             productType: device.productType, ios: device.iosVersion, arch: device.arch.rawValue,
-            flavour: device.flavour, udid: udid, host: host, kiosk: kiosk, dashboard: dashboard,
+            flavour: device.flavour, udid: udid, host: host,
             verification: verification, timeouts: device.timeouts, launch: launch, force: options.force,
             steps: steps,
             unsetKeys: availability == .available ? unset.filter { seen.insert($0).inserted } : [],
