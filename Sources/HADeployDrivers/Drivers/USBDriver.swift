@@ -23,6 +23,9 @@ public final class USBDriver: DeviceDriver, @unchecked Sendable {
         // The image is the plan's mount step's (`prepare()`): no other step mounts it.
         var options = options
         options.mountsDeveloperImageOnDemand = false
+        // A dropped upload is retried as the plan's install step says (after re-probing the device),
+        // not once more underneath it.
+        options.retriesInterruptedUpload = false
         self.options = options
         self.connectDeadline = connectDeadline
     }

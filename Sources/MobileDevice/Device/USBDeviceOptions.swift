@@ -26,6 +26,10 @@ public struct USBDeviceOptions: Sendable {
     /// that mounts in a step of its own (hadeploy's plan), so nothing is mounted under another
     /// step's deadline.
     public var mountsDeveloperImageOnDemand = true
+    /// An upload the connection dropped is cleaned up and tried once more, on a new connection. Off,
+    /// the transient error ends the install: for a caller whose own plan retries the step after
+    /// re-probing the device (hadeploy's), so an install is tried as often as the plan says.
+    public var retriesInterruptedUpload = true
 
     public init(
         fileSystem: any FileSystem, clock: any WallClock, stateDirectory: URL,

@@ -94,7 +94,9 @@ extension USBDevice {
                     // The cleanup and the retry start over on a new connection.
                     endSession()
                     if let staged = try? StagingUploader.packagePath(for: app) { await removeStaging(staged) }
-                    if failure.duringUpload, failure.error.isTransient, attempt == 1 {
+                    if failure.duringUpload, failure.error.isTransient, attempt == 1,
+                        options.retriesInterruptedUpload
+                    {
                         logger.warning(
                             "upload interrupted (\(failure.error.reason)); re-probing and retrying once")
                         attempt += 1
