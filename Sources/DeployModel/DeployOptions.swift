@@ -30,6 +30,8 @@ public struct DeployOptions: Sendable, Hashable {
     public var screenshots: Bool
     /// What `--no-build` installs (`--artifact`, `--artifacts`, the twins' demo bundles).
     public var artifacts: ArtifactPlan = .nothing
+    /// The project the plan is made for (`ProjectFingerprint`), recorded in the plan.
+    public var project: String = ""
 
     public init(
         targets: [String], build: Bool = true, dashboard: DashboardChoice = .unspecified,

@@ -68,20 +68,21 @@ struct PlanInputs {
                     ?? "com.example.hadashboard")
         }
         do {
-            var plan = try DeployPlanner(
-                matrix: matrix, variables: variables, topology: topology, paths: paths
-            )
-            .plan(options: options, version: version, deployID: deployID ?? UUID().uuidString.lowercased())
+            let planner = DeployPlanner(
+                matrix: matrix, variables: variables, topology: topology, paths: paths)
+            let deployID = deployID ?? UUID().uuidString.lowercased()
             if arguments.artifact != nil || arguments.artifacts != nil {
-                // Found and hashed now: the plan names each flavour's file and its SHA-256.
-                plan.artifacts = try ArtifactPlan.files(
+                // Found and hashed before the plan is made, for the flavours its available devices use:
+                // the plan names each flavour's file and its SHA-256 (the planner reads no files).
+                let devices = try planner.plan(options: options, version: version, deployID: deployID).devices
+                options.artifacts = try ArtifactPlan.files(
                     artifact: arguments.artifact.map { context.url(for: $0) },
                     directory: arguments.artifacts.map { context.url(for: $0) },
-                    flavours: Array(
-                        Set(plan.devices.filter { $0.availability == .available }.map(\.flavour))),
+                    flavours: Array(Set(devices.filter { $0.availability == .available }.map(\.flavour))),
                     in: context.fileSystem)
             }
-            plan.project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
+            options.project = try workspace.fingerprint(dotEnv: dotEnv, version: version)
+            let plan = try planner.plan(options: options, version: version, deployID: deployID)
             return PlanInputs(
                 workspace: workspace, matrix: matrix, variables: variables, plan: plan, twins: twins,
                 stateLock: stateLock)

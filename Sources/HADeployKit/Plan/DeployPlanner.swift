@@ -114,6 +114,7 @@ public struct DeployPlanner: Sendable {
         // Given artifacts (or the twins' demo bundles) win; else a build, when there is one.
         result.artifacts = options.artifacts == .nothing && options.build ? .build : options.artifacts
         result.stateDirectory = paths.stateDirectory
+        result.project = options.project
         let available = devicePlans.filter { $0.availability == .available }
         if verify {
             let named = available.compactMap(\.dashboard.expected)
