@@ -162,6 +162,9 @@ public enum USBTransport {
         network: Bool = false, clock: any WallClock
     ) async throws {
         var seen: [String] = []
+        // Whether usbmuxd answered at least once: then what it listed is what is said, not a last poll
+        // the deadline cut short ("no answer within 1 ms").
+        var listedOnce = false
         var failure: MobileDeviceError?
         var failingSince: ContinuousClock.Instant?
         while true {
@@ -171,6 +174,7 @@ public enum USBTransport {
                 let entries = try await listEntries(timeouts: polling)
                 if entries.contains(where: { $0.udid == udid && $0.isNetwork == network }) { return }
                 seen = entries.map { $0.isNetwork ? "\($0.udid) (Network)" : $0.udid }
+                listedOnce = true
                 if network { UsbmuxRelay.process.discovery.nudge() }
                 failure = nil
                 failingSince = nil
@@ -198,7 +202,7 @@ public enum USBTransport {
                     throw failure.on(device)
                 }
                 let listed =
-                    failure.map { "nothing in time (\($0.reason))" }
+                    (listedOnce ? nil : failure.map { "nothing in time (\($0.reason))" })
                     ?? (seen.isEmpty ? "no devices" : "only " + seen.joined(separator: ", "))
                 if network {
                     throw MobileDeviceError(
