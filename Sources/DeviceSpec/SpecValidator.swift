@@ -95,13 +95,13 @@ struct SpecValidator {
                         "\(context) fallback_transport '\(fallback.rawValue)' cannot stand in for '\(device.transport.rawValue)'"
                     ))
             }
-            for word in [transport, fallbackWord].compactMap({ $0 })
-            where word.needsHost && device.host == nil {
+            if device.host == nil,
+                let word = [transport, fallbackWord].first(where: { $0?.needsHost == true }) ?? nil
+            {
                 problems.append(
                     SpecProblem(
                         device.location, "\(context) uses \(word.word) and needs `host:` (e.g. ${IPAD2_HOST})"
                     ))
-                break
             }
             if let oldest = transport.oldestIOS, device.iosMajor > 0 && device.iosMajor < oldest {
                 problems.append(

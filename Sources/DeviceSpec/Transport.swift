@@ -1,6 +1,7 @@
 /// A `transport:` word of devices.yaml (`usb`, `ssh`, …): how a device is reached. DeviceSpec knows
 /// no words of its own: each backend declares the words it takes and what they mean
-/// (`TransportWord`), and the loader checks devices.yaml against them (`TransportVocabulary`).
+/// (`TransportWord`), and the loader checks devices.yaml against them (`TransportVocabulary`). Coded as
+/// the word itself (the standard library's coding of a `RawRepresentable`).
 public struct Transport: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
@@ -10,15 +11,6 @@ public struct Transport: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public init(stringLiteral value: String) { rawValue = value }
 
     public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// What a `transport:` word means to devices.yaml, as the backend that takes it declares it: the kind
