@@ -197,8 +197,9 @@ struct DTXServiceHub {
         var channels: [Int32: String] = [:]
         var partial: [UInt32: (expected: Int, fragments: Int, body: [UInt8])] = [:]
         // Set once the launch was answered under `dropDeveloperTunnelAfterLaunch`: the tunnel is cut
-        // when the client next sends or closes this connection, so the answer has surely arrived (cut
-        // at once, the answer could still be in the tunnel's TCP stack and be lost with it).
+        // when the client next sends or closes this connection, or opens another in the tunnel, so the
+        // answer has surely arrived (cut at once, the answer could still be in the tunnel's TCP stack
+        // and be lost with it) and the next step surely finds it gone, however slow the twin is.
         var cutAfterLaunch = false
         while true {
             var header: ByteBuffer
@@ -304,13 +305,14 @@ struct DTXServiceHub {
             try await send(reply)
             if launched, runtime.hasFault("dropDeveloperTunnelAfterLaunch") {
                 await runtime.clearFaults(kind: "dropDeveloperTunnelAfterLaunch")
+                await runtime.condemnTunnels()
                 cutAfterLaunch = true
             }
         }
     }
 
     private func cutTunnelsAfterLaunch() async {
-        let cut = await runtime.dropTunnels()
+        guard let cut = await runtime.cutCondemnedTunnels() else { return }
         runtime.logger.info("dtservicehub: the developer tunnel was cut after the launch (\(cut))")
     }
 

@@ -193,7 +193,18 @@ struct RSDServiceTable: Sendable {
     /// Starts listening on the tunnel's address: RSD, then every service served here.
     func install(on network: TunnelNetwork, runtime: DeviceRuntime) {
         let table = self
-        network.listen(port: rsdPort) { stream in
+        // A connection opened in a tunnel a fault condemned cuts it instead (see DTXServiceHub).
+        let listen = { (port: UInt16, accept: @escaping TunnelNetwork.Accept) in
+            network.listen(port: port) { stream in
+                if let cut = await runtime.cutCondemnedTunnels() {
+                    runtime.logger.info("tunnel: a condemned tunnel was used and cut (\(cut))")
+                    stream.close()
+                    return
+                }
+                await accept(stream)
+            }
+        }
+        listen(rsdPort) { stream in
             await RSDService.serve(stream: stream, runtime: runtime, table: table)
         }
         for entry in entries {
@@ -201,21 +212,21 @@ struct RSDServiceTable: Sendable {
             case .listedOnly:
                 continue
             case .lockdown:
-                network.listen(port: entry.port) { stream in
+                listen(entry.port) { stream in
                     guard await RSDCheckin.accept(on: stream, service: entry.name, runtime: runtime) else {
                         return
                     }
                     await ServiceHost.serve(nil, on: stream, runtime: runtime)
                 }
             case .shim(let kind):
-                network.listen(port: entry.port) { stream in
+                listen(entry.port) { stream in
                     guard await RSDCheckin.accept(on: stream, service: entry.name, runtime: runtime) else {
                         return
                     }
                     await ServiceHost.serve(kind, on: stream, runtime: runtime)
                 }
             case .instruments:
-                network.listen(port: entry.port) { stream in
+                listen(entry.port) { stream in
                     await DTXServiceHub.serve(stream: stream, runtime: runtime)
                 }
             }

@@ -323,6 +323,20 @@ actor DeviceRuntime {
 
     var openTunnels: Int { tunnelStreams.count }
 
+    /// Set when a fault condemns the open tunnels: they are cut when the host next uses one.
+    private var tunnelsCondemned = false
+
+    func condemnTunnels() {
+        tunnelsCondemned = true
+    }
+
+    /// Cuts the condemned tunnels, once: how many were cut, nil when none was condemned.
+    func cutCondemnedTunnels() -> Int? {
+        guard tunnelsCondemned else { return nil }
+        tunnelsCondemned = false
+        return dropTunnels()
+    }
+
     /// Cuts every open tunnel's stream, as a cable moved from one port to another would: how many.
     func dropTunnels() -> Int {
         let open = tunnelStreams.values
@@ -559,6 +573,7 @@ actor DeviceRuntime {
         tunnelsStarted = 0
         appLaunches = 0
         tunnelStreams.removeAll()
+        tunnelsCondemned = false
         services.removeAll()
         for stream in streams.values { stream.close() }
         streams.removeAll()
