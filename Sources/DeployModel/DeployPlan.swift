@@ -313,17 +313,6 @@ public enum ArtifactPlan: Sendable, Hashable, Codable {
     case nothing
 }
 
-/// The devices one worker process deploys (another usbmuxd route: libusbmuxd takes one per process).
-public struct WorkerShare: Sendable, Hashable, Codable {
-    public var route: USBRoute
-    public var devices: [String]
-
-    public init(route: USBRoute, devices: [String]) {
-        self.route = route
-        self.devices = devices
-    }
-}
-
 /// How hadeploy logs in to a USB host (`usb_host: ssh://…`) to forward its usbmuxd.
 public struct HostLogin: Sendable, Hashable, Codable {
     public var login: SSHLoginPlan
@@ -363,8 +352,6 @@ public struct DeployPlan: Sendable, Codable {
     public var artifacts: ArtifactPlan = .build
     /// hadeploy's state folder (`--state`): staging, locks' records, demo bundles.
     public var stateDirectory: String = ".hadeploy"
-    /// The devices deployed by worker processes (other USB routes); the rest run in this one.
-    public var workers: [WorkerShare] = []
     /// How a USB host's usbmuxd is reached over SSH, when a device has one.
     public var usbHostLogin: HostLogin?
     public var verify: Bool

@@ -3,25 +3,6 @@ import HADeployCore
 import Versioning
 
 extension DeployPlan {
-    /// This plan cut down to `devices` (a worker's share): their builds and nothing of the others, no
-    /// further workers, and `artifacts` (what the parent run already has) to install.
-    public func share(_ devices: [String], artifacts: ArtifactPlan) -> DeployPlan {
-        var share = self
-        let kept = Set(devices)
-        share.devices = self.devices.filter { kept.contains($0.id) }
-        let flavours = Set(share.devices.map(\.flavour))
-        share.builds = builds.filter { flavours.contains($0.flavour) }.map {
-            var build = $0
-            build.devices = build.devices.filter(kept.contains)
-            return build
-        }
-        share.workers = []
-        share.artifacts = artifacts
-        // Another plan: the parent signs it afresh (`PlanSignature`) when it has the key.
-        share.signature = nil
-        return share
-    }
-
     /// Reads a plan file, refusing one of another format or (when `project` is given: the checkout is
     /// here) one made for another version of the project.
     public static func load(_ data: Data, path: String, project: String?) throws -> DeployPlan {

@@ -111,7 +111,6 @@ extension DeployPlan {
 
         var ids: [String: Int] = [:]
         var udids: [String: Int] = [:]
-        let known = Set(devices.map(\.id))
         for (index, device) in devices.enumerated() {
             let at = "devices[\(index)]"
             let id = device.id.lowercased()
@@ -192,12 +191,6 @@ extension DeployPlan {
             var backend = device.backend
             backends.visitSettings(of: &backend, &fields)
             problems += fields.problems
-        }
-        for (index, worker) in workers.enumerated() {
-            for device in worker.devices where !known.contains(device) {
-                problems.append(
-                    PlanFileProblem("workers[\(index)].devices", "no device '\(device)' in the plan"))
-            }
         }
         return problems
     }

@@ -97,11 +97,6 @@ struct DeployCommand: ContextCommand {
             valueName: "file"))
     var planFile: String?
 
-    /// A worker for one USB route, started by another hadeploy (libusbmuxd takes one address per
-    /// process) with its share of the plan (`--plan`): JSON events on stdout, no report files of its own.
-    @Flag(name: .customLong("worker"), help: .hidden)
-    var worker = false
-
     @Flag(
         name: .long,
         help: ArgumentHelp(
@@ -127,7 +122,6 @@ struct DeployCommand: ContextCommand {
         } else if arguments.targets.isEmpty {
             throw ValidationError("name at least one target, e.g. `hadeploy all` or `hadeploy mini4`")
         }
-        if worker && planFile == nil { throw ValidationError("--worker runs a share of a plan: add --plan") }
         if unsigned && planFile == nil { throw ValidationError("--unsigned goes with --plan FILE") }
         if let jobs, !(1...DeployCommand.maxJobs).contains(jobs) {
             throw ValidationError(
@@ -147,7 +141,7 @@ struct DeployCommand: ContextCommand {
     func run(_ context: HADeployContext) async throws {
         let workspace = project.workspace(context)
         // Before any device (or twin) is touched: a report that cannot be written is found now.
-        if let report, !dryRun, !worker {
+        if let report, !dryRun {
             try ReportWriter.checkWritable(
                 context.url(for: report), displayName: report, fileSystem: context.fileSystem)
         }
@@ -166,7 +160,7 @@ struct DeployCommand: ContextCommand {
         } else {
             let made = try await PlanInputs.make(
                 workspace: workspace, arguments: arguments,
-                screenshots: report != nil || (publishing.publish != nil && !worker))
+                screenshots: report != nil || publishing.publish != nil)
             inputs = made
             plan = made.plan
             secrets = made.variables
@@ -175,7 +169,7 @@ struct DeployCommand: ContextCommand {
         // `--publish`: a broker URL or topic prefix that cannot work stops the run before any device.
         let virtual = inputs.map { $0.twins != nil } ?? plan.devices.contains { $0.backend.isVirtualTwin }
         var publisher: StatusPublishing?
-        if !worker, !dryRun,
+        if !dryRun,
             let made = publishing.publishing(
                 variables: inputs?.variables ?? context.environment, context: context,
                 recordDirectory: PublishOptions.recordDirectory(
@@ -195,14 +189,11 @@ struct DeployCommand: ContextCommand {
             return
         }
         let reporter: any DeployReporter
-        if json || worker {
-            reporter =
-                worker
-                ? JSONLinesReporter(output: context.output, clock: context.clock)
-                : FanOutReporter([
-                    JSONLinesReporter(output: context.output, clock: context.clock),
-                    PlainReporter(output: context.output, stream: .standardError, clock: context.clock),
-                ])
+        if json {
+            reporter = FanOutReporter([
+                JSONLinesReporter(output: context.output, clock: context.clock),
+                PlainReporter(output: context.output, stream: .standardError, clock: context.clock),
+            ])
         } else if isatty(STDERR_FILENO) == 1 && context.environment["TERM"] != "dumb" {
             reporter = TerminalReporter(output: context.output, clock: context.clock)
         } else {
@@ -213,11 +204,9 @@ struct DeployCommand: ContextCommand {
         }
         var settings = DeploySession.Settings(
             environment: secrets, reportDirectory: report.map { context.url(for: $0) },
-            writeReport: !worker,
             jobs: jobs, failFast: failFast,
             build: inputs.map { $0.workspace.builder(matrix: $0.matrix, variables: $0.variables) }
-                ?? planFileBuild,
-            worker: worker ? nil : workerLauncher(context: context))
+                ?? planFileBuild)
         settings.waitUnlock = try waitUnlock.map { text in
             guard let seconds = StatusCommand.seconds(text) else {
                 throw ValidationError("--wait-unlock \(text) is not a duration: write 30s, 10m or 1h")
@@ -226,12 +215,10 @@ struct DeployCommand: ContextCommand {
         }
         // `rollback DEVICE` later needs to know which app a deploy installed; twins keep their own
         // records (for `status --virtual`), apart from the real devices'.
-        if !worker {
-            settings.deployRecords =
-                virtual
-                ? .twins(context, stateDirectory: context.url(for: plan.stateDirectory)) : .project(context)
-        }
-        if report != nil, !worker {
+        settings.deployRecords =
+            virtual
+            ? .twins(context, stateDirectory: context.url(for: plan.stateDirectory)) : .project(context)
+        if report != nil {
             settings.screenshotReview = ScreenshotReview(
                 baselines: .project(context, virtual: virtual), acceptNew: acceptScreenshots,
                 failOnChange: failOnVisualChange)
@@ -259,7 +246,7 @@ struct DeployCommand: ContextCommand {
                 context.message("error: \(problem.message)")
             }
             await inputs?.twins?.stop()
-            if let directory = report, !worker {
+            if let directory = report {
                 do {
                     try ReportWriter(directory: context.url(for: directory), fileSystem: context.fileSystem)
                         .write(stopped)
@@ -284,7 +271,7 @@ struct DeployCommand: ContextCommand {
                 result, with: publisher, plan: plan, inputs: inputs, settings: settings, secrets: secrets,
                 virtual: virtual, context: context, reporter: reporter) : nil
         await inputs?.twins?.stop()
-        if let directory = report, !worker {
+        if let directory = report {
             // Named only when it exists: the executor said why it does not.
             if result.reportProblem == nil {
                 context.message("report: \((directory as NSString).appendingPathComponent("index.html"))")
@@ -324,8 +311,7 @@ struct DeployCommand: ContextCommand {
     /// Reads a plan file and holds it to what a plan file may do (`PlanFileLoader`: tools by name,
     /// allowed secrets, devices.yaml's bounds, the run's own state folder, the signature when
     /// HADEPLOY_PLAN_KEY is set); a checkout here (devices.yaml at --config) must be the one the plan was
-    /// made for. A worker's share comes from its parent, which checked the fingerprint (the rest is
-    /// checked again).
+    /// made for.
     ///
     /// A plan that builds runs in the checkout it was planned from: its build commands must be the
     /// ones this checkout plans, and the returned builder runs them (nil without a checkout here).
@@ -345,7 +331,7 @@ struct DeployCommand: ContextCommand {
         var project: String?
         var buildCommands: [String: [ProcessCommand]]?
         var build: DeploySession.Builder?
-        if !worker, context.fileSystem.fileExists(atPath: context.url(for: self.project.config).path) {
+        if context.fileSystem.fileExists(atPath: context.url(for: self.project.config).path) {
             let workspace = self.project.workspace(context)
             let (variables, dotEnv) = try workspace.loadVariables()
             let version = try await workspace.loadVersion(allowShallow: true)
@@ -359,31 +345,10 @@ struct DeployCommand: ContextCommand {
         var loader = PlanFileLoader(
             environment: context.environment, workingDirectory: context.currentDirectory,
             stateDirectory: context.url(for: arguments.state), home: home, fileSystem: context.fileSystem)
-        // A worker's share is written by the run that starts it, in its own private state folder.
-        loader.requireSignature = !unsigned && !worker
+        loader.requireSignature = !unsigned
         let loaded = try loader.load(data, path: path, project: project, buildCommands: buildCommands)
         for note in loaded.notes { context.message("note: \(note)") }
         return (loaded.plan, build)
-    }
-
-    /// hadeploy itself, running one USB route's share of the plan (`deploy --plan SHARE --worker`), with
-    /// this run's --fail-fast, --jobs and --report. The secrets the share names travel in the worker's
-    /// environment, never on its command line.
-    func workerLauncher(context: HADeployContext) -> WorkerLauncher {
-        let executable = Bundle.main.executableURL?.path ?? CommandLine.arguments[0]
-        let directory = context.currentDirectory.path
-        // The worker's state folder is this run's: a plan file's is always the run's own.
-        var options = ["deploy", "--worker", "--state=\(context.url(for: arguments.state).path)"]
-        if failFast { options.append("--fail-fast") }
-        if let waitUnlock { options.append("--wait-unlock=\(waitUnlock)") }
-        if let report { options.append("--report=\(context.url(for: report).path)") }
-        if let jobs { options.append("--jobs=\(jobs)") }
-        let fixedOptions = options
-        return WorkerLauncher { share, secrets in
-            ProcessCommand(
-                executable, fixedOptions + ["--plan=\(share.path)"], environment: secrets,
-                workingDirectory: directory, secretValues: Set(secrets.values))
-        }
     }
 }
 

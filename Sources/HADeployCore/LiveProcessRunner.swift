@@ -1,23 +1,17 @@
 import Foundation
 
 /// Runs commands as real child processes, with a deadline after which the process is killed.
-struct LiveProcessRunner: LineStreamingRunner {
+struct LiveProcessRunner: ProcessRunner {
     init() {}
 
     func run(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
-        try await runStreaming(command, timeout: timeout, onLine: nil)
-    }
-
-    func runStreaming(
-        _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
-    ) async throws -> ProcessOutput {
         // A script written a moment ago can still be open for writing in a child another thread
         // forked meanwhile (it inherited the descriptor): exec then fails with ETXTBSY, "text file
         // busy", until that child execs or exits. A few short retries, then the error as it is.
         var attempt = 0
         while true {
             do {
-                return try await runStreamingOnce(command, timeout: timeout, onLine: onLine)
+                return try await runOnce(command, timeout: timeout)
             } catch let busy as TextFileBusy {
                 attempt += 1
                 if attempt >= 6 { throw ProcessError.launchFailed(command: command, reason: busy.reason) }
@@ -43,9 +37,7 @@ struct LiveProcessRunner: LineStreamingRunner {
             directory: command.workingDirectory, standardInput: standardInput)
     }
 
-    private func runStreamingOnce(
-        _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
-    ) async throws -> ProcessOutput {
+    private func runOnce(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {
         // A relative path with a slash (`scripts/build.sh`) names a file of the working directory.
         var name = command.executable
         if name.contains("/"), !name.hasPrefix("/"), let directory = command.workingDirectory {
@@ -78,7 +70,7 @@ struct LiveProcessRunner: LineStreamingRunner {
         // readabilityHandler was used before: cancelling its dispatch source races the descriptor's
         // close, and libdispatch's event loop crashed (SIGSEGV in _dispatch_event_loop_drain) about
         // once in a few hundred runs of a test target.
-        let stdoutReader = PipeReader(child.standardOutput!, onLine: onLine)
+        let stdoutReader = PipeReader(child.standardOutput!)
         let stderrReader = PipeReader(child.standardError!)
 
         let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
@@ -126,21 +118,13 @@ private final class PipeReader: @unchecked Sendable {
     private var data = Data()
     private var done = false
 
-    init(_ handle: FileHandle, onLine: (@Sendable (String) -> Void)? = nil) {
+    init(_ handle: FileHandle) {
         let thread = Thread { [self] in
-            var pending = Data()
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 lock.withLock { data.append(chunk) }
-                guard let onLine else { continue }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    onLine(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending = Data(pending[pending.index(after: newline)...])
-                }
             }
-            if let onLine, !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
             lock.withLock { done = true }
         }
         thread.name = "hadeploy.pipe-reader"

@@ -39,13 +39,6 @@ public enum ProcessError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// A runner that can hand over stdout line by line while the command runs (worker processes).
-public protocol LineStreamingRunner: ProcessRunner {
-    func runStreaming(
-        _ command: ProcessCommand, timeout: Duration, onLine: (@Sendable (String) -> Void)?
-    ) async throws -> ProcessOutput
-}
-
 /// Runs external commands. Injected through the context so the middle is testable without processes.
 public protocol ProcessRunner: Sendable {
     /// Runs `command` to completion, killing it when `timeout` passes. Does not throw on a non-zero exit.
@@ -57,21 +50,6 @@ public protocol ProcessRunner: Sendable {
 
 extension ProcessRunner {
     public func locate(_ executable: String) -> String? { nil }
-
-    /// Runs `command`, handing each line of its stdout to `onLine` as it arrives (runners that cannot
-    /// stream hand them over once the command has finished).
-    public func stream(
-        _ command: ProcessCommand, timeout: Duration, onLine: @escaping @Sendable (String) -> Void
-    ) async throws -> ProcessOutput {
-        if let streaming = self as? any LineStreamingRunner {
-            return try await streaming.runStreaming(command, timeout: timeout, onLine: onLine)
-        }
-        let output = try await run(command, timeout: timeout)
-        for line in output.stdout.split(separator: "\n", omittingEmptySubsequences: true) {
-            onLine(String(line))
-        }
-        return output
-    }
 
     /// Runs `command` and throws `ProcessError.nonZeroExit` unless it exits 0.
     public func checked(_ command: ProcessCommand, timeout: Duration) async throws -> ProcessOutput {

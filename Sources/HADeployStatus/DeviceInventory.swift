@@ -58,22 +58,11 @@ public struct DeviceInventory: Sendable, Encodable {
         // The address libusbmuxd already reads (this process's environment), so messages name it.
         USBTransport.recordStartingAddress(usbmuxdAddress)
         let folders = [fileSystem.temporaryDirectory.path]
-        // Wi-Fi devices, which Linux's usbmuxd does not list: hadeploy's own usbmuxd lists every one
-        // found over multicast DNS (after one browse), the route's devices with them.
-        if let pairRecords, (try? USBTransport.route(to: usbmuxdAddress, folders: folders)) != nil,
-            (try? USBTransport.reachOverWiFi(
-                nil, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)) != nil
-        {
-            await USBTransport.waitForWiFiDiscovery(limit: wifiWindow, clock: clock)
-        }
-        do {
-            connected = try await USBTransport.devices(clock: clock)
-        } catch {
-            usbError = "\(error)"
-        }
-        // Devices on other USB hosts: each host's usbmuxd through its SSH tunnel, one after another
-        // (libusbmuxd reads one address per process, so the local one is restored after each).
+        // Devices on other USB hosts: each host's usbmuxd through its SSH tunnel, for its own devices,
+        // muxed into hadeploy's usbmuxd beside this machine's: one list of every route's devices.
         var remoteNotes: [String] = []
+        var tunnels: [UsbmuxForwarder] = []
+        var others: [(address: String, udids: Set<String>)] = []
         let remotes = Set(
             matrix.devices.compactMap { device -> String? in
                 guard USBBackend.takes(device), let host = device.usbHost?.resolve(variables).value,
@@ -81,25 +70,34 @@ public struct DeviceInventory: Sendable, Encodable {
                 else { return nil }
                 return host
             })
-        func route(_ address: String?) throws {
-            try USBTransport.route(to: address, folders: folders)
-        }
         for remote in remotes.sorted() {
             let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
                 .compactMap { $0.udid?.display(variables) }
             do {
                 let forwarder = try await USBHostTunnel.open(
                     remote, udids: udids, login: nil, environment: variables, fileSystem: fileSystem)
-                try route(forwarder.socketAddress)
-                let listed = (try? await USBTransport.devices(clock: clock)) ?? []
-                try? route(usbmuxdAddress)
-                await forwarder.stop()
-                connected += listed.filter { udids.contains($0.udid) }
+                tunnels.append(forwarder)
+                others.append((forwarder.socketAddress, Set(udids)))
             } catch {
-                try? route(usbmuxdAddress)
                 remoteNotes.append("USB host \(remote): \(error)")
             }
         }
+        do {
+            try USBTransport.route(to: usbmuxdAddress, others: others, folders: folders)
+            // Wi-Fi devices, which Linux's usbmuxd does not list: hadeploy's own usbmuxd lists every
+            // one found over multicast DNS (after one browse), the routes' devices with them.
+            if let pairRecords,
+                (try? USBTransport.reachOverWiFi(
+                    nil, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)) != nil
+            {
+                await USBTransport.waitForWiFiDiscovery(limit: wifiWindow, clock: clock)
+            }
+            connected = try await USBTransport.devices(clock: clock)
+        } catch {
+            usbError = "\(error)"
+        }
+        for tunnel in tunnels { await tunnel.stop() }
+        if !tunnels.isEmpty { try? USBTransport.route(to: usbmuxdAddress, folders: folders) }
         var rows: [Row] = []
         var matched = Set<String>()
         for device in matrix.devices {

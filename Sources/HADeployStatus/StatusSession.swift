@@ -52,18 +52,12 @@ public struct StatusSession: Sendable {
     }
 
     public func run(_ plan: StatusPlan) async -> StatusReport {
-        // The same run setup as a deploy's: the first route's devices are asked here (a USB host's
-        // through its SSH tunnel); another route's say to run status for them on their own.
-        let route: RunRoute
-        do {
-            route = try await RunRoute.open(
-                RunRoute.here(plan.devices.map(\.device)), devices: plan.devices.map(\.device),
-                login: deployPlan.usbHostLogin, environment: variables,
-                stateDirectory: context.url(for: deployPlan.stateDirectory), fileSystem: context.fileSystem
-            ) { context.message($0) }
-        } catch {
-            route = RunRoute.unavailable(error)
-        }
+        // The same run setup as a deploy's: every route's devices are asked here (a USB host's
+        // through its SSH tunnel); a route that cannot be opened is said for its own devices.
+        let routes = await RunRoutes.open(
+            plan.devices.map(\.device), login: deployPlan.usbHostLogin, environment: variables,
+            stateDirectory: context.url(for: deployPlan.stateDirectory), fileSystem: context.fileSystem
+        ) { context.message($0) }
         // The drivers come from the plan's configuration alone (twins' endpoints included).
         let drivers = DriverRegistry(
             host: .current, environment: variables, runner: context.runner, fileSystem: context.fileSystem,
@@ -71,14 +65,11 @@ public struct StatusSession: Sendable {
         var report = await StatusExecutor(
             plan: plan,
             driver: { device in
-                if let failure = route.failure, device.backend.usbRoute != nil { throw failure }
-                if !route.serves(device), let other = device.backend.usbRoute {
-                    throw OtherUSBRoute(route: other)
-                }
+                if let failure = routes.failure(for: device) { throw failure }
                 return try drivers.driver(for: device)
             }, clock: context.clock
         ).run()
-        await route.close()
+        await routes.close()
         await addHomeAssistantDashboards(to: &report, plan: plan)
         return report
     }
@@ -131,14 +122,5 @@ public struct StatusSession: Sendable {
         }
         await verifier.close()
         return answers
-    }
-}
-
-/// A device behind another usbmuxd than this run's (or a USB host's, reached through a tunnel a
-/// status check does not open).
-struct OtherUSBRoute: Error, CustomStringConvertible {
-    var route: USBRoute
-    var description: String {
-        "reached through \(route), another usbmuxd than this run's: run `hadeploy status` for it on its own"
     }
 }

@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 25, as a user meets it: a hostile Home Assistant's words on the terminal and in CI logs,
 /// limits that answer at once (--jobs, YAML alias bombs, server URLs), a report folder found unusable
-/// before any device, one run per state folder, and a worker that reads its options as its parent.
+/// before any device, and one run per state folder.
 @Suite struct RunGuardTests {
     /// Lines that a GitHub runner would take for workflow commands (it trims leading whitespace).
     static func workflowCommands(_ text: String) -> [String] {
@@ -172,31 +172,5 @@ import Testing
         let after = try await HADeployBinary.run(
             ["plan", "all", "--virtual"], in: project.url, timeout: .seconds(60))
         #expect(after.status == 0, "\(after.stderr)")
-    }
-
-    /// A worker runs its share of the plan as a plan file, with its parent's --fail-fast, --report and
-    /// --jobs, read as the parent read them (`--report=-out` stays a value). Before: a rebuilt command
-    /// line from the parent's options, without --fail-fast.
-    @Test func aWorkerGetsItsShareAsAPlanFileAndTheParentsRunOptions() throws {
-        let parent = try DeployCommand.parse([
-            "mini4", "ipad2", "--dashboard=-X", "--report=-out", "--jobs", "2", "--fail-fast",
-        ])
-        let context = HADeployContext(
-            environment: [:], runner: TestHost.runner, output: RecordingOutputSink(),
-            currentDirectory: URL(fileURLWithPath: "/work/project"), fileSystem: FakeFileSystem(),
-            clock: FakeClock(), system: FakeEnvironment())
-        let command = parent.workerLauncher(context: context).command(
-            URL(fileURLWithPath: "/tmp/-share.json"), ["HA_TOKEN": "worker-token"])
-        #expect(command.arguments.first == "deploy")
-        #expect(!command.arguments.joined(separator: " ").contains("worker-token"))
-        #expect(command.environment["HA_TOKEN"] == "worker-token")
-        #expect(command.secretValues == ["worker-token"])
-        let worker = try DeployCommand.parse(Array(command.arguments.dropFirst()))
-        #expect(worker.planFile == "/tmp/-share.json")
-        #expect(worker.arguments.targets.isEmpty && worker.arguments.dashboard == nil)
-        #expect(worker.report == "/work/project/-out")
-        #expect(worker.jobs == 2)
-        #expect(worker.failFast)
-        #expect(worker.worker)
     }
 }

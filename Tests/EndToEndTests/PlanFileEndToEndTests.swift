@@ -89,16 +89,6 @@ struct PlanFileEndToEndTests {
             #expect(results.count == 2)
         }
 
-        // A worker's share: the file a parent hands its worker, run as the worker runs it.
-        let share = plan.share(["mini4"], artifacts: plan.artifacts)
-        let shareFile = world.root.appendingPathComponent("share.json")
-        try Data(try PlanPrinter.json(share).utf8).write(to: shareFile)
-        let worker = try await Self.run(
-            world, ["--plan", shareFile.path, "--worker", "--fail-fast"], in: folder)
-        #expect(worker.status == 0, "\(worker.stderr)")
-        let workerSteps = PlanEqualsRunTests.executedSteps(PlanEqualsRunTests.events(worker.stdout))
-        #expect(workerSteps == ["mini4": planned["mini4"] ?? []])
-
         // Without the token the plan names, nothing is touched, and the run says what it needs.
         let bare = try await HADeployBinary.run(
             ["deploy", "--plan", planFile.path, "--unsigned"], in: folder,

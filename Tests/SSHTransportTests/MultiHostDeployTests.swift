@@ -13,8 +13,8 @@ import Testing
 #endif
 
 /// One run, two usbmuxd addresses: a twin behind this machine's usbmuxd and one plugged into "a NAS"
-/// reached over SSH. libusbmuxd takes one address per process, so hadeploy deploys the second in a
-/// worker process of its own — and the user still sees one run, one report, one exit code.
+/// reached over SSH. Both routes are muxed into hadeploy's own usbmuxd, in one process (no worker):
+/// one run, one report, one exit code, and one `status` that reads both.
 @Suite("several USB hosts in one run", .serialized)
 struct MultiHostDeployTests {
     @Test("a device on this machine and one on a USB host over SSH deploy in one run with one report")
@@ -121,7 +121,12 @@ struct MultiHostDeployTests {
                 timeout: .seconds(60))
             #expect(listed.stdout.contains("com.example.hadashboard"), "\(id): \(listed.stdout)")
         }
-        // The worker's events joined this run's live view: one run, both devices' steps.
+        // One process: no share of the plan was written for a worker, no message came from one.
+        #expect(
+            !FileManager.default.fileExists(atPath: project.appendingPathComponent(".hadeploy/workers").path))
+        #expect(!result.stdout.contains("[ssh://") && !result.stderr.contains("[ssh://"), "\(result.stderr)")
+        #expect(!result.stdout.contains("--worker") && !result.stderr.contains("--worker"))
+        // The live view: one run, both devices' steps.
         let lines = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
@@ -135,5 +140,20 @@ struct MultiHostDeployTests {
         .compactMap { $0["step"] as? String }
         #expect(kitchenSteps.first == "connect" && kitchenSteps.contains("install"))
         #expect(lines.filter { $0["event"] as? String == "run_finished" }.count == 1)
+
+        // `status` reads both routes in one run too (before: the NAS's device was "reached through
+        // another usbmuxd than this run's: run `hadeploy status` for it on its own").
+        let status = try await HADeployBinary.run(
+            ["status", "all", "--json", "--artifacts", "artifacts"], in: project, environment: environment,
+            timeout: .seconds(120))
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        let rows = try #require(object?["devices"] as? [[String: Any]], "\(status.stdout)\(status.stderr)")
+        #expect(rows.compactMap { $0["id"] as? String } == ["mini4", "kitchen"])
+        for row in rows {
+            #expect(row["reachable"] as? Bool == true, "\(row)")
+            let installed = (row["installed"] as? [String: Any])?["value"] as? [String: Any]
+            #expect(installed?["marketingVersion"] as? String == "1.2.0", "\(row)")
+            #expect(row["build"] as? String == "up to date", "\(row)")
+        }
     }
 }

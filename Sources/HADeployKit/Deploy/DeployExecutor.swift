@@ -23,8 +23,6 @@ public struct DeployEnvironment: Sendable {
     /// Where screenshots go when there is no report directory (`deploy --publish`): a private folder
     /// of this run's, read when the deploy is recorded. nil with no report: no screenshot is kept.
     public var screenshotDirectory: URL?
-    /// false in a worker process: the parent writes summary.json, junit.xml and index.html.
-    public var writeReport: Bool
     public var lockDirectory: URL
     /// Compares the screenshots with the devices' baselines once every device is done (nil: not).
     public var screenshotReview: ScreenshotReview?
@@ -44,38 +42,15 @@ public struct DeployEnvironment: Sendable {
     public var fileSystem: any FileSystem
     /// The environment the plan's secrets are read from at the last moment (`env:HA_TOKEN`).
     public var secrets: [String: String]
-    /// Devices of other USB routes, deployed by worker processes.
-    var workers: [WorkerGroup]
-    var runner: (any ProcessRunner)?
 
     public init(
         driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
         verifier: (any DashboardVerifier)?,
         verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
-        reportDirectory: URL?, writeReport: Bool = true, lockDirectory: URL, jobs: Int? = nil,
-        failFast: Bool = false, fileSystem: any FileSystem, clock: any WallClock,
-        secrets: [String: String] = [:]
-    ) {
-        self.init(
-            driver: driver, verifier: verifier, verificationSkippedReason: verificationSkippedReason,
-            artifacts: artifacts, reporter: reporter, reportDirectory: reportDirectory,
-            writeReport: writeReport,
-            lockDirectory: lockDirectory, jobs: jobs, failFast: failFast, clock: clock,
-            fileSystem: fileSystem, workers: [], runner: nil, secrets: secrets)
-    }
-
-    init(
-        driver: @escaping @Sendable (DevicePlan) throws -> any DeviceDriver,
-        verifier: (any DashboardVerifier)?,
-        verificationSkippedReason: String, artifacts: [String: Artifact], reporter: any DeployReporter,
-        reportDirectory: URL?, writeReport: Bool, lockDirectory: URL, jobs: Int?, failFast: Bool,
-        clock: any WallClock, fileSystem: any FileSystem, workers: [WorkerGroup],
-        runner: (any ProcessRunner)?, secrets: [String: String]
+        reportDirectory: URL?, lockDirectory: URL, jobs: Int? = nil, failFast: Bool = false,
+        fileSystem: any FileSystem, clock: any WallClock, secrets: [String: String] = [:]
     ) {
         self.secrets = secrets
-        self.writeReport = writeReport
-        self.workers = workers
-        self.runner = runner
         self.driver = driver
         self.verifier = verifier
         self.verificationSkippedReason = verificationSkippedReason
@@ -118,23 +93,11 @@ public struct DeployExecutor: Sendable {
                 deployID: plan.deployID, version: plan.version.description, devices: plan.devices.map(\.id)))
 
         let collector = ResultCollector(order: plan.devices.map(\.id))
-        let delegated = Set(environment.workers.flatMap(\.devices))
-        let local = plan.devices.filter { !delegated.contains($0.id) }
+        let devices = plan.devices
         // Never more slots than devices: a huge --jobs must not mean a huge loop.
-        let limit = max(1, min(environment.jobs ?? local.count, local.count))
+        let limit = max(1, min(environment.jobs ?? devices.count, devices.count))
         await withTaskGroup(of: Void.self) { group in
-            // Other USB routes: one worker process each, side by side with the devices here.
-            if let runner = env.runner {
-                for worker in env.workers {
-                    let deadline = workerDeadline(worker)
-                    group.addTask {
-                        let results = await worker.run(
-                            plan: self.plan, runner: runner, reporter: env.reporter, deadline: deadline)
-                        for result in results { await collector.add(result) }
-                    }
-                }
-            }
-            var pending = local[...]
+            var pending = devices[...]
             var running = 0
             func startNext() {
                 guard let device = pending.popFirst() else { return }
@@ -146,7 +109,6 @@ public struct DeployExecutor: Sendable {
                 }
             }
             for _ in 0..<limit { startNext() }
-            running += env.runner == nil ? 0 : env.workers.count
             while running > 0 {
                 await group.next()
                 running -= 1
@@ -175,9 +137,7 @@ public struct DeployExecutor: Sendable {
                 < (plan.devices.firstIndex { $0.id == b.id } ?? 0)
         }
         var parity: [ParityCheck]?
-        if let review = environment.screenshotReview, let directory = environment.reportDirectory,
-            environment.writeReport
-        {
+        if let review = environment.screenshotReview, let directory = environment.reportDirectory {
             let reviewed = review.review(results, plan: plan, reportDirectory: directory)
             results = reviewed.results
             parity = reviewed.parity.isEmpty ? nil : reviewed.parity
@@ -189,7 +149,7 @@ public struct DeployExecutor: Sendable {
             finishedAt: environment.now(), verify: plan.verify, interrupted: interrupted, results: results,
             exitCode: failed || interrupted ? ExitStatus.failure.rawValue : ExitStatus.success.rawValue)
         report.parity = parity
-        if let directory = environment.reportDirectory, environment.writeReport {
+        if let directory = environment.reportDirectory {
             do {
                 try ReportWriter(directory: directory, fileSystem: environment.fileSystem).write(report)
             } catch {
@@ -207,25 +167,6 @@ public struct DeployExecutor: Sendable {
         }
         env.reporter.handle(.runFinished(report))
         return report
-    }
-}
-
-extension DeployExecutor {
-    /// A backstop for a worker: every step of its devices one after another, plus start-up time.
-    /// The worker enforces each step's own deadline; this only catches a worker that hangs.
-    func workerDeadline(_ worker: WorkerGroup) -> Duration {
-        var seconds = 120.0
-        for id in worker.devices {
-            guard let device = plan.devices.first(where: { $0.id == id }) else { continue }
-            let bytes =
-                environment.artifacts[device.flavour].map {
-                    DriverDeadlines.size(of: $0.path, in: environment.fileSystem)
-                } ?? 0
-            for step in device.steps {
-                seconds += step.deadline.duration(appBytes: bytes).seconds * Double(step.retries + 1)
-            }
-        }
-        return .checkedSeconds(seconds)
     }
 }
 

@@ -10,10 +10,8 @@ import MobileDevice
 import SSHTransport
 
 /// A real deploy of a plan, exactly as planned and from the plan alone: artifacts (built, given, or
-/// demo, as the plan says), the Home Assistant preflight, then the executor. libusbmuxd reads one
-/// usbmuxd address per process, so the devices of the first USB route run here and every other
-/// route's share of the plan runs in a worker process of its own (hadeploy itself, started through
-/// `Settings.worker` with that share as a plan file), whose events and results join this run's.
+/// demo, as the plan says), the Home Assistant preflight, then the executor, every device in this
+/// process (every usbmuxd route of the run muxed into hadeploy's own: `RunRoutes`).
 public struct DeploySession: Sendable {
     /// Builds the plan's builds (`ArtifactPlan.build`): the CLI's, which has the checkout.
     public typealias Builder =
@@ -22,19 +20,15 @@ public struct DeploySession: Sendable {
 
     public struct Settings: Sendable {
         /// The environment the plan's secrets are read from (`env:HA_TOKEN`, SSH passwords), at the
-        /// last moment; also handed to workers, as far as their share names them.
+        /// last moment.
         public var environment: [String: String]
         public var reportDirectory: URL?
-        /// false in a worker: its parent writes the report (the worker adds screenshots and crash logs).
-        public var writeReport: Bool
         public var jobs: Int?
         public var failFast: Bool
         /// `--wait-unlock`: how long a locked device is waited for (nil: not).
         public var waitUnlock: Duration?
         /// Runs the builds when the plan builds; nil: a plan that builds is refused.
         public var build: Builder?
-        /// Starts a worker for other USB routes; nil deploys every route here (one must suffice).
-        public var worker: WorkerLauncher?
         /// Where each device's installed bundle id is remembered for `rollback` (nil: not at all, as
         /// for virtual twins, which are gone after the run).
         public var deployRecords: DeployRecords?
@@ -46,16 +40,14 @@ public struct DeploySession: Sendable {
         public var keepScreenshots = false
 
         public init(
-            environment: [String: String], reportDirectory: URL?, writeReport: Bool = true, jobs: Int?,
-            failFast: Bool, build: Builder? = nil, worker: WorkerLauncher? = nil
+            environment: [String: String], reportDirectory: URL?, jobs: Int?,
+            failFast: Bool, build: Builder? = nil
         ) {
             self.environment = environment
             self.reportDirectory = reportDirectory
-            self.writeReport = writeReport
             self.jobs = jobs
             self.failFast = failFast
             self.build = build
-            self.worker = worker
         }
     }
 
@@ -94,35 +86,18 @@ public struct DeploySession: Sendable {
             in: context.fileSystem)
         defer { staging.remove() }
         let artifacts = staging.artifacts
-        // The planner split the routes: the devices of `plan.workers` run in workers, the rest here.
-        let delegated = Set(plan.workers.flatMap(\.devices))
-        let here = RunRoute.here(plan.devices, delegated: delegated)
-        if !plan.workers.isEmpty && settings.worker == nil {
-            throw WorkerUnavailable(routes: plan.workers.map(\.route))
-        }
-        var workers: [WorkerGroup] = []
-        if let launcher = settings.worker {
-            for share in plan.workers {
-                let file = try writeShare(share, artifacts: inspected)
-                workers.append(
-                    WorkerGroup(
-                        route: share.route, devices: share.devices,
-                        command: launcher.command(file, shareSecrets(share))))
-            }
-        }
-
+        // Every route's devices run here: each usbmuxd route of the run is muxed into this process's.
         let reporter = self.reporter
-        let route = try await RunRoute.open(
-            here, devices: plan.devices, login: plan.usbHostLogin, environment: settings.environment,
+        let routes = await RunRoutes.open(
+            plan.devices, login: plan.usbHostLogin, environment: settings.environment,
             stateDirectory: stateDirectory, fileSystem: context.fileSystem
         ) { reporter.handle(.message($0)) }
         do {
-            let report = try await execute(
-                artifacts: artifacts, workers: workers, preflightDone: checked)
-            await route.close()
+            let report = try await execute(artifacts: artifacts, routes: routes, preflightDone: checked)
+            await routes.close()
             return report
         } catch {
-            await route.close()
+            await routes.close()
             throw error
         }
     }
@@ -173,7 +148,7 @@ public struct DeploySession: Sendable {
             server: server, token: token, caFile: plan.caFile, clock: context.clock)
     }
 
-    func execute(artifacts: [String: Artifact], workers: [WorkerGroup], preflightDone: Bool) async throws
+    func execute(artifacts: [String: Artifact], routes: RunRoutes, preflightDone: Bool) async throws
         -> DeployReport
     {
         let drivers = DriverRegistry(
@@ -196,15 +171,16 @@ public struct DeploySession: Sendable {
             }
         }
         var environment = DeployEnvironment(
-            driver: { try drivers.driver(for: $0) }, verifier: verifier,
+            driver: { device in
+                if let failure = routes.failure(for: device) { throw failure }
+                return try drivers.driver(for: device)
+            }, verifier: verifier,
             verificationSkippedReason: plan.verificationSkipped
                 ?? "verification skipped: HA_SERVER and HA_TOKEN are not both set",
             artifacts: artifacts, reporter: reporter, reportDirectory: settings.reportDirectory,
-            writeReport: settings.writeReport,
             lockDirectory: Self.lockDirectory(context),
-            jobs: settings.jobs, failFast: settings.failFast, clock: context.clock,
-            fileSystem: context.fileSystem, workers: workers, runner: context.runner,
-            secrets: settings.environment)
+            jobs: settings.jobs, failFast: settings.failFast, fileSystem: context.fileSystem,
+            clock: context.clock, secrets: settings.environment)
         environment.screenshotReview = settings.screenshotReview
         environment.waitUnlock = settings.waitUnlock
         let crashes = CrashFolders(
@@ -241,53 +217,6 @@ public struct DeploySession: Sendable {
         return report
     }
 
-    /// A worker's share of this plan, as a plan file in a private folder: its devices only, and the
-    /// artifacts this run already has (by path and hash: nothing is built twice).
-    func writeShare(_ share: WorkerShare, artifacts: [String: Artifact]) throws -> URL {
-        let folder = stateDirectory.appendingPathComponent("workers")
-        try context.fileSystem.createDirectory(
-            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        var files: [String: PlannedArtifact] = [:]
-        // Given files: the worker gets the planned path and hash and makes its own private copy (this
-        // run's copies are in a folder only this user may read; a worker on a USB host is another).
-        let given: [String: PlannedArtifact]
-        if case .files(let planned) = plan.artifacts { given = planned } else { given = [:] }
-        for (flavour, artifact) in artifacts {
-            if let planned = given[flavour] {
-                files[flavour] = planned
-                continue
-            }
-            let path = URL(fileURLWithPath: artifact.path).standardizedFileURL.path
-            files[flavour] = PlannedArtifact(
-                path: path, sha256: try ArtifactDigest.sha256(path, in: context.fileSystem))
-        }
-        let file = folder.appendingPathComponent(
-            "plan-\(plan.deployID)-\(PathNames.component("\(share.route)")).json")
-        try context.fileSystem.write(
-            // Signed as `plan --json` signs: a worker started with HADEPLOY_PLAN_KEY set checks it.
-            Data(
-                try PlanSignature.json(
-                    plan.share(share.devices, artifacts: .files(files)), environment: context.environment
-                ).utf8), to: file,
-            options: .atomic)
-        return file
-    }
-
-    /// The secrets a share names, from this run's environment: the worker's environment carries them.
-    func shareSecrets(_ share: WorkerShare) -> [String: String] {
-        var references = plan.accessToken.map { [$0] } ?? []
-        for device in plan.devices where share.devices.contains(device.id) {
-            references += device.secretReferences
-        }
-        var values: [String: String] = [:]
-        for reference in references {
-            if let value = reference.resolve(settings.environment) {
-                values[reference.variable] = value.reveal()
-            }
-        }
-        return values
-    }
-
     /// Per user, not per checkout: two runs from different directories still see each other's locks.
     /// Never a shared temporary folder: `/tmp/hadeploy/locks` made by one user locked every other user
     /// out (and was theirs to prepare); without XDG_CACHE_HOME or HOME, the account's home folder.
@@ -303,8 +232,8 @@ public struct DeploySession: Sendable {
     }
 }
 
-/// A plan that builds, run where nothing can build it (`deploy --plan` without its checkout, a
-/// worker): builds need the checkout the plan was made in.
+/// A plan that builds, run where nothing can build it (`deploy --plan` without its checkout): builds
+/// need the checkout the plan was made in.
 public struct PlanBuildsHere: Error, CustomStringConvertible, ExitStatusProviding {
     public var description: String {
         "this plan builds the app, and this run has no checkout to build from: run it in the checkout it "
@@ -319,16 +248,6 @@ public struct NothingToInstall: Error, CustomStringConvertible, ExitStatusProvid
         "--no-build needs something to install: --artifact PATH, --artifacts DIR, or --virtual for demo bundles"
     }
     public var exitStatus: ExitStatus { .usage }
-}
-
-/// Several USB routes in a run, and no way to start a worker for the others.
-public struct WorkerUnavailable: Error, CustomStringConvertible, ExitStatusProviding {
-    public var routes: [USBRoute]
-    public var description: String {
-        "this run needs a worker process for \(routes.map(\.description).joined(separator: ", ")), "
-            + "and none can be started here; deploy those devices in a run of their own"
-    }
-    public var exitStatus: ExitStatus { .failure }
 }
 
 /// The SSH tunnel to a USB host's usbmuxd (`usb_host: ssh://user@nas[/path/to/usbmuxd]`), logging in

@@ -120,16 +120,7 @@ public struct DeployPlanner: Sendable {
             let named = available.compactMap(\.dashboard.expected)
             result.preflight = named.isEmpty ? [nil] : named
         }
-        // libusbmuxd reads one usbmuxd address per process: the first route runs here, the others in
-        // worker processes, each handed its share of this result.
-        var routes: [USBRoute] = []
-        for device in available {
-            if let route = device.backend.usbRoute, !routes.contains(route) { routes.append(route) }
-        }
-        result.workers = routes.dropFirst().map { route in
-            WorkerShare(route: route, devices: available.filter { $0.backend.usbRoute == route }.map(\.id))
-        }
-        if routes.contains(where: { if case .usbHost = $0 { return true } else { return false } }) {
+        if available.contains(where: { if case .usbHost? = $0.backend.usbRoute { true } else { false } }) {
             result.usbHostLogin = HostLogin(
                 login: nonEmpty(variables["USB_HOST_SSH_KEY"]).map { .key(path: $0) } ?? .agent,
                 knownHosts: SSHLogin.knownHostsPath(variables))

@@ -38,9 +38,6 @@ public struct FleetPublisher: Sendable {
         public var removed: [String]
         /// devices.yaml ids published as unavailable (they did not answer).
         public var unavailable: [String]
-        /// `deploy --publish`: devices deployed through another usbmuxd (a USB host's, a worker's),
-        /// whose status this process cannot read: not published, never published as unavailable.
-        public var notHere: [String] = []
     }
 
     /// Publishes `devices`; `configured` is every device id devices.yaml names now (a device published

@@ -108,18 +108,9 @@ public struct StatusPublishing: Sendable {
         let deployed = Set(deploy.results.map(\.id))
         var wanted = plan
         wanted.devices = plan.devices.filter { deployed.contains($0.device.id) }
-        // The status is read through this process's usbmuxd route only (as `status` does); a device
-        // another route reached is left as Home Assistant has it.
-        let here = RunRoute.here(wanted.devices.map(\.device))
-        let elsewhere = wanted.devices.filter { planned in
-            planned.device.backend.usbRoute.map { $0 != here } ?? false
-        }.map(\.device.id)
-        wanted.devices.removeAll { elsewhere.contains($0.device.id) }
         let status = await session.run(wanted)
-        var summary = try await publish(
+        return try await publish(
             status, plan: wanted, records: session.records, configured: configured, deploy: deploy)
-        summary.notHere = elsewhere
-        return summary
     }
 
     /// The line saying what was published.
@@ -130,12 +121,6 @@ public struct StatusPublishing: Sendable {
         }
         if !summary.removed.isEmpty {
             line += "; removed from Home Assistant: \(summary.removed.joined(separator: ", "))"
-        }
-        if !summary.notHere.isEmpty {
-            let ids = summary.notHere.joined(separator: " ")
-            line +=
-                "; not published (reached through another usbmuxd): \(ids) — run `hadeploy status \(ids) "
-                + "--publish` where they are"
         }
         return line
     }

@@ -8,8 +8,15 @@ public enum USBTransport {
     /// of the relay, read per connection; the environment libusbmuxd reads is set once, to the relay.
     /// Set it before a run's device work, never per device. The relay's private socket is made in the
     /// first of `folders` that gives a short enough path (the run's state folder, then the temporary one).
-    public static func route(to address: String?, folders: [String]) throws {
-        try UsbmuxRelay.process.route(to: address, folders: folders)
+    ///
+    /// `others`: the run's other usbmuxd routes (another USB host's tunnel, the twins'), each with the
+    /// UDIDs it serves: hadeploy's usbmuxd then lists their devices too, under DeviceIDs of its own,
+    /// and reaches each through its own route — every route of a run in one process. Each call
+    /// replaces the last one's.
+    public static func route(
+        to address: String?, others: [(address: String, udids: Set<String>)] = [], folders: [String]
+    ) throws {
+        try UsbmuxRelay.process.route(to: address, others: others, folders: folders)
     }
 
     /// Reaches `udids` (nil: every device found) over Wi-Fi from now on, whatever the route's usbmuxd lists: hadeploy's own

@@ -81,6 +81,7 @@ struct UsbmuxMuxer: Sendable {
                 return
             }
             let type = request["MessageType"]?.string ?? ""
+            let others = relay.otherUpstreams
             switch type {
             case "ListDevices":
                 var list: [PlistValue] = []
@@ -91,9 +92,23 @@ struct UsbmuxMuxer: Sendable {
                     list = answer.dictionary?["DeviceList"]?.array ?? []
                 case .answered, .broken:
                     // A usbmuxd that answers wrongly is shown as it is (the probes then say what it
-                    // sent), never hidden behind the Wi-Fi devices.
-                    splice(sending: frame.bytes)
-                    return
+                    // sent), never hidden behind the Wi-Fi devices or another route's.
+                    guard !others.isEmpty else {
+                        splice(sending: frame.bytes)
+                        return
+                    }
+                }
+                if !others.isEmpty {
+                    // A device another route serves is that route's, wherever else it is listed.
+                    let claimed = others.reduce(into: Set<String>()) { $0.formUnion($1.udids) }
+                    list.removeAll { Self.serial(of: $0).map(claimed.contains) ?? false }
+                    for other in others {
+                        guard case .answered(let answer) = ask(frame, at: other.address) else { continue }
+                        list += (answer.dictionary?["DeviceList"]?.array ?? []).compactMap {
+                            Self.serial(of: $0).map(other.udids.contains) == true
+                                ? Self.remapped($0, by: other.offset) : nil
+                        }
+                    }
                 }
                 list += relay.wifiEntries(excluding: Self.networkSerials(list)).map {
                     PlistValue.dictionary($0)
@@ -109,7 +124,7 @@ struct UsbmuxMuxer: Sendable {
                 if let record = relay.pairRecords.read(udid: udid) {
                     send(.plist(["PairRecordData": .data(record)], tag: frame.tag))
                 } else {
-                    switch ask(frame) {
+                    switch ask(frame, at: Self.owner(of: udid, among: others) ?? upstream) {
                     case .answered(let answer): send(answer)
                     // Real usbmuxd answers ENOENT in the Number field (PROTOCOL.md §1.4).
                     case .unreachable: send(.result(2, tag: frame.tag))
@@ -119,15 +134,26 @@ struct UsbmuxMuxer: Sendable {
                     }
                 }
             case "SavePairRecord":
-                if let udid = request["PairRecordID"]?.string, let data = request["PairRecordData"]?.data {
+                let udid = request["PairRecordID"]?.string ?? ""
+                if let data = request["PairRecordData"]?.data {
                     relay.pairRecords.save(udid: udid, record: data)
                 }
-                _ = exchange(frame)
+                var forwarded = frame
+                if let id = request["DeviceID"]?.integer,
+                    let other = others.first(where: { $0.udids.contains(udid) }),
+                    let original = other.upstreamID(Int(id))
+                {
+                    var changed = request
+                    changed["DeviceID"] = .integer(Int64(original))
+                    forwarded = .plist(changed, tag: frame.tag)
+                }
+                _ = exchange(forwarded, at: Self.owner(of: udid, among: others) ?? upstream)
                 send(.result(0, tag: frame.tag))
             case "DeletePairRecord":
                 let udid = request["PairRecordID"]?.string ?? ""
                 let here = relay.pairRecords.delete(udid: udid)
-                let there = exchange(frame)?.dictionary?["Number"]?.integer
+                let there = exchange(frame, at: Self.owner(of: udid, among: others) ?? upstream)?.dictionary?[
+                    "Number"]?.integer
                 send(.result(here || there == 0 ? 0 : 2, tag: frame.tag))
             case "ReadBUID":
                 send(
@@ -150,6 +176,29 @@ struct UsbmuxMuxer: Sendable {
             })
     }
 
+    /// The serial number a `DeviceList` entry or an `Attached` event gives its device.
+    static func serial(of entry: PlistValue) -> String? {
+        entry["Properties"]?["SerialNumber"]?.string
+    }
+
+    /// The route of `others` that serves `udid`, if one does.
+    static func owner(of udid: String, among others: [OtherUpstream]) -> String? {
+        others.first { $0.udids.contains(udid) }?.address
+    }
+
+    /// A device entry or event with its DeviceIDs (the message's and its properties') moved by `offset`.
+    static func remapped(_ entry: PlistValue, by offset: Int) -> PlistValue {
+        guard var dictionary = entry.dictionary else { return entry }
+        if let id = dictionary["DeviceID"]?.integer { dictionary["DeviceID"] = .integer(id + Int64(offset)) }
+        if var properties = dictionary["Properties"]?.dictionary {
+            if let id = properties["DeviceID"]?.integer {
+                properties["DeviceID"] = .integer(id + Int64(offset))
+            }
+            dictionary["Properties"] = .dictionary(properties)
+        }
+        return .dictionary(dictionary)
+    }
+
     private func send(_ frame: Frame) {
         _ = client.sendAll(frame.bytes)
     }
@@ -162,65 +211,108 @@ struct UsbmuxMuxer: Sendable {
         case broken
     }
 
-    private func ask(_ frame: Frame) -> Answer {
+    private func ask(_ frame: Frame, at address: String? = nil) -> Answer {
         // The clients' own patience (libusbmuxd and pymobiledevice3 wait up to 30 s for an answer): a
         // busy usbmuxd is slow, not broken, and its record is not "missing".
-        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: Self.upstreamPatience) else {
+        guard
+            case .success(let socket) = ProbeSocket.open(address ?? upstream, timeout: Self.upstreamPatience)
+        else {
             return .unreachable
         }
         guard socket.sendAll(frame.bytes), let answer = Self.read(socket) else { return .broken }
         return .answered(answer)
     }
 
-    /// One request upstream and its one answer; nil when there is none.
-    private func exchange(_ frame: Frame) -> Frame? {
-        if case .answered(let answer) = ask(frame) { return answer }
+    /// One request upstream (the route's, or `address`) and its one answer; nil when there is none.
+    private func exchange(_ frame: Frame, at address: String? = nil) -> Frame? {
+        if case .answered(let answer) = ask(frame, at: address) { return answer }
         return nil
     }
 
     private func listen(_ frame: Frame) {
+        let others = relay.otherUpstreams
         var upstreamSocket: ProbeSocket?
         switch ProbeSocket.open(upstream, timeout: Self.upstreamPatience) {
         case .failure:
-            break  // No usbmuxd here: the Wi-Fi devices are all there is.
+            break  // No usbmuxd here: the Wi-Fi devices (and the other routes') are all there is.
         case .success(let socket):
             guard socket.sendAll(frame.bytes), let answer = Self.read(socket),
                 answer.dictionary?["Number"]?.integer == 0
             else {
                 // A usbmuxd that refuses or answers wrongly is shown as it is, never hidden.
+                guard others.isEmpty else { break }
                 splice(sending: frame.bytes)
                 return
             }
             upstreamSocket = socket
         }
+        // Each other route's events, for its own devices only, under the relay's DeviceIDs.
+        var feeds: [(socket: ProbeSocket, route: OtherUpstream?)] = upstreamSocket.map { [($0, nil)] } ?? []
+        for other in others {
+            guard case .success(let socket) = ProbeSocket.open(other.address, timeout: Self.upstreamPatience),
+                socket.sendAll(frame.bytes), let answer = Self.read(socket),
+                answer.dictionary?["Number"]?.integer == 0
+            else { continue }
+            feeds.append((socket, other))
+        }
         send(.result(0, tag: frame.tag))
         for entry in relay.wifiEntries(excluding: []) { send(.plist(entry, tag: 0)) }
         relay.addListener(client)
         defer { relay.removeListener(client) }
-        guard let socket = upstreamSocket else {
+        guard !feeds.isEmpty else {
             // The client only ever closes this connection.
             _ = client.receive(count: 1)
             return
         }
-        socket.clearTimeouts()
-        // Upstream's own events from now on, as it sends them; the lock keeps them whole between the
-        // Wi-Fi events the relay writes.
+        // Each feed's events from now on, as it sends them; the lock keeps them whole between the
+        // Wi-Fi events the relay writes and the other feeds'.
+        let claimed = others.reduce(into: Set<String>()) { $0.formUnion($1.udids) }
         let done = DispatchSemaphore(value: 0)
-        Thread {
-            while let event = Self.read(socket) {
-                relay.write(event.bytes, toListener: client.fd)
-            }
-            shutdown(client.fd, Int32(SHUT_RDWR))
-            done.signal()
-        }.start()
+        for feed in feeds {
+            feed.socket.clearTimeouts()
+            Thread { [client, relay] in
+                var mine = Set<Int64>()
+                while let event = Self.read(feed.socket) {
+                    if others.isEmpty {
+                        relay.write(event.bytes, toListener: client.fd)
+                        continue
+                    }
+                    guard let body = event.dictionary, let id = body["DeviceID"]?.integer else { continue }
+                    if body["MessageType"]?.string == "Attached",
+                        let serial = Self.serial(of: .dictionary(body))
+                    {
+                        let passes = feed.route.map { $0.udids.contains(serial) } ?? !claimed.contains(serial)
+                        if passes { mine.insert(id) } else { mine.remove(id) }
+                    }
+                    guard mine.contains(id) else { continue }
+                    if body["MessageType"]?.string == "Detached" { mine.remove(id) }
+                    let out =
+                        feed.route.map { Self.remapped(.dictionary(body), by: $0.offset) }
+                        ?? .dictionary(body)
+                    relay.write(
+                        Frame.plist(out.dictionary ?? [:], tag: event.tag).bytes, toListener: client.fd)
+                }
+                shutdown(client.fd, Int32(SHUT_RDWR))
+                done.signal()
+            }.start()
+        }
         _ = client.receive(count: 1)
-        shutdown(socket.fd, Int32(SHUT_RDWR))
-        done.wait()
+        for feed in feeds { shutdown(feed.socket.fd, Int32(SHUT_RDWR)) }
+        for _ in feeds { done.wait() }
+        withExtendedLifetime(feeds) {}
     }
 
     /// A `Connect`; true when the connection became a tunnel (or ended).
     private func connect(_ frame: Frame, _ request: [String: PlistValue]) -> Bool {
         let deviceID = Int(request["DeviceID"]?.integer ?? 0)
+        for other in relay.otherUpstreams {
+            guard let original = other.upstreamID(deviceID) else { continue }
+            // Another route's device: its usbmuxd, under the DeviceID it gave.
+            var changed = request
+            changed["DeviceID"] = .integer(Int64(original))
+            splice(sending: Frame.plist(changed, tag: frame.tag).bytes, to: other.address)
+            return true
+        }
         guard let device = relay.wifiDevice(id: deviceID) else {
             splice(sending: frame.bytes)
             return true
@@ -239,9 +331,11 @@ struct UsbmuxMuxer: Sendable {
         return true
     }
 
-    /// Sends `bytes` upstream and splices the rest of the connection both ways.
-    private func splice(sending bytes: Data) {
-        guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 5), socket.sendAll(bytes) else {
+    /// Sends `bytes` upstream (the route's, or `address`) and splices the rest of the connection both ways.
+    private func splice(sending bytes: Data, to address: String? = nil) {
+        guard case .success(let socket) = ProbeSocket.open(address ?? upstream, timeout: 5),
+            socket.sendAll(bytes)
+        else {
             return
         }
         socket.clearTimeouts()

@@ -35,6 +35,8 @@ final class UsbmuxRelay: @unchecked Sendable {
     private var nextWiFiID = 0x10000
     /// Serve every connection as a muxer, Wi-Fi devices or not (`hadeploy muxer`).
     private var alwaysMux = false
+    /// The run's other usbmuxd routes (a USB host's tunnel, the twins'), muxed in beside the route's.
+    private var others: [OtherUpstream] = []
     /// Where hadeploy keeps pair records of its own (`hadeploy pair`).
     private(set) var pairRecords = PairRecordFolder.none
     /// Open `Listen` connections, each with the lock that keeps its events whole.
@@ -59,20 +61,32 @@ final class UsbmuxRelay: @unchecked Sendable {
     /// straight, not copied once more by this process. The relay's private folder is made in the
     /// first of `folders` short enough for a socket path (the run's state folder, then the temporary
     /// folder).
-    func route(to address: String?, folders: [String]) throws {
+    ///
+    /// `others`: the run's other usbmuxd routes, each with the UDIDs it serves (`OtherUpstream`); with
+    /// any, the relay serves every connection as a muxer of them all. They replace the last call's.
+    func route(to address: String?, others: [(address: String, udids: Set<String>)] = [], folders: [String])
+        throws
+    {
         let target = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
         try Self.checkTrusted(target, step: "usbmuxd route")
+        for other in others { try Self.checkTrusted(other.address, step: "usbmuxd route") }
         // libusbmuxd reads the environment straight while no relay runs (a direct route).
         try Self.checkTrusted(Self.libusbmuxdAddress(), step: "USBMUXD_SOCKET_ADDRESS")
         try lock.withLock {
             upstream = target
             routed = true
             relayFolders = folders
-            if listening == nil && target != Self.libusbmuxdAddress() {
+            self.others = others.enumerated().map { index, other in
+                OtherUpstream(address: other.address, udids: other.udids, offset: (index + 1) << 20)
+            }
+            if listening == nil && (target != Self.libusbmuxdAddress() || !others.isEmpty) {
                 listening = try start(in: Self.base(folders))
             }
         }
     }
+
+    /// The run's other routes now.
+    var otherUpstreams: [OtherUpstream] { lock.withLock { others } }
 
     /// Starts the relay if a direct route left it off: a Wi-Fi device or a pairing needs hadeploy's
     /// own usbmuxd between libusbmuxd and the route's.
@@ -131,7 +145,7 @@ final class UsbmuxRelay: @unchecked Sendable {
                 return
             }
             SocketCalls.ignoreBrokenPipe(client)
-            let (target, mux) = lock.withLock { (upstream, alwaysMux || !wifi.isEmpty) }
+            let (target, mux) = lock.withLock { (upstream, alwaysMux || !wifi.isEmpty || !others.isEmpty) }
             let thread = Thread { [self] in
                 if mux {
                     UsbmuxMuxer(client: ProbeSocket(fd: client, timeout: 10), upstream: target, relay: self)
@@ -398,5 +412,20 @@ enum RelayCleanup {
             unlink(paths.socket)
             rmdir(paths.folder)
         }
+    }
+}
+
+/// Another usbmuxd a run reaches in the same process (a second USB host's tunnel, the twins' beside
+/// this machine's): only the devices of `udids` pass, listed under DeviceIDs of their own (the
+/// upstream's plus `offset`, clear of every usbmuxd's and of the Wi-Fi devices' 0x10000 range), and
+/// a `Connect` or a pair-record request for one of them goes to it.
+struct OtherUpstream: Sendable {
+    let address: String
+    let udids: Set<String>
+    let offset: Int
+
+    /// The upstream's own DeviceID for `id`, when `id` is one of this upstream's.
+    func upstreamID(_ id: Int) -> Int? {
+        id >= offset && id < offset + (1 << 20) ? id - offset : nil
     }
 }
