@@ -19,7 +19,12 @@ struct MuxerCommand: ContextCommand {
               hadeploy muxer --socket "$XDG_RUNTIME_DIR/hadeploy-usbmuxd"
               export USBMUXD_SOCKET_ADDRESS="UNIX:$XDG_RUNTIME_DIR/hadeploy-usbmuxd"
               idevice_id -n; pymobiledevice3 usbmux list
+            In a checkout whose devices.yaml puts devices on USB hosts (usb_host:
+            ssh://…), it lists those too, each host's usbmuxd through an SSH tunnel that
+            passes that host's devices only: every route in one socket.
             """)
+
+    @OptionGroup var project: ProjectOptions
 
     @Option(name: .long, help: ArgumentHelp("Serve on this UNIX socket (owner-only).", valueName: "path"))
     var socket: String
@@ -45,17 +50,31 @@ struct MuxerCommand: ContextCommand {
         let records =
             pairRecords.map { context.url(for: $0) }
             ?? PairRecordLocation.folder(environment: context.environment, fileSystem: context.fileSystem)
+        // The USB hosts of this checkout's devices.yaml, when there is one.
+        var hosts: USBHostRoutes?
+        let workspace = project.workspace(context)
+        if context.fileSystem.fileExists(atPath: context.url(for: project.config).path) {
+            let matrix = try workspace.loadMatrix()
+            let (variables, _) = try workspace.loadVariables()
+            let opened = await USBHostRoutes.open(
+                matrix: matrix, variables: variables, fileSystem: context.fileSystem)
+            for problem in opened.problems { context.message("warning: \(problem)") }
+            hosts = opened
+        }
         do {
             try WiFiMuxer.serve(
-                at: path, upstream: upstream, pairRecords: records, fileSystem: context.fileSystem)
+                at: path, upstream: upstream, hosts: hosts, pairRecords: records,
+                fileSystem: context.fileSystem)
         } catch {
+            await hosts?.close()
             context.message("error: \(error)")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
         context.print("USBMUXD_SOCKET_ADDRESS=UNIX:\(path)")
+        let routes = hosts.map { $0.others.isEmpty ? "" : ", \($0.others.count) USB host(s)' devices" } ?? ""
         context.message(
-            "hadeploy usbmuxd at \(path): \(upstream.map { "the devices of \($0)" } ?? "this machine's USB devices") "
-                + "and the Wi-Fi devices found over mDNS; Ctrl-C to stop")
+            "hadeploy usbmuxd at \(path): \(upstream.map { "the devices of \($0)" } ?? "this machine's USB devices")"
+                + "\(routes) and the Wi-Fi devices found over mDNS; Ctrl-C to stop")
         let clock = context.clock
         let waiter = Task {
             var shown: Set<String> = []
@@ -70,6 +89,7 @@ struct MuxerCommand: ContextCommand {
         let signals = SignalCancellation { waiter.cancel() }
         await waiter.value
         signals.cancel()
+        await hosts?.close()
         unlink(path)
     }
 }

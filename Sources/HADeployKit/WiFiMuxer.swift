@@ -4,13 +4,17 @@ import MobileDevice
 
 /// `hadeploy muxer`: hadeploy's usbmuxd on a socket of its own, for other tools.
 public enum WiFiMuxer {
-    /// Serves at `path` until the process ends: `upstream`'s devices (nil: the system usbmuxd's) and
-    /// the Wi-Fi devices found over multicast DNS, with pair records from `pairRecords` first.
-    public static func serve(at path: String, upstream: String?, pairRecords: URL, fileSystem: any FileSystem)
-        throws
-    {
+    /// Serves at `path` until the process ends: `upstream`'s devices (nil: the system usbmuxd's), the
+    /// USB hosts' (`hosts`, each for its own devices) and the Wi-Fi devices found over multicast DNS,
+    /// with pair records from `pairRecords` first.
+    public static func serve(
+        at path: String, upstream: String?, hosts: USBHostRoutes?, pairRecords: URL,
+        fileSystem: any FileSystem
+    ) throws {
         try USBTransport.serveMuxer(
-            at: path, upstream: upstream, addresses: [:], pairRecords: pairRecords, fileSystem: fileSystem)
+            at: path, upstream: upstream, others: hosts?.others ?? [], addresses: [:],
+            pairRecords: pairRecords,
+            fileSystem: fileSystem)
     }
 
     /// Where hadeploy's usbmuxd reached the Wi-Fi device `udid` in this process, and how it found it.

@@ -60,30 +60,10 @@ public struct DeviceInventory: Sendable, Encodable {
         let folders = [fileSystem.temporaryDirectory.path]
         // Devices on other USB hosts: each host's usbmuxd through its SSH tunnel, for its own devices,
         // muxed into hadeploy's usbmuxd beside this machine's: one list of every route's devices.
-        var remoteNotes: [String] = []
-        var tunnels: [UsbmuxForwarder] = []
-        var others: [(address: String, udids: Set<String>)] = []
-        let remotes = Set(
-            matrix.devices.compactMap { device -> String? in
-                guard USBBackend.takes(device), let host = device.usbHost?.resolve(variables).value,
-                    !host.isEmpty
-                else { return nil }
-                return host
-            })
-        for remote in remotes.sorted() {
-            let udids = matrix.devices.filter { $0.usbHost?.display(variables) == remote }
-                .compactMap { $0.udid?.display(variables) }
-            do {
-                let forwarder = try await USBHostTunnel.open(
-                    remote, udids: udids, login: nil, environment: variables, fileSystem: fileSystem)
-                tunnels.append(forwarder)
-                others.append((forwarder.socketAddress, Set(udids)))
-            } catch {
-                remoteNotes.append("USB host \(remote): \(error)")
-            }
-        }
+        let hosts = await USBHostRoutes.open(matrix: matrix, variables: variables, fileSystem: fileSystem)
+        let remoteNotes = hosts.problems
         do {
-            try USBTransport.route(to: usbmuxdAddress, others: others, folders: folders)
+            try USBTransport.route(to: usbmuxdAddress, others: hosts.others, folders: folders)
             // Wi-Fi devices, which Linux's usbmuxd does not list: hadeploy's own usbmuxd lists every
             // one found over multicast DNS (after one browse), the routes' devices with them.
             if let pairRecords,
@@ -96,8 +76,8 @@ public struct DeviceInventory: Sendable, Encodable {
         } catch {
             usbError = "\(error)"
         }
-        for tunnel in tunnels { await tunnel.stop() }
-        if !tunnels.isEmpty { try? USBTransport.route(to: usbmuxdAddress, folders: folders) }
+        await hosts.close()
+        if !hosts.others.isEmpty { try? USBTransport.route(to: usbmuxdAddress, folders: folders) }
         var rows: [Row] = []
         var matched = Set<String>()
         for device in matrix.devices {

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 
 /// Decides which usbmuxd messages pass through the forwarder: only devices whose UDID is allowed are
 /// listed, announced, connectable or have pair records read.

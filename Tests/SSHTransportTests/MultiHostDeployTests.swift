@@ -12,12 +12,15 @@ import Testing
     import Glibc
 #endif
 
-/// One run, two usbmuxd addresses: a twin behind this machine's usbmuxd and one plugged into "a NAS"
-/// reached over SSH. Both routes are muxed into hadeploy's own usbmuxd, in one process (no worker):
+/// One run, three usbmuxd addresses and Wi-Fi: a twin behind this machine's usbmuxd, a Wi-Fi-synced
+/// one (found over multicast DNS, reached over TCP), and one plugged into each of two NASes reached
+/// over SSH. Both routes are muxed into hadeploy's own usbmuxd, in one process (no worker):
 /// one run, one report, one exit code, and one `status` that reads both.
 @Suite("several USB hosts in one run", .serialized)
 struct MultiHostDeployTests {
-    @Test("a device on this machine and one on a USB host over SSH deploy in one run with one report")
+    @Test(
+        "a device on this machine and one on each of two USB hosts over SSH deploy in one run with one report"
+    )
     func twoUSBHostsOneRun() async throws {
         let peer = try await SSHPeer.start(.modern)
         defer { peer.stopAndClean() }
@@ -38,9 +41,15 @@ struct MultiHostDeployTests {
         try FileManager.default.createDirectory(at: nas, withIntermediateDirectories: true)
         chmod(nas.path, 0o755)
         let nasSocket = nas.appendingPathComponent("usbmuxd")
+        // A second USB host (another socket behind the same SSH server: another route all the same).
+        let nas2 = root.appendingPathComponent("nas2")
+        try FileManager.default.createDirectory(at: nas2, withIntermediateDirectories: true)
+        chmod(nas2.path, 0o755)
+        let nas2Socket = nas2.appendingPathComponent("usbmuxd")
         let localSocket = root.appendingPathComponent("local-usbmuxd.sock")
         let udids = [
             "mini4": "00008020-00115C2A0E38002E", "kitchen": "1234567890abcdef1234567890abcdef12345678",
+            "hallway": "abcdef1234567890abcdef1234567890abcdef12", "den": "00008020-000D3A2B1C4E002E",
         ]
         // Developer Disk Images where Xcode keeps them (the twins mount any image).
         try DeveloperDiskImageFixture.write(in: root.appendingPathComponent("DeviceSupport/15.8"))
@@ -52,12 +61,19 @@ struct MultiHostDeployTests {
         devices:
           mini4: {name: iPad mini 4, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern,
                   transport: usb, udid: "${MINI4_UDID}"}
+          den: {name: Den iPad, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern,
+                transport: usb, network: true, udid: "${DEN_UDID}"}
           kitchen: {name: Kitchen iPad, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern,
                     transport: usb, udid: "${KITCHEN_UDID}",
                     usb_host: "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(nasSocket.path)"}
+          hallway: {name: Hallway iPad, product_type: "iPad5,1", ios: "15.8", arch: arm64, flavour: modern,
+                    transport: usb, udid: "${HALLWAY_UDID}",
+                    usb_host: "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(nas2Socket.path)"}
         """.write(to: project.appendingPathComponent("devices.yaml"), atomically: true, encoding: .utf8)
-        try "MINI4_UDID=\(udids["mini4"]!)\nKITCHEN_UDID=\(udids["kitchen"]!)\n".write(
-            to: project.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
+        try
+            "MINI4_UDID=\(udids["mini4"]!)\nKITCHEN_UDID=\(udids["kitchen"]!)\nHALLWAY_UDID=\(udids["hallway"]!)\nDEN_UDID=\(udids["den"]!)\n"
+            .write(
+                to: project.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
         let builder = DemoAppBuilder()
         _ = try builder.build(
             flavour: Flavour(
@@ -65,13 +81,13 @@ struct MultiHostDeployTests {
                 configuration: "Release", scheme: nil, settings: [:],
                 location: SourceLocation(file: "devices.yaml", line: 1)),
             marketingVersion: "1.2.0", buildNumber: 2, into: project.appendingPathComponent("artifacts"),
-            devices: [udids["mini4"]!, udids["kitchen"]!], now: Date(), in: TestHost.fileSystem)
+            devices: Array(udids.values), now: Date(), in: TestHost.fileSystem)
 
         try ".env\nartifacts/\nreport/\n".write(
             to: project.appendingPathComponent(".gitignore"), atomically: true, encoding: .utf8)
         try await GitRepository.commitAll(at: project, tag: "v1.2.0")
         let local = try await VirtualTwinsProcess(
-            project: project, only: ["mini4"], socket: localSocket,
+            project: project, only: ["mini4", "den"], socket: localSocket,
             state: root.appendingPathComponent("state-local"), home: home)
         defer { local.stop() }
         let remote = try await VirtualTwinsProcess(
@@ -79,6 +95,11 @@ struct MultiHostDeployTests {
             state: root.appendingPathComponent("state-nas"), home: home)
         defer { remote.stop() }
         chmod(nasSocket.path, 0o666)
+        let remote2 = try await VirtualTwinsProcess(
+            project: project, only: ["hallway"], socket: nas2Socket,
+            state: root.appendingPathComponent("state-nas2"), home: home)
+        defer { remote2.stop() }
+        chmod(nas2Socket.path, 0o666)
 
         let environment = [
             "USBMUXD_SOCKET_ADDRESS": local.address, "USB_HOST_SSH_KEY": key,
@@ -95,8 +116,9 @@ struct MultiHostDeployTests {
         let backends = devices.map { ($0["backend"] as? [String: Any])?["usbmuxd"] as? String }
         #expect(
             backends == [
-                "local:\(local.address)",
+                "local:\(local.address)", "local:\(local.address)",
                 "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(nasSocket.path)",
+                "ssh://\(TestEnvironment.user)@127.0.0.1:\(peer.port)\(nas2Socket.path)",
             ])
 
         let result = try await HADeployBinary.run(
@@ -107,16 +129,19 @@ struct MultiHostDeployTests {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let report = try decoder.decode(DeployReport.self, from: summary)
-        #expect(report.results.map(\.id) == ["mini4", "kitchen"])
+        #expect(report.results.map(\.id) == ["mini4", "den", "kitchen", "hallway"])
         #expect(
-            report.results.map(\.outcome) == [.unverified, .unverified],
+            report.results.map(\.outcome) == [.unverified, .unverified, .unverified, .unverified],
             "\(report.results.map(\.reason)) \(result.stderr)")
         #expect(report.results.allSatisfy { $0.install == .installed })
-        // Both twins really have the app: each usbmuxd was reached at its own address.
-        for (id, address) in [("mini4", local.address), ("kitchen", "UNIX:" + nasSocket.path)] {
+        // Every twin really has the app: each usbmuxd was reached at its own address.
+        for (id, address) in [
+            ("mini4", local.address), ("den", local.address), ("kitchen", "UNIX:" + nasSocket.path),
+            ("hallway", "UNIX:" + nas2Socket.path),
+        ] {
             let listed = try await TestHost.runner.checked(
                 ProcessCommand(
-                    "ideviceinstaller", ["-u", udids[id]!, "-l"],
+                    "ideviceinstaller", ["-u", udids[id]!, "-l"] + (id == "den" ? ["-n"] : []),
                     environment: ["USBMUXD_SOCKET_ADDRESS": address]),
                 timeout: .seconds(60))
             #expect(listed.stdout.contains("com.example.hadashboard"), "\(id): \(listed.stdout)")
@@ -133,7 +158,7 @@ struct MultiHostDeployTests {
         let finished = lines.filter { $0["event"] as? String == "device_finished" }.compactMap {
             $0["device"] as? String
         }
-        #expect(Set(finished) == ["mini4", "kitchen"])
+        #expect(Set(finished) == ["mini4", "den", "kitchen", "hallway"])
         let kitchenSteps = lines.filter {
             $0["event"] as? String == "step_started" && $0["device"] as? String == "kitchen"
         }
@@ -148,12 +173,40 @@ struct MultiHostDeployTests {
             timeout: .seconds(120))
         let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         let rows = try #require(object?["devices"] as? [[String: Any]], "\(status.stdout)\(status.stderr)")
-        #expect(rows.compactMap { $0["id"] as? String } == ["mini4", "kitchen"])
+        #expect(rows.compactMap { $0["id"] as? String } == ["mini4", "den", "kitchen", "hallway"])
         for row in rows {
             #expect(row["reachable"] as? Bool == true, "\(row)")
             let installed = (row["installed"] as? [String: Any])?["value"] as? [String: Any]
             #expect(installed?["marketingVersion"] as? String == "1.2.0", "\(row)")
             #expect(row["build"] as? String == "up to date", "\(row)")
+        }
+
+        // `hadeploy muxer` in the checkout: one socket with every route's devices, for any client.
+        let muxSocket = root.appendingPathComponent("mux.sock")
+        let muxer = try BackgroundCommand(
+            try await HADeployBinary.path, ["muxer", "--socket", muxSocket.path], in: project,
+            environment: environment.merging(["HOME": home.path]) { _, new in new })
+        defer { muxer.stop() }
+        #expect(
+            try await muxer.line(startingWith: "USBMUXD_SOCKET_ADDRESS=", within: 60) != nil,
+            "\(muxer.output)")
+        let listed = try await TestHost.runner.checked(
+            ProcessCommand(
+                "idevice_id", ["-l"], environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:" + muxSocket.path]),
+            timeout: .seconds(30))
+        for id in ["mini4", "kitchen", "hallway"] {
+            #expect(
+                listed.stdout.contains(udids[id]!),
+                "\(id) through the muxer: \(listed.stdout) \(muxer.output)")
+        }
+        for id in ["kitchen", "hallway"] {
+            let apps = try await TestHost.runner.checked(
+                ProcessCommand(
+                    "ideviceinstaller", ["-u", udids[id]!, "-l"],
+                    environment: ["USBMUXD_SOCKET_ADDRESS": "UNIX:" + muxSocket.path]),
+                timeout: .seconds(60))
+            #expect(
+                apps.stdout.contains("com.example.hadashboard"), "\(id) through the muxer: \(apps.stdout)")
         }
     }
 }

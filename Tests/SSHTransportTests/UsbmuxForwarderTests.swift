@@ -147,22 +147,3 @@ struct UsbmuxForwarderTests {
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 }
-
-@Suite("usbmuxd framing")
-struct UsbmuxFrameTests {
-    @Test("frames round-trip with a little-endian header and split input waits for more bytes")
-    func roundTrip() throws {
-        let frame = UsbmuxFrame.plist(["MessageType": "ListDevices"], tag: 7)
-        let bytes = frame.encoded
-        #expect(bytes.prefix(4) == Data([UInt8(bytes.count & 0xff), UInt8(bytes.count >> 8), 0, 0]))
-        #expect(bytes[4] == 1 && bytes[8] == 8 && bytes[12] == 7)
-        var partial = Data(bytes.prefix(20))
-        #expect(try UsbmuxFrame.take(from: &partial) == nil)
-        var doubled = bytes + bytes
-        #expect(try UsbmuxFrame.take(from: &doubled) == frame)
-        #expect(try UsbmuxFrame.take(from: &doubled) == frame)
-        #expect(doubled.isEmpty)
-        var garbage = Data(repeating: 0xff, count: 16)
-        #expect(throws: UsbmuxFrame.Malformed.self) { try UsbmuxFrame.take(from: &garbage) }
-    }
-}

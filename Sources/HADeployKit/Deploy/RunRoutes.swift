@@ -1,6 +1,8 @@
 import DeployModel
+import DeviceSpec
 import Foundation
 import HADeployCore
+import HADeployDrivers
 import MobileDevice
 import SSHTransport
 
@@ -105,6 +107,47 @@ public final class RunRoutes: Sendable {
     }
 
     /// Closes the tunnels.
+    public func close() async {
+        for tunnel in tunnels { await tunnel.stop() }
+    }
+}
+
+/// The USB hosts devices.yaml names (`usb_host: ssh://…`), each host's usbmuxd through an SSH tunnel
+/// of its own that passes its devices only: the other routes of `hadeploy devices` and `hadeploy
+/// muxer`, beside this machine's usbmuxd (a run opens its routes from its plan: `RunRoutes`).
+public struct USBHostRoutes: Sendable {
+    let tunnels: [UsbmuxForwarder]
+    /// Each host's tunnel and the UDIDs it serves, for `USBTransport.route(to:others:)`.
+    public let others: [(address: String, udids: Set<String>)]
+    /// One line per host that could not be reached, with why.
+    public let problems: [String]
+
+    public static func open(
+        matrix: DeviceMatrix, variables: [String: String], fileSystem: any FileSystem
+    ) async -> USBHostRoutes {
+        var hosts: [String: Set<String>] = [:]
+        for device in matrix.devices where USBBackend.takes(device) {
+            guard let host = device.usbHost?.resolve(variables).value, !host.isEmpty else { continue }
+            if let udid = device.udid?.resolve(variables).value, !udid.isEmpty {
+                hosts[host, default: []].insert(udid)
+            }
+        }
+        var tunnels: [UsbmuxForwarder] = []
+        var others: [(address: String, udids: Set<String>)] = []
+        var problems: [String] = []
+        for (host, udids) in hosts.sorted(by: { $0.key < $1.key }) {
+            do {
+                let tunnel = try await USBHostTunnel.open(
+                    host, udids: udids.sorted(), login: nil, environment: variables, fileSystem: fileSystem)
+                tunnels.append(tunnel)
+                others.append((tunnel.socketAddress, udids))
+            } catch {
+                problems.append("USB host \(host): \(error)")
+            }
+        }
+        return USBHostRoutes(tunnels: tunnels, others: others, problems: problems)
+    }
+
     public func close() async {
         for tunnel in tunnels { await tunnel.stop() }
     }

@@ -36,17 +36,18 @@ public enum USBTransport {
     }
 
     /// Serves hadeploy's usbmuxd at `path` (`hadeploy muxer --socket PATH`) until the process ends:
-    /// `upstream`'s devices (nil: this machine's usbmuxd, when it runs) and every Wi-Fi device found
-    /// over multicast DNS or at `addresses`, for any libimobiledevice or pymobiledevice3 client.
+    /// `upstream`'s devices (nil: this machine's usbmuxd, when it runs), `others`' (USB hosts' tunnels,
+    /// each for its devices) and every Wi-Fi device found over multicast DNS or at `addresses`, for any
+    /// libimobiledevice or pymobiledevice3 client.
     public static func serveMuxer(
-        at path: String, upstream: String?, addresses: [String: String], pairRecords: URL,
-        fileSystem: any FileSystem
+        at path: String, upstream: String?, others: [(address: String, udids: Set<String>)] = [],
+        addresses: [String: String], pairRecords: URL, fileSystem: any FileSystem
     ) throws {
         let relay = UsbmuxRelay.process
         let records = PairRecordFolder(folder: pairRecords, fileSystem: fileSystem)
         try records.requireUsable(step: "hadeploy muxer --pair-records")
         relay.setPairRecords(records)
-        try relay.serve(at: path, upstream: upstream)
+        try relay.serve(at: path, upstream: upstream, others: others)
         relay.discovery.want(nil, addresses: addresses, relay: relay)
     }
 

@@ -25,51 +25,20 @@ struct UsbmuxMuxer: Sendable {
     let upstream: String
     let relay: UsbmuxRelay
 
-    /// One request's frame: the header's four little-endian words and the payload.
-    struct Frame {
-        var version: UInt32
-        var message: UInt32
-        var tag: UInt32
-        var payload: Data
-
-        var bytes: Data {
-            var data = Data()
-            for word in [UInt32(payload.count + 16), version, message, tag] {
-                withUnsafeBytes(of: word.littleEndian) { data.append(contentsOf: $0) }
-            }
-            data.append(payload)
-            return data
-        }
-
-        /// A plist message, written by libplist (as every usbmuxd client's own library reads it).
-        static func plist(_ value: [String: PlistValue], tag: UInt32) -> Frame {
-            Frame(version: 1, message: 8, tag: tag, payload: PlistBridge.xml(.dictionary(value)) ?? Data())
-        }
-
-        static func result(_ number: Int, tag: UInt32) -> Frame {
-            plist(["MessageType": .string("Result"), "Number": .integer(Int64(number))], tag: tag)
-        }
-
-        var dictionary: [String: PlistValue]? {
-            PlistBridge.parse(payload)?.dictionary
-        }
-    }
+    /// Frames in and out: the one usbmuxd codec, with libplist's plists (`UsbmuxFrame.plist(_:tag:)`).
+    typealias Frame = UsbmuxFrame
 
     /// How long an answer from the upstream usbmuxd is waited for.
     static let upstreamPatience: Double = 30
 
     static func read(_ socket: ProbeSocket) -> Frame? {
-        let header = socket.receive(count: 16)
-        guard header.data.count == 16 else { return nil }
-        let words = (0..<4).map { index in
-            header.data.withUnsafeBytes {
-                UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
-            }
+        let bytes = socket.receive(count: Frame.headerSize)
+        guard bytes.data.count == Frame.headerSize, let header = try? Frame.header(bytes.data) else {
+            return nil
         }
-        guard words[0] >= 16, words[0] <= 4 << 20 else { return nil }
-        let payload = socket.receive(count: Int(words[0]) - 16)
-        guard payload.data.count == Int(words[0]) - 16 else { return nil }
-        return Frame(version: words[1], message: words[2], tag: words[3], payload: payload.data)
+        let payload = socket.receive(count: header.payloadLength)
+        guard payload.data.count == header.payloadLength else { return nil }
+        return Frame(version: header.version, message: header.message, tag: header.tag, payload: payload.data)
     }
 
     func serve() {
@@ -77,7 +46,7 @@ struct UsbmuxMuxer: Sendable {
         while let frame = Self.read(client) {
             guard frame.version == 1, frame.message == 8, let request = frame.dictionary else {
                 // The old binary protocol (libusbmuxd falls back to it only when told to): upstream as is.
-                splice(sending: frame.bytes)
+                splice(sending: frame.encoded)
                 return
             }
             let type = request["MessageType"]?.string ?? ""
@@ -94,7 +63,7 @@ struct UsbmuxMuxer: Sendable {
                     // A usbmuxd that answers wrongly is shown as it is (the probes then say what it
                     // sent), never hidden behind the Wi-Fi devices or another route's.
                     guard !others.isEmpty else {
-                        splice(sending: frame.bytes)
+                        splice(sending: frame.encoded)
                         return
                     }
                 }
@@ -129,7 +98,7 @@ struct UsbmuxMuxer: Sendable {
                     // Real usbmuxd answers ENOENT in the Number field (PROTOCOL.md §1.4).
                     case .unreachable: send(.result(2, tag: frame.tag))
                     case .broken:
-                        splice(sending: frame.bytes)
+                        splice(sending: frame.encoded)
                         return
                     }
                 }
@@ -200,7 +169,7 @@ struct UsbmuxMuxer: Sendable {
     }
 
     private func send(_ frame: Frame) {
-        _ = client.sendAll(frame.bytes)
+        _ = client.sendAll(frame.encoded)
     }
 
     enum Answer {
@@ -219,7 +188,7 @@ struct UsbmuxMuxer: Sendable {
         else {
             return .unreachable
         }
-        guard socket.sendAll(frame.bytes), let answer = Self.read(socket) else { return .broken }
+        guard socket.sendAll(frame.encoded), let answer = Self.read(socket) else { return .broken }
         return .answered(answer)
     }
 
@@ -236,12 +205,12 @@ struct UsbmuxMuxer: Sendable {
         case .failure:
             break  // No usbmuxd here: the Wi-Fi devices (and the other routes') are all there is.
         case .success(let socket):
-            guard socket.sendAll(frame.bytes), let answer = Self.read(socket),
+            guard socket.sendAll(frame.encoded), let answer = Self.read(socket),
                 answer.dictionary?["Number"]?.integer == 0
             else {
                 // A usbmuxd that refuses or answers wrongly is shown as it is, never hidden.
                 guard others.isEmpty else { break }
-                splice(sending: frame.bytes)
+                splice(sending: frame.encoded)
                 return
             }
             upstreamSocket = socket
@@ -250,7 +219,7 @@ struct UsbmuxMuxer: Sendable {
         var feeds: [(socket: ProbeSocket, route: OtherUpstream?)] = upstreamSocket.map { [($0, nil)] } ?? []
         for other in others {
             guard case .success(let socket) = ProbeSocket.open(other.address, timeout: Self.upstreamPatience),
-                socket.sendAll(frame.bytes), let answer = Self.read(socket),
+                socket.sendAll(frame.encoded), let answer = Self.read(socket),
                 answer.dictionary?["Number"]?.integer == 0
             else { continue }
             feeds.append((socket, other))
@@ -274,7 +243,7 @@ struct UsbmuxMuxer: Sendable {
                 var mine = Set<Int64>()
                 while let event = Self.read(feed.socket) {
                     if others.isEmpty {
-                        relay.write(event.bytes, toListener: client.fd)
+                        relay.write(event.encoded, toListener: client.fd)
                         continue
                     }
                     guard let body = event.dictionary, let id = body["DeviceID"]?.integer else { continue }
@@ -290,7 +259,7 @@ struct UsbmuxMuxer: Sendable {
                         feed.route.map { Self.remapped(.dictionary(body), by: $0.offset) }
                         ?? .dictionary(body)
                     relay.write(
-                        Frame.plist(out.dictionary ?? [:], tag: event.tag).bytes, toListener: client.fd)
+                        Frame.plist(out.dictionary ?? [:], tag: event.tag).encoded, toListener: client.fd)
                 }
                 shutdown(client.fd, Int32(SHUT_RDWR))
                 done.signal()
@@ -310,11 +279,11 @@ struct UsbmuxMuxer: Sendable {
             // Another route's device: its usbmuxd, under the DeviceID it gave.
             var changed = request
             changed["DeviceID"] = .integer(Int64(original))
-            splice(sending: Frame.plist(changed, tag: frame.tag).bytes, to: other.address)
+            splice(sending: Frame.plist(changed, tag: frame.tag).encoded, to: other.address)
             return true
         }
         guard let device = relay.wifiDevice(id: deviceID) else {
-            splice(sending: frame.bytes)
+            splice(sending: frame.encoded)
             return true
         }
         // PortNumber is the port in network byte order stored as a plain integer (PROTOCOL.md §1.7).
@@ -341,6 +310,18 @@ struct UsbmuxMuxer: Sendable {
         socket.clearTimeouts()
         UsbmuxRelay.splice(client.fd, socket.fd)
         withExtendedLifetime(socket) {}
+    }
+}
+
+extension UsbmuxFrame {
+    /// A plist message, written by libplist (as every usbmuxd client's own library reads it).
+    static func plist(_ value: [String: PlistValue], tag: UInt32) -> UsbmuxFrame {
+        UsbmuxFrame(tag: tag, payload: PlistBridge.xml(.dictionary(value)) ?? Data())
+    }
+
+    /// The payload read by libplist, as a dictionary.
+    var dictionary: [String: PlistValue]? {
+        PlistBridge.parse(payload)?.dictionary
     }
 }
 

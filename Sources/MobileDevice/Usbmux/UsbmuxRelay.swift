@@ -238,7 +238,7 @@ final class UsbmuxRelay: @unchecked Sendable {
         }
         for entry in announced {
             for listener in lock.withLock({ Array(listeners.keys) }) {
-                write(UsbmuxMuxer.Frame.plist(entry, tag: 0).bytes, toListener: listener)
+                write(UsbmuxFrame.plist(entry, tag: 0).encoded, toListener: listener)
             }
         }
     }
@@ -295,14 +295,22 @@ final class UsbmuxRelay: @unchecked Sendable {
 
     /// Serves hadeploy's usbmuxd at `path` as well (`hadeploy muxer --socket PATH`): owner-only, not
     /// this process's own route. Returns when the socket listens.
-    func serve(at path: String, upstream address: String?) throws {
+    func serve(
+        at path: String, upstream address: String?, others: [(address: String, udids: Set<String>)] = []
+    )
+        throws
+    {
         lock.withLock {
             alwaysMux = true
             upstream = address.flatMap { $0.isEmpty ? nil : $0 } ?? Self.systemAddress
+            self.others = others.enumerated().map { index, other in
+                OtherUpstream(address: other.address, udids: other.udids, offset: (index + 1) << 20)
+            }
         }
         // A stale socket of an earlier muxer is replaced; a live one, or anything that is not a
         // socket, is left alone.
         try Self.checkTrusted(upstream, step: "hadeploy muxer --usbmuxd")
+        for other in others { try Self.checkTrusted(other.address, step: "hadeploy muxer (a USB host)") }
         // Clients refuse a socket in a folder another user can change (`UsbmuxdSocketTrust`): so
         // does the muxer, before it serves one nobody would use.
         let folder = (path as NSString).deletingLastPathComponent

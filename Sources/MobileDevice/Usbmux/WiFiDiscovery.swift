@@ -209,12 +209,12 @@ final class WiFiDiscovery: @unchecked Sendable {
     /// The serials the route's usbmuxd lists as `Network` entries.
     static func upstreamNetworkSerials(_ upstream: String) -> Set<String> {
         guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return [] }
-        let frame = UsbmuxMuxer.Frame.plist(
+        let frame = UsbmuxFrame.plist(
             [
                 "MessageType": .string("ListDevices"), "ProgName": .string("hadeploy"),
                 "ClientVersionString": .string("hadeploy"),
             ], tag: 1)
-        guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket),
+        guard socket.sendAll(frame.encoded), let answer = UsbmuxMuxer.read(socket),
             let list = answer.dictionary?["DeviceList"]?.array
         else { return [] }
         return UsbmuxMuxer.networkSerials(list)
@@ -223,13 +223,13 @@ final class WiFiDiscovery: @unchecked Sendable {
     /// The pair record upstream keeps for `udid` (the system usbmuxd's, from a USB pairing).
     static func upstreamPairRecord(udid: String, upstream: String) -> Data? {
         guard case .success(let socket) = ProbeSocket.open(upstream, timeout: 2) else { return nil }
-        let frame = UsbmuxMuxer.Frame.plist(
+        let frame = UsbmuxFrame.plist(
             [
                 "MessageType": .string("ReadPairRecord"), "PairRecordID": .string(udid),
                 "ProgName": .string("hadeploy"), "ClientVersionString": .string("hadeploy"),
             ],
             tag: 1)
-        guard socket.sendAll(frame.bytes), let answer = UsbmuxMuxer.read(socket) else { return nil }
+        guard socket.sendAll(frame.encoded), let answer = UsbmuxMuxer.read(socket) else { return nil }
         return answer.dictionary?["PairRecordData"]?.data
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HADeployCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -21,14 +22,6 @@ struct UsbmuxConnection {
         case connectionRefused = 3
     }
 
-    /// A request header: four little-endian UInt32 (length, version, message, tag).
-    struct Header {
-        let length: UInt32
-        let version: UInt32
-        let message: UInt32
-        let tag: UInt32
-    }
-
     /// How long an idle client connection is kept before the daemon drops it.
     static let idleTimeout: TimeAmount = .seconds(120)
 
@@ -36,17 +29,16 @@ struct UsbmuxConnection {
         defer { stream.close() }
         do {
             while true {
-                var headerBytes = try await stream.read(exactly: 16, timeout: Self.idleTimeout)
-                let header = Header(
-                    length: headerBytes.readInteger(endianness: .little)!,
-                    version: headerBytes.readInteger(endianness: .little)!,
-                    message: headerBytes.readInteger(endianness: .little)!,
-                    tag: headerBytes.readInteger(endianness: .little)!)
-                guard header.length >= 16, header.length <= 1_048_576 else {
-                    throw TransportError.protocolViolation("usbmuxd header length \(header.length)")
+                let headerBytes = try await stream.read(
+                    exactly: UsbmuxFrame.headerSize, timeout: Self.idleTimeout)
+                let header: UsbmuxFrame.Header
+                do {
+                    header = try UsbmuxFrame.header(headerBytes.readableBytesView)
+                } catch {
+                    throw TransportError.protocolViolation("\(error)")
                 }
-                let payload = try await stream.read(exactly: Int(header.length) - 16, timeout: .seconds(10))
-                guard header.message == 8,
+                let payload = try await stream.read(exactly: header.payloadLength, timeout: .seconds(10))
+                guard header.message == UsbmuxFrame.plistMessage,
                     let request = try? PropertyList.dictionary(from: Data(payload.readableBytesView))
                 else {
                     try await reply(result: .badCommand, tag: header.tag)
@@ -218,12 +210,6 @@ struct UsbmuxConnection {
     }
 
     static func frame(body: Data, tag: UInt32) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeInteger(UInt32(body.count + 16), endianness: .little)
-        buffer.writeInteger(UInt32(1), endianness: .little)
-        buffer.writeInteger(UInt32(8), endianness: .little)
-        buffer.writeInteger(tag, endianness: .little)
-        buffer.writeBytes(body)
-        return buffer
+        ByteBuffer(bytes: UsbmuxFrame(tag: tag, payload: body).encoded)
     }
 }
