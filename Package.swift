@@ -291,7 +291,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "VirtualDevice", "HADeployKit", "HADeployVirtual", "DeviceSpec",
                 "HADeployCore", "MobileDevice", "DeployModel", "HADeployBuild", "HADeployDrivers",
-                "HomeAssistant",
+                "HomeAssistant", "HADeployStatus",
                 "ImageCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],

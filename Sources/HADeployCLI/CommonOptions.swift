@@ -214,7 +214,7 @@ struct PublishOptions: ParsableArguments {
     /// problem (a bad URL, a wildcard prefix) is returned, not thrown: the caller decides when to say it.
     func publishing(
         variables: [String: String], context: HADeployContext, recordDirectory: URL, deadlineSeconds: Double,
-        everySeconds: Int? = nil
+        everySeconds: Int? = nil, commands: Bool = false
     ) -> Result<StatusPublishing, StatusPublishing.Problem>? {
         guard let publish else { return nil }
         if !publish.isEmpty, URLComponents(string: publish)?.password != nil {
@@ -228,7 +228,7 @@ struct PublishOptions: ParsableArguments {
                     url: publish.isEmpty ? nil : publish, discoveryPrefix: discoveryPrefix,
                     topicPrefix: topicPrefix, variables: variables, context: context,
                     recordDirectory: recordDirectory, deadlineSeconds: deadlineSeconds,
-                    everySeconds: everySeconds))
+                    everySeconds: everySeconds, commands: commands))
         } catch {
             return .failure(error)
         }

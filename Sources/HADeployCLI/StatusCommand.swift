@@ -44,6 +44,14 @@ struct StatusCommand: ContextCommand {
             interval); Ctrl-C or SIGTERM ends it with 0.
               hadeploy status all --publish
               hadeploy status all --publish mqtts://broker.lan:8883 --every 5m
+            --commands (with --every and --publish) also takes commands from Home
+            Assistant for the devices this host drives: each device's Relaunch,
+            Redeploy and Refresh buttons and its update entity
+            (update.hadeploy_ID_app: Install when --artifacts holds another build
+            than the one installed) run here as `hadeploy ID --no-build --artifacts
+            DIR` would (Redeploy with --force; Relaunch installs nothing); a
+            retained or unknown command does nothing; one at a time per device.
+              hadeploy status all --artifacts dist/ --publish --every 5m --commands
             """)
 
     @OptionGroup var project: ProjectOptions
@@ -96,6 +104,13 @@ struct StatusCommand: ContextCommand {
         help: ArgumentHelp("Keep running: one status every interval (30s, 5m, 1h).", valueName: "interval"))
     var every: String?
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "With --every and --publish: take commands from Home Assistant for the devices this host drives "
+                + "(Relaunch, Redeploy, Refresh buttons; the update entity's Install of --artifacts)."))
+    var commands = false
+
     func validate() throws {
         if targets.isEmpty {
             throw ValidationError("name at least one target, e.g. `hadeploy status all`")
@@ -109,6 +124,19 @@ struct StatusCommand: ContextCommand {
         if let artifacts, artifacts.isEmpty { throw ValidationError("--artifacts needs a folder") }
         if !(timeout >= 1 && timeout <= 600) {
             throw ValidationError("--timeout \(timeout) is out of range: give seconds from 1 to 600")
+        }
+        if commands {
+            if every == nil || publishing.publish == nil {
+                throw ValidationError("--commands goes with --every and --publish: the service takes them")
+            }
+            if artifact == nil && artifacts == nil {
+                throw ValidationError(
+                    "--commands needs the build Install and Redeploy put on a device: --artifacts DIR or --artifact PATH"
+                )
+            }
+            if virtual {
+                throw ValidationError("--commands drives the devices themselves: not with --virtual")
+            }
         }
         if let every {
             guard let seconds = Self.seconds(every) else {
@@ -154,13 +182,16 @@ struct StatusCommand: ContextCommand {
             variables: inputs.variables, context: context,
             recordDirectory: PublishOptions.recordDirectory(
                 context: context, virtual: virtual, stateDirectory: stateDirectory),
-            deadlineSeconds: timeout, everySeconds: interval)
+            deadlineSeconds: timeout, everySeconds: interval, commands: commands)
         {
         case .success(let value): publisher = value
         case .failure(let error): problem = error
         case nil: break
         }
-        let service = StatusService(context: context, records: records, publishing: publisher)
+        let command = self
+        let service = StatusService(
+            context: context, records: records, publishing: publisher,
+            commands: commands ? FleetCommands { await command.act($0, device: $1, context: context) } : nil)
         guard let interval, problem == nil else {
             let outcome = await service.cycle(first)
             await twins?.stop()
@@ -175,7 +206,6 @@ struct StatusCommand: ContextCommand {
         }
         // A service until SIGINT or SIGTERM; devices.yaml and .env are read again each interval (the
         // twins of --virtual stay as started).
-        let command = self
         let reread: (@Sendable () async throws -> StatusService.Round)? =
             virtual ? nil : { @Sendable in try await command.round(context, records: records).round }
         let task = Task {
@@ -212,6 +242,33 @@ struct StatusCommand: ContextCommand {
         } catch {
             await inputs.twins?.stop()
             throw error
+        }
+    }
+
+    /// A command from Home Assistant (`--commands`): the deploy of that one device, planned as `hadeploy
+    /// ID --no-build --artifacts DIR` plans it (Redeploy with --force), with its verification and the
+    /// deploy's own lock; the line its Last command sensor shows.
+    func act(_ command: FleetCommands.Command, device id: String, context: HADeployContext) async -> String {
+        var flags = ["--no-build"]
+        if allowShallow { flags.append("--allow-shallow") }
+        if let artifact { flags.append("--artifact=\(artifact)") }
+        if let artifacts { flags.append("--artifacts=\(artifacts)") }
+        if command == .redeploy { flags.append("--force") }
+        do {
+            let arguments = try DeployArguments.parse(flags + ["--", id])
+            let inputs = try await PlanInputs.make(
+                workspace: project.workspace(context), arguments: arguments, screenshots: false)
+            var settings = DeploySession.Settings(
+                environment: inputs.variables, reportDirectory: nil, jobs: nil, failFast: false)
+            settings.deployRecords = .project(context)
+            let reporter = PlainReporter(output: context.output, stream: .standardError, clock: context.clock)
+            let report = try await DeploySession(
+                context: context, plan: inputs.plan, settings: settings, reporter: reporter
+            ).run()
+            guard let result = report.results.first else { return "nothing was deployed" }
+            return PublishedDeploy(result, finishedAt: report.finishedAt).outcome
+        } catch {
+            return "failed: \(SystemErrorText.message(error))"
         }
     }
 

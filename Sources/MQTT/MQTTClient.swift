@@ -5,9 +5,10 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// A small MQTT 3.1.1 publisher: CONNECT (user name and password), PUBLISH at QoS 0 or 1 (retained
-/// or not), PINGREQ and DISCONNECT, over TCP or TLS. Every network step has a deadline; when it
-/// passes the connection is closed and the step throws `.timedOut`. It never subscribes.
+/// A small MQTT 3.1.1 client: CONNECT (user name and password), PUBLISH at QoS 0 or 1 (retained
+/// or not), SUBSCRIBE at QoS 0 (the messages in `messages`), PINGREQ and DISCONNECT, over TCP or
+/// TLS. Every network step has a deadline; when it passes the connection is closed and the step
+/// throws `.timedOut`.
 public actor MQTTClient {
     public let broker: MQTTBroker
     public let clientID: String
@@ -16,12 +17,18 @@ public actor MQTTClient {
     let clock: any WallClock
     private var channel: (any Channel)?
     private var lastPacketID: UInt16 = 0
+    /// The messages of this client's subscriptions (`subscribe`), as the broker sends them; the
+    /// stream ends when the connection does.
+    public nonisolated let messages: AsyncStream<MQTTMessage>
+    private let received: AsyncStream<MQTTMessage>.Continuation
 
     public init(broker: MQTTBroker, clientID: String, stepDeadline: Duration, clock: any WallClock) {
         self.broker = broker
         self.clientID = clientID
         self.stepDeadline = stepDeadline
         self.clock = clock
+        (messages, received) = AsyncStream.makeStream(
+            of: MQTTMessage.self, bufferingPolicy: .bufferingNewest(64))
     }
 
     /// TCP (and TLS) then CONNECT, within one step deadline. `will`: what the broker publishes for
@@ -40,11 +47,12 @@ public actor MQTTClient {
             clientID: clientID, username: broker.username, password: broker.password?.reveal(),
             keepAliveSeconds: keepAliveSeconds, will: will)
         let opened = OpenedChannel()
+        let received = self.received
         let answer = try await step("the connection (CONNECT)", opened: opened) {
             let channel: any Channel
             do {
                 channel = try await Self.bootstrap(
-                    tls: tls, host: broker.host, connectTimeout: connectTimeout
+                    tls: tls, host: broker.host, connectTimeout: connectTimeout, received: received
                 )
                 .connect(host: broker.host, port: broker.port).get()
             } catch {
@@ -64,9 +72,10 @@ public actor MQTTClient {
         self.channel = channel
     }
 
-    private static func bootstrap(tls: NIOSSLContext?, host: String, connectTimeout: TimeAmount)
-        -> ClientBootstrap
-    {
+    private static func bootstrap(
+        tls: NIOSSLContext?, host: String, connectTimeout: TimeAmount,
+        received: AsyncStream<MQTTMessage>.Continuation
+    ) -> ClientBootstrap {
         ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .connectTimeout(connectTimeout)
@@ -74,7 +83,7 @@ public actor MQTTClient {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls { try pipeline.addHandler(try Self.tlsHandler(tls, host: host)) }
-                    try pipeline.addHandler(MQTTSession())
+                    try pipeline.addHandler(MQTTSession(received: received))
                 }
             }
     }
@@ -99,6 +108,28 @@ public actor MQTTClient {
         let broker = self.broker
         _ = try await step("PUBLISH to \(message.topic)", opened: OpenedChannel(channel)) {
             try await Self.send(bytes, awaiting: awaiting, on: channel, broker: broker)
+        }
+    }
+
+    /// SUBSCRIBE to `filters` at QoS 0 (wildcards allowed); returns once the broker granted every one.
+    /// Their messages arrive in `messages`, retained ones with `retain` set.
+    public func subscribe(_ filters: [String]) async throws {
+        let channel = try connected()
+        lastPacketID = lastPacketID == .max ? 1 : lastPacketID + 1
+        let packetID = lastPacketID
+        let broker = self.broker
+        let answer = try await step(
+            "SUBSCRIBE to \(filters.joined(separator: ", "))", opened: OpenedChannel(channel)
+        ) {
+            try await Self.send(
+                MQTTPacket.subscribe(packetID: packetID, filters: filters), awaiting: .subAck(packetID),
+                on: channel, broker: broker)
+        }
+        guard case .subAck(_, let codes)? = answer, codes.count == filters.count, !codes.contains(0x80) else {
+            throw MQTTError(
+                .refused(code: 0x80),
+                "the MQTT broker at \(broker) refused the subscription to \(filters.joined(separator: ", ")): "
+                    + "check the broker's access rules for this user (docs/home-assistant.md)")
         }
     }
 

@@ -1,12 +1,19 @@
-/// MQTT 3.1.1 packets as bytes (OASIS standard, §2–3): the few a publisher sends, and the answers it
-/// reads.
+/// MQTT 3.1.1 packets as bytes (OASIS standard, §2–3): the few a publisher (and a QoS 0 subscriber)
+/// sends, and what it reads.
 public enum MQTTPacket {
-    /// What the broker may send a client that never subscribes.
+    /// What the broker may send this client.
     public enum Incoming: Sendable, Hashable {
         case connAck(sessionPresent: Bool, returnCode: UInt8)
         case pubAck(packetID: UInt16)
         case pingResp
+        /// §3.9: one return code per topic filter (0 granted at QoS 0, 0x80 refused).
+        case subAck(packetID: UInt16, codes: [UInt8])
+        /// A message of a subscription (always QoS 0 here: the client subscribes at QoS 0).
+        case publish(MQTTMessage)
     }
+
+    /// The largest message a subscription may bring: hadeploy subscribes to commands, a few bytes each.
+    public static let maxIncomingPublish = 16_384
 
     /// §2.2.3: the largest Remaining Length four bytes can hold.
     public static let maxRemainingLength = 268_435_455
@@ -52,6 +59,16 @@ public enum MQTTPacket {
         return frame(header, body)
     }
 
+    /// SUBSCRIBE (§3.8) to `filters`, each at QoS 0: a command is acted on once or not at all.
+    public static func subscribe(packetID: UInt16, filters: [String]) -> [UInt8] {
+        var body = [UInt8(packetID >> 8), UInt8(packetID & 0xFF)]
+        for filter in filters {
+            string(filter, into: &body)
+            body.append(0)
+        }
+        return frame(0x82, body)
+    }
+
     public static let pingReq: [UInt8] = [0xC0, 0x00]
     public static let disconnect: [UInt8] = [0xE0, 0x00]
 
@@ -71,29 +88,36 @@ public enum MQTTPacket {
     /// One whole packet at the start of `bytes`: the packet and how many bytes it took, nil when more
     /// bytes are needed. Throws on what a broker may not send a publisher.
     public static func decode(_ bytes: some Collection<UInt8>) throws -> (Incoming, Int)? {
-        let bytes = Array(bytes.prefix(5 + 4))
-        guard bytes.count >= 2 else { return nil }
+        let head = Array(bytes.prefix(5))
+        guard head.count >= 2 else { return nil }
         var length = 0
         var multiplier = 1
         var index = 1
         while true {
-            guard index < bytes.count else { return nil }
-            let byte = bytes[index]
+            guard index < head.count else { return nil }
+            let byte = head[index]
             length += Int(byte & 0x7F) * multiplier
             index += 1
             if byte & 0x80 == 0 { break }
             multiplier *= 128
             if index > 4 { throw violation("a Remaining Length longer than four bytes") }
         }
-        // Every answer a publisher reads is two bytes long (CONNACK, PUBACK) or empty (PINGRESP).
-        guard length <= 2 else {
-            throw violation(
-                "a packet of \(length) bytes (type \(bytes[0] >> 4)) to a client that never subscribed")
+        // Every answer this client reads is two bytes long (CONNACK, PUBACK) or empty (PINGRESP); a
+        // SUBACK has a code per filter; a subscription's message is a command, a few bytes.
+        let type = head[0] >> 4
+        let limit = type == 3 ? maxIncomingPublish : type == 9 ? 2 + 64 : 2
+        guard length <= limit else {
+            throw violation("a packet of \(length) bytes (type \(type)), more than this client ever asks for")
         }
         guard bytes.count >= index + length else { return nil }
-        let body = Array(bytes[index..<(index + length)])
+        let body = Array(bytes.dropFirst(index).prefix(length))
         let total = index + length
-        switch bytes[0] {
+        if type == 3 { return (.publish(try message(flags: head[0] & 0x0F, body)), total) }
+        switch head[0] {
+        case 0x90 where length >= 3:
+            return (
+                .subAck(packetID: UInt16(body[0]) << 8 | UInt16(body[1]), codes: Array(body[2...])), total
+            )
         case 0x20 where length == 2:
             return (.connAck(sessionPresent: body[0] & 0x01 != 0, returnCode: body[1]), total)
         case 0x40 where length == 2:
@@ -102,9 +126,25 @@ public enum MQTTPacket {
             return (.pingResp, total)
         default:
             throw violation(
-                "packet type \(bytes[0] >> 4) (flags \(bytes[0] & 0x0F), \(length) bytes), which a publisher never asks for"
+                "packet type \(type) (flags \(head[0] & 0x0F), \(length) bytes), which this client never asks for"
             )
         }
+    }
+
+    /// A PUBLISH's body (§3.3): its topic, then the payload; QoS 0 only (the client subscribes at
+    /// QoS 0, so the broker sends nothing else).
+    static func message(flags: UInt8, _ body: [UInt8]) throws -> MQTTMessage {
+        guard (flags >> 1) & 0x03 == 0 else {
+            throw violation("a message at QoS \((flags >> 1) & 0x03) to a QoS 0 subscription")
+        }
+        guard body.count >= 2, 2 + (Int(body[0]) << 8 | Int(body[1])) <= body.count else {
+            throw violation("a message whose topic runs past its end")
+        }
+        let end = 2 + (Int(body[0]) << 8 | Int(body[1]))
+        return MQTTMessage(
+            topic: String(decoding: body[2..<end], as: UTF8.self), payload: Array(body[end...]),
+            qos: .atMostOnce,
+            retain: flags & 0x01 != 0)
     }
 
     /// Why a broker refused a CONNECT (§3.2.2.3), with what to do.

@@ -8,6 +8,7 @@ struct MQTTRequest: Sendable {
         case connAck
         case pubAck(UInt16)
         case pingResp
+        case subAck(UInt16)
     }
 
     var bytes: [UInt8]
@@ -22,6 +23,13 @@ final class MQTTSession: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = MQTTRequest
     typealias OutboundOut = ByteBuffer
+
+    /// Where the subscriptions' messages go; finished when the connection ends.
+    private let received: AsyncStream<MQTTMessage>.Continuation?
+
+    init(received: AsyncStream<MQTTMessage>.Continuation? = nil) {
+        self.received = received
+    }
 
     private var buffered: [UInt8] = []
     private var pending: [MQTTRequest.Awaiting: EventLoopPromise<MQTTPacket.Incoming>] = [:]
@@ -94,6 +102,10 @@ final class MQTTSession: ChannelDuplexHandler {
         case .connAck: key = .connAck
         case .pubAck(let id): key = .pubAck(id)
         case .pingResp: key = .pingResp
+        case .subAck(let id, _): key = .subAck(id)
+        case .publish(let message):
+            received?.yield(message)
+            return
         }
         // An answer nobody waits for (a late PUBACK after a deadline) is dropped.
         pending.removeValue(forKey: key)?.succeed(packet)
@@ -101,6 +113,7 @@ final class MQTTSession: ChannelDuplexHandler {
 
     private func fail(_ error: any Error) {
         if failure == nil { failure = error }
+        received?.finish()
         let waiting = pending
         pending = [:]
         for promise in waiting.values { promise.fail(failure ?? error) }

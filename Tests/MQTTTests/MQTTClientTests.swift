@@ -43,6 +43,38 @@ struct MQTTClientTests {
         #expect(try await mosquitto.retained("t/#")["t/one"] == nil)
     }
 
+    /// A QoS 0 subscription with wildcards: a message published live arrives with `retain` off, one
+    /// the broker kept arrives first with it on (what a command handler must tell apart), and a topic
+    /// outside the filters never arrives; the stream ends when the connection does.
+    @Test func aSubscriptionGetsLiveAndRetainedMessagesApart() async throws {
+        let mosquitto = try await MosquittoBroker()
+        defer { mosquitto.stop() }
+        let broker = try MQTTBroker(url: mosquitto.url)
+        let publisher = Self.client(broker)
+        try await publisher.connect()
+        try await publisher.publish(
+            MQTTMessage(topic: "hd/node1/command/relaunch", text: "PRESS", retain: true))
+        let subscriber = Self.client(broker)
+        try await subscriber.connect()
+        try await subscriber.subscribe(["hd/+/command/+"])
+        try await publisher.publish(MQTTMessage(topic: "hd/node1/state", text: "not a command"))
+        try await publisher.publish(MQTTMessage(topic: "hd/node2/command/refresh", text: "PRESS"))
+        var got: [MQTTMessage] = []
+        for await message in subscriber.messages {
+            got.append(message)
+            if got.count == 2 { break }
+        }
+        #expect(got.map(\.topic) == ["hd/node1/command/relaunch", "hd/node2/command/refresh"])
+        #expect(got.map(\.retain) == [true, false])
+        #expect(got.allSatisfy { $0.payload == Array("PRESS".utf8) })
+        try await subscriber.ping()
+        await publisher.disconnect()
+        await subscriber.drop()
+        var after = 0
+        for await _ in subscriber.messages { after += 1 }
+        #expect(after == 0, "the stream ended with the connection")
+    }
+
     @Test func aWrongPasswordIsRefusedInOneLineWithoutThePassword() async throws {
         let mosquitto = try await MosquittoBroker()
         defer { mosquitto.stop() }

@@ -35,9 +35,26 @@ struct MQTTPacketTests {
         #expect(connAck.0 == .connAck(sessionPresent: false, returnCode: 5) && connAck.1 == 4)
         #expect(try MQTTPacket.decode([0x40, 0x02, 0x12, 0x34])?.0 == .pubAck(packetID: 0x1234))
         #expect(try MQTTPacket.decode([0xD0, 0x00])?.0 == .pingResp)
-        // A PUBLISH to a client that never subscribed, and a Remaining Length of five bytes.
-        #expect(throws: MQTTError.self) { try MQTTPacket.decode([0x30, 0x05, 0, 1, 0x74, 1, 2]) }
+        // A subscription's message (QoS 0; retained when handed over at the subscription), SUBACK.
+        let message = try #require(try MQTTPacket.decode([0x31, 0x05, 0, 1, 0x74, 1, 2]))
+        #expect(
+            message.0 == .publish(MQTTMessage(topic: "t", payload: [1, 2], qos: .atMostOnce, retain: true)))
+        #expect(message.1 == 7)
+        #expect(try MQTTPacket.decode([0x30, 0x05, 0, 1, 0x74, 1]) == nil, "not whole yet")
+        #expect(try MQTTPacket.decode([0x90, 0x03, 0x00, 0x07, 0x00])?.0 == .subAck(packetID: 7, codes: [0]))
+        // A QoS 1 message to a QoS 0 subscription, a topic past the end, a message larger than any
+        // command, a Remaining Length of five bytes, a CONNACK of the wrong length.
+        #expect(throws: MQTTError.self) { try MQTTPacket.decode([0x32, 0x07, 0, 1, 0x74, 0, 9, 1, 2]) }
+        #expect(throws: MQTTError.self) { try MQTTPacket.decode([0x30, 0x03, 0, 9, 0x74]) }
+        #expect(throws: MQTTError.self) { try MQTTPacket.decode([0x30, 0xFF, 0xFF, 0x01]) }
         #expect(throws: MQTTError.self) { try MQTTPacket.decode([0x20, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]) }
+        #expect(throws: MQTTError.self) { try MQTTPacket.decode([0x20, 0x03, 0, 0, 0]) }
+    }
+
+    @Test func aSubscribeAsksQoS0ForEachFilter() {
+        #expect(
+            MQTTPacket.subscribe(packetID: 0x0102, filters: ["a/+", "b"])
+                == [0x82, 12, 0x01, 0x02, 0, 3, 0x61, 0x2F, 0x2B, 0, 0, 1, 0x62, 0])
     }
 
     @Test func wildcardsAndEmptyLevelsAreRefusedAsPrefixes() {

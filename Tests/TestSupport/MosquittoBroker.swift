@@ -155,6 +155,25 @@ public final class MosquittoBroker: @unchecked Sendable {
         return messages
     }
 
+    /// Publishes `text` to `topic` as another client would (`mosquitto_pub`, logged in through its
+    /// options file: the password on no command line); an empty `text` is an empty message (`-n`),
+    /// which with `retain` removes the retained one.
+    public func publish(_ topic: String, _ text: String, retain: Bool = false) async throws {
+        let home = directory.appendingPathComponent("pub-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try "-u \(user)\n-P \(password)\n".write(
+            to: home.appendingPathComponent("mosquitto_pub"), atomically: true, encoding: .utf8)
+        let output = try await ToolRun.run(
+            "mosquitto_pub",
+            ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1"]
+                + (text.isEmpty ? ["-n"] : ["-m", text])
+                + (retain ? ["-r"] : []) + (certificate.map { ["--cafile", $0.path] } ?? []),
+            environment: ["XDG_CONFIG_HOME": home.path])
+        guard output.status == 0 else {
+            throw Missing(description: "mosquitto_pub failed (\(output.status)): \(output.stderr)")
+        }
+    }
+
     /// Retained text payloads under `filter`.
     public func retainedText(_ filter: String) async throws -> [String: String] {
         try await retained(filter).mapValues { String(decoding: $0, as: UTF8.self) }

@@ -70,10 +70,21 @@ public struct FleetDiscovery: Sendable {
     /// `--every`: sensors expire (unavailable) when no state came for this long (hadeploy stopped).
     public var expireAfterSeconds: Int?
 
-    public init(topics: FleetTopics, expireAfterSeconds: Int? = nil) {
+    /// Each device also gets the buttons and the update entity Home Assistant sends commands with
+    /// (`status --every … --publish --commands`), and the sensor saying what the last one did.
+    public var commands = false
+
+    public init(topics: FleetTopics, expireAfterSeconds: Int? = nil, commands: Bool = false) {
         self.topics = topics
         self.expireAfterSeconds = expireAfterSeconds
+        self.commands = commands
     }
+
+    /// The buttons (key, name, icon); each sends `PRESS` to `FleetTopics.command(node:key:)`.
+    static let buttons: [(key: String, name: String, icon: String)] = [
+        ("relaunch", "Relaunch", "mdi:restart"), ("redeploy", "Redeploy", "mdi:package-down"),
+        ("refresh", "Refresh", "mdi:refresh"),
+    ]
 
     /// `hadeploy_` and 16 hex digits of SHA-256 over the UDID (stable across renames in
     /// devices.yaml and on the device), else over the devices.yaml id. Never the UDID itself.
@@ -91,6 +102,11 @@ public struct FleetDiscovery: Sendable {
     public func configTopics(node: String) -> [String] {
         FleetEntity.all.map { topics.config($0.component, node: node, key: $0.key) }
             + [topics.config("image", node: node, key: "screenshot")]
+            + Self.buttons.map { topics.config("button", node: node, key: $0.key) }
+            + [
+                topics.config("update", node: node, key: "app"),
+                topics.config("sensor", node: node, key: "last_command"),
+            ]
     }
 
     /// Every state topic of a device, availability included.
@@ -102,8 +118,28 @@ public struct FleetDiscovery: Sendable {
             + [
                 topics.state(node: node, key: "attention/attributes"),
                 topics.state(node: node, key: "screenshot"),
+                topics.state(node: node, key: "app"),
+                topics.state(node: node, key: "last_command"),
                 topics.availability(node: node),
             ]
+    }
+
+    /// The update entity's state: the build installed and the one a deploy would install (Home
+    /// Assistant offers the install while they differ); nil while the installed one is not known.
+    func appState(_ device: PublishedDevice) -> MQTTMessage? {
+        let installed: JSON
+        switch device.status.installed {
+        case .known(let build?): installed = .string(build.description)
+        case .known(nil): installed = .null
+        case .unavailable: return nil
+        }
+        return MQTTMessage(
+            topic: topics.state(node: device.node, key: "app"),
+            text: Self.json([
+                "installed_version": installed,
+                "latest_version": .string(device.status.expected.build.description),
+                "title": .string("HA Dashboard"),
+            ]), retain: true)
     }
 
     /// The discovery configs (retained), then the states of what was measured, then availability
@@ -142,6 +178,7 @@ public struct FleetDiscovery: Sendable {
                 MQTTMessage(
                     topic: topics.state(node: node, key: "attention/attributes"),
                     text: Self.json(["reasons": .array(status.attention.map { .string($0) })]), retain: true))
+            if commands, let app = appState(device) { messages.append(app) }
             if let screenshot = device.screenshot {
                 messages.append(
                     MQTTMessage(
@@ -235,6 +272,50 @@ public struct FleetDiscovery: Sendable {
             MQTTMessage(
                 topic: topics.config("image", node: node, key: "screenshot"), text: Self.json(image),
                 retain: true))
+        guard commands else {
+            // Started without --commands after a run with: its buttons and update entity go away.
+            let gone =
+                Self.buttons.map { topics.config("button", node: node, key: $0.key) } + [
+                    topics.config("update", node: node, key: "app"),
+                    topics.config("sensor", node: node, key: "last_command"),
+                ]
+            return messages + gone.map { MQTTMessage(topic: $0, payload: [], retain: true) }
+        }
+        func entity(_ key: String, _ name: String) -> [String: JSON] {
+            [
+                "name": .string(name), "unique_id": .string("\(node)_\(key)"),
+                "object_id": .string(Self.objectID(device.id, key)), "device": .object(deviceInfo),
+                "origin": .object(["name": .string("hadeploy")]),
+            ]
+        }
+        for button in Self.buttons {
+            var config = entity(button.key, button.name)
+            config["command_topic"] = .string(topics.command(node: node, key: button.key))
+            config["payload_press"] = .string("PRESS")
+            config["icon"] = .string(button.icon)
+            config.merge(availability) { _, new in new }
+            messages.append(
+                MQTTMessage(
+                    topic: topics.config("button", node: node, key: button.key), text: Self.json(config),
+                    retain: true))
+        }
+        var update = entity("app", "App")
+        update["state_topic"] = .string(topics.state(node: node, key: "app"))
+        update["command_topic"] = .string(topics.command(node: node, key: "install"))
+        update["payload_install"] = .string("install")
+        update.merge(availability) { _, new in new }
+        messages.append(
+            MQTTMessage(
+                topic: topics.config("update", node: node, key: "app"), text: Self.json(update), retain: true)
+        )
+        // What the last command did: shown even while the device is offline (a busy or refused one).
+        var last = entity("last_command", "Last command")
+        last["state_topic"] = .string(topics.state(node: node, key: "last_command"))
+        last["icon"] = .string("mdi:console")
+        messages.append(
+            MQTTMessage(
+                topic: topics.config("sensor", node: node, key: "last_command"), text: Self.json(last),
+                retain: true))
         return messages
     }
 
@@ -260,9 +341,11 @@ public struct FleetDiscovery: Sendable {
         case number(Int)
         case array([JSON])
         case object([String: JSON])
+        case null
 
         var any: Any {
             switch self {
+            case .null: return NSNull()
             case .string(let value): return value
             case .number(let value): return value
             case .array(let values): return values.map(\.any)

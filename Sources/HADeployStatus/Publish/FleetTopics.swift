@@ -28,4 +28,21 @@ public struct FleetTopics: Sendable, Hashable {
 
     /// `<prefix>/<node>/availability`: `online` or `offline`, retained.
     public func availability(node: String) -> String { "\(topicPrefix)/\(node)/availability" }
+
+    /// `<prefix>/<node>/command/<key>`: where a device's buttons and update entity send their commands.
+    public func command(node: String, key: String) -> String { "\(topicPrefix)/\(node)/command/\(key)" }
+
+    /// Every device's commands: what the service subscribes to.
+    public var commands: String { "\(topicPrefix)/+/command/+" }
+
+    /// The node and the command of a command topic of this prefix; nil for any other topic.
+    public func command(in topic: String) -> (node: String, key: String)? {
+        let prefix = topicPrefix + "/"
+        guard topic.hasPrefix(prefix) else { return nil }
+        let parts = topic.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1] == "command", !parts[0].isEmpty, !parts[2].isEmpty else {
+            return nil
+        }
+        return (String(parts[0]), String(parts[2]))
+    }
 }

@@ -23,7 +23,8 @@ public struct StatusPublishing: Sendable {
     /// one in MQTT_URL a configuration error (78).
     public init(
         url: String?, discoveryPrefix: String, topicPrefix: String, variables: [String: String],
-        context: HADeployContext, recordDirectory: URL, deadlineSeconds: Double, everySeconds: Int? = nil
+        context: HADeployContext, recordDirectory: URL, deadlineSeconds: Double, everySeconds: Int? = nil,
+        commands: Bool = false
     ) throws(Problem) {
         let fromCommandLine = url != nil
         let text = url ?? variables["MQTT_URL"] ?? ""
@@ -43,7 +44,8 @@ public struct StatusPublishing: Sendable {
                 exitStatus: fromCommandLine ? .usage : .config)
         }
         // Home Assistant marks the entities unavailable when three runs went by without a state.
-        let discovery = FleetDiscovery(topics: topics, expireAfterSeconds: everySeconds.map { $0 * 3 })
+        let discovery = FleetDiscovery(
+            topics: topics, expireAfterSeconds: everySeconds.map { $0 * 3 }, commands: commands)
         publisher = FleetPublisher(
             broker: broker, discovery: discovery,
             recordFile: recordDirectory.appendingPathComponent(

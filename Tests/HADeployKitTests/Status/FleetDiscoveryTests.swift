@@ -174,6 +174,53 @@ struct FleetDiscoveryTests {
         #expect(Set(published).isSubset(of: Set(removal.map(\.topic))))
     }
 
+    /// `--commands`: the buttons and the update entity on the device's own entry, each command on its
+    /// own topic under hadeploy's prefix; the update entity's state the installed and configured builds.
+    /// Without it, a service started without --commands takes them away.
+    @Test func withCommandsEachDeviceGetsButtonsAndAnUpdateEntityAndWithoutThemLosesThem() throws {
+        let device = Self.device(reachable: true)
+        let node = device.node
+        let with = FleetDiscovery(topics: try FleetTopics(), commands: true).messages(for: device)
+            .map(MQTTMessageView.init)
+        for key in ["relaunch", "redeploy", "refresh"] {
+            let config = try #require(
+                with.first { $0.topic == "homeassistant/button/\(node)/\(key)/config" }?.json, "\(key)")
+            #expect(config["command_topic"] as? String == "hadeploy/\(node)/command/\(key)")
+            #expect(config["payload_press"] as? String == "PRESS")
+            #expect(config["object_id"] as? String == "hadeploy_mini4_\(key)")
+            #expect((config["device"] as? [String: Any])?["identifiers"] as? [String] == [node])
+        }
+        let update = try #require(with.first { $0.topic == "homeassistant/update/\(node)/app/config" }?.json)
+        #expect(update["command_topic"] as? String == "hadeploy/\(node)/command/install")
+        #expect(update["payload_install"] as? String == "install")
+        #expect(update["state_topic"] as? String == "hadeploy/\(node)/app")
+        let app = try #require(with.last { $0.topic == "hadeploy/\(node)/app" }?.json)
+        #expect(
+            app["installed_version"] as? String == "1.1.0 (1)"
+                && app["latest_version"] as? String == "1.2.0 (2)")
+        #expect(with.last?.topic == "hadeploy/\(node)/availability", "availability still comes last")
+
+        let without = FleetDiscovery(topics: try FleetTopics()).messages(for: device).map(
+            MQTTMessageView.init)
+        let gone = without.filter {
+            $0.topic.hasPrefix("homeassistant/button/") || $0.topic.contains("/update/")
+        }
+        #expect(gone.count == 4 && gone.allSatisfy { $0.bytes.isEmpty && $0.retain }, "\(gone.map(\.topic))")
+        #expect(!without.contains { $0.topic == "hadeploy/\(node)/app" })
+
+        // The command topics, read back: only `<prefix>/<node>/command/<name>`.
+        let topics = try FleetTopics(topicPrefix: "walls")
+        #expect(topics.commands == "walls/+/command/+")
+        #expect(topics.command(in: "walls/\(node)/command/relaunch")?.key == "relaunch")
+        #expect(topics.command(in: "walls/\(node)/command/relaunch")?.node == node)
+        for other in [
+            "walls/\(node)/battery", "hadeploy/\(node)/command/relaunch", "walls/\(node)/command/",
+            "walls//command/relaunch", "walls/\(node)/command/relaunch/x", "wallsx/\(node)/command/refresh",
+        ] {
+            #expect(topics.command(in: other) == nil, "\(other)")
+        }
+    }
+
     @Test func prefixesWithWildcardsAreRefused() {
         #expect(throws: (any Error).self) { try FleetTopics(topicPrefix: "walls/+") }
         #expect(throws: (any Error).self) { try FleetTopics(discoveryPrefix: "#") }

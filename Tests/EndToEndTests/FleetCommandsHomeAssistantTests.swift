@@ -1,0 +1,147 @@
+import DeviceSpec
+import Foundation
+import HADeployBuild
+import HADeployCore
+import HADeployStatus
+import HomeAssistant
+import TestSupport
+import Testing
+import VirtualDevice
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The wall fleet operated from the real Home Assistant 2024.3.3 (issue 50): `status --every
+/// --publish --commands` on the same loopback Mosquitto as Home Assistant's MQTT integration. A
+/// button pressed through Home Assistant's own API relaunches the twin's app; a retained or unknown
+/// command does nothing; the update entity offers the newer build of --artifacts and its Install,
+/// called through Home Assistant, puts it on the twin, and Home Assistant's installed version follows.
+@Suite(.serialized)
+struct FleetCommandsHomeAssistantTests {
+    @Test func buttonsAndTheUpdateEntityActOnTheTwinAndNothingElseDoes() async throws {
+        let ha = try await HomeAssistantServer.start(packages: [:])
+        let mosquitto = try await MosquittoBroker()
+        defer { mosquitto.stop() }
+        do {
+            try await run(ha: ha, mosquitto: mosquitto)
+        } catch {
+            try? await ha.discard()
+            throw error
+        }
+        try await ha.discard()
+    }
+
+    /// A service called through Home Assistant's REST API, as a dashboard's button does.
+    static func call(_ ha: HomeAssistantServer, _ service: String, _ entity: String) async throws {
+        var request = try StatusPublishHomeAssistantTests.request(ha, "api/services/\(service)")
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: ["entity_id": entity])
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let code = (response as? HTTPURLResponse)?.statusCode ?? 0
+        try #require(code == 200, "\(service): \(code) \(String(decoding: data, as: UTF8.self))")
+    }
+
+    func run(ha: HomeAssistantServer, mosquitto: MosquittoBroker) async throws {
+        try await StatusPublishHomeAssistantTests.setUpMQTT(ha: ha, mosquitto: mosquitto)
+        let world = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]], ha: ha)
+        defer { Task { await world.shutdown() } }
+        try StatusPublishEndToEndTests.setBroker(mosquitto.url, in: world)
+        let udid = try #require(world.udids["mini4"])
+        let deploy = try await world.deploy(["mini4", "--no-build", "--artifacts", "artifacts"])
+        #expect(deploy.status == 0, "\(deploy.stderr)")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 1)
+
+        // A press the broker kept (retained) is handed to every new subscriber: the service, starting,
+        // gets it and does not act on it; nor on a command it does not know.
+        let relaunchTopic = "hadeploy/\(FleetDiscovery.node(udid: udid, id: "mini4"))/command/relaunch"
+        try await mosquitto.publish(relaunchTopic, "PRESS", retain: true)
+        let service = try await world.service([
+            "status", "mini4", "--artifacts", "artifacts", "--timeout", "5", "--publish", "--every", "10s",
+            "--commands",
+        ])
+        defer { service.stop() }
+        #expect(
+            try await service.line(containing: "taking commands from Home Assistant", within: 60) != nil,
+            "\(service.output)")
+        #expect(
+            try await service.line(containing: "a retained relaunch command was not acted on", within: 20)
+                != nil,
+            "\(service.output)")
+        try await mosquitto.publish(relaunchTopic, "", retain: true)
+        try await mosquitto.publish(
+            relaunchTopic.replacingOccurrences(of: "relaunch", with: "erase"), "PRESS")
+        #expect(
+            try await service.line(containing: "(erase) was not acted on", within: 20) != nil,
+            "\(service.output)")
+        let connection = try await ha.connected()
+        defer { Task { await connection.close() } }
+        let entities = [
+            "button.hadeploy_mini4_relaunch", "button.hadeploy_mini4_redeploy",
+            "button.hadeploy_mini4_refresh",
+            "update.hadeploy_mini4_app",
+        ]
+        let shown = try await StatusPublishHomeAssistantTests.states(connection, until: entities)
+        for entity in entities { #expect(shown[entity] != nil, "\(entity) in Home Assistant") }
+        // The installed build is the configured one: nothing to install.
+        #expect(shown["update.hadeploy_mini4_app"]?["state"]?.stringValue == "off", "\(shown)")
+        #expect(
+            shown["update.hadeploy_mini4_app"]?["attributes"]?["installed_version"]?.stringValue
+                == "1.2.0 (2)")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 1, "nothing was launched")
+
+        // Relaunch, pressed in Home Assistant: launched again, no install, the sensor says how it went.
+        try await Self.call(ha, "button/press", "button.hadeploy_mini4_relaunch")
+        #expect(
+            try await service.line(containing: "relaunch from Home Assistant: succeeded", within: 120) != nil,
+            "\(service.output)")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 2)
+        let last = try await StatusPublishHomeAssistantTests.states(
+            connection, until: ["sensor.hadeploy_mini4_last_command"]
+        ) { _, state in state.hasPrefix("relaunch: succeeded") }
+        #expect(
+            last["sensor.hadeploy_mini4_last_command"]?["state"]?.stringValue?.hasPrefix(
+                "relaunch: succeeded")
+                == true, "\(last["sensor.hadeploy_mini4_last_command"] ?? .null)")
+
+        // A newer build in --artifacts: Home Assistant offers it; Install puts it on the twin.
+        let artifacts = world.root.appendingPathComponent("artifacts")
+        try FileManager.default.removeItem(at: artifacts)
+        for name in ["legacy", "modern"] {
+            var flavour = DeployWorld.modernFlavour
+            flavour.name = name
+            _ = try DemoAppBuilder().build(
+                flavour: flavour, marketingVersion: "1.2.1", buildNumber: 3, into: artifacts, devices: [udid],
+                now: Date(), in: TestHost.fileSystem)
+        }
+        let offered = try await StatusPublishHomeAssistantTests.states(
+            connection, until: ["update.hadeploy_mini4_app"]
+        ) { _, state in state == "on" }
+        #expect(
+            offered["update.hadeploy_mini4_app"]?["attributes"]?["latest_version"]?.stringValue
+                == "1.2.1 (3)",
+            "\(offered["update.hadeploy_mini4_app"] ?? .null)")
+        try await Self.call(ha, "update/install", "update.hadeploy_mini4_app")
+        #expect(
+            try await service.line(containing: "install from Home Assistant: succeeded", within: 180) != nil,
+            "\(service.output)")
+        let installed = try await world.usbmuxd.installedApps(udid: udid).first {
+            $0.bundleIdentifier == "com.example.hadashboard"
+        }
+        #expect(
+            installed?.shortVersion == "1.2.1" && installed?.bundleVersion == "3",
+            "\(String(describing: installed))")
+        let followed = try await StatusPublishHomeAssistantTests.states(
+            connection, until: ["update.hadeploy_mini4_app"]
+        ) { _, state in state == "off" }
+        #expect(
+            followed["update.hadeploy_mini4_app"]?["attributes"]?["installed_version"]?.stringValue
+                == "1.2.1 (3)",
+            "\(followed["update.hadeploy_mini4_app"] ?? .null)")
+
+        // SIGTERM, as systemd stops it: exit 0; no secret in anything it printed.
+        #expect(service.terminate(within: 30) == 0, "\(service.output)")
+        #expect(!service.output.contains(mosquitto.password) && !service.output.contains(ha.token))
+    }
+}
