@@ -134,10 +134,26 @@ public struct Device: Sendable, Hashable, Codable {
     /// no `udid`, the device is the one physical device whose model starts with it (the app's script
     /// finds its `ipadpro` so).
     public var model: String? = nil
+    /// `watchdog: {after: 3, per_hour: 2}`: relaunched by the service that takes commands when the app
+    /// is not running, or its dashboard not loaded, `after` intervals in a row (nil: never).
+    public var watchdog: Watchdog? = nil
     public var location: SourceLocation
 
     /// The iOS major version (9 for 9.3.5).
     public var iosMajor: Int { Int(iosVersion.split(separator: ".").first ?? "") ?? 0 }
+}
+
+/// A device's watchdog (devices.yaml `watchdog:`): in `status --every … --publish --commands`, the
+/// app is relaunched, as the Relaunch button does, when it is not running or its dashboard is not
+/// loaded for `after` intervals in a row, at most `perHour` times in any hour.
+public struct Watchdog: Sendable, Hashable, Codable {
+    public var after: Int
+    public var perHour: Int
+
+    public init(after: Int, perHour: Int) {
+        self.after = after
+        self.perHour = perHour
+    }
 }
 
 /// Defaults applied to every device that does not set the value itself.

@@ -19,7 +19,7 @@ public struct SpecLoader: Sendable {
         "name", "aliases", "kind", "transport", "fallback_transport", "udid", "host", "usb_host",
         "product_type", "ios", "arch", "flavour", "kiosk", "dashboard", "verification_timeout",
         "timeouts", "ssh", "ddi_dir", "simulator_device_type", "simulator_runtime", "app_settings",
-        "ha_integration", "ha_device", "loaded_event", "launch", "network", "address", "model",
+        "ha_integration", "ha_device", "loaded_event", "launch", "network", "address", "model", "watchdog",
     ]
     static let sshKeys = ["user", "port", "key", "password_env", "legacy_algorithms", "commands"]
     public static let sshCommandKeys = ["install_dir", "refresh", "launch", "kill", "screenshot"]
@@ -135,6 +135,15 @@ public struct SpecLoader: Sendable {
         default:
             return SpecProblem(SourceLocation(file: file, line: 1, column: 1), "YAML error: \(error)")
         }
+    }
+
+    /// `watchdog: {after: N, per_hour: M}` (defaults 3 and 3).
+    private func watchdog(_ node: Node?, _ reader: NodeReader, context: String) -> Watchdog? {
+        guard let node else { return nil }
+        let entries = reader.entries(node, allowed: ["after", "per_hour"], context: context)
+        return Watchdog(
+            after: reader.integer(entries["after"]?.value, "\(context).after", range: 1...100) ?? 3,
+            perHour: reader.integer(entries["per_hour"]?.value, "\(context).per_hour", range: 1...60) ?? 3)
     }
 
     private func timeouts(_ node: Node?, _ reader: NodeReader, context: String) -> [String: Double] {
@@ -356,6 +365,7 @@ public struct SpecLoader: Sendable {
                 simulatorRuntime: reader.string(
                     entries["simulator_runtime"]?.value, "\(context) simulator_runtime"),
                 model: model,
+                watchdog: watchdog(entries["watchdog"]?.value, reader, context: "\(context) watchdog"),
                 location: reader.location(key))
             devices.append(device)
         }

@@ -236,8 +236,11 @@ struct StatusCommand: ContextCommand {
             context: context, variables: inputs.variables, deployPlan: inputs.plan, virtual: virtual,
             records: records, deadlineSeconds: timeout)
         do {
+            var watchdogs: [String: Watchdog] = [:]
+            for device in inputs.matrix.devices { watchdogs[device.id] = device.watchdog }
             let round = StatusService.Round(
-                session: session, plan: try session.plan(), configured: Set(inputs.matrix.devices.map(\.id)))
+                session: session, plan: try session.plan(), configured: Set(inputs.matrix.devices.map(\.id)),
+                watchdogs: watchdogs)
             return (round, inputs)
         } catch {
             await inputs.twins?.stop()

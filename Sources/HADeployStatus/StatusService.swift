@@ -1,4 +1,5 @@
 import DeployModel
+import DeviceSpec
 import Foundation
 import HADeployCore
 import HADeployKit
@@ -13,11 +14,17 @@ public struct StatusService: Sendable {
         public var plan: StatusPlan
         /// Every device devices.yaml names (a device published before and not in it is removed).
         public var configured: Set<String>
+        /// The devices whose app is relaunched when it is down (devices.yaml `watchdog:`), by id.
+        public var watchdogs: [String: Watchdog]
 
-        public init(session: StatusSession, plan: StatusPlan, configured: Set<String>) {
+        public init(
+            session: StatusSession, plan: StatusPlan, configured: Set<String>,
+            watchdogs: [String: Watchdog] = [:]
+        ) {
             self.session = session
             self.plan = plan
             self.configured = configured
+            self.watchdogs = watchdogs
         }
     }
 
@@ -90,13 +97,20 @@ public struct StatusService: Sendable {
         var current = first
         var rounds = 0
         let latest = LatestRound(first)
+        let actions = FleetActions()
+        let dog = WatchdogState()
         // Commands are taken beside the rounds, until the service stops; a command taken is done.
         let listener = commands.flatMap { commands in
             publishing.map { publishing in
-                Task { await listen(commands, publishing: publishing, latest: latest) }
+                Task { await listen(commands, publishing: publishing, latest: latest, actions: actions) }
             }
         }
         defer { listener?.cancel() }
+        if commands == nil, !first.watchdogs.isEmpty {
+            context.message(
+                "note: the watchdog of \(first.watchdogs.keys.sorted().joined(separator: ", ")) acts only in a "
+                    + "service that takes commands (--commands)")
+        }
         while !Task.isCancelled {
             let started = clock.instant()
             if rounds > 0, let reread {
@@ -114,18 +128,59 @@ public struct StatusService: Sendable {
             await latest.set(result)
             show(result)
             if let failure { context.message("error: \(failure.message)") }
+            if let commands, let publishing {
+                await watch(
+                    result, round: current, dog: dog, commands: commands, publishing: publishing,
+                    latest: latest,
+                    actions: actions)
+            }
             try? await clock.sleep(until: started + interval)
         }
         listener?.cancel()
         await listener?.value
+        await actions.drain()
     }
 
-    /// Takes commands from the broker until cancelled, connecting again after a failure; then waits
-    /// for the actions started.
-    func listen(_ commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound) async {
+    /// Relaunches, as the Relaunch button does, each device whose watchdog is due: its app not running,
+    /// or its dashboard not loaded, for `after` rounds in a row, at most `perHour` times an hour.
+    func watch(
+        _ report: StatusReport, round: Round, dog: WatchdogState, commands: FleetCommands,
+        publishing: StatusPublishing, latest: LatestRound, actions: FleetActions
+    ) async {
+        for status in report.devices where status.reachable {
+            guard let rule = round.watchdogs[status.id],
+                let planned = round.plan.devices.first(where: { $0.device.id == status.id })
+            else { continue }
+            let down = status.running.value == false || status.dashboard.value?.loaded == false
+            let node = FleetDiscovery.node(udid: planned.device.udid?.value, id: status.id)
+            switch await dog.observe(status.id, down: down, rule: rule, now: context.clock.now()) {
+            case .fine:
+                continue
+            case .limit(let count):
+                let line =
+                    "watchdog: not relaunched — \(count) relaunch(es) in the last hour already (per_hour: \(rule.perHour))"
+                context.message("\(status.id): \(line)")
+                await publishing.say(line, node: node)
+            case .relaunch(let count):
+                let busy = await actions.start(status.id, .relaunch) {
+                    await perform(
+                        .relaunch, device: status.id, node: node, status: status,
+                        who: "the watchdog (\(count) of \(rule.perHour) this hour)", commands: commands,
+                        publishing: publishing, latest: latest)
+                }
+                if let busy {
+                    context.message("\(status.id): watchdog: not relaunched, \(busy.rawValue) is running")
+                }
+            }
+        }
+    }
+
+    /// Takes commands from the broker until cancelled, connecting again after a failure.
+    func listen(
+        _ commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound, actions: FleetActions
+    ) async {
         let publisher = publishing.publisher
         let topics = publisher.discovery.topics
-        let actions = FleetActions()
         var said = false
         while !Task.isCancelled {
             let client = MQTTClient(
@@ -152,8 +207,7 @@ public struct StatusService: Sendable {
                 }
                 for await message in client.messages {
                     await handle(
-                        message, commands: commands, topics: topics, latest: latest, actions: actions,
-                        client: client)
+                        message, commands: commands, publishing: publishing, latest: latest, actions: actions)
                 }
                 pinger.cancel()
             } catch {
@@ -165,17 +219,18 @@ public struct StatusService: Sendable {
             if Task.isCancelled { break }
             try? await context.clock.sleep(for: .seconds(30))
         }
-        await actions.drain()
     }
 
     /// One message: checked (`FleetCommandRequest`), then acted on for its device unless it is busy.
     func handle(
-        _ message: MQTTMessage, commands: FleetCommands, topics: FleetTopics, latest: LatestRound,
-        actions: FleetActions, client: MQTTClient
+        _ message: MQTTMessage, commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound,
+        actions: FleetActions
     ) async {
         let (round, report) = await latest.value
         let request: FleetCommandRequest
-        switch FleetCommandRequest.read(message, topics: topics, plan: round.plan) {
+        switch FleetCommandRequest.read(
+            message, topics: publishing.publisher.discovery.topics, plan: round.plan)
+        {
         case .success(let value): request = value
         case .failure(.retained(let device, let key)):
             context.message("\(device): a retained \(key) command was not acted on (only a live one acts)")
@@ -185,44 +240,46 @@ public struct StatusService: Sendable {
             return
         case .failure: return
         }
-        let context = self.context
-        let say: @Sendable (String) async -> Void = { line in
-            try? await client.publish(
-                MQTTMessage(
-                    topic: topics.state(node: request.node, key: "last_command"),
-                    text: FleetEntity.text(line),
-                    retain: true))
-        }
-        let name = request.command.rawValue
         let status = report?.devices.first { $0.id == request.device }
-        let service = self
         let busy = await actions.start(request.device, request.command) {
-            await say("\(name): running")
-            let line: String
-            switch request.command {
-            case .refresh:
-                line = "done"
-            case .relaunch where status.map({ $0.build == .outdated || $0.build == .missing }) == true:
-                // A relaunch installs nothing: a device without the configured build is told so.
-                line =
-                    "not relaunched: the installed build is not \(status?.expected.build.description ?? "the configured one")"
-                    + " — use Install"
-            default:
-                await service.deviceWork.acquire()
-                line = await commands.act(request.command, request.device)
-                await service.deviceWork.release()
-            }
-            context.message("\(request.device): \(name) from Home Assistant: \(line)")
-            await say("\(name): \(line)")
-            // The device's status now, published: an install's version shows at once.
-            let (now, _) = await latest.value
-            if let (result, _) = await service.cycle(now) { await latest.set(result) }
+            await perform(
+                request.command, device: request.device, node: request.node, status: status,
+                who: "Home Assistant", commands: commands, publishing: publishing, latest: latest)
         }
         if let busy {
-            context.message(
-                "\(request.device): \(name) from Home Assistant not started: \(busy.rawValue) is running")
-            await say("\(name) not started: \(busy.rawValue) is running")
+            let line = "\(request.command.rawValue) not started: \(busy.rawValue) is running"
+            context.message("\(request.device): \(line)")
+            await publishing.say(line, node: request.node)
         }
+    }
+
+    /// One command on one device, said in its Last command sensor before and after, then the
+    /// status published (an install's version shows at once). `status`: the device's last status.
+    func perform(
+        _ command: FleetCommands.Command, device: String, node: String, status: DeviceStatus?, who: String,
+        commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound
+    ) async {
+        let name = command.rawValue
+        let prefix = who == "Home Assistant" ? name : "\(name) by \(who)"
+        await publishing.say("\(prefix): running", node: node)
+        let line: String
+        switch command {
+        case .refresh:
+            line = "done"
+        case .relaunch where status.map({ $0.build == .outdated || $0.build == .missing }) == true:
+            // A relaunch installs nothing: a device without the configured build is told so.
+            line =
+                "not relaunched: the installed build is not \(status?.expected.build.description ?? "the configured one")"
+                + " — use Install"
+        default:
+            await deviceWork.acquire()
+            line = await commands.act(command, device)
+            await deviceWork.release()
+        }
+        context.message("\(device): \(name) from \(who): \(line)")
+        await publishing.say("\(prefix): \(line)", node: node)
+        let (now, _) = await latest.value
+        if let (result, _) = await cycle(now) { await latest.set(result) }
     }
 }
 
@@ -255,4 +312,37 @@ actor LatestRound {
 
     func set(_ round: StatusService.Round) { self.round = round }
     func set(_ report: StatusReport) { self.report = report }
+}
+
+/// Each watched device's rounds down in a row and its relaunches in the last hour.
+actor WatchdogState {
+    enum Verdict: Equatable {
+        case fine
+        /// Relaunch now: the `n`th relaunch of the hour.
+        case relaunch(Int)
+        /// Due, but the hour's relaunches are used up (said once a streak).
+        case limit(Int)
+    }
+
+    private var down: [String: Int] = [:]
+    private var relaunches: [String: [Date]] = [:]
+    private var saidLimit: Set<String> = []
+
+    func observe(_ id: String, down isDown: Bool, rule: Watchdog, now: Date) -> Verdict {
+        guard isDown else {
+            down[id] = 0
+            saidLimit.remove(id)
+            return .fine
+        }
+        down[id, default: 0] += 1
+        guard down[id, default: 0] >= rule.after else { return .fine }
+        let recent = (relaunches[id] ?? []).filter { now.timeIntervalSince($0) < 3600 }
+        relaunches[id] = recent
+        guard recent.count < rule.perHour else {
+            return saidLimit.insert(id).inserted ? .limit(recent.count) : .fine
+        }
+        relaunches[id] = recent + [now]
+        down[id] = 0
+        return .relaunch(recent.count + 1)
+    }
 }

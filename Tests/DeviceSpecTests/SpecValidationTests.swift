@@ -25,6 +25,30 @@ import Testing
         #expect(matrix.devices[0].verificationTimeout == 30)
     }
 
+    /// `watchdog:` is a mapping of `after` and `per_hour`, both whole numbers in range, defaults 3.
+    @Test func aWatchdogIsAfterAndPerHourInRangeAtTheirLine() throws {
+        let watched = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    watchdog: {after: 2}")
+        let matrix = try SpecLoader(transports: Backends.vocabulary).load(yaml: watched, file: "devices.yaml")
+        #expect(matrix.devices[0].watchdog == Watchdog(after: 2, perHour: 3))
+        #expect(matrix.devices[1].watchdog == nil)
+        let wrong = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb",
+            with: "  a:\n    transport: usb\n    watchdog: {after: 0, per_hour: 100, every: 5}")
+        let found = problems(wrong)
+        #expect(found.count == 3, "\(found)")
+        #expect(
+            found.contains {
+                $0.hasPrefix("devices.yaml:12:23:") && $0.contains("device 'a' watchdog.after")
+            },
+            "\(found)")
+        #expect(found.contains { $0.contains("watchdog.per_hour") }, "\(found)")
+        #expect(found.contains { $0.contains("every") }, "\(found)")
+        let scalar = SpecFixtures.minimal.replacingOccurrences(
+            of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    watchdog: true")
+        #expect(problems(scalar).first?.contains("watchdog must be a mapping") == true, "\(problems(scalar))")
+    }
+
     @Test func networkIsAUSBLookupAndPlacedWhenElsewhere() throws {
         let wifi = SpecFixtures.minimal.replacingOccurrences(
             of: "  a:\n    transport: usb", with: "  a:\n    transport: usb\n    network: true")

@@ -32,6 +32,51 @@ struct FleetCommandsHomeAssistantTests {
         try await ha.discard()
     }
 
+    /// devices.yaml `watchdog: {after: 1, per_hour: 1}`: the app the twin killed is relaunched at the
+    /// next round, as the Relaunch button would, and the Last command sensor says who did it; killed
+    /// again within the hour it is left, and that is said once.
+    @Test func theWatchdogRelaunchesAKilledAppAndStopsAtItsLimit() async throws {
+        let mosquitto = try await MosquittoBroker()
+        defer { mosquitto.stop() }
+        var twin = DeployWorld.defaultTwins[1]
+        twin.extra = ["watchdog: {after: 1, per_hour: 1}"]
+        let world = try await DeployWorld(twins: [twin])
+        defer { Task { await world.shutdown() } }
+        try StatusPublishEndToEndTests.setBroker(mosquitto.url, in: world)
+        let udid = try #require(world.udids["mini4"])
+        let deploy = try await world.deploy(["mini4", "--no-build", "--artifacts", "artifacts"])
+        #expect(deploy.status == 0, "\(deploy.stderr)")
+        let service = try await world.service([
+            "status", "mini4", "--artifacts", "artifacts", "--timeout", "5", "--publish", "--every", "10s",
+            "--commands",
+        ])
+        defer { service.stop() }
+        #expect(
+            try await service.line(containing: "published 1 device(s)", within: 60) != nil,
+            "\(service.output)")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 1, "a running app is left alone")
+
+        try await world.usbmuxd.killApp(udid: udid)
+        #expect(
+            try await service.line(
+                containing: "relaunch from the watchdog (1 of 1 this hour): succeeded", within: 90)
+                != nil, "\(service.output)")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 2)
+        let node = FleetDiscovery.node(udid: udid, id: "mini4")
+        let said = try await mosquitto.retainedText("hadeploy/\(node)/last_command").values.first
+        #expect(
+            said?.hasPrefix("relaunch by the watchdog (1 of 1 this hour): succeeded") == true, "\(said ?? "")"
+        )
+
+        try await world.usbmuxd.killApp(udid: udid)
+        #expect(
+            try await service.line(
+                containing: "watchdog: not relaunched — 1 relaunch(es) in the last hour", within: 60)
+                != nil, "\(service.output)")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 2, "the limit holds")
+        #expect(service.terminate(within: 30) == 0, "\(service.output)")
+    }
+
     /// A service called through Home Assistant's REST API, as a dashboard's button does.
     static func call(_ ha: HomeAssistantServer, _ service: String, _ entity: String) async throws {
         var request = try StatusPublishHomeAssistantTests.request(ha, "api/services/\(service)")

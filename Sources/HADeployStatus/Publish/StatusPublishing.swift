@@ -58,6 +58,29 @@ public struct StatusPublishing: Sendable {
     /// The broker as it may be shown (`mqtt://user@host:port`).
     public var broker: String { publisher.broker.description }
 
+    /// The Last command sensor of `node` says `line` (`--commands`): one retained message on a short
+    /// connection of its own, one at a time (the broker would drop an earlier one of the same id).
+    public func say(_ line: String, node: String) async {
+        await Self.saying.acquire()
+        let client = MQTTClient(
+            broker: publisher.broker, clientID: publisher.clientID + "-say",
+            stepDeadline: publisher.stepDeadline,
+            clock: publisher.clock)
+        do {
+            try await client.connect()
+            try await client.publish(
+                MQTTMessage(
+                    topic: publisher.discovery.topics.state(node: node, key: "last_command"),
+                    text: FleetEntity.text(line), retain: true))
+        } catch {
+            // The next round's status is published anyway; a lost line is not worth a stop.
+        }
+        await client.disconnect()
+        await Self.saying.release()
+    }
+
+    static let saying = OneAtATime()
+
     /// Publishes `report`: each device of `plan` this host can reach, with its last good screenshot
     /// from `records`. `configured`: every device id in devices.yaml (a device published before and
     /// not in it is removed; nil: none is, as for a plan file). `deploy`: the run that just deployed

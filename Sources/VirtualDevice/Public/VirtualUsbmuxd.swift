@@ -397,6 +397,12 @@ public actor VirtualUsbmuxd {
         try await runtime(udid: udid).runningApp
     }
 
+    /// Ends the foreground app as iOS does when it kills one (memory pressure, a crash without a
+    /// report): back to the home screen, the app's log says it exited.
+    public func killApp(udid: String) async throws {
+        try await runtime(udid: udid).terminateRunningApp(reason: "killed")
+    }
+
     /// Where an app's data container lives on the host (`Documents/ha-log.txt`, `Library/Preferences`),
     /// whether or not the app is installed.
     public func appDataContainer(udid: String, bundleIdentifier: String) throws -> URL {
