@@ -46,7 +46,7 @@ struct StatusCommand: ContextCommand {
               hadeploy status all --publish mqtts://broker.lan:8883 --every 5m
             --commands (with --every and --publish) also takes commands from Home
             Assistant for the devices this host drives: each device's Relaunch,
-            Redeploy and Refresh buttons and its update entity
+            Redeploy, Refresh and Screenshot buttons and its update entity
             (update.hadeploy_ID_app: Install when --artifacts holds another build
             than the one installed) run here as `hadeploy ID --no-build --artifacts
             DIR` would (Redeploy with --force; Relaunch installs nothing); a
@@ -108,7 +108,8 @@ struct StatusCommand: ContextCommand {
         name: .long,
         help: ArgumentHelp(
             "With --every and --publish: take commands from Home Assistant for the devices this host drives "
-                + "(Relaunch, Redeploy, Refresh buttons; the update entity's Install of --artifacts)."))
+                + "(Relaunch, Redeploy, Refresh, Screenshot buttons; the update entity's Install of --artifacts)."
+        ))
     var commands = false
 
     func validate() throws {
@@ -260,7 +261,14 @@ struct StatusCommand: ContextCommand {
         do {
             let arguments = try DeployArguments.parse(flags + ["--", id])
             let inputs = try await PlanInputs.make(
-                workspace: project.workspace(context), arguments: arguments, screenshots: false)
+                workspace: project.workspace(context), arguments: arguments,
+                screenshots: command == .screenshot)
+            if command == .screenshot {
+                let png = try await DeviceScreenshot.take(
+                    inputs.plan, device: id, context: context, environment: inputs.variables)
+                try DeployRecords.project(context).keepScreenshot(png, device: id)
+                return "taken (\(png.count / 1024) KiB)"
+            }
             var settings = DeploySession.Settings(
                 environment: inputs.variables, reportDirectory: nil, jobs: nil, failFast: false)
             settings.deployRecords = .project(context)

@@ -99,10 +99,14 @@ public struct StatusService: Sendable {
         let latest = LatestRound(first)
         let actions = FleetActions()
         let dog = WatchdogState()
+        let claims = FleetClaims(me: "\(context.system.hostName):\(context.currentDirectory.path)")
         // Commands are taken beside the rounds, until the service stops; a command taken is done.
         let listener = commands.flatMap { commands in
             publishing.map { publishing in
-                Task { await listen(commands, publishing: publishing, latest: latest, actions: actions) }
+                Task {
+                    await listen(
+                        commands, publishing: publishing, latest: latest, actions: actions, claims: claims)
+                }
             }
         }
         defer { listener?.cancel() }
@@ -129,6 +133,7 @@ public struct StatusService: Sendable {
             show(result)
             if let failure { context.message("error: \(failure.message)") }
             if let commands, let publishing {
+                await claim(round: current, claims: claims, publishing: publishing)
                 await watch(
                     result, round: current, dog: dog, commands: commands, publishing: publishing,
                     latest: latest,
@@ -139,6 +144,38 @@ public struct StatusService: Sendable {
         listener?.cancel()
         await listener?.value
         await actions.drain()
+        // The devices only this service claimed are no longer driven from here.
+        if commands != nil, let publishing {
+            await publishing.retain(await claims.solelyMine.map { ($0, "host", "") })
+        }
+    }
+
+    /// The devices this service drives: available here, by node.
+    static func driven(_ round: Round) -> [(node: String, id: String)] {
+        round.plan.devices.filter { $0.device.availability == .available }.map {
+            (FleetDiscovery.node(udid: $0.device.udid?.value, id: $0.device.id), $0.device.id)
+        }
+    }
+
+    /// Claims the devices this service drives (retained `<prefix>/<node>/host`), and says which another
+    /// host claims too: both would act on their commands.
+    func claim(round: Round, claims: FleetClaims, publishing: StatusPublishing) async {
+        let driven = Self.driven(round)
+        await publishing.retain(driven.map { ($0.node, "host", claims.me) })
+        for device in driven {
+            await claims.saw(node: device.node, host: claims.me)
+            await sayShared(device.node, id: device.id, claims: claims, publishing: publishing)
+        }
+    }
+
+    func sayShared(_ node: String, id: String, claims: FleetClaims, publishing: StatusPublishing) async {
+        let others = await claims.others(of: node)
+        guard !others.isEmpty else { return }
+        let line =
+            "claimed by another host too (\(others.joined(separator: ", "))): both would act on its commands — "
+            + "keep it in one host's devices.yaml"
+        context.message("warning: \(id) is \(line)")
+        await publishing.say(line, node: node)
     }
 
     /// Relaunches, as the Relaunch button does, each device whose watchdog is due: its app not running,
@@ -177,7 +214,8 @@ public struct StatusService: Sendable {
 
     /// Takes commands from the broker until cancelled, connecting again after a failure.
     func listen(
-        _ commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound, actions: FleetActions
+        _ commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound, actions: FleetActions,
+        claims: FleetClaims
     ) async {
         let publisher = publishing.publisher
         let topics = publisher.discovery.topics
@@ -188,7 +226,7 @@ public struct StatusService: Sendable {
                 stepDeadline: publisher.stepDeadline, clock: publisher.clock)
             do {
                 try await client.connect()
-                try await client.subscribe([topics.commands])
+                try await client.subscribe([topics.commands, topics.claims])
                 if !said {
                     context.message("taking commands from Home Assistant on \(topics.commands)")
                     said = true
@@ -206,6 +244,14 @@ public struct StatusService: Sendable {
                     }
                 }
                 for await message in client.messages {
+                    if let node = topics.claim(in: message.topic) {
+                        await claims.saw(node: node, host: String(decoding: message.payload, as: UTF8.self))
+                        let (round, _) = await latest.value
+                        if let id = Self.driven(round).first(where: { $0.node == node })?.id {
+                            await sayShared(node, id: id, claims: claims, publishing: publishing)
+                        }
+                        continue
+                    }
                     await handle(
                         message, commands: commands, publishing: publishing, latest: latest, actions: actions)
                 }

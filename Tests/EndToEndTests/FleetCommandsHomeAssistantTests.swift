@@ -77,6 +77,63 @@ struct FleetCommandsHomeAssistantTests {
         #expect(service.terminate(within: 30) == 0, "\(service.output)")
     }
 
+    /// Two hosts, one broker (Home Assistant's): each service acts on its own devices only, and a
+    /// device both put in their devices.yaml is said by both (each would act on its commands).
+    @Test func twoServicesOnOneBrokerEachActOnlyOnTheirOwnDeviceAndAShareIsSaid() async throws {
+        let mosquitto = try await MosquittoBroker()
+        defer { mosquitto.stop() }
+        let hall = try await DeployWorld(twins: [DeployWorld.defaultTwins[1]])
+        defer { Task { await hall.shutdown() } }
+        let kitchen = try await DeployWorld(twins: [DeployWorld.defaultTwins[2]])
+        defer { Task { await kitchen.shutdown() } }
+        let mini4 = try #require(hall.udids["mini4"])
+        let kitchenUDID = try #require(kitchen.udids["kitchen"])
+        var services: [BackgroundCommand] = []
+        defer { for service in services { service.stop() } }
+        for (world, id) in [(hall, "mini4"), (kitchen, "kitchen")] {
+            try StatusPublishEndToEndTests.setBroker(mosquitto.url, in: world)
+            let deploy = try await world.deploy([id, "--no-build", "--artifacts", "artifacts"])
+            #expect(deploy.status == 0, "\(deploy.stderr)")
+            let service = try await world.service([
+                "status", "all", "--artifacts", "artifacts", "--timeout", "5", "--publish", "--every", "10s",
+                "--commands",
+            ])
+            services.append(service)
+            #expect(
+                try await service.line(containing: "taking commands from Home Assistant", within: 60) != nil,
+                "\(service.output)")
+        }
+        // Relaunch the hall's iPad: the hall's service does it, the kitchen's does nothing.
+        try await mosquitto.publish(
+            "hadeploy/\(FleetDiscovery.node(udid: mini4, id: "mini4"))/command/relaunch", "PRESS")
+        #expect(
+            try await services[0].line(containing: "relaunch from Home Assistant: succeeded", within: 120)
+                != nil,
+            "\(services[0].output)")
+        #expect(try await hall.usbmuxd.appLaunches(udid: mini4) == 2)
+        #expect(try await kitchen.usbmuxd.appLaunches(udid: kitchenUDID) == 1)
+        #expect(!services[1].output.contains("relaunch"), "\(services[1].output)")
+
+        // The kitchen's devices.yaml gets the hall's iPad too: both services say so.
+        try kitchen.addDevice(
+            id: "hall",
+            lines: [
+                "product_type: iPad5,1", "ios: \"15.8\"", "arch: arm64", "flavour: modern", "transport: usb",
+                "udid: \(mini4)",
+            ])
+        for service in services {
+            #expect(
+                try await service.line(containing: "is claimed by another host too", within: 60) != nil,
+                "\(service.output)")
+        }
+        #expect(
+            services[1].output.contains("warning: hall is claimed by another host too"),
+            "\(services[1].output)")
+        #expect(
+            services[0].output.contains("warning: mini4 is claimed by another host too"),
+            "\(services[0].output)")
+    }
+
     /// A service called through Home Assistant's REST API, as a dashboard's button does.
     static func call(_ ha: HomeAssistantServer, _ service: String, _ entity: String) async throws {
         var request = try StatusPublishHomeAssistantTests.request(ha, "api/services/\(service)")
@@ -149,6 +206,26 @@ struct FleetCommandsHomeAssistantTests {
             last["sensor.hadeploy_mini4_last_command"]?["state"]?.stringValue?.hasPrefix(
                 "relaunch: succeeded")
                 == true, "\(last["sensor.hadeploy_mini4_last_command"] ?? .null)")
+
+        // Screenshot, pressed in Home Assistant: the twin's screen now is the device's image entity.
+        try await Self.call(ha, "button/press", "button.hadeploy_mini4_screenshot")
+        #expect(
+            try await service.line(containing: "screenshot from Home Assistant: taken", within: 90) != nil,
+            "\(service.output)")
+        let kept = try Data(contentsOf: world.root.appendingPathComponent(".hadeploy/deployed/mini4.png"))
+        #expect(kept.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        var shownImage = Data()
+        for _ in 0..<60 {
+            // Not there before the first screenshot (the deploy kept none): no 200 until it is.
+            let (data, response) = try await URLSession.shared.data(
+                for: try StatusPublishHomeAssistantTests.request(
+                    ha, "api/image_proxy/image.hadeploy_mini4_screenshot"))
+            if (response as? HTTPURLResponse)?.statusCode == 200 { shownImage = data }
+            if shownImage == kept { break }
+            try await TestHost.clock.sleep(for: .milliseconds(500))
+        }
+        #expect(shownImage == kept, "Home Assistant shows the screenshot taken")
+        #expect(try await world.usbmuxd.appLaunches(udid: udid) == 2, "a screenshot launches nothing")
 
         // A newer build in --artifacts: Home Assistant offers it; Install puts it on the twin.
         let artifacts = world.root.appendingPathComponent("artifacts")

@@ -68,6 +68,13 @@ public struct DeployRecords: Sendable {
         return fileSystem.contents(atPath: file.path)
     }
 
+    /// Keeps `png` as `device`'s screen (the Screenshot button of `status --commands`: the screen now).
+    public func keepScreenshot(_ png: Data, device: String) throws {
+        guard let file = file(device)?.deletingPathExtension().appendingPathExtension("png") else { return }
+        try fileSystem.createDirectory(at: directory, withIntermediateDirectories: true)
+        try fileSystem.write(png, to: file, options: .atomic)
+    }
+
     /// Records every device of `report` whose install step ran (installed or unchanged): the app on it
     /// is that flavour's artifact, whatever happened after. A device whose dashboard was proven keeps
     /// that run's screenshot (from `reportDirectory`) as its last good screen.

@@ -4,7 +4,8 @@ import HADeployCore
 import MQTT
 
 /// Commands from Home Assistant to the devices this service drives (`status --every … --publish
-/// --commands`): each device's Relaunch, Redeploy and Refresh buttons and its update entity's Install.
+/// --commands`): each device's Relaunch, Redeploy, Refresh and Screenshot buttons and its update
+/// entity's Install.
 ///
 /// Safe by construction: only a live message acts (a retained one, which the broker would hand every
 /// new subscriber again, never does); only these four names, with the payload Home Assistant sends
@@ -20,6 +21,8 @@ public struct FleetCommands: Sendable {
         case redeploy
         /// The device's status now (and published).
         case refresh
+        /// The screen now, as the device's screenshot (nothing installed or launched).
+        case screenshot
         /// The update entity's Install: the deploy of the configured build (install, launch, verify).
         case install
 
@@ -97,4 +100,29 @@ actor FleetActions {
             for task in waiting { await task.value }
         }
     }
+}
+
+/// Which hosts' services claim each device (`<prefix>/<node>/host`, retained): each service that takes
+/// commands claims the devices it drives, and a device claimed by two is said (both would act on its
+/// commands), once per other host.
+actor FleetClaims {
+    /// This service: the host's name and the checkout it runs in.
+    let me: String
+    private var claimants: [String: Set<String>] = [:]
+    private var said: Set<String> = []
+
+    init(me: String) { self.me = me }
+
+    /// A claim seen on the broker (an empty one: a service that stopped took its claim back).
+    func saw(node: String, host: String) {
+        if host.isEmpty { claimants[node] = nil } else { claimants[node, default: []].insert(host) }
+    }
+
+    /// The other hosts that claim `node`, each only the first time.
+    func others(of node: String) -> [String] {
+        (claimants[node] ?? []).subtracting([me]).sorted().filter { said.insert("\(node) \($0)").inserted }
+    }
+
+    /// The nodes only this service claims: taken back when it stops.
+    var solelyMine: [String] { claimants.filter { $0.value == [me] }.keys.sorted() }
 }

@@ -83,7 +83,7 @@ public struct FleetDiscovery: Sendable {
     /// The buttons (key, name, icon); each sends `PRESS` to `FleetTopics.command(node:key:)`.
     static let buttons: [(key: String, name: String, icon: String)] = [
         ("relaunch", "Relaunch", "mdi:restart"), ("redeploy", "Redeploy", "mdi:package-down"),
-        ("refresh", "Refresh", "mdi:refresh"),
+        ("refresh", "Refresh", "mdi:refresh"), ("screenshot", "Screenshot", "mdi:camera"),
     ]
 
     /// `hadeploy_` and 16 hex digits of SHA-256 over the UDID (stable across renames in
@@ -120,6 +120,7 @@ public struct FleetDiscovery: Sendable {
                 topics.state(node: node, key: "screenshot"),
                 topics.state(node: node, key: "app"),
                 topics.state(node: node, key: "last_command"),
+                topics.state(node: node, key: "host"),
                 topics.availability(node: node),
             ]
     }

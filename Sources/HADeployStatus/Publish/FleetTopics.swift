@@ -35,6 +35,17 @@ public struct FleetTopics: Sendable, Hashable {
     /// Every device's commands: what the service subscribes to.
     public var commands: String { "\(topicPrefix)/+/command/+" }
 
+    /// Which hosts' services drive a device (`<prefix>/<node>/host`, retained): every device's.
+    public var claims: String { "\(topicPrefix)/+/host" }
+
+    /// The node of a claim topic of this prefix; nil for any other topic.
+    public func claim(in topic: String) -> String? {
+        let prefix = topicPrefix + "/"
+        guard topic.hasPrefix(prefix), topic.hasSuffix("/host") else { return nil }
+        let node = topic.dropFirst(prefix.count).dropLast("/host".count)
+        return node.isEmpty || node.contains("/") ? nil : String(node)
+    }
+
     /// The node and the command of a command topic of this prefix; nil for any other topic.
     public func command(in topic: String) -> (node: String, key: String)? {
         let prefix = topicPrefix + "/"

@@ -61,6 +61,13 @@ public struct StatusPublishing: Sendable {
     /// The Last command sensor of `node` says `line` (`--commands`): one retained message on a short
     /// connection of its own, one at a time (the broker would drop an earlier one of the same id).
     public func say(_ line: String, node: String) async {
+        await retain([(node, "last_command", FleetEntity.text(line))])
+    }
+
+    /// `(node, key, text)` as retained states, on a short connection of its own (`say`); what cannot be
+    /// sent is left to the next round.
+    func retain(_ states: [(node: String, key: String, text: String)]) async {
+        guard !states.isEmpty else { return }
         await Self.saying.acquire()
         let client = MQTTClient(
             broker: publisher.broker, clientID: publisher.clientID + "-say",
@@ -68,10 +75,13 @@ public struct StatusPublishing: Sendable {
             clock: publisher.clock)
         do {
             try await client.connect()
-            try await client.publish(
-                MQTTMessage(
-                    topic: publisher.discovery.topics.state(node: node, key: "last_command"),
-                    text: FleetEntity.text(line), retain: true))
+            for state in states {
+                try await client.publish(
+                    MQTTMessage(
+                        topic: publisher.discovery.topics.state(node: state.node, key: state.key),
+                        text: state.text,
+                        retain: true))
+            }
         } catch {
             // The next round's status is published anyway; a lost line is not worth a stop.
         }

@@ -182,7 +182,7 @@ struct FleetDiscoveryTests {
         let node = device.node
         let with = FleetDiscovery(topics: try FleetTopics(), commands: true).messages(for: device)
             .map(MQTTMessageView.init)
-        for key in ["relaunch", "redeploy", "refresh"] {
+        for key in ["relaunch", "redeploy", "refresh", "screenshot"] {
             let config = try #require(
                 with.first { $0.topic == "homeassistant/button/\(node)/\(key)/config" }?.json, "\(key)")
             #expect(config["command_topic"] as? String == "hadeploy/\(node)/command/\(key)")
@@ -205,7 +205,7 @@ struct FleetDiscoveryTests {
         let gone = without.filter {
             $0.topic.hasPrefix("homeassistant/button/") || $0.topic.contains("/update/")
         }
-        #expect(gone.count == 4 && gone.allSatisfy { $0.bytes.isEmpty && $0.retain }, "\(gone.map(\.topic))")
+        #expect(gone.count == 5 && gone.allSatisfy { $0.bytes.isEmpty && $0.retain }, "\(gone.map(\.topic))")
         #expect(!without.contains { $0.topic == "hadeploy/\(node)/app" })
 
         // The command topics, read back: only `<prefix>/<node>/command/<name>`.
