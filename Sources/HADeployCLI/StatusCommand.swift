@@ -239,9 +239,17 @@ struct StatusCommand: ContextCommand {
         do {
             var watchdogs: [String: Watchdog] = [:]
             for device in inputs.matrix.devices { watchdogs[device.id] = device.watchdog }
-            let round = StatusService.Round(
+            var round = StatusService.Round(
                 session: session, plan: try session.plan(), configured: Set(inputs.matrix.devices.map(\.id)),
                 watchdogs: watchdogs)
+            // The update entity's release notes and page: the tag of each configured version.
+            if commands {
+                for version in Set(round.plan.devices.map(\.expected.marketingVersion)) {
+                    if let release = await project.workspace(context).release(marketingVersion: version) {
+                        round.releases[version] = PublishedRelease(notes: release.notes, url: release.url)
+                    }
+                }
+            }
             return (round, inputs)
         } catch {
             await inputs.twins?.stop()

@@ -51,6 +51,56 @@ public struct Workspace: Sendable {
 }
 
 extension Workspace {
+    /// The release tag `v<marketingVersion>` of this checkout, where there is one: its annotation (the
+    /// release notes; a lightweight tag has none) and, when `origin` is on GitHub, its release page.
+    public func release(marketingVersion: String) async -> (notes: String?, url: String?)? {
+        let tag = "v" + marketingVersion
+        let directory = context.currentDirectory.path
+        func git(_ arguments: [String]) async -> String? {
+            guard
+                let output = try? await context.runner.run(
+                    ProcessCommand("git", arguments, workingDirectory: directory), timeout: .seconds(10)),
+                output.status == 0
+            else { return nil }
+            return output.stdout
+        }
+        guard
+            let found = await git([
+                "for-each-ref", "--format=%(objecttype)%00%(contents)", "refs/tags/\(tag)",
+            ]),
+            !found.isEmpty
+        else { return nil }
+        let parts = found.split(separator: "\0", maxSplits: 1, omittingEmptySubsequences: false)
+        let notes =
+            parts.first == "tag" && parts.count == 2
+            ? parts[1].trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        var url: String?
+        if let origin = await git(["remote", "get-url", "origin"])?.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        {
+            url = Self.gitHubRepository(origin).map { "https://github.com/\($0)/releases/tag/\(tag)" }
+        }
+        return (notes.isEmpty ? nil : notes, url)
+    }
+
+    /// `owner/name` of a GitHub remote URL (`https://github.com/o/n(.git)`, `git@github.com:o/n.git`).
+    static func gitHubRepository(_ remote: String) -> String? {
+        var path: Substring
+        if remote.hasPrefix("git@github.com:") {
+            path = remote.dropFirst("git@github.com:".count)
+        } else if let url = URLComponents(string: remote), url.host == "github.com" {
+            path = Substring(url.path.drop { $0 == "/" })
+        } else {
+            return nil
+        }
+        if path.hasSuffix(".git") { path = path.dropLast(4) }
+        let parts = path.split(separator: "/")
+        guard parts.count == 2,
+            parts.allSatisfy({ $0.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } })
+        else { return nil }
+        return parts.joined(separator: "/")
+    }
+
     /// Where a run from this checkout keeps its files and finds its tools, for the planner.
     public func hostPaths(
         stateDirectory: URL, developerImages: URL?, matrix: DeviceMatrix, variables: [String: String]

@@ -16,6 +16,9 @@ public struct StatusService: Sendable {
         public var configured: Set<String>
         /// The devices whose app is relaunched when it is down (devices.yaml `watchdog:`), by id.
         public var watchdogs: [String: Watchdog]
+        /// The release each configured version's tag makes (its notes, its page), by marketing version:
+        /// what the update entity shows.
+        public var releases: [String: PublishedRelease] = [:]
 
         public init(
             session: StatusSession, plan: StatusPlan, configured: Set<String>,
@@ -37,7 +40,7 @@ public struct StatusService: Sendable {
     /// The devices are asked, and acted on, one round or one command at a time: a run sets up this
     /// process's usbmuxd routes for itself (`RunRoutes`), and a status and a deploy at once would
     /// replace each other's.
-    let deviceWork = OneAtATime()
+    let deviceWork = SerialGate()
 
     public init(
         context: HADeployContext, records: DeployRecords, publishing: StatusPublishing?,
@@ -71,7 +74,8 @@ public struct StatusService: Sendable {
             do throws(StatusPublishing.Problem) {
                 return .success(
                     try await publishing.publish(
-                        result, plan: round.plan, records: records, configured: round.configured))
+                        result, plan: round.plan, records: records, configured: round.configured,
+                        releases: round.releases))
             } catch {
                 return .failure(error)
             }
@@ -199,12 +203,14 @@ public struct StatusService: Sendable {
                 context.message("\(status.id): \(line)")
                 await publishing.say(line, node: node)
             case .relaunch(let count):
-                let busy = await actions.start(status.id, .relaunch) {
-                    await perform(
-                        .relaunch, device: status.id, node: node, status: status,
-                        who: "the watchdog (\(count) of \(rule.perHour) this hour)", commands: commands,
-                        publishing: publishing, latest: latest)
-                }
+                let busy = await actions.start(
+                    status.id, .relaunch,
+                    {
+                        await perform(
+                            .relaunch, device: status.id, node: node, status: status,
+                            who: "the watchdog (\(count) of \(rule.perHour) this hour)", commands: commands,
+                            publishing: publishing)
+                    }, then: { await refreshed(latest) })
                 if let busy {
                     context.message("\(status.id): watchdog: not relaunched, \(busy.rawValue) is running")
                 }
@@ -287,11 +293,13 @@ public struct StatusService: Sendable {
         case .failure: return
         }
         let status = report?.devices.first { $0.id == request.device }
-        let busy = await actions.start(request.device, request.command) {
-            await perform(
-                request.command, device: request.device, node: request.node, status: status,
-                who: "Home Assistant", commands: commands, publishing: publishing, latest: latest)
-        }
+        let busy = await actions.start(
+            request.device, request.command,
+            {
+                await perform(
+                    request.command, device: request.device, node: request.node, status: status,
+                    who: "Home Assistant", commands: commands, publishing: publishing)
+            }, then: { await refreshed(latest) })
         if let busy {
             let line = "\(request.command.rawValue) not started: \(busy.rawValue) is running"
             context.message("\(request.device): \(line)")
@@ -299,11 +307,11 @@ public struct StatusService: Sendable {
         }
     }
 
-    /// One command on one device, said in its Last command sensor before and after, then the
-    /// status published (an install's version shows at once). `status`: the device's last status.
+    /// One command on one device, said in its Last command sensor before and after. `status`: the
+    /// device's last status.
     func perform(
         _ command: FleetCommands.Command, device: String, node: String, status: DeviceStatus?, who: String,
-        commands: FleetCommands, publishing: StatusPublishing, latest: LatestRound
+        commands: FleetCommands, publishing: StatusPublishing
     ) async {
         let name = command.rawValue
         let prefix = who == "Home Assistant" ? name : "\(name) by \(who)"
@@ -324,26 +332,12 @@ public struct StatusService: Sendable {
         }
         context.message("\(device): \(name) from \(who): \(line)")
         await publishing.say("\(prefix): \(line)", node: node)
+    }
+
+    /// The status now, published (after a command: an install's version shows at once).
+    func refreshed(_ latest: LatestRound) async {
         let (now, _) = await latest.value
         if let (result, _) = await cycle(now) { await latest.set(result) }
-    }
-}
-
-/// One at a time, in the order asked (an actor alone lets a second caller in at each suspension).
-actor OneAtATime {
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        guard busy else {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func release() {
-        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }
 

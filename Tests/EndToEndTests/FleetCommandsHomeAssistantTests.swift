@@ -227,7 +227,20 @@ struct FleetCommandsHomeAssistantTests {
         #expect(shownImage == kept, "Home Assistant shows the screenshot taken")
         #expect(try await world.usbmuxd.appLaunches(udid: udid) == 2, "a screenshot launches nothing")
 
-        // A newer build in --artifacts: Home Assistant offers it; Install puts it on the twin.
+        // A newer build in --artifacts: Home Assistant offers it, with its tag's notes and release page
+        // (an annotated tag, a GitHub origin); Install puts it on the twin.
+        for git in [
+            ["tag", "-a", "v1.2.1", "-m", "Kitchen fixes: the hallway card loads again"],
+            ["remote", "add", "origin", "git@github.com:ha-dashboard/ios-app.git"],
+        ] {
+            _ = try await TestHost.runner.checked(
+                ProcessCommand(
+                    "git", git,
+                    environment: [
+                        "GIT_COMMITTER_NAME": "hadeploy test", "GIT_COMMITTER_EMAIL": "test@example.com",
+                    ],
+                    workingDirectory: world.root.path), timeout: .seconds(30))
+        }
         let artifacts = world.root.appendingPathComponent("artifacts")
         try FileManager.default.removeItem(at: artifacts)
         for name in ["legacy", "modern"] {
@@ -240,10 +253,12 @@ struct FleetCommandsHomeAssistantTests {
         let offered = try await StatusPublishHomeAssistantTests.states(
             connection, until: ["update.hadeploy_mini4_app"]
         ) { _, state in state == "on" }
+        let offer = offered["update.hadeploy_mini4_app"]?["attributes"]
+        #expect(offer?["latest_version"]?.stringValue == "1.2.1 (3)", "\(offer ?? .null)")
+        #expect(offer?["release_summary"]?.stringValue == "Kitchen fixes: the hallway card loads again")
         #expect(
-            offered["update.hadeploy_mini4_app"]?["attributes"]?["latest_version"]?.stringValue
-                == "1.2.1 (3)",
-            "\(offered["update.hadeploy_mini4_app"] ?? .null)")
+            offer?["release_url"]?.stringValue
+                == "https://github.com/ha-dashboard/ios-app/releases/tag/v1.2.1")
         try await Self.call(ha, "update/install", "update.hadeploy_mini4_app")
         #expect(
             try await service.line(containing: "install from Home Assistant: succeeded", within: 180) != nil,

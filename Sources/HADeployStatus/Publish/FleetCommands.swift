@@ -50,6 +50,8 @@ struct FleetCommandRequest: Sendable, Equatable {
         case notOurs
         case retained(device: String, key: String)
         case unknown(device: String, key: String)
+        /// An empty message: a retained command being cleared, nothing asked.
+        case cleared
     }
 
     /// The request a message makes of `plan`'s devices, or why it makes none.
@@ -62,6 +64,7 @@ struct FleetCommandRequest: Sendable, Equatable {
         else { return .failure(.notOurs) }
         let id = planned.device.id
         if message.retain { return .failure(.retained(device: id, key: key)) }
+        if message.payload.isEmpty { return .failure(.cleared) }
         guard let command = FleetCommands.Command(rawValue: key), message.payload == command.payload else {
             return .failure(.unknown(device: id, key: key))
         }
@@ -74,18 +77,19 @@ actor FleetActions {
     private var running: [String: FleetCommands.Command] = [:]
     private var tasks: [Task<Void, Never>] = []
 
-    /// Starts `body` for `device` unless it already acts: what it is doing then.
+    /// Starts `body` for `device` unless it already acts (what it is doing then); `then` runs once
+    /// the device is free again (the status published after it).
     func start(
-        _ device: String, _ command: FleetCommands.Command, _ body: @escaping @Sendable () async -> Void
-    )
-        -> FleetCommands.Command?
-    {
+        _ device: String, _ command: FleetCommands.Command, _ body: @escaping @Sendable () async -> Void,
+        then: @escaping @Sendable () async -> Void = {}
+    ) -> FleetCommands.Command? {
         if let busy = running[device] { return busy }
         running[device] = command
         tasks.append(
             Task {
                 await body()
                 self.finish(device)
+                await then()
             })
         return nil
     }

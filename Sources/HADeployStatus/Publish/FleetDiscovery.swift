@@ -17,17 +17,32 @@ public struct PublishedDevice: Sendable {
     /// `deploy --publish`: this run's outcome on the device, whatever the records hold (a deploy that
     /// failed before installing is in no record).
     public var lastDeploy: PublishedDeploy?
+    /// The release of the configured build, where its tag makes one (the update entity shows it).
+    public var release: PublishedRelease?
 
     public init(
         id: String, node: String, model: String?, status: DeviceStatus, screenshot: [UInt8]?,
-        lastDeploy: PublishedDeploy? = nil
+        lastDeploy: PublishedDeploy? = nil, release: PublishedRelease? = nil
     ) {
+        self.release = release
         self.id = id
         self.node = node
         self.model = model
         self.status = status
         self.screenshot = screenshot
         self.lastDeploy = lastDeploy
+    }
+}
+
+/// A release tag's own words, for the update entity: its annotation (the release notes) and, for a
+/// GitHub checkout, its release page.
+public struct PublishedRelease: Sendable, Hashable {
+    public var notes: String?
+    public var url: String?
+
+    public init(notes: String?, url: String?) {
+        self.notes = notes
+        self.url = url
     }
 }
 
@@ -134,13 +149,15 @@ public struct FleetDiscovery: Sendable {
         case .known(nil): installed = .null
         case .unavailable: return nil
         }
+        var state: [String: JSON] = [
+            "installed_version": installed,
+            "latest_version": .string(device.status.expected.build.description),
+            "title": .string("HA Dashboard"),
+        ]
+        if let notes = device.release?.notes { state["release_summary"] = .string(FleetEntity.text(notes)) }
+        if let url = device.release?.url { state["release_url"] = .string(url) }
         return MQTTMessage(
-            topic: topics.state(node: device.node, key: "app"),
-            text: Self.json([
-                "installed_version": installed,
-                "latest_version": .string(device.status.expected.build.description),
-                "title": .string("HA Dashboard"),
-            ]), retain: true)
+            topic: topics.state(node: device.node, key: "app"), text: Self.json(state), retain: true)
     }
 
     /// The discovery configs (retained), then the states of what was measured, then availability

@@ -89,7 +89,7 @@ public struct StatusPublishing: Sendable {
         await Self.saying.release()
     }
 
-    static let saying = OneAtATime()
+    static let saying = SerialGate()
 
     /// Publishes `report`: each device of `plan` this host can reach, with its last good screenshot
     /// from `records`. `configured`: every device id in devices.yaml (a device published before and
@@ -97,7 +97,7 @@ public struct StatusPublishing: Sendable {
     /// these devices, whose outcome each one's `Last deploy` shows.
     public func publish(
         _ report: StatusReport, plan: StatusPlan, records: DeployRecords, configured: Set<String>?,
-        deploy: DeployReport? = nil
+        deploy: DeployReport? = nil, releases: [String: PublishedRelease] = [:]
     ) async throws(Problem) -> FleetPublisher.Summary {
         var devices: [PublishedDevice] = []
         for status in report.devices where status.notOnThisHost == nil {
@@ -111,7 +111,7 @@ public struct StatusPublishing: Sendable {
                     screenshot: records.screenshot(device: status.id).map { Array($0) },
                     lastDeploy: deploy.flatMap { report in
                         result.map { PublishedDeploy($0, finishedAt: report.finishedAt) }
-                    }))
+                    }, release: releases[status.expected.marketingVersion]))
         }
         do {
             return try await publisher.publish(devices, configured: configured)
