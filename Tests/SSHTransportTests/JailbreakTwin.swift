@@ -61,14 +61,25 @@ final class JailbreakTwin: @unchecked Sendable {
         _ server: Server = .openssh, legacy: Bool = false, password: String? = nil, unprivileged: Bool = false
     ) async throws -> JailbreakTwin {
         try TestEnvironment.requireSetup()
-        let directory = try TestEnvironment.makeDirectory("hadeploy-twin")
-        chmod(directory.path, 0o700)
-        let twin = JailbreakTwin(
-            server: server, legacy: legacy, unprivileged: unprivileged && getuid() == 0,
-            root: directory.appendingPathComponent("root"),
-            port: try FreePort.pick(), logPath: directory.appendingPathComponent("server.log").path)
-        try await twin.launch(password: password)
-        return twin
+        // A free port can be taken by another suite's server between its pick and the bind (as
+        // SSHPeer also finds): another port, up to three times.
+        var attempt = 1
+        while true {
+            let directory = try TestEnvironment.makeDirectory("hadeploy-twin")
+            chmod(directory.path, 0o700)
+            let twin = JailbreakTwin(
+                server: server, legacy: legacy, unprivileged: unprivileged && getuid() == 0,
+                root: directory.appendingPathComponent("root"),
+                port: try FreePort.pick(), logPath: directory.appendingPathComponent("server.log").path)
+            do {
+                try await twin.launch(password: password)
+                return twin
+            } catch {
+                guard attempt < 3, twin.log.contains("Address already in use") else { throw error }
+                twin.stopAndClean()
+                attempt += 1
+            }
+        }
     }
 
     /// Stops the twin and starts it again on the same root, as its next run does (what its sessions
