@@ -13,14 +13,11 @@ import SSHTransport
 /// see every route's devices through hadeploy's one usbmuxd, never a change of the environment. A
 /// route that cannot be opened fails its own devices only, with why.
 public final class RunRoutes: Sendable {
-    /// The routes served, the first being the relay's own.
-    public let routes: [USBRoute]
     let tunnels: [UsbmuxForwarder]
     /// Why a route could not be set up: its devices fail (`status` says so per device).
     let failures: [USBRoute: any Error]
 
-    init(routes: [USBRoute], tunnels: [UsbmuxForwarder], failures: [USBRoute: any Error]) {
-        self.routes = routes
+    init(tunnels: [UsbmuxForwarder], failures: [USBRoute: any Error]) {
         self.tunnels = tunnels
         self.failures = failures
     }
@@ -74,7 +71,7 @@ public final class RunRoutes: Sendable {
                 for entry in addresses { failures[entry.route] = error }
             }
         }
-        return RunRoutes(routes: routes, tunnels: tunnels, failures: failures)
+        return RunRoutes(tunnels: tunnels, failures: failures)
     }
 
     /// The devices reached over Wi-Fi (`network: true`): hadeploy's usbmuxd lists them itself once

@@ -119,6 +119,8 @@ actor FleetClaims {
 
     /// A claim seen on the broker (an empty one: a service that stopped took its claim back).
     func saw(node: String, host: String) {
+        // Anyone who may publish on the broker writes these: bounded before they are kept or said.
+        let host = String(host.prefix(200))
         if host.isEmpty { claimants[node] = nil } else { claimants[node, default: []].insert(host) }
     }
 
